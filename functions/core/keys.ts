@@ -1,0 +1,43 @@
+/**
+ * The object-store key layout (DESIGN.md "S3 layout", a contract). Every key is built here and
+ * nowhere else, so a retried step always overwrites the same object.
+ */
+import { SAFE_ID } from './model.js';
+
+function safe(kind: string, value: string): string {
+  if (!SAFE_ID.test(value)) throw new Error(`unsafe ${kind} for an object key: ${JSON.stringify(value)}`);
+  return value;
+}
+
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
+
+/** Run ids come from execution names (letters, digits, - _ . :), at most 80 characters. */
+export function checkRunId(runId: string): string {
+  if (!RUN_ID.test(runId)) throw new Error(`unsafe run id: ${JSON.stringify(runId)}`);
+  return runId;
+}
+
+export const keys = {
+  plan: (runId: string) => `runs/run=${checkRunId(runId)}/plan.json`,
+  manifest: (runId: string) => `runs/run=${checkRunId(runId)}/manifest.json`,
+  spec: (runId: string, pathId: string) =>
+    `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,
+  rawPrefix: (pathId: string, runId: string) => `raw/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
+  raw: (pathId: string, runId: string, probe: string, trial: number, ext: string) =>
+    `${keys.rawPrefix(pathId, runId)}${safe('probe name', probe)}/${trial}.${ext}`,
+  samplesPrefix: (pathId: string, runId: string) =>
+    `samples/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
+  samples: (pathId: string, runId: string, probe: string, trial: number) =>
+    `${keys.samplesPrefix(pathId, runId)}${safe('probe name', probe)}-${trial}.jsonl`,
+  reportsPrefix: (runId: string) => `reports/run=${checkRunId(runId)}/`,
+  report: (runId: string, ext: 'json' | 'md' | 'csv' | 'html') => `reports/run=${checkRunId(runId)}/summary.${ext}`,
+};
+
+/** Split a raw key back into its parts; undefined when it is not a raw key. */
+export function parseRawKey(
+  key: string,
+): { pathId: string; runId: string; probe: string; trial: number; ext: string } | undefined {
+  const m = /^raw\/path=([^/]+)\/run=([^/]+)\/([^/]+)\/(\d+)\.([A-Za-z0-9.]+)$/.exec(key);
+  if (!m) return undefined;
+  return { pathId: m[1], runId: m[2], probe: m[3], trial: Number(m[4]), ext: m[5] };
+}

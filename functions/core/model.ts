@@ -1,0 +1,261 @@
+/**
+ * The shared vocabulary of pathbench: plan, probe, sample record, manifest and summary shapes.
+ * These mirror the contracts in DESIGN.md; every module imports its types from here.
+ */
+
+/** Safe identifier: used in S3 keys, SQL values and file names. */
+export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+export const PROBE_KINDS = ['tcp-connect', 'iperf3', 'http', 'sockperf', 'mtu'] as const;
+export type ProbeKind = (typeof PROBE_KINDS)[number];
+
+export interface TcpConnectProbe {
+  kind: 'tcp-connect';
+  /** Unique within a path; defaults to the kind (with -2, -3 … for repeats of a kind). */
+  name: string;
+  count: number;
+  intervalMs: number;
+  timeoutMs: number;
+  /** Overrides the path's target port for this probe. */
+  port?: number;
+}
+
+export interface Iperf3Probe {
+  kind: 'iperf3';
+  name: string;
+  mode: 'tcp' | 'udp';
+  streams: number;
+  durationSeconds: number;
+  repeats: number;
+  intervalSeconds: number;
+  /** UDP target bitrate, iperf3 syntax ("1G", "500M"). Never unbounded by default. */
+  bitrate?: string;
+  port?: number;
+}
+
+export interface HttpProbe {
+  kind: 'http';
+  name: string;
+  count: number;
+  concurrency: number;
+  keepAlive: boolean;
+  payloadBytes: number;
+  trials: number;
+  timeoutMs: number;
+  port?: number;
+}
+
+export interface SockperfProbe {
+  kind: 'sockperf';
+  name: string;
+  mode: 'tcp' | 'udp';
+  durationSeconds: number;
+  port?: number;
+}
+
+export interface MtuProbe {
+  kind: 'mtu';
+  name: string;
+  min: number;
+  max: number;
+  timeoutMs: number;
+}
+
+export type ProbeSpec = TcpConnectProbe | Iperf3Probe | HttpProbe | SockperfProbe | MtuProbe;
+
+export type RouteVia =
+  | { vpcPeeringConnectionId: string }
+  | { transitGatewayId: string }
+  | { gatewayId: string }
+  | { natGatewayId: string }
+  | { networkInterfaceId: string }
+  | { vpcEndpointId: string }
+  /** Local lab only: a next-hop name inside the lab router ("peering", "tgw"). */
+  | { labNextHop: string };
+
+export interface RouteEntry {
+  region: string;
+  routeTableId: string;
+  destination: string;
+  via: RouteVia;
+}
+
+export interface ClientRef {
+  instanceId: string;
+  region: string;
+}
+
+export interface SkippedProbe {
+  name: string;
+  reason: string;
+}
+
+/** A path after defaults were merged in: everything the pipeline needs, nothing optional left. */
+export interface ResolvedPath {
+  id: string;
+  label: string;
+  client: ClientRef;
+  target: { host: string; port: number };
+  routes: RouteEntry[];
+  probes: ProbeSpec[];
+  /** Probes named in the plan's skipProbes (by name or kind), with the reason. */
+  skipped: SkippedProbe[];
+  reboot: boolean;
+  creditWaitSeconds: number;
+}
+
+export interface ResolvedPlan {
+  name: string;
+  paths: ResolvedPath[];
+}
+
+export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
+
+/** One normalized measurement (DESIGN.md "Sample record"). Times are epoch milliseconds. */
+export interface SampleRecord {
+  run_id: string;
+  path_id: string;
+  probe: string;
+  kind: ProbeKind;
+  trial: number;
+  seq: number;
+  t_start: number;
+  t_end: number;
+  metric: string;
+  value: number | null;
+  unit: string;
+  ok: boolean;
+  error?: string;
+  /** Which clock the value came from, e.g. "app-hrtime", "kernel-tcpi_rtt", "tool". */
+  clock?: string;
+  /** Free-form small facts (stream count, mode, interval index …). */
+  [extra: string]: unknown;
+}
+
+export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
+
+export interface StepRecord {
+  name: string;
+  status: StepStatus;
+  startedAt: string;
+  endedAt?: string;
+  ms?: number;
+  note?: string;
+}
+
+export interface ProbeProvenance {
+  probe: string;
+  kind: ProbeKind;
+  trials: number;
+  rawKeys: string[];
+  sampleKeys: string[];
+  samples: number;
+  status: 'ok' | 'failed' | 'skipped' | 'parse-failed';
+  reason?: string;
+}
+
+export interface PathManifest {
+  id: string;
+  label: string;
+  status: 'pending' | 'running' | 'succeeded' | 'failed';
+  failedStep?: string;
+  error?: string;
+  steps: StepRecord[];
+  /** What the agent reported about where and how it ran. */
+  provenance?: Record<string, unknown>;
+  probes: ProbeProvenance[];
+  notes: string[];
+}
+
+export interface RouteChange {
+  region: string;
+  routeTableId: string;
+  destination: string;
+  /** The target before this run touched the route ("none" when it did not exist). */
+  original: RouteTarget;
+  current: RouteTarget;
+}
+
+/** A route target as a single "kind:id" string, e.g. "vpcPeeringConnectionId:pcx-1", or "none". */
+export type RouteTarget = string;
+
+export interface RunManifest {
+  runId: string;
+  planName: string;
+  driver: 'local' | 'aws';
+  status: 'running' | 'succeeded' | 'partial' | 'failed';
+  startedAt: string;
+  endedAt?: string;
+  paths: PathManifest[];
+  routeChanges: RouteChange[];
+  restore?: { status: 'ok' | 'failed'; at: string; errors: string[] };
+}
+
+export interface ResultRow {
+  probe: string;
+  metric: string;
+  unit: string;
+  n: number;
+  loss: number;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  p999: number | null;
+  max: number | null;
+  flags: string[];
+  /** Optional extra series (e.g. throughput over unflagged intervals). */
+  subset?: string;
+}
+
+export interface SummaryPath {
+  id: string;
+  label: string;
+  status: PathManifest['status'];
+  failedStep?: string;
+  error?: string;
+  steps: { name: string; status: StepStatus; ms: number }[];
+  results: ResultRow[];
+  [extra: string]: unknown;
+}
+
+export interface Summary {
+  runId: string;
+  status: RunManifest['status'];
+  planName?: string;
+  startedAt?: string;
+  endedAt?: string;
+  paths: SummaryPath[];
+  [extra: string]: unknown;
+}
+
+/** What the agent executes for one path (specs/run=<runId>/path=<id>/spec.json). */
+export interface AgentSpec {
+  runId: string;
+  pathId: string;
+  target: { host: string; port: number };
+  probes: ProbeSpec[];
+  skipped: SkippedProbe[];
+}
+
+/** What the agent writes next to the raw files as agent.json: provenance of the measurement. */
+export interface AgentReport {
+  agentVersion: string;
+  host: string;
+  kernel: string;
+  platform: string;
+  node: string;
+  startedAt: string;
+  endedAt: string;
+  probes: {
+    probe: string;
+    kind: ProbeKind;
+    status: 'ok' | 'failed' | 'skipped';
+    reason?: string;
+    trials: number;
+    files: string[];
+    startedAt: string;
+    endedAt: string;
+    tools?: Record<string, string>;
+  }[];
+  [extra: string]: unknown;
+}

@@ -1,0 +1,115 @@
+/**
+ * Ports: the interfaces between pipeline logic and the world. Each has an AWS adapter
+ * (functions/adapters/aws) and a local adapter (functions/adapters/local).
+ */
+import type { ClientRef, RouteEntry, RouteTarget } from './core/model.js';
+
+export interface ObjectStore {
+  /** Human-readable location, e.g. "s3://bucket" or a directory. */
+  readonly location: string;
+  put(key: string, body: string | Uint8Array, contentType?: string): Promise<void>;
+  /** Returns undefined when the key does not exist. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  getText(key: string): Promise<string | undefined>;
+  /** All keys under a prefix, sorted, across pages. */
+  list(prefix: string): Promise<string[]>;
+  delete(key: string): Promise<void>;
+}
+
+export type InstanceState = 'pending' | 'running' | 'stopping' | 'stopped' | 'shutting-down' | 'terminated';
+
+export interface InstanceInfo {
+  instanceId: string;
+  state: InstanceState;
+  /** True when running and the command channel (SSM agent / lab namespace) answers. */
+  commandReady: boolean;
+  azId?: string;
+  instanceType?: string;
+  stateReason?: string;
+}
+
+export interface Fleet {
+  /** Whether stop/start does anything real here; a no-op fleet says so in the manifest. */
+  readonly rebootable: boolean;
+  stop(client: ClientRef): Promise<void>;
+  start(client: ClientRef): Promise<void>;
+  describe(client: ClientRef, since?: string): Promise<InstanceInfo>;
+}
+
+export interface Routes {
+  /** Current target of (routeTableId, destination) as "kind:id", or "none". */
+  read(route: Omit<RouteEntry, 'via'>): Promise<RouteTarget>;
+  /** Point the destination at a target ("kind:id"); create the route when missing. */
+  point(route: Omit<RouteEntry, 'via'>, target: RouteTarget): Promise<void>;
+  /** True when the route points at target and is usable (active, not blackhole). */
+  verify(route: Omit<RouteEntry, 'via'>, target: RouteTarget): Promise<boolean>;
+  /** Remove a route this run created (original target "none"). */
+  remove(route: Omit<RouteEntry, 'via'>): Promise<void>;
+}
+
+export type CommandStatus = 'Pending' | 'InProgress' | 'Success' | 'Failed' | 'TimedOut' | 'Cancelled';
+
+export interface CommandInvocation {
+  status: CommandStatus;
+  /** Short reason on failure (never the probe data: that is in the object store). */
+  detail?: string;
+}
+
+export interface ProbeCommand {
+  runId: string;
+  pathId: string;
+  client: ClientRef;
+  /** Object-store key of the spec the agent must execute. */
+  specKey: string;
+  /** Object-store prefix the raw outputs must land under (raw/path=<id>/run=<runId>/). */
+  rawPrefix: string;
+  /** Hard limit for the whole command. */
+  timeoutSeconds: number;
+}
+
+export interface CommandRunner {
+  send(cmd: ProbeCommand): Promise<{ commandId: string }>;
+  status(commandId: string, client: ClientRef): Promise<CommandInvocation>;
+}
+
+export type QueryParam = string | number;
+
+export interface QueryEngine {
+  /** Run one SQL statement from queries/ with positional `?` parameters; rows as objects. */
+  query(sql: string, params: QueryParam[], label: string): Promise<Record<string, unknown>[]>;
+  /** Make (path, run) visible to queries (Athena: ADD IF NOT EXISTS PARTITION). */
+  registerPartition(pathId: string, runId: string): Promise<void>;
+}
+
+export interface LockInfo {
+  runId: string;
+  holder: string;
+  acquiredAt: string;
+}
+
+export interface RunLock {
+  /** Throws RunLockedError when another live run holds the lock. */
+  acquire(runId: string): Promise<void>;
+  /** Releases only when runId holds it; idempotent. */
+  release(runId: string): Promise<void>;
+  current(): Promise<LockInfo | undefined>;
+}
+
+export interface Logger {
+  info(message: string, data?: Record<string, unknown>): void;
+  warn(message: string, data?: Record<string, unknown>): void;
+  error(message: string, data?: Record<string, unknown>): void;
+}
+
+/** Everything a handler may touch. Built once per process (Lambda cold start / local run). */
+export interface Deps {
+  store: ObjectStore;
+  fleet: Fleet;
+  routes: Routes;
+  runner: CommandRunner;
+  query: QueryEngine;
+  lock: RunLock;
+  log: Logger;
+  driver: 'local' | 'aws';
+  now: () => Date;
+}
