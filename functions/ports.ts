@@ -31,6 +31,8 @@ export interface InstanceInfo {
 export interface Fleet {
   /** Whether stop/start does anything real here; a no-op fleet says so in the manifest. */
   readonly rebootable: boolean;
+  /** Seconds between state polls the state machine should wait (AWS: 5–10; lab: 1). */
+  readonly pollSeconds: number;
   stop(client: ClientRef): Promise<void>;
   start(client: ClientRef): Promise<void>;
   describe(client: ClientRef, since?: string): Promise<InstanceInfo>;
@@ -95,6 +97,11 @@ export interface RunLock {
   current(): Promise<LockInfo | undefined>;
 }
 
+export interface PlanSource {
+  /** The plan JSON stored under that name; undefined when there is none. */
+  get(name: string): Promise<unknown | undefined>;
+}
+
 export interface Logger {
   info(message: string, data?: Record<string, unknown>): void;
   warn(message: string, data?: Record<string, unknown>): void;
@@ -110,6 +117,8 @@ export interface Deps {
   query: QueryEngine;
   lock: RunLock;
   log: Logger;
+  /** Named plans ({ "planName": … } inputs); AWS: SSM Parameter Store. */
+  plans?: PlanSource;
   driver: 'local' | 'aws';
   now: () => Date;
 }

@@ -88,6 +88,8 @@ export interface ClientRef {
 export interface SkippedProbe {
   name: string;
   reason: string;
+  /** The skipped probe's kind, when known (the agent lists it under that kind in agent.json). */
+  kind?: ProbeKind;
 }
 
 /** A path after defaults were merged in: everything the pipeline needs, nothing optional left. */
@@ -145,19 +147,23 @@ export interface StepRecord {
 
 export interface ProbeProvenance {
   probe: string;
-  kind: ProbeKind;
+  kind?: ProbeKind;
   trials: number;
   rawKeys: string[];
   sampleKeys: string[];
   samples: number;
   status: 'ok' | 'failed' | 'skipped' | 'parse-failed';
   reason?: string;
+  /** Burst-credit cliffs found in this probe's throughput series. */
+  credit?: { trial: number; firstLowIndex: number; before: number; after: number }[];
 }
 
 export interface PathManifest {
   id: string;
   label: string;
   status: 'pending' | 'running' | 'succeeded' | 'failed';
+  startedAt?: string;
+  endedAt?: string;
   failedStep?: string;
   error?: string;
   steps: StepRecord[];

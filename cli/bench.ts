@@ -1,0 +1,126 @@
+/**
+ * `pathbench bench` (npm run bench): figures, not pass/fail. Each part prints its own lines;
+ * comparisons are ratios taken in one run, because this machine is noisy.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { loadPlanFile } from '../functions/core/plan.js';
+import type { RunManifest } from '../functions/core/model.js';
+import { keys } from '../functions/core/keys.js';
+import { DirStore } from '../functions/adapters/local/dir-store.js';
+import { runLocal, silentLogger } from '../functions/local/driver.js';
+import { ROOT, type ExecutionEvent } from '../functions/local/run-machine.js';
+import { startLoopbackTargets } from '../functions/local/targets.js';
+
+type Interval = [number, number];
+
+/** Total length of a union of intervals. */
+export function unionLength(intervals: Interval[]): number {
+  const s = intervals.filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  let total = 0;
+  let cur: Interval | undefined;
+  for (const iv of s) {
+    if (!cur || iv[0] > cur[1]) {
+      if (cur) total += cur[1] - cur[0];
+      cur = [iv[0], iv[1]];
+    } else cur[1] = Math.max(cur[1], iv[1]);
+  }
+  if (cur) total += cur[1] - cur[0];
+  return total;
+}
+
+/**
+ * Per path: wall time of the Map iteration, time inside Wait states and inside the agent's
+ * probes (their union: the probe runs while the state machine waits), and what is left —
+ * the orchestration's own cost (tasks, manifest writes, parsing, DuckDB registration).
+ */
+export function orchestrationOverhead(events: ExecutionEvent[], manifest: RunManifest): string[] {
+  const lines = ['path        wall ms   waits+probe ms   overhead ms'];
+  const iterations: { start: number; end?: number; waits: Interval[]; pathId?: string }[] = [];
+  const waitStart = new Map<string, number>();
+  for (const e of events) {
+    if (e.type === 'MapIterationStarted') iterations.push({ start: e.timestamp, waits: [] });
+    const it = iterations[iterations.length - 1];
+    if (!it) continue;
+    if (e.type === 'MapIterationSucceeded' || e.type === 'MapIterationFailed') it.end = e.timestamp;
+    const st = e.state;
+    if (st?.type === 'Wait' && e.type === 'StateEntered') waitStart.set(st.name, e.timestamp);
+    if (st?.type === 'Wait' && e.type === 'StateExited') it.waits.push([waitStart.get(st.name) ?? e.timestamp, e.timestamp]);
+    const id = (e as unknown as { state?: { input?: { path?: { id?: string } } } }).state?.input?.path?.id;
+    if (id) it.pathId ??= id;
+  }
+  for (const it of iterations) {
+    const p = manifest.paths.find((x) => x.id === it.pathId);
+    const agent = p?.provenance?.agent as { startedAt?: string; endedAt?: string } | undefined;
+    const spans: Interval[] = [...it.waits];
+    if (agent?.startedAt && agent.endedAt) spans.push([Date.parse(agent.startedAt), Date.parse(agent.endedAt)]);
+    const wall = (it.end ?? it.start) - it.start;
+    const busy = unionLength(spans.map(([a, b]) => [Math.max(a, it.start), Math.min(b, it.end ?? b)] as Interval));
+    lines.push(`${(it.pathId ?? '?').padEnd(10)} ${String(wall).padStart(8)} ${String(busy).padStart(16)} ${String(wall - busy).padStart(13)}`);
+  }
+  return lines;
+}
+
+async function benchOrchestration(): Promise<string[]> {
+  const file = join(ROOT, 'plans', 'local-loopback.json');
+  const loaded = await loadPlanFile(file);
+  if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
+  const raw = JSON.parse((await import('node:fs')).readFileSync(file, 'utf8'));
+  const dir = await mkdtemp(join(tmpdir(), 'pathbench-bench-'));
+  const targets = await startLoopbackTargets(silentLogger);
+  try {
+    const events: ExecutionEvent[] = [];
+    const t0 = Date.now();
+    const r = await runLocal({ plan: raw, dataDir: dir, log: silentLogger, onEvent: (e) => events.push(e) });
+    const total = Date.now() - t0;
+    const manifest = JSON.parse((await new DirStore(dir).getText(keys.manifest(r.runId))) ?? '{}') as RunManifest;
+    return [`orchestration overhead, plans/local-loopback.json (whole run ${total} ms, ${r.execution.status}):`, ...orchestrationOverhead(events, manifest)];
+  } finally {
+    await targets.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+type Part = { name: string; run: () => Promise<string[]> };
+
+export function registerBench(program: Command): void {
+  program
+    .command('bench')
+    .description('print benchmark figures (percentile query, orchestration overhead, probe precision)')
+    .option('--only <parts>', 'comma-separated: percentiles,orchestration,precision')
+    .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
+    .action(async (o: { only?: string; samples: string }) => {
+      const parts: Part[] = [
+        {
+          name: 'percentiles',
+          run: async () => {
+            const { benchPercentiles } = await import('../scripts/bench/percentiles.js');
+            return (await benchPercentiles({ n: Number(o.samples) })).lines;
+          },
+        },
+        { name: 'orchestration', run: benchOrchestration },
+        {
+          name: 'precision',
+          run: async () => {
+            const { benchPrecision } = await import('../scripts/bench/precision.js');
+            return (await benchPrecision()).lines;
+          },
+        },
+      ];
+      const only = o.only?.split(',');
+      let failed = false;
+      for (const p of parts) {
+        if (only && !only.includes(p.name)) continue;
+        process.stdout.write(`\n== ${p.name} ==\n`);
+        try {
+          for (const l of await p.run()) process.stdout.write(`${l}\n`);
+        } catch (e) {
+          failed = true;
+          process.stdout.write(`${p.name} failed: ${(e as Error).message}\n`);
+        }
+      }
+      process.exit(failed ? 1 : 0);
+    });
+}

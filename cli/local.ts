@@ -1,0 +1,199 @@
+/**
+ * Local commands: `run --local`, `demo` (what `npm start` runs) and `report --local`.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { PlanInvalidError, RunLockedError, errorMessage } from '../functions/core/errors.js';
+import type { Summary } from '../functions/core/model.js';
+import { loadPlanFile } from '../functions/core/plan.js';
+import { DirStore } from '../functions/adapters/local/dir-store.js';
+import { DuckDbQueryEngine } from '../functions/adapters/local/duckdb-query.js';
+import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, silentLogger, stderrLogger, usesLab } from '../functions/local/driver.js';
+import { ROOT, type ExecutionEvent } from '../functions/local/run-machine.js';
+import { startLoopbackTargets } from '../functions/local/targets.js';
+import { buildSummary, renderTable } from '../functions/pipeline/summary.js';
+import { checkRunId, keys } from '../functions/core/keys.js';
+
+/** Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input, 3 another run holds the lock. */
+export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3 } as const;
+
+export function fail(message: string, code: number = EXIT.badInput): never {
+  process.stderr.write(`pathbench: ${message}\n`);
+  process.exit(code);
+}
+
+/** Progress on stderr: which path, which step, as the state machine enters it. */
+export function progressPrinter(total: () => number): (e: ExecutionEvent) => void {
+  let index = -1;
+  let lastPath = '';
+  return (e) => {
+    if (e.type === 'MapIterationStarted') index = e.index ?? index + 1;
+    if (e.type !== 'StateEntered' || !e.state) return;
+    const input = (e as unknown as { state: { input?: { path?: { id?: string } } } }).state.input;
+    const pathId = input?.path?.id;
+    const t = e.state.type;
+    if (pathId && (t === 'Task' || t === 'Wait')) {
+      if (pathId !== lastPath) {
+        lastPath = pathId;
+        process.stderr.write(`\n▶ path ${index + 1}/${total()} ${pathId}\n`);
+      }
+      process.stderr.write(`  · ${e.state.name}\n`);
+    } else if (!pathId && t === 'Task') process.stderr.write(`${e.state.name}\n`);
+  };
+}
+
+function exitFor(r: LocalRunResult): number {
+  if (r.execution.status === 'FAILED' && r.execution.error?.name === 'RunLockedError') return EXIT.locked;
+  if (r.execution.status === 'FAILED' && r.execution.error?.name === 'PlanInvalidError') return EXIT.badInput;
+  return r.summary?.status === 'succeeded' && r.execution.status === 'SUCCEEDED' ? EXIT.ok : EXIT.runFailed;
+}
+
+interface RunFlags {
+  plan: string;
+  data?: string;
+  json?: boolean;
+  runId?: string;
+  verbose?: boolean;
+}
+
+/** Run a plan file locally and print the table (or the summary JSON). */
+export async function runPlanFile(flags: RunFlags): Promise<number> {
+  const loaded = await loadPlanFile(flags.plan);
+  if (!loaded.ok) fail(`plan ${flags.plan} is invalid:\n${loaded.problems.map((p) => `  ${p}`).join('\n')}`);
+  if (flags.runId) {
+    try {
+      checkRunId(flags.runId);
+    } catch (e) {
+      fail(errorMessage(e));
+    }
+  }
+  const raw = JSON.parse((await import('node:fs')).readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
+  const paths = loaded.plan.paths.length;
+  const log = flags.verbose ? stderrLogger() : { ...silentLogger, warn: stderrLogger().warn, error: stderrLogger().error };
+  process.stderr.write(`pathbench: running plan "${loaded.plan.name}" (${paths} path${paths === 1 ? '' : 's'}) on the local driver\n`);
+  let result: LocalRunResult;
+  try {
+    result = await runLocal({ plan: raw, dataDir: flags.data, runId: flags.runId, log, onEvent: progressPrinter(() => paths) });
+  } catch (e) {
+    if (e instanceof PlanInvalidError) fail(e.message);
+    if (e instanceof RunLockedError) fail(e.message, EXIT.locked);
+    throw e;
+  }
+  printResult(result, flags.json ?? false);
+  return exitFor(result);
+}
+
+export function printResult(r: LocalRunResult, json: boolean): void {
+  if (r.execution.status === 'FAILED') {
+    process.stderr.write(`\nexecution failed: ${r.execution.error?.name}: ${r.execution.error?.message}\n`);
+  }
+  if (!r.summary) {
+    if (json) process.stdout.write(`${JSON.stringify({ runId: r.runId, status: 'failed', paths: [] })}\n`);
+    return;
+  }
+  if (json) {
+    process.stdout.write(`${JSON.stringify(r.summary, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`\nrun ${r.runId}: ${r.summary.status}\n\n${renderTable(r.summary)}`);
+  process.stdout.write(`\nreports: ${join(r.dataDir, keys.reportsPrefix(r.runId))}summary.{json,md,csv}\n`);
+}
+
+export function registerLocal(program: Command): void {
+  program
+    .command('run')
+    .description('run a plan through the state machine')
+    .requiredOption('--plan <file>', 'plan JSON file')
+    .option('--local', 'use the local driver (the default; AWS runs use `pathbench start`)', true)
+    .option('--data <dir>', 'data directory (local object store)', DEFAULT_DATA_DIR)
+    .option('--run-id <id>', 'run id (default: time-based)')
+    .option('--json', 'print the summary JSON on stdout and nothing else there')
+    .option('--verbose', 'structured logs on stderr')
+    .action(async (o: RunFlags) => process.exit(await runPlanFile(o)));
+
+  program
+    .command('demo')
+    .description('what `npm start` runs: the lab plan when the lab can run here, else the loopback plan with its own listeners')
+    .option('--plan <name>', 'a plans/ file name to run instead of the automatic choice')
+    .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
+    .option('--json', 'print the summary JSON on stdout')
+    .action(async (o: { plan?: string; data: string; json?: boolean }) => process.exit(await demo(o)));
+
+  program
+    .command('report')
+    .description('recompute a run summary from the samples in a data directory (same SQL)')
+    .argument('<runId>')
+    .option('--local', 'read the local data directory (the default here)', true)
+    .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
+    .option('--json', 'print the summary JSON')
+    .action(async (runId: string, o: { data: string; json?: boolean }) => process.exit(await reportLocal(runId, o)));
+}
+
+export async function reportLocal(runId: string, o: { data: string; json?: boolean }): Promise<number> {
+  try {
+    checkRunId(runId);
+  } catch (e) {
+    fail(errorMessage(e));
+  }
+  const dir = resolve(o.data);
+  if (!existsSync(dir)) fail(`no data directory ${dir}`);
+  const store = new DirStore(dir);
+  const samples = await store.list(`samples/`);
+  if (!samples.some((k) => k.includes(`/run=${runId}/`))) fail(`no samples for run ${runId} in ${dir}`);
+  const query = await DuckDbQueryEngine.open(dir);
+  let summary: Summary;
+  try {
+    summary = await buildSummary({ store, query }, runId);
+  } finally {
+    query.close();
+  }
+  if (o.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  else process.stdout.write(`run ${runId}: ${summary.status}\n\n${renderTable(summary)}`);
+  return EXIT.ok;
+}
+
+async function labUsable(): Promise<{ ok: boolean; reason?: string }> {
+  try {
+    const lab = await import('../functions/lab/index.js');
+    return await lab.labAvailable();
+  } catch (e) {
+    return { ok: false, reason: errorMessage(e) };
+  }
+}
+
+async function demo(o: { plan?: string; data: string; json?: boolean }): Promise<number> {
+  let planName = o.plan;
+  if (!planName) {
+    const lab = await labUsable();
+    planName = lab.ok ? 'lab-seed-000' : 'local-loopback';
+    process.stderr.write(
+      lab.ok
+        ? 'pathbench: root and iproute2 are here, so this runs the namespace lab (plans/lab-seed-000.json)\n'
+        : `pathbench: the lab cannot run here (${lab.reason}); running the loopback plan (plans/local-loopback.json)\n`,
+    );
+  }
+  const file = join(ROOT, 'plans', planName.endsWith('.json') ? planName : `${planName}.json`);
+  if (!existsSync(file)) fail(`no plan ${file}`);
+  const loaded = await loadPlanFile(file);
+  if (!loaded.ok) fail(loaded.problems.join('\n'));
+  const log = stderrLogger(true);
+  if (usesLab(loaded.plan)) {
+    const lab = await import('../functions/lab/index.js');
+    process.stderr.write('pathbench: bringing the lab up (pathbench lab up)\n');
+    await lab.labUp({ profile: 'seed-000' });
+    try {
+      return await runPlanFile({ plan: file, data: o.data, json: o.json });
+    } finally {
+      process.stderr.write('pathbench: the lab stays up for inspection; `npx pathbench lab down` removes it\n');
+    }
+  }
+  const targets = await startLoopbackTargets(log);
+  process.stderr.write(`pathbench: loopback targets: ${targets.started.join('; ')}${targets.missing.length ? ` (not installed: ${targets.missing.join(', ')})` : ''}\n`);
+  try {
+    return await runPlanFile({ plan: file, data: o.data, json: o.json });
+  } finally {
+    await targets.stop();
+  }
+}
+

@@ -1,0 +1,26 @@
+/**
+ * The `pathbench` command line. Each area registers its own subcommands.
+ */
+import { Command } from 'commander';
+import { errorMessage } from '../functions/core/errors.js';
+import { registerLocal } from './local.js';
+import { registerBench } from './bench.js';
+import { registerParse } from './commands/parse.js';
+import { registerLab } from './commands/lab.js';
+import { registerAws } from './commands/aws.js';
+import { registerTestbed } from './commands/testbed.js';
+
+const program = new Command('pathbench')
+  .description('Measure cloud network paths with one Step Functions pipeline, on AWS or locally.')
+  .showHelpAfterError();
+registerLocal(program);
+registerParse(program);
+registerLab(program);
+registerAws(program);
+registerTestbed(program);
+registerBench(program);
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  process.stderr.write(`pathbench: ${errorMessage(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,648 @@
+/**
+ * The plan model: validates a plan (parsed JSON) with zod, reports every problem at once as
+ * "dotted.path[i]: what is wrong", and resolves defaults into a ResolvedPlan whose paths carry
+ * everything the pipeline needs. Pure except loadPlanFile, which only reads the file.
+ */
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { PlanInvalidError } from './errors.js';
+import {
+  type ClientRef,
+  type PlanResult,
+  PROBE_KINDS,
+  type ProbeKind,
+  type ProbeSpec,
+  type ResolvedPath,
+  type ResolvedPlan,
+  type RouteVia,
+  SAFE_ID,
+  type SkippedProbe,
+} from './model.js';
+
+/** Plan names may contain spaces (they are shown, not used as keys). */
+export const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/;
+/** Cloud identifiers (instance, region, route table, next-hop ids): no spaces, no shell metacharacters. */
+export const SAFE_STRING = /^[A-Za-z0-9._-]+$/;
+/** iperf3 bitrate syntax: a number with an optional K/M/G suffix. */
+export const BITRATE = /^\d+(\.\d+)?[KMG]?$/;
+
+/** The route target keys a plan may use in `via`; exactly one per route. */
+export const VIA_KEYS = [
+  'vpcPeeringConnectionId',
+  'transitGatewayId',
+  'gatewayId',
+  'natGatewayId',
+  'networkInterfaceId',
+  'vpcEndpointId',
+  'labNextHop',
+] as const;
+export type ViaKey = (typeof VIA_KEYS)[number];
+
+const MAX_SAFE_STRING = 128;
+const MAX_LABEL = 200;
+const MAX_REASON = 500;
+
+// ---------------------------------------------------------------------------------------------
+// Message helpers. zod's default messages do not say what was received or what the allowed
+// range is, so every field that can fail in an interesting way carries its own message.
+
+type Issue = z.core.$ZodRawIssue;
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+/** How a received value is shown after "got": numbers by value, anything else by type. */
+function shown(v: unknown): string {
+  return typeof v === 'number' ? String(v) : typeName(v);
+}
+
+/** A received string, quoted and cut short so one bad field cannot flood the output. */
+function quoted(v: unknown): string {
+  if (typeof v !== 'string') return typeName(v);
+  const s = v.length > 60 ? `${v.slice(0, 57)}...` : v;
+  return JSON.stringify(s);
+}
+
+function intIn(min: number, max: number) {
+  const range = (iss: Issue) => `expected an integer ${min}–${max}, got ${shown(iss.input)}`;
+  return z
+    .number({ error: range })
+    .int({ error: range })
+    .min(min, { error: (iss) => `expected an integer ≥ ${min}, got ${shown(iss.input)}` })
+    .max(max, { error: range });
+}
+
+function numberIn(min: number, max: number) {
+  const range = (iss: Issue) => `expected a number ${min}–${max}, got ${shown(iss.input)}`;
+  return z.number({ error: range }).min(min, { error: range }).max(max, { error: range });
+}
+
+/** A non-empty string matching `re`; `what` describes the expected form in the message. */
+function matching(re: RegExp, what: string, maxLength = Number.POSITIVE_INFINITY) {
+  return z.string().refine((s) => s.length <= maxLength && re.test(s), {
+    error: (iss) => `expected ${what}, got ${iss.input === '' ? 'an empty string' : quoted(iss.input)}`,
+  });
+}
+
+const safeId = matching(
+  SAFE_ID,
+  'a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
+);
+const safeString = matching(
+  SAFE_STRING,
+  `a non-empty id (letters, digits, ".", "_", "-", at most ${MAX_SAFE_STRING} characters)`,
+  MAX_SAFE_STRING,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Field validators that are more than a regex.
+
+const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * True for a DNS hostname (RFC 1123 labels) or an IPv4/IPv6 literal. The host reaches tool
+ * command lines (iperf3, sockperf, ping), so anything else — spaces, shell metacharacters,
+ * slashes, URLs, IPv6 zone ids — is refused here rather than escaped later.
+ */
+export function isValidHost(host: string): boolean {
+  if (host.includes('%')) return false;
+  if (isIP(host) !== 0) return true;
+  if (host.length === 0 || host.length > 253) return false;
+  // An all-numeric dotted string that isIP rejected is a mistyped address, not a hostname.
+  if (/^[\d.]+$/.test(host)) return false;
+  return host.split('.').every((label) => HOST_LABEL.test(label));
+}
+
+/** Why an IPv4 CIDR is not acceptable, or undefined when it is. Host bits must be zero. */
+export function cidrProblem(cidr: string): string | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
+  const expected = `expected an IPv4 CIDR such as "10.1.0.0/16", got ${quoted(cidr)}`;
+  if (!m) return expected;
+  const parts = m.slice(1, 5);
+  if (parts.some((p) => (p.length > 1 && p.startsWith('0')) || Number(p) > 255)) return expected;
+  const prefix = Number(m[5]);
+  if (prefix > 32 || (m[5].length > 1 && m[5].startsWith('0'))) return expected;
+  const addr = parts.reduce((acc, p) => acc * 256 + Number(p), 0);
+  const size = 2 ** (32 - prefix);
+  const network = Math.floor(addr / size) * size;
+  if (network !== addr) {
+    const octets = [24, 16, 8, 0].map((s) => Math.floor(network / 2 ** s) % 256);
+    return `host bits are set in ${quoted(cidr)} (did you mean "${octets.join('.')}/${prefix}"?)`;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas. Every object is strict so that a typo ("targte") is a problem, not a silent default.
+
+const probeName = matching(
+  SAFE_ID,
+  'a safe probe name (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
+);
+const port = intIn(1, 65535);
+const mode = z.enum(['tcp', 'udp']);
+
+const tcpConnectInput = z.strictObject({
+  kind: z.literal('tcp-connect'),
+  name: probeName.optional(),
+  count: intIn(1, 1_000_000).default(300),
+  intervalMs: intIn(0, 60_000).default(200),
+  timeoutMs: intIn(1, 60_000).default(400),
+  port: port.optional(),
+});
+
+const bitrate = z
+  .string()
+  .refine((s) => BITRATE.test(s), {
+    error: (iss) => `expected an iperf3 bitrate such as "1G", "500M" or "100K", got ${quoted(iss.input)}`,
+  })
+  .refine((s) => !BITRATE.test(s) || Number.parseFloat(s) > 0, {
+    error: () =>
+      'bitrate 0 means unbounded, which saturates the sender and measures the instance, not the path; give a rate such as "1G"',
+  });
+
+const iperf3Input = z.strictObject({
+  kind: z.literal('iperf3'),
+  name: probeName.optional(),
+  mode: mode.default('tcp'),
+  streams: intIn(1, 128).default(1),
+  durationSeconds: intIn(1, 3600).default(10),
+  repeats: intIn(1, 100).default(1),
+  intervalSeconds: numberIn(0.1, 60).default(1),
+  bitrate: bitrate.optional(),
+  port: port.optional(),
+});
+
+const httpInput = z.strictObject({
+  kind: z.literal('http'),
+  name: probeName.optional(),
+  count: intIn(1, 1_000_000).default(1000),
+  concurrency: intIn(1, 1024).default(1),
+  keepAlive: z.boolean().default(true),
+  payloadBytes: intIn(0, 104_857_600).default(1024),
+  trials: intIn(1, 100).default(1),
+  timeoutMs: intIn(1, 60_000).default(2000),
+  port: port.optional(),
+});
+
+const sockperfInput = z.strictObject({
+  kind: z.literal('sockperf'),
+  name: probeName.optional(),
+  mode: mode.default('udp'),
+  durationSeconds: intIn(1, 3600).default(5),
+  port: port.optional(),
+});
+
+const mtuInput = z
+  .strictObject({
+    kind: z.literal('mtu'),
+    name: probeName.optional(),
+    min: intIn(68, 65535).default(1200),
+    max: intIn(68, 65535).default(9001),
+    timeoutMs: intIn(1, 60_000).default(1000),
+  })
+  // Only compare when both bounds are valid integers, so a bad bound is reported once.
+  .refine((p) => !(Number.isInteger(p.min) && Number.isInteger(p.max)) || p.min < p.max, {
+    path: ['max'],
+    error: (iss) => {
+      const p = iss.input as { min: number; max: number };
+      return `expected max > min (${p.min}), got ${p.max}`;
+    },
+  });
+
+/** One probe as written in a plan (kind-specific options, defaults applied, name optional). */
+export const probeInputSchema = z.discriminatedUnion('kind', [
+  tcpConnectInput,
+  iperf3Input,
+  httpInput,
+  sockperfInput,
+  mtuInput,
+]);
+export type ProbeInput = z.output<typeof probeInputSchema>;
+
+const clientSchema = z.strictObject({ instanceId: safeString, region: safeString });
+
+const viaSchema = z
+  .strictObject({
+    vpcPeeringConnectionId: safeString.optional(),
+    transitGatewayId: safeString.optional(),
+    gatewayId: safeString.optional(),
+    natGatewayId: safeString.optional(),
+    networkInterfaceId: safeString.optional(),
+    vpcEndpointId: safeString.optional(),
+    labNextHop: safeString.optional(),
+  })
+  .refine((v) => VIA_KEYS.filter((k) => v[k] !== undefined).length === 1, {
+    error: (iss) => {
+      const given = VIA_KEYS.filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined);
+      const got = given.length === 0 ? 'none' : `${given.length} (${given.join(', ')})`;
+      return `expected exactly one target (${VIA_KEYS.join(', ')}), got ${got}`;
+    },
+  })
+  .transform((v): RouteVia => {
+    const key = VIA_KEYS.find((k) => v[k] !== undefined)!;
+    return toVia(key, v[key]!);
+  });
+
+function toVia(key: ViaKey, id: string): RouteVia {
+  switch (key) {
+    case 'vpcPeeringConnectionId':
+      return { vpcPeeringConnectionId: id };
+    case 'transitGatewayId':
+      return { transitGatewayId: id };
+    case 'gatewayId':
+      return { gatewayId: id };
+    case 'natGatewayId':
+      return { natGatewayId: id };
+    case 'networkInterfaceId':
+      return { networkInterfaceId: id };
+    case 'vpcEndpointId':
+      return { vpcEndpointId: id };
+    case 'labNextHop':
+      return { labNextHop: id };
+  }
+}
+
+const routeSchema = z.strictObject({
+  region: safeString,
+  routeTableId: safeString,
+  destination: z.string().superRefine((s, ctx) => {
+    const problem = cidrProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, input: s });
+  }),
+  via: viaSchema,
+});
+
+const targetSchema = z.strictObject({
+  host: z.string().refine(isValidHost, {
+    error: (iss) => `expected a hostname or an IPv4/IPv6 address, got ${quoted(iss.input)}`,
+  }),
+  port,
+});
+
+const skipSchema = z.strictObject({
+  probe: z.string().min(1, { error: 'expected a probe name or kind, got an empty string' }),
+  reason: z.string().refine((s) => s.trim().length > 0 && s.length <= MAX_REASON, {
+    error: () => `expected a non-empty reason (at most ${MAX_REASON} characters)`,
+  }),
+});
+
+const labelSchema = z.string().refine((s) => s.trim().length > 0 && s.length <= MAX_LABEL && !/\p{Cc}/u.test(s), {
+  error: () => `expected a non-empty label without control characters (at most ${MAX_LABEL} characters)`,
+});
+
+const reboot = z.boolean();
+const creditWaitSeconds = intIn(0, 86_400);
+
+const defaultsSchema = z.strictObject({
+  reboot: reboot.optional(),
+  creditWaitSeconds: creditWaitSeconds.optional(),
+  probes: z.array(probeInputSchema).optional(),
+  client: clientSchema.optional(),
+});
+
+const pathSchema = z.strictObject({
+  id: safeId,
+  label: labelSchema.optional(),
+  client: clientSchema.optional(),
+  target: targetSchema,
+  routes: z.array(routeSchema).optional(),
+  probes: z.array(probeInputSchema).optional(),
+  skipProbes: z.array(skipSchema).optional(),
+  reboot: reboot.optional(),
+  creditWaitSeconds: creditWaitSeconds.optional(),
+});
+
+/** The plan as written (before defaults are merged into paths). */
+export const planInputSchema = z.strictObject({
+  name: matching(
+    PLAN_NAME,
+    'a plan name (1–100 letters, digits, spaces, "_", ".", "-", starting with a letter or digit)',
+  ),
+  defaults: defaultsSchema.optional(),
+  paths: z.array(pathSchema).min(1, { error: 'at least one path is required' }),
+});
+export type PlanInput = z.output<typeof planInputSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// zod issues → problems.
+
+type Key = PropertyKey;
+interface Problem {
+  path: readonly Key[];
+  message: string;
+}
+
+/** Render a zod-style path as `paths[2].target.port`; the empty path is the plan itself. */
+export function formatPath(path: readonly Key[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else {
+      const s = String(key);
+      if (/^[A-Za-z_$][\w$]*$/.test(s)) out += out ? `.${s}` : s;
+      else out += `[${JSON.stringify(s)}]`;
+    }
+  }
+  return out || 'plan';
+}
+
+const KINDS_LIST = PROBE_KINDS.join(', ');
+
+/** Messages for issues whose field carries no message of its own. */
+function fallbackMessage(iss: Issue): string | undefined {
+  switch (iss.code) {
+    case 'invalid_type':
+      return iss.input === undefined ? 'required' : `expected ${iss.expected}, got ${typeName(iss.input)}`;
+    case 'invalid_value': {
+      const allowed = iss.values.map((v) => JSON.stringify(v)).join(' or ');
+      return `expected ${allowed}, got ${typeof iss.input === 'string' ? quoted(iss.input) : shown(iss.input)}`;
+    }
+    case 'invalid_union': {
+      // discriminatedUnion puts the probe object in `input` and "kind" at the end of the path.
+      if (iss.discriminator !== undefined) {
+        const kind = (iss.input as Record<string, unknown> | undefined)?.[iss.discriminator];
+        if (kind === undefined) return `required (expected ${KINDS_LIST})`;
+        if (typeof kind !== 'string') return `expected one of ${KINDS_LIST}, got ${typeName(kind)}`;
+        return `unknown probe kind ${quoted(kind)} (expected ${KINDS_LIST})`;
+      }
+      return 'does not match any allowed shape';
+    }
+    case 'too_small':
+      if (iss.origin === 'string') return 'expected a non-empty string';
+      if (iss.origin === 'array') return `expected at least ${iss.minimum} item(s)`;
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+function issueProblems(issues: readonly z.core.$ZodIssue[]): Problem[] {
+  const out: Problem[] = [];
+  for (const iss of issues) {
+    if (iss.code === 'unrecognized_keys') {
+      // One problem per key, at the key itself, so the typo is the first thing the reader sees.
+      for (const key of iss.keys)
+        out.push({ path: [...iss.path, key], message: `unknown field ${JSON.stringify(key)}` });
+    } else {
+      out.push({ path: iss.path, message: iss.message });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-field rules. They run on the raw input so they still report when other fields are bad.
+
+type Rec = Record<string, unknown>;
+const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isKind = (v: unknown): v is ProbeKind => typeof v === 'string' && (PROBE_KINDS as readonly string[]).includes(v);
+
+/**
+ * Names for a path's probes: an explicit name wins; an unnamed probe gets its kind, then
+ * "kind-2", "kind-3" … for further unnamed probes of that kind, skipping names already taken
+ * explicitly. Entries without a usable kind get undefined.
+ */
+export function probeNames(probes: readonly unknown[]): (string | undefined)[] {
+  const taken = new Set<string>();
+  for (const p of probes) if (isRecord(p) && typeof p.name === 'string') taken.add(p.name);
+  const next = new Map<string, number>();
+  return probes.map((p) => {
+    if (!isRecord(p)) return undefined;
+    if (typeof p.name === 'string') return p.name;
+    if (!isKind(p.kind)) return undefined;
+    let n = next.get(p.kind) ?? 1;
+    let name = n === 1 ? p.kind : `${p.kind}-${n}`;
+    while (taken.has(name)) {
+      n += 1;
+      name = `${p.kind}-${n}`;
+    }
+    next.set(p.kind, n + 1);
+    taken.add(name);
+    return name;
+  });
+}
+
+/** The probes a path ends up with (its own replace the defaults entirely) and where they came from. */
+function effectiveProbes(path: Rec, defaults: Rec | undefined): { items: unknown; base: Key[] } | undefined {
+  if (path.probes !== undefined) return { items: path.probes, base: ['probes'] };
+  if (defaults?.probes !== undefined) return { items: defaults.probes, base: ['defaults', 'probes'] };
+  return undefined;
+}
+
+function crossProblems(raw: unknown): Problem[] {
+  const out: Problem[] = [];
+  if (!isRecord(raw)) return out;
+  const defaults = isRecord(raw.defaults) ? raw.defaults : undefined;
+  const paths = Array.isArray(raw.paths) ? raw.paths : [];
+
+  // Path ids become S3 keys and local directory names; the latter collide by case on macOS.
+  const seen = new Map<string, { index: number; id: string }>();
+  paths.forEach((p, i) => {
+    if (!isRecord(p) || typeof p.id !== 'string') return;
+    const prev = seen.get(p.id.toLowerCase());
+    if (!prev) seen.set(p.id.toLowerCase(), { index: i, id: p.id });
+    else if (prev.id === p.id)
+      out.push({ path: ['paths', i, 'id'], message: `duplicate path id ${quoted(p.id)} (also paths[${prev.index}])` });
+    else
+      out.push({
+        path: ['paths', i, 'id'],
+        message: `path id ${quoted(p.id)} differs from ${quoted(prev.id)} (paths[${prev.index}]) only by case`,
+      });
+  });
+
+  paths.forEach((p, i) => {
+    if (!isRecord(p)) return;
+    const at = (...rest: Key[]): Key[] => ['paths', i, ...rest];
+
+    if (p.client === undefined && defaults?.client === undefined)
+      out.push({ path: at('client'), message: 'required (set it on the path or in defaults.client)' });
+
+    const eff = effectiveProbes(p, defaults);
+    if (!eff) {
+      out.push({ path: at('probes'), message: 'required (set probes on the path or in defaults.probes)' });
+      return;
+    }
+    if (!Array.isArray(eff.items)) return; // a type problem zod already reported
+    const fromPath = eff.base.length === 1;
+    const base = fromPath ? at('probes') : eff.base;
+    if (eff.items.length === 0) {
+      out.push({
+        path: at('probes'),
+        message: fromPath
+          ? 'no probes (an empty list replaces defaults.probes)'
+          : 'no probes (defaults.probes is empty)',
+      });
+      return;
+    }
+
+    const names = probeNames(eff.items);
+    const firstByName = new Map<string, number>();
+    names.forEach((name, j) => {
+      if (name === undefined) return;
+      const item = eff.items as unknown[];
+      const kind = isRecord(item[j]) ? item[j].kind : undefined;
+      // A name equal to another kind would make skipProbes ambiguous ("http" = name or kind?).
+      if (isKind(name) && isKind(kind) && name !== kind)
+        out.push({ path: [...base, j, 'name'], message: `name ${quoted(name)} is a probe kind; use another name` });
+      const prev = firstByName.get(name);
+      if (prev === undefined) firstByName.set(name, j);
+      else
+        out.push({
+          path: [...base, j, 'name'],
+          message: `duplicate probe name ${quoted(name)} (also ${formatPath([...base, prev])})`,
+        });
+    });
+
+    if (!Array.isArray(p.skipProbes)) return;
+    const items = eff.items as unknown[];
+    const known = names.filter((n): n is string => n !== undefined);
+    p.skipProbes.forEach((skip, j) => {
+      if (!isRecord(skip) || typeof skip.probe !== 'string' || skip.probe === '') return;
+      const target = skip.probe;
+      const hits = items.filter((item, k) => names[k] === target || (isRecord(item) && item.kind === target));
+      if (hits.length === 0)
+        out.push({
+          path: at('skipProbes', j, 'probe'),
+          message: `${quoted(target)} matches no probe name or kind in this path (probes: ${known.join(', ') || 'none'})`,
+        });
+    });
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution (only reached when there are no problems).
+
+function resolveProbe(p: ProbeInput, name: string): ProbeSpec {
+  // kind and name lead so specs and reports read naturally; the spread keeps every defaulted option.
+  const probe: ProbeSpec = Object.assign({ kind: p.kind, name }, p, { name });
+  if (probe.kind === 'iperf3' && probe.mode === 'udp' && probe.bitrate === undefined) probe.bitrate = '1G';
+  return probe;
+}
+
+function resolvePaths(plan: PlanInput): ResolvedPath[] {
+  const d = plan.defaults ?? {};
+  return plan.paths.map((p): ResolvedPath => {
+    const inputs = p.probes ?? d.probes ?? [];
+    const names = probeNames(inputs);
+    const all = inputs.map((probe, j) => resolveProbe(probe, names[j]!));
+    const skips = p.skipProbes ?? [];
+    const probes: ProbeSpec[] = [];
+    const skipped: SkippedProbe[] = [];
+    for (const probe of all) {
+      // A skip by exact name is more specific than a skip by kind, so its reason wins.
+      const skip = skips.find((s) => s.probe === probe.name) ?? skips.find((s) => s.probe === probe.kind);
+      if (skip) skipped.push({ name: probe.name, kind: probe.kind, reason: skip.reason });
+      else probes.push(probe);
+    }
+    const client: ClientRef = { ...(p.client ?? d.client)! };
+    return {
+      id: p.id,
+      label: p.label ?? p.id,
+      client,
+      target: { host: p.target.host, port: p.target.port },
+      routes: p.routes ?? [],
+      probes,
+      skipped,
+      reboot: p.reboot ?? d.reboot ?? false,
+      creditWaitSeconds: p.creditWaitSeconds ?? d.creditWaitSeconds ?? 0,
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public entry points.
+
+/**
+ * Validate a plan (already parsed from JSON) and resolve its defaults.
+ * Returns every problem at once, each as "dotted.path[i]: what is wrong"; never throws for bad input.
+ */
+export function parsePlan(input: unknown): PlanResult {
+  const parsed = planInputSchema.safeParse(input, { error: fallbackMessage });
+  const problems = [...(parsed.success ? [] : issueProblems(parsed.error.issues)), ...crossProblems(input)];
+  if (problems.length > 0 || !parsed.success) {
+    const lines = inDocumentOrder(input, problems).map((p) => `${formatPath(p.path)}: ${p.message}`);
+    return { ok: false, problems: [...new Set(lines)] };
+  }
+  return { ok: true, plan: { name: parsed.data.name, paths: resolvePaths(parsed.data) } };
+}
+
+/**
+ * Like {@link parsePlan}, for callers that want an exception: returns the resolved plan or
+ * throws PlanInvalidError carrying every problem.
+ */
+export function requirePlan(input: unknown): ResolvedPlan {
+  const result = parsePlan(input);
+  if (!result.ok) throw new PlanInvalidError(result.problems);
+  return result.plan;
+}
+
+/**
+ * Where a field sits in the written plan: array indices, and for object keys their position in
+ * the object as written (a missing key sorts after the present ones).
+ */
+function documentPosition(raw: unknown, path: readonly Key[]): number[] {
+  const out: number[] = [];
+  let node = raw;
+  for (const key of path) {
+    if (typeof key === 'number') {
+      out.push(key);
+      node = Array.isArray(node) ? node[key] : undefined;
+    } else {
+      const keys = isRecord(node) ? Object.keys(node) : [];
+      const at = keys.indexOf(String(key));
+      out.push(at === -1 ? keys.length : at);
+      node = isRecord(node) ? node[String(key)] : undefined;
+    }
+  }
+  return out;
+}
+
+/** Problems sorted as the fields appear in the plan, so each path's problems read together. */
+function inDocumentOrder(raw: unknown, problems: readonly Problem[]): Problem[] {
+  const keyed = problems.map((p) => ({ p, pos: documentPosition(raw, p.path) }));
+  keyed.sort((a, b) => {
+    for (let i = 0; i < Math.min(a.pos.length, b.pos.length); i++)
+      if (a.pos[i] !== b.pos[i]) return a.pos[i] - b.pos[i];
+    return a.pos.length - b.pos.length;
+  });
+  return keyed.map((k) => k.p);
+}
+
+/**
+ * Read a plan file (JSON) and parse it with {@link parsePlan}. A missing or unreadable file and
+ * invalid JSON are reported as problems ("plan: cannot read FILE (reason)", "plan: not valid JSON (reason)").
+ */
+export async function loadPlanFile(file: string): Promise<PlanResult> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e: unknown) {
+    return { ok: false, problems: [`plan: cannot read ${file} (${readReason(e)})`] };
+  }
+  let json: unknown;
+  try {
+    // Editors on some systems prepend a byte-order mark, which JSON.parse refuses.
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (e: unknown) {
+    return { ok: false, problems: [`plan: not valid JSON (${e instanceof Error ? e.message : String(e)})`] };
+  }
+  return parsePlan(json);
+}
+
+function readReason(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  // Node's message repeats the path ("ENOENT: no such file or directory, open 'x'"); keep the cause.
+  return e.message.replace(/, \w+ '.*'$/, '');
+}
+
+/** Problems as printable text: a count line, then one problem per line, indented. */
+export function formatProblems(problems: readonly string[]): string {
+  const head = `plan has ${problems.length} problem${problems.length === 1 ? '' : 's'}:`;
+  return [head, ...problems.map((p) => `  ${p}`)].join('\n');
+}

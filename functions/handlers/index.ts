@@ -1,0 +1,89 @@
+/**
+ * Task handlers: validate the event with zod, call the pipeline step with injected ports.
+ * Nothing else lives here (STYLE.md 1). An invalid event is a programming error between the
+ * ASL and the code, so it fails with TaskInputError naming the field.
+ */
+import { z } from 'zod';
+import { PathbenchError } from '../core/errors.js';
+import { collectOutput } from '../pipeline/collect.js';
+import { releaseLock as release, restoreRoutes as restore, summarizeRun as summarize } from '../pipeline/finish.js';
+import * as path from '../pipeline/path.js';
+import { validatePlanStep } from '../pipeline/validate.js';
+import type { Deps } from '../ports.js';
+
+export class TaskInputError extends PathbenchError {}
+
+function parse<T extends z.ZodType>(schema: T, input: unknown, task: string): z.infer<T> {
+  const r = schema.safeParse(input);
+  if (!r.success) {
+    const first = r.error.issues[0];
+    throw new TaskInputError(`${task}: bad input at ${first.path.join('.') || '(root)'}: ${first.message}`);
+  }
+  return r.data;
+}
+
+const runRef = z.object({ runId: z.string().min(1) });
+const pathRef = runRef.extend({ pathId: z.string().min(1) });
+const client = z.object({ instanceId: z.string().min(1), region: z.string().min(1) });
+const poll = z.object({
+  attempt: z.number().int().min(0),
+  since: z.string(),
+  waitSeconds: z.number().int().min(0),
+  done: z.boolean().optional(),
+});
+const probeState = z.object({
+  commandId: z.string().min(1),
+  attempt: z.number().int().min(0),
+  sentAt: z.string(),
+  deadline: z.string(),
+  waitSeconds: z.number().int().min(0),
+  done: z.boolean(),
+});
+
+export const validatePlan = (deps: Deps, input: unknown) =>
+  validatePlanStep(
+    deps,
+    parse(z.object({ input: z.unknown(), runId: z.string(), startedAt: z.string().optional() }), input, 'ValidatePlan'),
+  );
+
+export const beginPath = (deps: Deps, input: unknown) => path.beginPath(deps, parse(pathRef, input, 'BeginPath'));
+
+export const stopClient = (deps: Deps, input: unknown) =>
+  path.stopClient(deps, parse(pathRef.extend({ client }), input, 'StopClient'));
+
+export const startClient = (deps: Deps, input: unknown) =>
+  path.startClient(deps, parse(pathRef.extend({ client }), input, 'StartClient'));
+
+export const describeClient = (deps: Deps, input: unknown) =>
+  path.describeClient(
+    deps,
+    parse(pathRef.extend({ client, want: z.enum(['stopped', 'ready']), poll }), input, 'DescribeClient'),
+  );
+
+export const swapRoutes = (deps: Deps, input: unknown) => path.swapRoutes(deps, parse(pathRef, input, 'SwapRoutes'));
+
+export const sendProbe = (deps: Deps, input: unknown) =>
+  path.sendProbe(deps, parse(pathRef.extend({ client }), input, 'SendProbe'));
+
+export const pollProbe = (deps: Deps, input: unknown) =>
+  path.pollProbe(deps, parse(pathRef.extend({ client, probe: probeState }), input, 'PollProbe'));
+
+export const collect = (deps: Deps, input: unknown) => collectOutput(deps, parse(pathRef, input, 'CollectOutput'));
+export { collect as collectOutput };
+
+export const recordPathFailure = (deps: Deps, input: unknown) =>
+  path.recordPathFailure(
+    deps,
+    parse(
+      pathRef.extend({
+        step: z.string(),
+        error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }),
+      }),
+      input,
+      'RecordPathFailure',
+    ),
+  );
+
+export const restoreRoutes = (deps: Deps, input: unknown) => restore(deps, parse(runRef, input, 'RestoreRoutes'));
+export const summarizeRun = (deps: Deps, input: unknown) => summarize(deps, parse(runRef, input, 'SummarizeRun'));
+export const releaseLock = (deps: Deps, input: unknown) => release(deps, parse(runRef, input, 'ReleaseLock'));

@@ -1,0 +1,129 @@
+/**
+ * CollectOutput: the raw tool files are already in the store (the command runner put them
+ * there); parse each into sample records, write one JSONL per probe trial, register the
+ * partition and record provenance. A parse failure marks the path, never deletes raw data.
+ */
+import { CollectError, errorMessage } from '../core/errors.js';
+import { keys } from '../core/keys.js';
+import type { AgentReport, AgentSpec, ProbeKind, ProbeProvenance, SampleRecord } from '../core/model.js';
+import { flagCreditCliffs } from '../core/credit.js';
+import { parseRaw } from '../core/parsers/index.js';
+import { RAW_EXT } from '../agent/probes/types.js';
+import type { Deps } from '../ports.js';
+import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import type { PathRef } from './path.js';
+
+/** The metric a probe kind reports, for a failed record when a probe left no raw file. */
+export const PRIMARY_METRIC: Record<ProbeKind, { metric: string; unit: string }> = {
+  'tcp-connect': { metric: 'connect_rtt_ms', unit: 'ms' },
+  iperf3: { metric: 'throughput_bps', unit: 'bit/s' },
+  http: { metric: 'http_latency_ms', unit: 'ms' },
+  sockperf: { metric: 'rtt_us', unit: 'us' },
+  mtu: { metric: 'mtu_bytes', unit: 'bytes' },
+};
+
+export function toJsonl(records: SampleRecord[]): string {
+  return records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : '');
+}
+
+export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples: number; probes: number }> {
+  const { runId, pathId } = ref;
+  await updateManifest(deps.store, runId, (m) => stepStarted(pathEntry(m, pathId), 'Collect', deps.now()));
+  const specText = await deps.store.getText(keys.spec(runId, pathId));
+  if (!specText) throw new CollectError(`no spec for path ${pathId}`);
+  const spec = JSON.parse(specText) as AgentSpec;
+  const prefix = keys.rawPrefix(pathId, runId);
+  const rawKeys = await deps.store.list(prefix);
+  const reportText = await deps.store.getText(`${prefix}agent.json`);
+  const report = reportText ? (JSON.parse(reportText) as AgentReport) : undefined;
+
+  const provenance: ProbeProvenance[] = [];
+  const failures: string[] = [];
+  let total = 0;
+  for (const probe of spec.probes) {
+    const ext = RAW_EXT[probe.kind];
+    const pattern = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${probe.name}/(\\d+)\\.${ext}$`);
+    const files = rawKeys
+      .map((k) => ({ key: k, m: pattern.exec(k) }))
+      .filter((x): x is { key: string; m: RegExpExecArray } => x.m !== null)
+      .map((x) => ({ key: x.key, trial: Number(x.m[1]) }))
+      .sort((a, b) => a.trial - b.trial);
+    const agentProbe = report?.probes.find((p) => p.probe === probe.name);
+    const prov: ProbeProvenance = {
+      probe: probe.name,
+      kind: probe.kind,
+      trials: files.length,
+      rawKeys: files.map((f) => f.key),
+      sampleKeys: [],
+      samples: 0,
+      status: agentProbe?.status === 'failed' ? 'failed' : 'ok',
+      reason: agentProbe?.reason,
+    };
+    if (files.length === 0) {
+      // The probe left nothing to parse: keep its failure as a failed sample so loss shows it.
+      const reason = agentProbe?.reason ?? (report ? 'no raw output' : 'agent report missing');
+      const t = agentProbe ? Date.parse(agentProbe.startedAt) : deps.now().getTime();
+      const rec: SampleRecord = {
+        run_id: runId,
+        path_id: pathId,
+        probe: probe.name,
+        kind: probe.kind,
+        trial: 0,
+        seq: 0,
+        t_start: t,
+        t_end: t,
+        ...PRIMARY_METRIC[probe.kind],
+        value: null,
+        ok: false,
+        error: reason,
+      };
+      const key = keys.samples(pathId, runId, probe.name, 0);
+      await deps.store.put(key, toJsonl([rec]), 'application/x-ndjson');
+      Object.assign(prov, { status: 'failed', reason, sampleKeys: [key], samples: 1 });
+      provenance.push(prov);
+      total += 1;
+      continue;
+    }
+    for (const f of files) {
+      const raw = await deps.store.getText(f.key);
+      try {
+        const records = parseRaw(probe.kind, raw ?? '', { runId, pathId, probe: probe.name, trial: f.trial });
+        if (probe.kind === 'iperf3') {
+          for (const c of flagCreditCliffs(records)) (prov.credit ??= []).push(c);
+        }
+        const key = keys.samples(pathId, runId, probe.name, f.trial);
+        await deps.store.put(key, toJsonl(records), 'application/x-ndjson');
+        prov.sampleKeys.push(key);
+        prov.samples += records.length;
+        total += records.length;
+      } catch (e) {
+        prov.status = 'parse-failed';
+        prov.reason = `${f.key}: ${errorMessage(e)}`;
+        failures.push(prov.reason);
+      }
+    }
+    provenance.push(prov);
+  }
+  for (const s of spec.skipped) {
+    provenance.push({ probe: s.name, kind: s.kind, trials: 0, rawKeys: [], sampleKeys: [], samples: 0, status: 'skipped', reason: s.reason });
+  }
+  await deps.query.registerPartition(pathId, runId);
+
+  await updateManifest(deps.store, runId, (m) => {
+    const p = pathEntry(m, pathId);
+    p.probes = provenance;
+    if (report) {
+      const { probes: _probes, ...facts } = report;
+      p.provenance = { ...(p.provenance ?? {}), agent: facts };
+    }
+    const now = deps.now();
+    stepEnded(p, 'Collect', now, failures.length ? 'failed' : 'succeeded');
+    if (!failures.length) {
+      p.status = 'succeeded';
+      p.endedAt = now.toISOString();
+    }
+  });
+  if (failures.length) throw new CollectError(`could not parse ${failures.length} raw file(s): ${failures.join('; ')}`);
+  deps.log.info('output collected', { runId, pathId, samples: total, probes: provenance.length });
+  return { samples: total, probes: provenance.length };
+}

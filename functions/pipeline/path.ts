@@ -1,0 +1,268 @@
+/**
+ * The per-path steps of the Map iteration: begin, reboot (stop / start / bounded polls), route
+ * swap, probe send and bounded poll, failure record. Each is one short task; every wait happens
+ * in the state machine.
+ */
+import {
+  InstanceCapacityError,
+  PollTimeoutError,
+  ProbeCommandFailedError,
+  ProbeTimeoutError,
+  RouteSwapError,
+} from '../core/errors.js';
+import { keys } from '../core/keys.js';
+import type { ClientRef, PathManifest, ProbeSpec, RouteEntry, RouteVia } from '../core/model.js';
+import type { Deps } from '../ports.js';
+import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { loadResolvedPlan } from './validate.js';
+
+export interface PathRef {
+  runId: string;
+  pathId: string;
+}
+
+/** Upper bounds of the poll loops: the state machine never waits forever. */
+export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
+
+export async function beginPath(deps: Deps, ref: PathRef): Promise<void> {
+  await updateManifest(deps.store, ref.runId, (m) => {
+    const p = pathEntry(m, ref.pathId);
+    p.status = 'running';
+    p.startedAt = deps.now().toISOString();
+  });
+  deps.log.info('path started', { ...ref });
+}
+
+export interface PollState {
+  attempt: number;
+  since: string;
+  waitSeconds: number;
+  done?: boolean;
+}
+
+export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {
+  const now = deps.now();
+  await updateManifest(deps.store, ref.runId, (m) => {
+    const p = pathEntry(m, ref.pathId);
+    stepStarted(p, 'Reboot', now);
+    if (!deps.fleet.rebootable) note(p, `nothing rebooted: the ${deps.driver} fleet for ${ref.client.instanceId} has no instance to stop`);
+  });
+  await deps.fleet.stop(ref.client);
+  deps.log.info('client stopping', { ...ref, instanceId: ref.client.instanceId });
+  return { attempt: 0, since: now.toISOString(), waitSeconds: deps.fleet.pollSeconds, done: false };
+}
+
+export async function startClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {
+  const now = deps.now();
+  await deps.fleet.start(ref.client);
+  deps.log.info('client starting', { ...ref, instanceId: ref.client.instanceId });
+  return { attempt: 0, since: now.toISOString(), waitSeconds: deps.fleet.pollSeconds, done: false };
+}
+
+export async function describeClient(
+  deps: Deps,
+  input: PathRef & { client: ClientRef; want: 'stopped' | 'ready'; poll: PollState },
+): Promise<PollState> {
+  const info = await deps.fleet.describe(input.client, input.poll.since);
+  const attempt = input.poll.attempt + 1;
+  if (info.state === 'terminated' || info.state === 'shutting-down') {
+    throw new InstanceCapacityError(`client ${input.client.instanceId} is ${info.state}`);
+  }
+  if (input.want === 'ready' && info.state === 'stopped' && attempt > 1) {
+    // A start that falls back to stopped: EC2 had no capacity for the instance type.
+    throw new InstanceCapacityError(
+      `client ${input.client.instanceId} fell back to stopped after start${info.stateReason ? ` (${info.stateReason})` : ''}`,
+    );
+  }
+  const done = input.want === 'stopped' ? info.state === 'stopped' : info.state === 'running' && info.commandReady;
+  if (!done && attempt >= POLL_LIMITS[input.want]) {
+    throw new PollTimeoutError(
+      `client ${input.client.instanceId} not ${input.want} after ${attempt} polls (last state ${info.state}${info.commandReady ? '' : ', command channel not ready'})`,
+    );
+  }
+  if (done && input.want === 'ready') {
+    await updateManifest(deps.store, input.runId, (m) => {
+      const p = pathEntry(m, input.pathId);
+      stepEnded(p, 'Reboot', deps.now(), 'succeeded', deps.fleet.rebootable ? undefined : 'no-op: nothing to reboot');
+      p.provenance = { ...(p.provenance ?? {}), client: { instanceId: info.instanceId, azId: info.azId, instanceType: info.instanceType } };
+    });
+  }
+  return { attempt, since: input.poll.since, waitSeconds: deps.fleet.pollSeconds, done };
+}
+
+/** "kind:id" form of a plan route's `via`. */
+export function viaTarget(via: RouteVia): string {
+  const [kind, id] = Object.entries(via)[0] as [string, string];
+  return `${kind}:${id}`;
+}
+
+const routeKey = (r: Omit<RouteEntry, 'via'>) => `${r.region}|${r.routeTableId}|${r.destination}`;
+
+/** Verify with a few short retries: route APIs are eventually consistent. */
+async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: string, attempts = 5): Promise<boolean> {
+  for (let i = 0; i < attempts; i++) {
+    if (await deps.routes.verify(r, target)) return true;
+    await new Promise((res) => setTimeout(res, 200 * 2 ** i));
+  }
+  return false;
+}
+
+export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
+  const plan = await loadResolvedPlan(deps, ref.runId);
+  const path = plan.paths.find((p) => p.id === ref.pathId);
+  if (!path) throw new Error(`path ${ref.pathId} not in plan`);
+  await updateManifest(deps.store, ref.runId, (m) => {
+    const p = pathEntry(m, ref.pathId);
+    closeCreditWait(p, deps.now());
+    stepStarted(p, 'SwapRoutes', deps.now());
+  });
+  for (const route of path.routes) {
+    const { via, ...r } = route;
+    const target = viaTarget(via);
+    const current = await deps.routes.read(r);
+    // Remember the original target before touching anything, so a crash mid-swap is restorable.
+    await updateManifest(deps.store, ref.runId, (m) => {
+      if (!m.routeChanges.some((c) => routeKey(c) === routeKey(r))) {
+        m.routeChanges.push({ ...r, original: current, current });
+      }
+    });
+    if (current !== target) await deps.routes.point(r, target);
+    if (!(await verifyRoute(deps, r, target))) {
+      throw new RouteSwapError(`${r.region} ${r.routeTableId} ${r.destination} did not become active via ${target}`);
+    }
+    await updateManifest(deps.store, ref.runId, (m) => {
+      const c = m.routeChanges.find((x) => routeKey(x) === routeKey(r));
+      if (c) c.current = target;
+    });
+    deps.log.info('route swapped', { region: r.region, routeTableId: r.routeTableId, from: current, to: target });
+  }
+  await updateManifest(deps.store, ref.runId, (m) => {
+    stepEnded(pathEntry(m, ref.pathId), 'SwapRoutes', deps.now());
+  });
+}
+
+/** The wait between reboot (or path start) and the next step is the credit refill wait. */
+function closeCreditWait(p: PathManifest, now: Date): void {
+  if (p.steps.some((s) => s.name === 'WaitForCredits')) return;
+  const reboot = p.steps.find((s) => s.name === 'Reboot');
+  const startedAt = reboot?.endedAt ?? p.startedAt ?? now.toISOString();
+  const ms = Math.max(0, now.getTime() - Date.parse(startedAt));
+  p.steps.push({ name: 'WaitForCredits', status: 'succeeded', startedAt, endedAt: now.toISOString(), ms });
+}
+
+/** Rough wall time of a probe, to size the first wait and the hard deadline. */
+export function estimateSeconds(probe: ProbeSpec): number {
+  switch (probe.kind) {
+    case 'tcp-connect':
+      return (probe.count * probe.intervalMs + probe.timeoutMs) / 1000;
+    case 'iperf3':
+      return probe.repeats * (probe.durationSeconds + 2);
+    case 'http':
+      return (probe.trials * probe.count * 2) / 1000 / probe.concurrency + probe.timeoutMs / 1000;
+    case 'sockperf':
+      return probe.durationSeconds + 2;
+    case 'mtu':
+      return (14 * probe.timeoutMs) / 1000;
+  }
+}
+
+export interface ProbeState {
+  commandId: string;
+  attempt: number;
+  sentAt: string;
+  deadline: string;
+  waitSeconds: number;
+  done: boolean;
+}
+
+export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<ProbeState> {
+  const plan = await loadResolvedPlan(deps, ref.runId);
+  const path = plan.paths.find((p) => p.id === ref.pathId);
+  if (!path) throw new Error(`path ${ref.pathId} not in plan`);
+  const now = deps.now();
+  await updateManifest(deps.store, ref.runId, (m) => {
+    const p = pathEntry(m, ref.pathId);
+    closeCreditWait(p, now);
+    stepStarted(p, 'Probe', now);
+  });
+  // Self-calibration and agent start-up are part of every command; allow for them.
+  const expected = path.probes.reduce((s, p) => s + estimateSeconds(p), 0) + 3;
+  const timeoutSeconds = Math.ceil(expected * 1.5 + 60);
+  const { commandId } = await deps.runner.send({
+    runId: ref.runId,
+    pathId: ref.pathId,
+    client: ref.client,
+    specKey: keys.spec(ref.runId, ref.pathId),
+    rawPrefix: keys.rawPrefix(ref.pathId, ref.runId),
+    timeoutSeconds,
+  });
+  deps.log.info('probe sent', { ...ref, commandId, expectedSeconds: Math.round(expected) });
+  return {
+    commandId,
+    attempt: 0,
+    sentAt: now.toISOString(),
+    deadline: new Date(now.getTime() + timeoutSeconds * 1000).toISOString(),
+    waitSeconds: Math.min(300, Math.max(1, Math.ceil(expected))),
+    done: false,
+  };
+}
+
+export async function pollProbe(
+  deps: Deps,
+  input: PathRef & { client: ClientRef; probe: ProbeState },
+): Promise<ProbeState> {
+  const { probe } = input;
+  const inv = await deps.runner.status(probe.commandId, input.client);
+  const attempt = probe.attempt + 1;
+  if (inv.status === 'Success') {
+    await updateManifest(deps.store, input.runId, (m) => {
+      stepEnded(pathEntry(m, input.pathId), 'Probe', deps.now());
+    });
+    return { ...probe, attempt, done: true, waitSeconds: 0 };
+  }
+  if (inv.status === 'Failed' || inv.status === 'Cancelled' || inv.status === 'TimedOut') {
+    throw new ProbeCommandFailedError(`probe command ${probe.commandId} ${inv.status}${inv.detail ? `: ${inv.detail}` : ''}`);
+  }
+  if (deps.now().getTime() > Date.parse(probe.deadline)) {
+    throw new ProbeTimeoutError(`probe command ${probe.commandId} still ${inv.status} at its deadline ${probe.deadline}`);
+  }
+  if (attempt >= POLL_LIMITS.probe) {
+    throw new PollTimeoutError(`probe command ${probe.commandId} still ${inv.status} after ${attempt} polls`);
+  }
+  return { ...probe, attempt, done: false, waitSeconds: deps.fleet.pollSeconds > 1 ? 5 : 1 };
+}
+
+export interface FailureInput extends PathRef {
+  step: string;
+  error: { Error?: string; Cause?: string };
+}
+
+/** Lambda wraps causes as JSON ({"errorMessage": …}); keep just the message. */
+export function causeMessage(cause: string | undefined): string {
+  if (!cause) return '';
+  try {
+    const o = JSON.parse(cause) as { errorMessage?: string };
+    if (typeof o.errorMessage === 'string') return o.errorMessage;
+  } catch {
+    // not JSON: a plain message
+  }
+  return cause;
+}
+
+export async function recordPathFailure(deps: Deps, input: FailureInput): Promise<void> {
+  const now = deps.now();
+  const error = `${input.error.Error ?? 'Error'}: ${causeMessage(input.error.Cause)}`;
+  await updateManifest(deps.store, input.runId, (m) => {
+    const p = pathEntry(m, input.pathId);
+    p.status = 'failed';
+    p.failedStep = input.step;
+    p.error = error;
+    p.endedAt = now.toISOString();
+    for (const s of p.steps) if (s.status === 'running') stepEnded(p, s.name, now, 'failed');
+  });
+  deps.log.warn('path failed', { runId: input.runId, pathId: input.pathId, step: input.step, error });
+}
+
+function note(p: PathManifest, text: string): void {
+  if (!p.notes.includes(text)) p.notes.push(text);
+}

@@ -1,0 +1,199 @@
+/**
+ * The run summary (contract in the foundation issue): percentiles from the same SQL on Athena
+ * and DuckDB, path status and steps from the manifest when there is one, and renderings for
+ * people (console table, Markdown, CSV).
+ */
+import { keys } from '../core/keys.js';
+import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
+import { loadQuery } from '../core/sql.js';
+import type { Deps } from '../ports.js';
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** Final status of a run from its manifest. */
+export function runStatus(m: RunManifest): RunManifest['status'] {
+  const failed = m.paths.filter((p) => p.status !== 'succeeded').length;
+  if (m.restore?.status === 'failed') return 'failed';
+  if (failed === 0) return 'succeeded';
+  return failed === m.paths.length ? 'failed' : 'partial';
+}
+
+export function formatFlag(flag: string, row: Row): string {
+  return `${flag}(trial ${num(row.trial)} @ interval ${num(row.first_seq)}, ${num(row.intervals)} intervals)`;
+}
+
+/**
+ * Build the summary of a run from the samples (and the manifest when present). Works for
+ * samples that arrived by other means too: then path ids become the labels and status is
+ * inferred from the data.
+ */
+export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
+  const manifestText = await deps.store.getText(keys.manifest(runId));
+  const manifest = manifestText ? (JSON.parse(manifestText) as RunManifest) : undefined;
+  const rows = await deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`);
+  const flagRows = await deps.query.query(loadQuery('flags'), [runId], `flags-${runId}`);
+
+  const byPath = new Map<string, ResultRow[]>();
+  for (const r of rows) {
+    const path = String(r.path);
+    const flags = flagRows
+      .filter((f) => f.path === r.path && f.probe === r.probe && r.subset === 'all' && r.metric === 'throughput_bps')
+      .map((f) => formatFlag(String(f.flag), f));
+    const result: ResultRow = {
+      probe: String(r.probe),
+      metric: String(r.metric),
+      unit: String(r.unit),
+      n: Number(r.n),
+      loss: Number(r.loss),
+      p50: num(r.p50),
+      p95: num(r.p95),
+      p99: num(r.p99),
+      p999: num(r.p999),
+      max: num(r.max),
+      flags,
+    };
+    if (r.subset !== 'all') result.subset = String(r.subset);
+    if (!byPath.has(path)) byPath.set(path, []);
+    byPath.get(path)?.push(result);
+  }
+
+  const ids = manifest ? manifest.paths.map((p) => p.id) : [...byPath.keys()].sort();
+  const paths: SummaryPath[] = ids.map((id) => {
+    const mp = manifest?.paths.find((p) => p.id === id);
+    const results = byPath.get(id) ?? [];
+    const sp: SummaryPath = {
+      id,
+      label: mp?.label ?? id,
+      status: mp?.status ?? (results.length ? 'succeeded' : 'failed'),
+      steps: (mp?.steps ?? []).map((s) => ({ name: s.name, status: s.status, ms: s.ms ?? 0 })),
+      results,
+    };
+    if (mp?.failedStep) sp.failedStep = mp.failedStep;
+    if (mp?.error) sp.error = mp.error;
+    const calibration = (mp?.provenance?.agent as { calibration?: Record<string, unknown> } | undefined)?.calibration;
+    if (calibration) sp.probe_overhead_us = calibration;
+    const skipped = mp?.probes.filter((p) => p.status === 'skipped').map((p) => ({ probe: p.probe, reason: p.reason }));
+    if (skipped?.length) sp.skipped = skipped;
+    if (mp?.notes.length) sp.notes = mp.notes;
+    return sp;
+  });
+  const summary: Summary = {
+    runId,
+    status: manifest ? (manifest.status === 'running' ? runStatus(manifest) : manifest.status) : 'succeeded',
+    paths,
+  };
+  if (manifest) {
+    summary.planName = manifest.planName;
+    summary.startedAt = manifest.startedAt;
+    if (manifest.endedAt) summary.endedAt = manifest.endedAt;
+    if (manifest.restore) summary.routesRestored = manifest.restore;
+  }
+  return summary;
+}
+
+function fmt(v: number | null, metric: string): string {
+  if (v === null) return '–';
+  if (metric === 'throughput_bps') return `${(v / 1e9).toFixed(2)}G`;
+  if (Math.abs(v) >= 100) return v.toFixed(0);
+  if (Math.abs(v) >= 10) return v.toFixed(2);
+  return v.toFixed(3);
+}
+
+const unitOf = (r: ResultRow) => (r.metric === 'throughput_bps' ? 'Gbit/s' : r.unit);
+
+/** Rows of the human tables: one per path × result (the seed's layout: path, n, loss, p50…). */
+export function tableRows(s: Summary): string[][] {
+  const out: string[][] = [];
+  for (const p of s.paths) {
+    if (p.results.length === 0) {
+      out.push([p.id, '', '', '', '', '', '', '', '', `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`]);
+      continue;
+    }
+    for (const r of p.results) {
+      out.push([
+        p.id,
+        r.subset ? `${r.probe} (${r.subset})` : r.probe,
+        `${r.metric} [${unitOf(r)}]`,
+        String(r.n),
+        `${(r.loss * 100).toFixed(1)}%`,
+        fmt(r.p50, r.metric),
+        fmt(r.p95, r.metric),
+        fmt(r.p99, r.metric),
+        fmt(r.max, r.metric),
+        [p.status === 'succeeded' ? '' : `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`, ...r.flags]
+          .filter(Boolean)
+          .join(' '),
+      ]);
+    }
+  }
+  return out;
+}
+
+const HEAD = ['path', 'probe', 'metric', 'n', 'loss', 'p50', 'p95', 'p99', 'max', 'notes'];
+
+export function renderTable(s: Summary): string {
+  const rows = [HEAD, ...tableRows(s)];
+  const widths = HEAD.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i >= 3 && i <= 8 ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  const text = [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)];
+  const overhead = s.paths
+    .filter((p) => p.probe_overhead_us)
+    .map((p) => `${p.id}: ${JSON.stringify(p.probe_overhead_us)}`);
+  if (overhead.length) text.push('', `probe overhead (µs, self-calibrated on loopback): ${overhead.join('; ')}`);
+  const failed = s.paths.filter((p) => p.error);
+  for (const p of failed) text.push(`${p.id} failed at ${p.failedStep}: ${p.error}`);
+  return `${text.join('\n')}\n`;
+}
+
+export function renderMarkdown(s: Summary): string {
+  const rows = tableRows(s);
+  const md = [
+    `# pathbench run ${s.runId}`,
+    '',
+    `status: **${s.status}**${s.planName ? ` · plan: ${s.planName}` : ''}${s.startedAt ? ` · started ${s.startedAt}` : ''}`,
+    '',
+    `| ${HEAD.join(' | ')} |`,
+    `|${HEAD.map((_, i) => (i >= 3 && i <= 8 ? '---:' : '---')).join('|')}|`,
+    ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`),
+    '',
+  ];
+  for (const p of s.paths) {
+    if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
+    if (p.probe_overhead_us) md.push(`- **${p.id}** probe overhead (µs): ${JSON.stringify(p.probe_overhead_us)}`);
+    if (Array.isArray(p.skipped)) for (const k of p.skipped as { probe: string; reason: string }[]) md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason}`);
+  }
+  return `${md.join('\n')}\n`;
+}
+
+export function renderCsv(s: Summary): string {
+  const head = ['run_id', 'path', 'label', 'status', 'probe', 'subset', 'metric', 'unit', 'n', 'loss', 'p50', 'p95', 'p99', 'p999', 'max', 'flags'];
+  const q = (v: unknown) => {
+    const t = v === null || v === undefined ? '' : String(v);
+    return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+  };
+  const lines = [head.join(',')];
+  for (const p of s.paths) {
+    for (const r of p.results) {
+      lines.push(
+        [s.runId, p.id, p.label, p.status, r.probe, r.subset ?? 'all', r.metric, r.unit, r.n, r.loss, r.p50, r.p95, r.p99, r.p999, r.max, r.flags.join(' ')]
+          .map(q)
+          .join(','),
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Compute and store summary.json / .md / .csv under reports/run=<id>/. */
+export async function writeReports(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
+  const summary = await buildSummary(deps, runId);
+  await deps.store.put(keys.report(runId, 'json'), `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
+  await deps.store.put(keys.report(runId, 'md'), renderMarkdown(summary), 'text/markdown');
+  await deps.store.put(keys.report(runId, 'csv'), renderCsv(summary), 'text/csv');
+  return summary;
+}

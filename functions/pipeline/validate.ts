@@ -1,0 +1,103 @@
+/**
+ * ValidatePlan: resolve the plan (inline or by name), take the run lock, then write the run's
+ * own keys (plan, one spec per path, manifest). Nothing is written before the plan is valid and
+ * the lock is held.
+ */
+import { ConfigError, PlanInvalidError } from '../core/errors.js';
+import { checkRunId, keys } from '../core/keys.js';
+import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
+import { parsePlan } from '../core/plan.js';
+import type { Deps } from '../ports.js';
+import { saveManifest } from './manifest.js';
+
+export interface ValidateInput {
+  input: unknown;
+  runId: string;
+  startedAt?: string;
+}
+
+/** The small per-path facts the state machine branches on (state payloads stay tiny). */
+export interface PathItem {
+  id: string;
+  reboot: boolean;
+  creditWaitSeconds: number;
+  hasRoutes: boolean;
+  client: { instanceId: string; region: string };
+}
+
+export interface ValidateOutput {
+  runId: string;
+  planName: string;
+  paths: PathItem[];
+}
+
+/** Accepts `{ plan }`, `{ planName }` or a bare plan object. */
+async function planJson(deps: Deps, input: unknown): Promise<unknown> {
+  if (input && typeof input === 'object' && !Array.isArray(input)) {
+    const o = input as Record<string, unknown>;
+    if ('plan' in o) return o.plan;
+    if ('planName' in o) {
+      if (typeof o.planName !== 'string') throw new PlanInvalidError(['planName: expected a string']);
+      if (!deps.plans) throw new ConfigError('named plans are not available on this driver; pass { "plan": … }');
+      const found = await deps.plans.get(o.planName);
+      if (found === undefined) throw new PlanInvalidError([`planName: no plan named "${o.planName}"`]);
+      return found;
+    }
+  }
+  return input;
+}
+
+export function specFor(runId: string, plan: ResolvedPlan, pathId: string): AgentSpec {
+  const p = plan.paths.find((x) => x.id === pathId);
+  if (!p) throw new Error(`path ${pathId} is not in the plan`);
+  return { runId, pathId, target: p.target, probes: p.probes, skipped: p.skipped };
+}
+
+export async function validatePlanStep(deps: Deps, input: ValidateInput): Promise<ValidateOutput> {
+  const runId = checkRunId(input.runId);
+  const raw = await planJson(deps, input.input);
+  const result = parsePlan(raw);
+  if (!result.ok) throw new PlanInvalidError(result.problems);
+  const plan = result.plan;
+
+  await deps.lock.acquire(runId);
+  try {
+    const now = deps.now();
+    await deps.store.put(keys.plan(runId), `${JSON.stringify({ source: raw, resolved: plan }, null, 2)}\n`);
+    for (const p of plan.paths) {
+      await deps.store.put(keys.spec(runId, p.id), `${JSON.stringify(specFor(runId, plan, p.id), null, 2)}\n`);
+    }
+    const manifest: RunManifest = {
+      runId,
+      planName: plan.name,
+      driver: deps.driver,
+      status: 'running',
+      startedAt: input.startedAt ?? now.toISOString(),
+      paths: plan.paths.map((p) => ({ id: p.id, label: p.label, status: 'pending', steps: [], probes: [], notes: [] })),
+      routeChanges: [],
+    };
+    await saveManifest(deps.store, manifest);
+    deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
+    return {
+      runId,
+      planName: plan.name,
+      paths: plan.paths.map((p) => ({
+        id: p.id,
+        reboot: p.reboot,
+        creditWaitSeconds: p.creditWaitSeconds,
+        hasRoutes: p.routes.length > 0,
+        client: p.client,
+      })),
+    };
+  } catch (e) {
+    await deps.lock.release(runId);
+    throw e;
+  }
+}
+
+/** The resolved plan of a run, as ValidatePlan stored it. */
+export async function loadResolvedPlan(deps: Deps, runId: string): Promise<ResolvedPlan> {
+  const text = await deps.store.getText(keys.plan(runId));
+  if (text === undefined) throw new Error(`run ${runId} has no plan (${keys.plan(runId)})`);
+  return (JSON.parse(text) as { resolved: ResolvedPlan }).resolved;
+}

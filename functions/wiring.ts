@@ -1,0 +1,110 @@
+/**
+ * The one table that wires the state machine (STYLE.md 6). Every `${Placeholder}` in
+ * statemachine/measurement.asl.json has exactly one entry here; CDK substitutions and IAM grants
+ * and the local runner are all derived from it, so they cannot drift apart.
+ */
+import type { Deps } from './ports.js';
+import * as h from './handlers/index.js';
+
+/** What a task touches; CDK turns these into IAM grants, the local runner ignores them. */
+export type Capability =
+  | 'store:read'
+  | 'store:write'
+  | 'fleet'
+  | 'routes'
+  | 'runner'
+  | 'query'
+  | 'lock';
+
+export interface TaskWiring {
+  /** Core logic: validated input in, small JSON out. */
+  run: (deps: Deps, input: unknown) => Promise<unknown>;
+  needs: Capability[];
+  /** Lambda timeout; waiting happens in the state machine, so these stay short. */
+  timeoutSeconds: number;
+  description: string;
+}
+
+export const TASKS = {
+  ValidatePlan: {
+    run: h.validatePlan,
+    needs: ['store:read', 'store:write', 'lock'],
+    timeoutSeconds: 30,
+    description: 'validate the plan, take the run lock, write plan, specs and manifest',
+  },
+  BeginPath: {
+    run: h.beginPath,
+    needs: ['store:read', 'store:write'],
+    timeoutSeconds: 15,
+    description: 'mark a path running in the manifest',
+  },
+  StopClient: {
+    run: h.stopClient,
+    needs: ['store:read', 'store:write', 'fleet'],
+    timeoutSeconds: 30,
+    description: 'stop the client instance (reboot, part 1)',
+  },
+  StartClient: {
+    run: h.startClient,
+    needs: ['store:read', 'store:write', 'fleet'],
+    timeoutSeconds: 30,
+    description: 'start the client instance (reboot, part 2)',
+  },
+  DescribeClient: {
+    run: h.describeClient,
+    needs: ['store:read', 'store:write', 'fleet'],
+    timeoutSeconds: 30,
+    description: 'one bounded poll of the client state (stopped / running and command-ready)',
+  },
+  SwapRoutes: {
+    run: h.swapRoutes,
+    needs: ['store:read', 'store:write', 'routes'],
+    timeoutSeconds: 120,
+    description: "point the path's route entries at its targets, verify, remember the originals",
+  },
+  SendProbe: {
+    run: h.sendProbe,
+    needs: ['store:read', 'store:write', 'runner'],
+    timeoutSeconds: 30,
+    description: 'send the probe command to the client',
+  },
+  PollProbe: {
+    run: h.pollProbe,
+    needs: ['store:read', 'store:write', 'runner'],
+    timeoutSeconds: 30,
+    description: 'one bounded poll of the probe command',
+  },
+  CollectOutput: {
+    run: h.collectOutput,
+    needs: ['store:read', 'store:write', 'query'],
+    timeoutSeconds: 300,
+    description: 'parse raw tool output into sample records, register the partition',
+  },
+  RecordPathFailure: {
+    run: h.recordPathFailure,
+    needs: ['store:read', 'store:write'],
+    timeoutSeconds: 15,
+    description: 'record which step of a path failed and why',
+  },
+  RestoreRoutes: {
+    run: h.restoreRoutes,
+    needs: ['store:read', 'store:write', 'routes'],
+    timeoutSeconds: 120,
+    description: 'put every route this run changed back to its original target',
+  },
+  SummarizeRun: {
+    run: h.summarizeRun,
+    needs: ['store:read', 'store:write', 'query'],
+    timeoutSeconds: 300,
+    description: 'compute percentiles, write summary and reports',
+  },
+  ReleaseLock: {
+    run: h.releaseLock,
+    needs: ['store:read', 'store:write', 'lock'],
+    timeoutSeconds: 15,
+    description: 'finish the manifest and release the run lock',
+  },
+} satisfies Record<string, TaskWiring>;
+
+export type TaskName = keyof typeof TASKS;
+export const TASK_NAMES = Object.keys(TASKS) as TaskName[];
