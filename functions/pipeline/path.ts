@@ -120,20 +120,18 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
     const { via, ...r } = route;
     const target = viaTarget(via);
     const current = await deps.routes.read(r);
-    // Remember the original target before touching anything, so a crash mid-swap is restorable.
+    // Record the original and the intended target before touching anything: whatever happens
+    // next (a failed point, a route that never turns active, a crash), RestoreRoutes puts the
+    // original back — re-pointing an unchanged route at its own target is harmless.
     await updateManifest(deps.store, ref.runId, (m) => {
-      if (!m.routeChanges.some((c) => routeKey(c) === routeKey(r))) {
-        m.routeChanges.push({ ...r, original: current, current });
-      }
+      const c = m.routeChanges.find((x) => routeKey(x) === routeKey(r));
+      if (c) c.current = target;
+      else m.routeChanges.push({ ...r, original: current, current: target });
     });
     if (current !== target) await deps.routes.point(r, target);
     if (!(await verifyRoute(deps, r, target))) {
       throw new RouteSwapError(`${r.region} ${r.routeTableId} ${r.destination} did not become active via ${target}`);
     }
-    await updateManifest(deps.store, ref.runId, (m) => {
-      const c = m.routeChanges.find((x) => routeKey(x) === routeKey(r));
-      if (c) c.current = target;
-    });
     deps.log.info('route swapped', { region: r.region, routeTableId: r.routeTableId, from: current, to: target });
   }
   await updateManifest(deps.store, ref.runId, (m) => {

@@ -1,0 +1,176 @@
+/**
+ * Port fakes for in-process state machine scenarios. Only the parts that would touch instances,
+ * route tables or remote commands are faked; the store (a temp directory), DuckDB and the lock
+ * are the real local adapters.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DirStore } from '../../functions/adapters/local/dir-store.js';
+import { DuckDbQueryEngine } from '../../functions/adapters/local/duckdb-query.js';
+import { FileLock } from '../../functions/adapters/local/file-lock.js';
+import { InstanceCapacityError } from '../../functions/core/errors.js';
+import type { AgentSpec, ClientRef, RouteEntry } from '../../functions/core/model.js';
+import type { CommandInvocation, CommandRunner, Deps, Fleet, InstanceInfo, InstanceState, Logger, ProbeCommand, Routes } from '../../functions/ports.js';
+import { allStates, loadDefinition } from '../../functions/local/run-machine.js';
+
+export const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** Every Wait state of the real definition, overridden to 0 ms: fake time. */
+export function noWaits(): Record<string, number> {
+  return Object.fromEntries(allStates(loadDefinition()).filter(([, s]) => s.Type === 'Wait').map(([n]) => [n, 0]));
+}
+
+/** An instance that takes `pollsToSettle` describes to reach the target state. */
+export class FakeFleet implements Fleet {
+  readonly rebootable = true;
+  readonly pollSeconds = 5;
+  state: InstanceState = 'running';
+  private pending = 0;
+  calls: string[] = [];
+  constructor(
+    private readonly opts: { pollsToSettle?: number; neverStops?: boolean; startFails?: boolean } = {},
+  ) {}
+  async stop(c: ClientRef) {
+    this.calls.push(`stop ${c.instanceId}`);
+    this.state = 'stopping';
+    this.pending = this.opts.pollsToSettle ?? 2;
+  }
+  async start(c: ClientRef) {
+    this.calls.push(`start ${c.instanceId}`);
+    if (this.opts.startFails) throw new InstanceCapacityError(`InsufficientInstanceCapacity for ${c.instanceId}`);
+    this.state = 'pending';
+    this.pending = this.opts.pollsToSettle ?? 2;
+  }
+  async describe(c: ClientRef): Promise<InstanceInfo> {
+    this.calls.push(`describe ${c.instanceId}`);
+    if (this.pending > 0 && --this.pending === 0) {
+      if (this.state === 'stopping' && !this.opts.neverStops) this.state = 'stopped';
+      if (this.state === 'pending') this.state = 'running';
+    }
+    return { instanceId: c.instanceId, state: this.state, commandReady: this.state === 'running', azId: 'apne1-az4' };
+  }
+}
+
+/** Route tables in memory; `failVerify` makes the swap of one target never become active. */
+export class FakeRoutes implements Routes {
+  table = new Map<string, string>();
+  calls: string[] = [];
+  constructor(private readonly failVerify?: string) {}
+  key(r: Omit<RouteEntry, 'via'>) {
+    return `${r.region}|${r.routeTableId}|${r.destination}`;
+  }
+  async read(r: Omit<RouteEntry, 'via'>) {
+    return this.table.get(this.key(r)) ?? 'none';
+  }
+  async point(r: Omit<RouteEntry, 'via'>, t: string) {
+    this.calls.push(`point ${this.key(r)} ${t}`);
+    this.table.set(this.key(r), t);
+  }
+  async verify(r: Omit<RouteEntry, 'via'>, t: string) {
+    return t !== this.failVerify && this.table.get(this.key(r)) === t;
+  }
+  async remove(r: Omit<RouteEntry, 'via'>) {
+    this.calls.push(`remove ${this.key(r)}`);
+    this.table.delete(this.key(r));
+  }
+}
+
+/**
+ * Writes what the agent would have written (raw tcp-connect JSONL + agent.json) into the store.
+ * Per path: 'ok' (default), 'fail' (command Failed), 'hang' (InProgress forever), 'garbage'
+ * (raw output that does not parse).
+ */
+export class FakeRunner implements CommandRunner {
+  sent: ProbeCommand[] = [];
+  polls = 0;
+  constructor(
+    private readonly store: DirStore,
+    private readonly behaviour: Record<string, 'ok' | 'fail' | 'hang' | 'garbage'> = {},
+    private readonly rttMs: Record<string, number> = {},
+  ) {}
+  private byId = new Map<string, ProbeCommand>();
+  async send(cmd: ProbeCommand) {
+    this.sent.push(cmd);
+    const id = `cmd-${this.sent.length}`;
+    this.byId.set(id, cmd);
+    const b = this.behaviour[cmd.pathId] ?? 'ok';
+    if (b === 'ok' || b === 'garbage') {
+      const spec = JSON.parse((await this.store.getText(cmd.specKey)) ?? '{}') as AgentSpec;
+      const t0 = Date.parse('2026-11-30T00:00:00Z');
+      for (const p of spec.probes) {
+        const lines =
+          b === 'garbage'
+            ? 'this is not JSON\n'
+            : Array.from({ length: 10 }, (_, i) =>
+                JSON.stringify({
+                  seq: i,
+                  t_start: t0 + i,
+                  t_end: t0 + i + 1,
+                  ok: i !== 9,
+                  rtt_ms: i === 9 ? null : (this.rttMs[cmd.pathId] ?? 1) + i / 100,
+                  ...(i === 9 ? { error: 'timeout' } : {}),
+                  clock: 'app-hrtime',
+                }),
+              ).join('\n');
+        await this.store.put(`${cmd.rawPrefix}${p.name}/1.jsonl`, lines);
+      }
+      await this.store.put(
+        `${cmd.rawPrefix}agent.json`,
+        JSON.stringify({ agentVersion: 'test', host: 'fake', kernel: 'k', platform: 'linux', node: 'v20', startedAt: new Date(t0).toISOString(), endedAt: new Date(t0 + 10).toISOString(), probes: spec.probes.map((p) => ({ probe: p.name, kind: p.kind, status: 'ok', trials: 1, files: [`${p.name}/1.jsonl`], startedAt: new Date(t0).toISOString(), endedAt: new Date(t0 + 10).toISOString() })) }),
+      );
+    }
+    return { commandId: id };
+  }
+  async status(commandId: string): Promise<CommandInvocation> {
+    this.polls++;
+    const cmd = this.byId.get(commandId);
+    const b = this.behaviour[cmd?.pathId ?? ''] ?? 'ok';
+    if (b === 'fail') return { status: 'Failed', detail: 'agent exited 1' };
+    if (b === 'hang') return { status: 'InProgress' };
+    return { status: 'Success' };
+  }
+}
+
+export async function scenarioDeps(over: Partial<Deps> & { dir?: string } = {}): Promise<{ deps: Deps; store: DirStore; dir: string; query: DuckDbQueryEngine }> {
+  const dir = over.dir ?? (await mkdtemp(join(tmpdir(), 'pathbench-scenario-')));
+  const store = new DirStore(dir);
+  const query = await DuckDbQueryEngine.open(dir);
+  const deps: Deps = {
+    store,
+    fleet: over.fleet ?? new FakeFleet(),
+    routes: over.routes ?? new FakeRoutes(),
+    runner: over.runner ?? new FakeRunner(store),
+    query,
+    lock: over.lock ?? new FileLock(dir, quiet),
+    log: quiet,
+    driver: 'local',
+    now: () => new Date(),
+  };
+  return { deps, store, dir, query };
+}
+
+/** A two-to-three path plan in the contract shape; path B swaps routes in two regions. */
+export function scenarioPlan(paths = ['A', 'B', 'C']) {
+  return {
+    name: 'scenario',
+    defaults: {
+      client: { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' },
+      reboot: true,
+      creditWaitSeconds: 60,
+      probes: [{ kind: 'tcp-connect', count: 10, intervalMs: 10 }],
+    },
+    paths: paths.map((id) => ({
+      id,
+      target: { host: '10.1.0.10', port: 7000 },
+      ...(id === 'B'
+        ? {
+            routes: [
+              { region: 'ap-northeast-1', routeTableId: 'rtb-tokyo', destination: '10.1.0.0/16', via: { transitGatewayId: 'tgw-1' } },
+              { region: 'ap-northeast-3', routeTableId: 'rtb-osaka', destination: '10.0.0.0/16', via: { transitGatewayId: 'tgw-3' } },
+            ],
+          }
+        : {}),
+    })),
+  };
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { checkRunId, keys, parseRawKey } from '../../../functions/core/keys.js';
+
+describe('key layout (DESIGN.md contract)', () => {
+  it('builds the contract keys', () => {
+    expect(keys.plan('r1')).toBe('runs/run=r1/plan.json');
+    expect(keys.manifest('r1')).toBe('runs/run=r1/manifest.json');
+    expect(keys.spec('r1', 'A')).toBe('specs/run=r1/path=A/spec.json');
+    expect(keys.raw('A', 'r1', 'iperf3-tcp', 2, 'json')).toBe('raw/path=A/run=r1/iperf3-tcp/2.json');
+    expect(keys.samples('A', 'r1', 'tcp-connect', 1)).toBe('samples/path=A/run=r1/tcp-connect-1.jsonl');
+    expect(keys.report('r1', 'md')).toBe('reports/run=r1/summary.md');
+  });
+
+  it('is deterministic: the same step writes the same key', () => {
+    expect(keys.samples('A', 'r1', 'p', 1)).toBe(keys.samples('A', 'r1', 'p', 1));
+  });
+
+  it('refuses unsafe ids instead of writing outside the run', () => {
+    expect(() => keys.spec('r1', '../x')).toThrow(/unsafe path id/);
+    expect(() => keys.plan('a/b')).toThrow(/unsafe run id/);
+    expect(() => keys.samples('A', 'r1', "p'1", 1)).toThrow(/unsafe probe name/);
+    expect(() => checkRunId('')).toThrow();
+    expect(checkRunId('20261130T040851Z-3572c7')).toBe('20261130T040851Z-3572c7');
+  });
+
+  it('parses raw keys back', () => {
+    expect(parseRawKey('raw/path=A/run=r1/http/3.jsonl')).toEqual({ pathId: 'A', runId: 'r1', probe: 'http', trial: 3, ext: 'jsonl' });
+    expect(parseRawKey('samples/path=A/run=r1/http-3.jsonl')).toBeUndefined();
+  });
+});
