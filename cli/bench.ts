@@ -6,12 +6,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { loadPlanFile } from '../functions/core/plan.js';
-import type { RunManifest } from '../functions/core/model.js';
-import { keys } from '../functions/core/keys.js';
 import { DirStore } from '../functions/adapters/local/dir-store.js';
+import { keys } from '../functions/core/keys.js';
+import type { RunManifest } from '../functions/core/model.js';
+import { loadPlanFile } from '../functions/core/plan.js';
 import { runLocal, silentLogger } from '../functions/local/driver.js';
-import { ROOT, type ExecutionEvent } from '../functions/local/run-machine.js';
+import { type ExecutionEvent, ROOT } from '../functions/local/run-machine.js';
 import { startLoopbackTargets } from '../functions/local/targets.js';
 
 type Interval = [number, number];
@@ -47,7 +47,8 @@ export function orchestrationOverhead(events: ExecutionEvent[], manifest: RunMan
     if (e.type === 'MapIterationSucceeded' || e.type === 'MapIterationFailed') it.end = e.timestamp;
     const st = e.state;
     if (st?.type === 'Wait' && e.type === 'StateEntered') waitStart.set(st.name, e.timestamp);
-    if (st?.type === 'Wait' && e.type === 'StateExited') it.waits.push([waitStart.get(st.name) ?? e.timestamp, e.timestamp]);
+    if (st?.type === 'Wait' && e.type === 'StateExited')
+      it.waits.push([waitStart.get(st.name) ?? e.timestamp, e.timestamp]);
     const id = (e as unknown as { state?: { input?: { path?: { id?: string } } } }).state?.input?.path?.id;
     if (id) it.pathId ??= id;
   }
@@ -58,7 +59,9 @@ export function orchestrationOverhead(events: ExecutionEvent[], manifest: RunMan
     if (agent?.startedAt && agent.endedAt) spans.push([Date.parse(agent.startedAt), Date.parse(agent.endedAt)]);
     const wall = (it.end ?? it.start) - it.start;
     const busy = unionLength(spans.map(([a, b]) => [Math.max(a, it.start), Math.min(b, it.end ?? b)] as Interval));
-    lines.push(`${(it.pathId ?? '?').padEnd(10)} ${String(wall).padStart(8)} ${String(busy).padStart(16)} ${String(wall - busy).padStart(13)}`);
+    lines.push(
+      `${(it.pathId ?? '?').padEnd(10)} ${String(wall).padStart(8)} ${String(busy).padStart(16)} ${String(wall - busy).padStart(13)}`,
+    );
   }
   return lines;
 }
@@ -76,7 +79,10 @@ async function benchOrchestration(): Promise<string[]> {
     const r = await runLocal({ plan: raw, dataDir: dir, log: silentLogger, onEvent: (e) => events.push(e) });
     const total = Date.now() - t0;
     const manifest = JSON.parse((await new DirStore(dir).getText(keys.manifest(r.runId))) ?? '{}') as RunManifest;
-    return [`orchestration overhead, plans/local-loopback.json (whole run ${total} ms, ${r.execution.status}):`, ...orchestrationOverhead(events, manifest)];
+    return [
+      `orchestration overhead, plans/local-loopback.json (whole run ${total} ms, ${r.execution.status}):`,
+      ...orchestrationOverhead(events, manifest),
+    ];
   } finally {
     await targets.stop();
     await rm(dir, { recursive: true, force: true });

@@ -4,16 +4,23 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { PlanInvalidError, RunLockedError, errorMessage } from '../functions/core/errors.js';
-import type { Summary } from '../functions/core/model.js';
-import { loadPlanFile } from '../functions/core/plan.js';
 import { DirStore } from '../functions/adapters/local/dir-store.js';
 import { DuckDbQueryEngine } from '../functions/adapters/local/duckdb-query.js';
-import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, silentLogger, stderrLogger, usesLab } from '../functions/local/driver.js';
-import { ROOT, type ExecutionEvent } from '../functions/local/run-machine.js';
+import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
+import { checkRunId, keys } from '../functions/core/keys.js';
+import type { Summary } from '../functions/core/model.js';
+import { loadPlanFile } from '../functions/core/plan.js';
+import {
+  DEFAULT_DATA_DIR,
+  type LocalRunResult,
+  runLocal,
+  silentLogger,
+  stderrLogger,
+  usesLab,
+} from '../functions/local/driver.js';
+import { type ExecutionEvent, ROOT } from '../functions/local/run-machine.js';
 import { startLoopbackTargets } from '../functions/local/targets.js';
 import { buildSummary, renderTable } from '../functions/pipeline/summary.js';
-import { checkRunId, keys } from '../functions/core/keys.js';
 
 /** Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input, 3 another run holds the lock. */
 export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3 } as const;
@@ -70,11 +77,21 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
   }
   const raw = JSON.parse((await import('node:fs')).readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
   const paths = loaded.plan.paths.length;
-  const log = flags.verbose ? stderrLogger() : { ...silentLogger, warn: stderrLogger().warn, error: stderrLogger().error };
-  process.stderr.write(`pathbench: running plan "${loaded.plan.name}" (${paths} path${paths === 1 ? '' : 's'}) on the local driver\n`);
+  const log = flags.verbose
+    ? stderrLogger()
+    : { ...silentLogger, warn: stderrLogger().warn, error: stderrLogger().error };
+  process.stderr.write(
+    `pathbench: running plan "${loaded.plan.name}" (${paths} path${paths === 1 ? '' : 's'}) on the local driver\n`,
+  );
   let result: LocalRunResult;
   try {
-    result = await runLocal({ plan: raw, dataDir: flags.data, runId: flags.runId, log, onEvent: progressPrinter(() => paths) });
+    result = await runLocal({
+      plan: raw,
+      dataDir: flags.data,
+      runId: flags.runId,
+      log,
+      onEvent: progressPrinter(() => paths),
+    });
   } catch (e) {
     if (e instanceof PlanInvalidError) fail(e.message);
     if (e instanceof RunLockedError) fail(e.message, EXIT.locked);
@@ -114,7 +131,9 @@ export function registerLocal(program: Command): void {
 
   program
     .command('demo')
-    .description('what `npm start` runs: the lab plan when the lab can run here, else the loopback plan with its own listeners')
+    .description(
+      'what `npm start` runs: the lab plan when the lab can run here, else the loopback plan with its own listeners',
+    )
     .option('--plan <name>', 'a plans/ file name to run instead of the automatic choice')
     .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
     .option('--json', 'print the summary JSON on stdout')
@@ -189,11 +208,12 @@ async function demo(o: { plan?: string; data: string; json?: boolean }): Promise
     }
   }
   const targets = await startLoopbackTargets(log);
-  process.stderr.write(`pathbench: loopback targets: ${targets.started.join('; ')}${targets.missing.length ? ` (not installed: ${targets.missing.join(', ')})` : ''}\n`);
+  process.stderr.write(
+    `pathbench: loopback targets: ${targets.started.join('; ')}${targets.missing.length ? ` (not installed: ${targets.missing.join(', ')})` : ''}\n`,
+  );
   try {
     return await runPlanFile({ plan: file, data: o.data, json: o.json });
   } finally {
     await targets.stop();
   }
 }
-

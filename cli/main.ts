@@ -3,12 +3,12 @@
  */
 import { Command } from 'commander';
 import { errorMessage } from '../functions/core/errors.js';
-import { registerLocal } from './local.js';
 import { registerBench } from './bench.js';
-import { registerParse } from './commands/parse.js';
-import { registerLab } from './commands/lab.js';
 import { registerAws } from './commands/aws.js';
+import { registerLab } from './commands/lab.js';
+import { registerParse } from './commands/parse.js';
 import { registerTestbed } from './commands/testbed.js';
+import { registerLocal } from './local.js';
 
 const program = new Command('pathbench')
   .description('Measure cloud network paths with one Step Functions pipeline, on AWS or locally.')

@@ -3,18 +3,12 @@
  * statemachine/measurement.asl.json has exactly one entry here; CDK substitutions and IAM grants
  * and the local runner are all derived from it, so they cannot drift apart.
  */
-import type { Deps } from './ports.js';
+
 import * as h from './handlers/index.js';
+import type { Deps } from './ports.js';
 
 /** What a task touches; CDK turns these into IAM grants, the local runner ignores them. */
-export type Capability =
-  | 'store:read'
-  | 'store:write'
-  | 'fleet'
-  | 'routes'
-  | 'runner'
-  | 'query'
-  | 'lock';
+export type Capability = 'store:read' | 'store:write' | 'fleet' | 'routes' | 'runner' | 'query' | 'lock';
 
 export interface TaskWiring {
   /** Core logic: validated input in, small JSON out. */

@@ -20,13 +20,11 @@ export function checkRunId(runId: string): string {
 export const keys = {
   plan: (runId: string) => `runs/run=${checkRunId(runId)}/plan.json`,
   manifest: (runId: string) => `runs/run=${checkRunId(runId)}/manifest.json`,
-  spec: (runId: string, pathId: string) =>
-    `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,
+  spec: (runId: string, pathId: string) => `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,
   rawPrefix: (pathId: string, runId: string) => `raw/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
   raw: (pathId: string, runId: string, probe: string, trial: number, ext: string) =>
     `${keys.rawPrefix(pathId, runId)}${safe('probe name', probe)}/${trial}.${ext}`,
-  samplesPrefix: (pathId: string, runId: string) =>
-    `samples/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
+  samplesPrefix: (pathId: string, runId: string) => `samples/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
   samples: (pathId: string, runId: string, probe: string, trial: number) =>
     `${keys.samplesPrefix(pathId, runId)}${safe('probe name', probe)}-${trial}.jsonl`,
   reportsPrefix: (runId: string) => `reports/run=${checkRunId(runId)}/`,

@@ -5,19 +5,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { resolve, join } from 'node:path';
-import { PlanInvalidError } from '../core/errors.js';
-import type { ResolvedPlan, Summary } from '../core/model.js';
-import { parsePlan } from '../core/plan.js';
-import { DirStore } from '../adapters/local/dir-store.js';
-import { FileLock } from '../adapters/local/file-lock.js';
+import { join, resolve } from 'node:path';
 import { LocalCommandRunner } from '../adapters/local/command-runner.js';
+import { DirStore } from '../adapters/local/dir-store.js';
 import { DuckDbQueryEngine } from '../adapters/local/duckdb-query.js';
+import { FileLock } from '../adapters/local/file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from '../adapters/local/loopback.js';
+import { PlanInvalidError } from '../core/errors.js';
 import { keys } from '../core/keys.js';
+import type { ClientRef, ResolvedPlan, Summary } from '../core/model.js';
+import { parsePlan } from '../core/plan.js';
 import type { Deps, Fleet, Logger, Routes } from '../ports.js';
-import { ROOT, runStateMachine, type ExecutionEvent, type RunMachineResult } from './run-machine.js';
-import type { ClientRef } from '../core/model.js';
+import { type ExecutionEvent, ROOT, type RunMachineResult, runStateMachine } from './run-machine.js';
 
 export const AGENT_BUNDLE = join(ROOT, 'dist', 'agent.cjs');
 export const DEFAULT_DATA_DIR = '.pathbench';
@@ -37,7 +36,10 @@ export const silentLogger: Logger = { info: () => {}, warn: () => {}, error: () 
 
 /** A run id like a console execution name: sortable time + a little randomness. */
 export function newRunId(now = new Date()): string {
-  return `${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+  return `${now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
 }
 
 export function usesLab(plan: ResolvedPlan): boolean {

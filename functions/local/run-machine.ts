@@ -28,7 +28,13 @@ if (!P.withResolvers) {
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const ASL_FILE = join(ROOT, 'statemachine', 'measurement.asl.json');
 
-type State = { Type: string; Resource?: string; ItemProcessor?: { States: Record<string, State> }; Iterator?: { States: Record<string, State> }; Branches?: { States: Record<string, State> }[] };
+type State = {
+  Type: string;
+  Resource?: string;
+  ItemProcessor?: { States: Record<string, State> };
+  Iterator?: { States: Record<string, State> };
+  Branches?: { States: Record<string, State> }[];
+};
 export type AslDefinition = { StartAt: string; States: Record<string, State> };
 
 export function loadDefinition(file = ASL_FILE): AslDefinition {
@@ -53,7 +59,8 @@ export function taskPlaceholders(def: AslDefinition): Record<string, TaskName> {
   for (const [name, s] of allStates(def)) {
     if (s.Type !== 'Task') continue;
     const m = /^\$\{(\w+)\}$/.exec(s.Resource ?? '');
-    if (!m || !(m[1] in TASKS)) throw new Error(`Task ${name} has resource ${s.Resource}, which is not in the wiring table`);
+    if (!m || !(m[1] in TASKS))
+      throw new Error(`Task ${name} has resource ${s.Resource}, which is not in the wiring table`);
     out[name] = m[1] as TaskName;
   }
   return out;
@@ -61,7 +68,7 @@ export function taskPlaceholders(def: AslDefinition): Record<string, TaskName> {
 
 /** Replace every `${TaskName}` placeholder (the same substitution CDK performs). */
 export function substitutePlaceholders(def: AslDefinition, value: (task: TaskName) => string): AslDefinition {
-  const text = JSON.stringify(def).replace(/"\$\{(\w+)\}"/g, (whole, name: string) => {
+  const text = JSON.stringify(def).replace(/"\$\{(\w+)\}"/g, (_whole, name: string) => {
     if (!(name in TASKS)) throw new Error(`placeholder \${${name}} is not in the wiring table`);
     return JSON.stringify(value(name as TaskName));
   });
@@ -106,13 +113,19 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
   }
   // Fill the placeholders the way CDK's definitionSubstitutions does on AWS; the handlers are
   // bound by state name, so the ARN is only a label here.
-  const substituted = substitutePlaceholders(definition, (task) => `arn:aws:lambda:local:000000000000:function:pathbench-${task}`);
+  const substituted = substitutePlaceholders(
+    definition,
+    (task) => `arn:aws:lambda:local:000000000000:function:pathbench-${task}`,
+  );
   const machine = new StateMachine(substituted as never, { validationOptions: { checkArn: true } });
   const startedAt = new Date().toISOString();
-  const execution = machine.run(opts.input as never, {
-    overrides: { taskResourceLocalHandlers: handlers, waitTimeOverrides: opts.waitTimeOverrides },
-    context: { Execution: { Name: opts.runId, StartTime: startedAt, Input: opts.input } },
-  } as never);
+  const execution = machine.run(
+    opts.input as never,
+    {
+      overrides: { taskResourceLocalHandlers: handlers, waitTimeOverrides: opts.waitTimeOverrides },
+      context: { Execution: { Name: opts.runId, StartTime: startedAt, Input: opts.input } },
+    } as never,
+  );
   const events: ExecutionEvent[] = [];
   const pump = (async () => {
     for await (const e of execution.eventLogs as AsyncIterable<ExecutionEvent>) {

@@ -78,20 +78,35 @@ export async function startLoopbackTargets(log: Logger, ports = LOOPBACK_PORTS):
   try {
     const agent = spawn(
       process.execPath,
-      [AGENT_BUNDLE, 'serve', '--host', '127.0.0.1', '--tcp', String(ports.tcp), '--http', String(ports.http), '--slow-accept', `${ports.slowAccept}:${SLOW_ACCEPT_MS}`],
+      [
+        AGENT_BUNDLE,
+        'serve',
+        '--host',
+        '127.0.0.1',
+        '--tcp',
+        String(ports.tcp),
+        '--http',
+        String(ports.http),
+        '--slow-accept',
+        `${ports.slowAccept}:${SLOW_ACCEPT_MS}`,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(agent);
     await waitForLine(agent, /^ready$/m, 10_000, 'agent serve');
     started.push(`agent serve: tcp ${ports.tcp}, slow-accept ${ports.slowAccept}, http ${ports.http}`);
     if (haveTool('iperf3')) {
-      const ip = spawn('iperf3', ['-s', '-B', '127.0.0.1', '-p', String(ports.iperf3)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const ip = spawn('iperf3', ['-s', '-B', '127.0.0.1', '-p', String(ports.iperf3)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.push(ip);
       await waitForPort(ports.iperf3, 5000);
       started.push(`iperf3 -s: ${ports.iperf3}`);
     } else missing.push('iperf3');
     if (haveTool('sockperf')) {
-      const sp = spawn('sockperf', ['server', '-i', '127.0.0.1', '-p', String(ports.sockperf)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const sp = spawn('sockperf', ['server', '-i', '127.0.0.1', '-p', String(ports.sockperf)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.push(sp);
       await new Promise((r) => setTimeout(r, 300));
       if (sp.exitCode !== null) throw new Error('sockperf server exited at start');

@@ -3,12 +3,13 @@
  * there); parse each into sample records, write one JSONL per probe trial, register the
  * partition and record provenance. A parse failure marks the path, never deletes raw data.
  */
+
+import { RAW_EXT } from '../agent/probes/types.js';
+import { flagCreditCliffs } from '../core/credit.js';
 import { CollectError, errorMessage } from '../core/errors.js';
 import { keys } from '../core/keys.js';
 import type { AgentReport, AgentSpec, ProbeKind, ProbeProvenance, SampleRecord } from '../core/model.js';
-import { flagCreditCliffs } from '../core/credit.js';
 import { parseRaw } from '../core/parsers/index.js';
-import { RAW_EXT } from '../agent/probes/types.js';
 import type { Deps } from '../ports.js';
 import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import type { PathRef } from './path.js';
@@ -89,7 +90,8 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
       try {
         const records = parseRaw(probe.kind, raw ?? '', { runId, pathId, probe: probe.name, trial: f.trial });
         if (probe.kind === 'iperf3') {
-          for (const c of flagCreditCliffs(records)) (prov.credit ??= []).push(c);
+          const cliffs = flagCreditCliffs(records);
+          if (cliffs.length) prov.credit = [...(prov.credit ?? []), ...cliffs];
         }
         const key = keys.samples(pathId, runId, probe.name, f.trial);
         await deps.store.put(key, toJsonl(records), 'application/x-ndjson');
@@ -105,7 +107,16 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
     provenance.push(prov);
   }
   for (const s of spec.skipped) {
-    provenance.push({ probe: s.name, kind: s.kind, trials: 0, rawKeys: [], sampleKeys: [], samples: 0, status: 'skipped', reason: s.reason });
+    provenance.push({
+      probe: s.name,
+      kind: s.kind,
+      trials: 0,
+      rawKeys: [],
+      sampleKeys: [],
+      samples: 0,
+      status: 'skipped',
+      reason: s.reason,
+    });
   }
   await deps.query.registerPartition(pathId, runId);
 

@@ -2,7 +2,7 @@
  * After the Map, on every exit path: restore routes, summarize, finish the manifest and release
  * the run lock.
  */
-import { RouteSwapError, errorMessage } from '../core/errors.js';
+import { errorMessage, RouteSwapError } from '../core/errors.js';
 import { keys } from '../core/keys.js';
 import type { Deps } from '../ports.js';
 import { loadManifest, saveManifest, updateManifest } from './manifest.js';
@@ -35,7 +35,10 @@ export async function restoreRoutes(deps: Deps, input: { runId: string }): Promi
   return { restored };
 }
 
-export async function summarizeRun(deps: Deps, input: { runId: string }): Promise<{ summaryKey: string; status: string }> {
+export async function summarizeRun(
+  deps: Deps,
+  input: { runId: string },
+): Promise<{ summaryKey: string; status: string }> {
   const summary = await writeReports(deps, input.runId);
   deps.log.info('run summarized', { runId: input.runId, status: summary.status, paths: summary.paths.length });
   return { summaryKey: keys.report(input.runId, 'json'), status: summary.status };
@@ -65,4 +68,3 @@ export async function releaseLock(
   }
   return { runId: input.runId, status, summaryKey: keys.report(input.runId, 'json') };
 }
-

@@ -45,7 +45,8 @@ export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef 
   await updateManifest(deps.store, ref.runId, (m) => {
     const p = pathEntry(m, ref.pathId);
     stepStarted(p, 'Reboot', now);
-    if (!deps.fleet.rebootable) note(p, `nothing rebooted: the ${deps.driver} fleet for ${ref.client.instanceId} has no instance to stop`);
+    if (!deps.fleet.rebootable)
+      note(p, `nothing rebooted: the ${deps.driver} fleet for ${ref.client.instanceId} has no instance to stop`);
   });
   await deps.fleet.stop(ref.client);
   deps.log.info('client stopping', { ...ref, instanceId: ref.client.instanceId });
@@ -84,7 +85,10 @@ export async function describeClient(
     await updateManifest(deps.store, input.runId, (m) => {
       const p = pathEntry(m, input.pathId);
       stepEnded(p, 'Reboot', deps.now(), 'succeeded', deps.fleet.rebootable ? undefined : 'no-op: nothing to reboot');
-      p.provenance = { ...(p.provenance ?? {}), client: { instanceId: info.instanceId, azId: info.azId, instanceType: info.instanceType } };
+      p.provenance = {
+        ...(p.provenance ?? {}),
+        client: { instanceId: info.instanceId, azId: info.azId, instanceType: info.instanceType },
+      };
     });
   }
   return { attempt, since: input.poll.since, waitSeconds: deps.fleet.pollSeconds, done };
@@ -219,10 +223,14 @@ export async function pollProbe(
     return { ...probe, attempt, done: true, waitSeconds: 0 };
   }
   if (inv.status === 'Failed' || inv.status === 'Cancelled' || inv.status === 'TimedOut') {
-    throw new ProbeCommandFailedError(`probe command ${probe.commandId} ${inv.status}${inv.detail ? `: ${inv.detail}` : ''}`);
+    throw new ProbeCommandFailedError(
+      `probe command ${probe.commandId} ${inv.status}${inv.detail ? `: ${inv.detail}` : ''}`,
+    );
   }
   if (deps.now().getTime() > Date.parse(probe.deadline)) {
-    throw new ProbeTimeoutError(`probe command ${probe.commandId} still ${inv.status} at its deadline ${probe.deadline}`);
+    throw new ProbeTimeoutError(
+      `probe command ${probe.commandId} still ${inv.status} at its deadline ${probe.deadline}`,
+    );
   }
   if (attempt >= POLL_LIMITS.probe) {
     throw new PollTimeoutError(`probe command ${probe.commandId} still ${inv.status} after ${attempt} polls`);

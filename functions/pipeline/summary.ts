@@ -3,6 +3,7 @@
  * and DuckDB, path status and steps from the manifest when there is one, and renderings for
  * people (console table, Markdown, CSV).
  */
+import { formatCreditFlag } from '../core/credit.js';
 import { keys } from '../core/keys.js';
 import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
 import { loadQuery } from '../core/sql.js';
@@ -37,9 +38,14 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
   const byPath = new Map<string, ResultRow[]>();
   for (const r of rows) {
     const path = String(r.path);
-    const flags = flagRows
-      .filter((f) => f.path === r.path && f.probe === r.probe && r.subset === 'all' && r.metric === 'throughput_bps')
-      .map((f) => formatFlag(String(f.flag), f));
+    const isThroughput = r.subset === 'all' && r.metric === 'throughput_bps';
+    // The manifest knows the levels before/after a cliff; samples alone only know where.
+    const cliffs = manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe)?.credit;
+    const flags = !isThroughput
+      ? []
+      : cliffs
+        ? cliffs.map((c) => formatCreditFlag(c))
+        : flagRows.filter((f) => f.path === r.path && f.probe === r.probe).map((f) => formatFlag(String(f.flag), f));
     const result: ResultRow = {
       probe: String(r.probe),
       metric: String(r.metric),
@@ -165,13 +171,32 @@ export function renderMarkdown(s: Summary): string {
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
     if (p.probe_overhead_us) md.push(`- **${p.id}** probe overhead (µs): ${JSON.stringify(p.probe_overhead_us)}`);
-    if (Array.isArray(p.skipped)) for (const k of p.skipped as { probe: string; reason: string }[]) md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason}`);
+    if (Array.isArray(p.skipped))
+      for (const k of p.skipped as { probe: string; reason: string }[])
+        md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason}`);
   }
   return `${md.join('\n')}\n`;
 }
 
 export function renderCsv(s: Summary): string {
-  const head = ['run_id', 'path', 'label', 'status', 'probe', 'subset', 'metric', 'unit', 'n', 'loss', 'p50', 'p95', 'p99', 'p999', 'max', 'flags'];
+  const head = [
+    'run_id',
+    'path',
+    'label',
+    'status',
+    'probe',
+    'subset',
+    'metric',
+    'unit',
+    'n',
+    'loss',
+    'p50',
+    'p95',
+    'p99',
+    'p999',
+    'max',
+    'flags',
+  ];
   const q = (v: unknown) => {
     const t = v === null || v === undefined ? '' : String(v);
     return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
@@ -180,7 +205,24 @@ export function renderCsv(s: Summary): string {
   for (const p of s.paths) {
     for (const r of p.results) {
       lines.push(
-        [s.runId, p.id, p.label, p.status, r.probe, r.subset ?? 'all', r.metric, r.unit, r.n, r.loss, r.p50, r.p95, r.p99, r.p999, r.max, r.flags.join(' ')]
+        [
+          s.runId,
+          p.id,
+          p.label,
+          p.status,
+          r.probe,
+          r.subset ?? 'all',
+          r.metric,
+          r.unit,
+          r.n,
+          r.loss,
+          r.p50,
+          r.p95,
+          r.p99,
+          r.p999,
+          r.max,
+          r.flags.join(' '),
+        ]
           .map(q)
           .join(','),
       );

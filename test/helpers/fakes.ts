@@ -11,14 +11,28 @@ import { DuckDbQueryEngine } from '../../functions/adapters/local/duckdb-query.j
 import { FileLock } from '../../functions/adapters/local/file-lock.js';
 import { InstanceCapacityError } from '../../functions/core/errors.js';
 import type { AgentSpec, ClientRef, RouteEntry } from '../../functions/core/model.js';
-import type { CommandInvocation, CommandRunner, Deps, Fleet, InstanceInfo, InstanceState, Logger, ProbeCommand, Routes } from '../../functions/ports.js';
 import { allStates, loadDefinition } from '../../functions/local/run-machine.js';
+import type {
+  CommandInvocation,
+  CommandRunner,
+  Deps,
+  Fleet,
+  InstanceInfo,
+  InstanceState,
+  Logger,
+  ProbeCommand,
+  Routes,
+} from '../../functions/ports.js';
 
 export const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** Every Wait state of the real definition, overridden to 0 ms: fake time. */
 export function noWaits(): Record<string, number> {
-  return Object.fromEntries(allStates(loadDefinition()).filter(([, s]) => s.Type === 'Wait').map(([n]) => [n, 0]));
+  return Object.fromEntries(
+    allStates(loadDefinition())
+      .filter(([, s]) => s.Type === 'Wait')
+      .map(([n]) => [n, 0]),
+  );
 }
 
 /** An instance that takes `pollsToSettle` describes to reach the target state. */
@@ -28,9 +42,7 @@ export class FakeFleet implements Fleet {
   state: InstanceState = 'running';
   private pending = 0;
   calls: string[] = [];
-  constructor(
-    private readonly opts: { pollsToSettle?: number; neverStops?: boolean; startFails?: boolean } = {},
-  ) {}
+  constructor(private readonly opts: { pollsToSettle?: number; neverStops?: boolean; startFails?: boolean } = {}) {}
   async stop(c: ClientRef) {
     this.calls.push(`stop ${c.instanceId}`);
     this.state = 'stopping';
@@ -117,7 +129,24 @@ export class FakeRunner implements CommandRunner {
       }
       await this.store.put(
         `${cmd.rawPrefix}agent.json`,
-        JSON.stringify({ agentVersion: 'test', host: 'fake', kernel: 'k', platform: 'linux', node: 'v20', startedAt: new Date(t0).toISOString(), endedAt: new Date(t0 + 10).toISOString(), probes: spec.probes.map((p) => ({ probe: p.name, kind: p.kind, status: 'ok', trials: 1, files: [`${p.name}/1.jsonl`], startedAt: new Date(t0).toISOString(), endedAt: new Date(t0 + 10).toISOString() })) }),
+        JSON.stringify({
+          agentVersion: 'test',
+          host: 'fake',
+          kernel: 'k',
+          platform: 'linux',
+          node: 'v20',
+          startedAt: new Date(t0).toISOString(),
+          endedAt: new Date(t0 + 10).toISOString(),
+          probes: spec.probes.map((p) => ({
+            probe: p.name,
+            kind: p.kind,
+            status: 'ok',
+            trials: 1,
+            files: [`${p.name}/1.jsonl`],
+            startedAt: new Date(t0).toISOString(),
+            endedAt: new Date(t0 + 10).toISOString(),
+          })),
+        }),
       );
     }
     return { commandId: id };
@@ -132,7 +161,9 @@ export class FakeRunner implements CommandRunner {
   }
 }
 
-export async function scenarioDeps(over: Partial<Deps> & { dir?: string } = {}): Promise<{ deps: Deps; store: DirStore; dir: string; query: DuckDbQueryEngine }> {
+export async function scenarioDeps(
+  over: Partial<Deps> & { dir?: string } = {},
+): Promise<{ deps: Deps; store: DirStore; dir: string; query: DuckDbQueryEngine }> {
   const dir = over.dir ?? (await mkdtemp(join(tmpdir(), 'pathbench-scenario-')));
   const store = new DirStore(dir);
   const query = await DuckDbQueryEngine.open(dir);
@@ -166,8 +197,18 @@ export function scenarioPlan(paths = ['A', 'B', 'C']) {
       ...(id === 'B'
         ? {
             routes: [
-              { region: 'ap-northeast-1', routeTableId: 'rtb-tokyo', destination: '10.1.0.0/16', via: { transitGatewayId: 'tgw-1' } },
-              { region: 'ap-northeast-3', routeTableId: 'rtb-osaka', destination: '10.0.0.0/16', via: { transitGatewayId: 'tgw-3' } },
+              {
+                region: 'ap-northeast-1',
+                routeTableId: 'rtb-tokyo',
+                destination: '10.1.0.0/16',
+                via: { transitGatewayId: 'tgw-1' },
+              },
+              {
+                region: 'ap-northeast-3',
+                routeTableId: 'rtb-osaka',
+                destination: '10.0.0.0/16',
+                via: { transitGatewayId: 'tgw-3' },
+              },
             ],
           }
         : {}),

@@ -3,7 +3,7 @@
  * Writes go to a temporary file and are renamed into place, so a reader never sees half an
  * object and a retried step overwrites atomically.
  */
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { ObjectStore } from '../../ports.js';
 

@@ -2,8 +2,9 @@
  * RunLock for one data directory: a lock file created with O_EXCL. A lock whose holder process
  * is gone (crash, kill -9) is stale and is taken over, with a log line saying so.
  */
-import { hostname } from 'node:os';
+
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RunLockedError } from '../../core/errors.js';
 import type { LockInfo, Logger, RunLock } from '../../ports.js';
@@ -46,7 +47,13 @@ export class FileLock implements RunLock {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const fh = await open(this.file, 'wx');
-        const info: LockFile = { runId, holder: `pid ${process.pid} on ${hostname()}`, acquiredAt: new Date().toISOString(), pid: process.pid, host: hostname() };
+        const info: LockFile = {
+          runId,
+          holder: `pid ${process.pid} on ${hostname()}`,
+          acquiredAt: new Date().toISOString(),
+          pid: process.pid,
+          host: hostname(),
+        };
         await fh.writeFile(`${JSON.stringify(info)}\n`);
         await fh.close();
         return;

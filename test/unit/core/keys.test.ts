@@ -24,7 +24,13 @@ describe('key layout (DESIGN.md contract)', () => {
   });
 
   it('parses raw keys back', () => {
-    expect(parseRawKey('raw/path=A/run=r1/http/3.jsonl')).toEqual({ pathId: 'A', runId: 'r1', probe: 'http', trial: 3, ext: 'jsonl' });
+    expect(parseRawKey('raw/path=A/run=r1/http/3.jsonl')).toEqual({
+      pathId: 'A',
+      runId: 'r1',
+      probe: 'http',
+      trial: 3,
+      ext: 'jsonl',
+    });
     expect(parseRawKey('samples/path=A/run=r1/http-3.jsonl')).toBeUndefined();
   });
 });

@@ -1,6 +1,11 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { allStates, loadDefinition, substitutePlaceholders, taskPlaceholders } from '../../../functions/local/run-machine.js';
+import {
+  allStates,
+  loadDefinition,
+  substitutePlaceholders,
+  taskPlaceholders,
+} from '../../../functions/local/run-machine.js';
 import { TASK_NAMES } from '../../../functions/wiring.js';
 
 const validator = createRequire(import.meta.url)('asl-validator') as (
@@ -14,7 +19,10 @@ const states = allStates(def) as [string, AnyState][];
 
 describe('statemachine/measurement.asl.json', () => {
   it('is valid ASL once the placeholders are substituted (as CDK does)', () => {
-    const resolved = substitutePlaceholders(def, (t) => `arn:aws:lambda:us-east-1:123456789012:function:pathbench-${t}`);
+    const resolved = substitutePlaceholders(
+      def,
+      (t) => `arn:aws:lambda:us-east-1:123456789012:function:pathbench-${t}`,
+    );
     const r = validator(resolved, { checkArn: true, checkPaths: true });
     expect(r.errorsText('\n')).toBe('');
     expect(r.isValid).toBe(true);
@@ -43,12 +51,18 @@ describe('statemachine/measurement.asl.json', () => {
   });
 
   it('catches every Task inside the path iteration so one failing path cannot stop the run', () => {
-    const inner = allStates((def.States.MeasurePaths as unknown as { ItemProcessor: { States: Record<string, AnyState> } }).ItemProcessor as never) as [string, AnyState][];
+    const inner = allStates(
+      (def.States.MeasurePaths as unknown as { ItemProcessor: { States: Record<string, AnyState> } })
+        .ItemProcessor as never,
+    ) as [string, AnyState][];
     const tasks = inner.filter(([, s]) => s.Type === 'Task');
     expect(tasks.length).toBeGreaterThanOrEqual(9);
     for (const [name, s] of tasks) {
       const c = s.Catch as { ErrorEquals: string[] }[] | undefined;
-      expect(c?.some((x) => x.ErrorEquals.includes('States.ALL')), `${name} has no States.ALL catch`).toBe(true);
+      expect(
+        c?.some((x) => x.ErrorEquals.includes('States.ALL')),
+        `${name} has no States.ALL catch`,
+      ).toBe(true);
     }
   });
 

@@ -3,14 +3,15 @@
  * wiring table and real handlers. Fakes stand in for the instance, route tables and the remote
  * command only; store, DuckDB and lock are the real local adapters.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+
 import { rm } from 'node:fs/promises';
-import type { RunManifest, Summary } from '../../../functions/core/model.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DirStore } from '../../../functions/adapters/local/dir-store.js';
 import { keys } from '../../../functions/core/keys.js';
-import { runStateMachine, type ExecutionEvent } from '../../../functions/local/run-machine.js';
+import type { RunManifest, Summary } from '../../../functions/core/model.js';
+import { type ExecutionEvent, runStateMachine } from '../../../functions/local/run-machine.js';
 import { POLL_LIMITS } from '../../../functions/pipeline/path.js';
 import { FakeFleet, FakeRoutes, FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
-import type { DirStore } from '../../../functions/adapters/local/dir-store.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -40,7 +41,12 @@ describe('state machine scenarios', () => {
     routes.table.set('ap-northeast-1|rtb-tokyo|10.1.0.0/16', 'vpcPeeringConnectionId:pcx-1');
     const { deps, store } = await setup({ fleet, routes });
     // Act
-    const r = await runStateMachine({ deps, input: { plan: scenarioPlan() }, runId: 'happy', waitTimeOverrides: noWaits() });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan() },
+      runId: 'happy',
+      waitTimeOverrides: noWaits(),
+    });
     // Assess: the path taken
     expect(r.status).toBe('SUCCEEDED');
     const names = entered(r.events);
@@ -74,7 +80,12 @@ describe('state machine scenarios', () => {
     const routes = new FakeRoutes();
     const { deps, store } = await setup({ routes });
     deps.runner = new FakeRunner(store, { B: 'fail' });
-    const r = await runStateMachine({ deps, input: { plan: scenarioPlan() }, runId: 'probe-fails', waitTimeOverrides: noWaits() });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan() },
+      runId: 'probe-fails',
+      waitTimeOverrides: noWaits(),
+    });
     expect(r.status).toBe('SUCCEEDED');
     expect(entered(r.events)).toContain('FailedPollProbe');
     const summary = await read<Summary>(store, keys.report('probe-fails', 'json'));
@@ -92,7 +103,12 @@ describe('state machine scenarios', () => {
   it('ProbeNeverFinishes: the poll loop is bounded and fails that path with a timeout error', async () => {
     const { deps, store } = await setup();
     deps.runner = new FakeRunner(store, { A: 'hang' });
-    const r = await runStateMachine({ deps, input: { plan: scenarioPlan(['A', 'C']) }, runId: 'hang', waitTimeOverrides: noWaits() });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A', 'C']) },
+      runId: 'hang',
+      waitTimeOverrides: noWaits(),
+    });
     expect(r.status).toBe('SUCCEEDED');
     const polls = entered(r.events).filter((n) => n === 'PollProbe').length;
     expect(polls).toBeGreaterThan(1);
@@ -105,7 +121,12 @@ describe('state machine scenarios', () => {
 
   it('StopNeverCompletes: the reboot poll is bounded by POLL_LIMITS.stopped', async () => {
     const { deps, store } = await setup({ fleet: new FakeFleet({ neverStops: true }) });
-    const r = await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId: 'stuck', waitTimeOverrides: noWaits() });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'stuck',
+      waitTimeOverrides: noWaits(),
+    });
     expect(entered(r.events).filter((n) => n === 'CheckStopped')).toHaveLength(POLL_LIMITS.stopped);
     const a = (await read<Summary>(store, keys.report('stuck', 'json'))).paths[0];
     expect(a).toMatchObject({ status: 'failed', failedStep: 'CheckStopped' });
@@ -114,7 +135,12 @@ describe('state machine scenarios', () => {
 
   it('StartCapacityFails: the capacity error fails that path only', async () => {
     const { deps, store } = await setup({ fleet: new FakeFleet({ startFails: true }) });
-    const r = await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId: 'capacity', waitTimeOverrides: noWaits() });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'capacity',
+      waitTimeOverrides: noWaits(),
+    });
     expect(r.status).toBe('SUCCEEDED');
     const a = (await read<Summary>(store, keys.report('capacity', 'json'))).paths[0];
     expect(a).toMatchObject({ status: 'failed', failedStep: 'StartClient' });
@@ -125,7 +151,12 @@ describe('state machine scenarios', () => {
     const routes = new FakeRoutes('transitGatewayId:tgw-3');
     routes.table.set('ap-northeast-3|rtb-osaka|10.0.0.0/16', 'vpcPeeringConnectionId:pcx-1');
     const { deps, store } = await setup({ routes });
-    const r = await runStateMachine({ deps, input: { plan: scenarioPlan(['B']) }, runId: 'blackhole', waitTimeOverrides: noWaits() });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['B']) },
+      runId: 'blackhole',
+      waitTimeOverrides: noWaits(),
+    });
     expect(r.status).toBe('SUCCEEDED');
     const b = (await read<Summary>(store, keys.report('blackhole', 'json'))).paths[0];
     expect(b).toMatchObject({ status: 'failed', failedStep: 'SwapRoutes' });
@@ -136,7 +167,12 @@ describe('state machine scenarios', () => {
   it('UnparseableOutput: the path is marked failed at CollectOutput and the raw file is kept', async () => {
     const { deps, store } = await setup();
     deps.runner = new FakeRunner(store, { A: 'garbage' });
-    await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId: 'garbage', waitTimeOverrides: noWaits() });
+    await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'garbage',
+      waitTimeOverrides: noWaits(),
+    });
     const a = (await read<Summary>(store, keys.report('garbage', 'json'))).paths[0];
     expect(a).toMatchObject({ status: 'failed', failedStep: 'CollectOutput' });
     expect(await store.getText('raw/path=A/run=garbage/tcp-connect/1.jsonl')).toBe('this is not JSON\n');
@@ -156,7 +192,12 @@ describe('state machine scenarios', () => {
   it('Locked: a second run on the same data directory is refused while the first holds the lock', async () => {
     const { deps, store } = await setup();
     await deps.lock.acquire('first');
-    const r = await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId: 'second', waitTimeOverrides: noWaits() });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'second',
+      waitTimeOverrides: noWaits(),
+    });
     expect(r.status).toBe('FAILED');
     expect(r.error?.name).toBe('RunLockedError');
     expect(r.error?.message).toMatch(/run first/);

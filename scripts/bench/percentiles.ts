@@ -1,0 +1,282 @@
+/**
+ * Benchmark: the real queries/percentiles.sql on DuckDB against a plain sort-in-JavaScript
+ * computation (functions/core/stats.ts) over the same 10 million synthetic samples, checking
+ * that every number agrees exactly. Run directly: `npx tsx scripts/bench/percentiles.ts [--n N]`.
+ */
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { loadQuery } from '../../functions/core/sql.js';
+import { compareRows, type PercentileRow, percentileRow } from '../../functions/core/stats.js';
+
+const RUN = 'bench';
+const COLUMNS = ['path', 'probe', 'kind', 'metric', 'unit', 'subset', 'n', 'failed', 'total', 'loss'] as const;
+const FIGURES = ['p50', 'p95', 'p99', 'p999', 'max'] as const;
+
+export interface PercentileBenchResult {
+  lines: string[];
+  /** Samples generated (all runs). */
+  samples: number;
+  /** Samples in the selected run. */
+  selected: number;
+  rows: number;
+  generateMs: number;
+  sqlMs: number;
+  pullMs: number;
+  jsMs: number;
+  /** jsMs / sqlMs: how many times slower the JS sort is than the SQL (below 1: faster). */
+  ratio: number;
+  agree: boolean;
+  mismatches: string[];
+}
+
+/**
+ * Synthetic samples, generated inside DuckDB from range() with hash() as a deterministic
+ * pseudo-random source: 4 paths × 3 probes, ~1 % failed, ~2 % in another run, throughput
+ * intervals after a "credit cliff" flagged, latencies with ties, negative and fractional values.
+ */
+export function generateSql(n: number): string {
+  return `
+CREATE OR REPLACE TABLE samples AS
+WITH src AS (
+  SELECT i, i % 12 AS g, i // 12 AS s, hash(i) AS h1, hash(i + ${n}) AS h2 FROM range(${n}) t(i)
+),
+shaped AS (
+  SELECT *,
+    g % 4 AS p,
+    g // 4 AS k,
+    h2 % 100 = 0 AS failed,
+    (g // 4) = 1 AND s % 10 >= 7 AS cliff
+  FROM src
+)
+SELECT
+  CASE WHEN i % 50 = 49 THEN 'other' ELSE '${RUN}' END AS run_id,
+  'path-' || CAST(p AS VARCHAR) AS path_id,
+  ['tcp', 'iperf-tcp', 'http'][k + 1] AS probe,
+  ['tcp-connect', 'iperf3', 'http'][k + 1] AS kind,
+  CAST(s % 3 + 1 AS INTEGER) AS trial,
+  CAST(s AS INTEGER) AS seq,
+  CAST(s AS DOUBLE) * 1000 AS t_start,
+  CAST(s AS DOUBLE) * 1000 + 1000 AS t_end,
+  ['connect_rtt_ms', 'throughput_bps', 'http_latency_ms'][k + 1] AS metric,
+  CASE
+    WHEN failed THEN NULL
+    -- latency: 0.2 ms floor, 1 us steps (heavy ties at 10M), a 3 % slow mode
+    WHEN k = 0 THEN 0.2 + CAST(h1 % 100000 AS DOUBLE) / 1000 + CASE WHEN h2 % 100 < 3 THEN 10 ELSE 0 END
+    -- throughput: ~5 Gbit/s, dropping to ~0.77 Gbit/s after the cliff
+    WHEN k = 1 AND cliff THEN 770000000 + CAST(h1 % 1000 AS DOUBLE) * 100000
+    WHEN k = 1 THEN 4960000000 - CAST(h1 % 100000 AS DOUBLE) * 10000
+    -- http: fractional, some negative (a clock-skewed sample), path-dependent offset
+    ELSE CAST(h1 % 2000000 AS DOUBLE) / 1000 - 1 + p
+  END AS value,
+  ['ms', 'bit/s', 'ms'][k + 1] AS unit,
+  NOT failed AS ok,
+  CASE WHEN failed THEN 'timeout' END AS error,
+  'tool' AS clock,
+  CASE WHEN cliff THEN 'credit-exhausted' END AS flag,
+  'path-' || CAST(p AS VARCHAR) AS path,
+  CASE WHEN i % 50 = 49 THEN 'other' ELSE '${RUN}' END AS run
+FROM shaped`;
+}
+
+/** Growable typed column, so a group's samples can be pulled without knowing its size first. */
+class Column<T extends Float64Array | Uint8Array> {
+  length = 0;
+  constructor(
+    private data: T,
+    private readonly make: (size: number) => T,
+  ) {}
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const bigger = this.make(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = v;
+  }
+  get view(): T {
+    return this.data.subarray(0, this.length) as T;
+  }
+}
+
+interface GroupData {
+  key: { path: string; probe: string; kind: string | null; metric: string; unit: string };
+  values: Float64Array;
+  /** 1 when ok is true and value is not null */
+  good: Uint8Array;
+  /** 1 when flag is null */
+  unflagged: Uint8Array;
+}
+
+async function rowsOf(conn: DuckDBConnection, sql: string, params: string[] = []): Promise<Record<string, unknown>[]> {
+  const reader = await conn.runAndReadAll(sql, params.length > 0 ? params : undefined);
+  return reader
+    .getRowObjectsJS()
+    .map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
+}
+
+/** Pull one run's samples into typed arrays per (path, probe, metric, unit). */
+async function pullGroups(conn: DuckDBConnection): Promise<GroupData[]> {
+  // Keys only (a few rows); MIN(kind) is taken in JS over the distinct (key, kind) tuples.
+  const keyRows = await rowsOf(
+    conn,
+    'SELECT DISTINCT path, probe, metric, unit, kind FROM samples WHERE run = ? ORDER BY ALL',
+    [RUN],
+  );
+  const groups = new Map<string, GroupData['key']>();
+  for (const r of keyRows) {
+    const id = JSON.stringify([r.path, r.probe, r.metric, r.unit]);
+    const kind = (r.kind as string | null) ?? null;
+    const g = groups.get(id);
+    if (!g) groups.set(id, { path: String(r.path), probe: String(r.probe), metric: String(r.metric), unit: String(r.unit), kind });
+    else if (kind !== null && (g.kind === null || kind < g.kind)) g.kind = kind;
+  }
+  const out: GroupData[] = [];
+  for (const key of groups.values()) {
+    const values = new Column(new Float64Array(1 << 16), (n) => new Float64Array(n));
+    const good = new Column(new Uint8Array(1 << 16), (n) => new Uint8Array(n));
+    const unflagged = new Column(new Uint8Array(1 << 16), (n) => new Uint8Array(n));
+    const result = await conn.stream(
+      'SELECT value, ok, flag IS NULL AS unflagged FROM samples WHERE run = ? AND path = ? AND probe = ? AND metric = ? AND unit = ?',
+      [RUN, key.path, key.probe, key.metric, key.unit],
+    );
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const v = chunk.getColumnVector(0);
+      const ok = chunk.getColumnVector(1);
+      const uf = chunk.getColumnVector(2);
+      for (let i = 0; i < chunk.rowCount; i++) {
+        const value = v.getItem(i) as number | null;
+        values.push(value ?? Number.NaN);
+        good.push(ok.getItem(i) === true && value !== null ? 1 : 0);
+        unflagged.push(uf.getItem(i) === true ? 1 : 0);
+      }
+    }
+    out.push({ key, values: values.view, good: good.view, unflagged: unflagged.view });
+  }
+  return out;
+}
+
+/** The straightforward JS computation: select, sort (stats.ts), read ranks. */
+function computeInJs(groups: GroupData[]): PercentileRow[] {
+  const rows: PercentileRow[] = [];
+  for (const g of groups) {
+    const total = g.values.length;
+    let n = 0;
+    let unflaggedTotal = 0;
+    let unflaggedGood = 0;
+    for (let i = 0; i < total; i++) {
+      n += g.good[i];
+      unflaggedTotal += g.unflagged[i];
+      unflaggedGood += g.good[i] & g.unflagged[i];
+    }
+    const all = new Float64Array(n);
+    const clean = new Float64Array(unflaggedGood);
+    for (let i = 0, a = 0, c = 0; i < total; i++) {
+      if (g.good[i] === 1) {
+        all[a++] = g.values[i];
+        if (g.unflagged[i] === 1) clean[c++] = g.values[i];
+      }
+    }
+    rows.push(percentileRow({ ...g.key, subset: 'all' }, all, total));
+    if (unflaggedTotal < total) rows.push(percentileRow({ ...g.key, subset: 'unflagged' }, clean, unflaggedTotal));
+  }
+  return rows.sort(compareRows);
+}
+
+function compare(sqlRows: Record<string, unknown>[], jsRows: PercentileRow[]): string[] {
+  const problems: string[] = [];
+  if (sqlRows.length !== jsRows.length) problems.push(`row count: sql ${sqlRows.length}, js ${jsRows.length}`);
+  for (let i = 0; i < Math.min(sqlRows.length, jsRows.length); i++) {
+    const s = sqlRows[i];
+    const j = jsRows[i] as unknown as Record<string, unknown>;
+    for (const c of [...COLUMNS, ...FIGURES]) {
+      if (!Object.is(s[c], j[c])) {
+        problems.push(`${j.path}/${j.probe}/${j.metric}/${j.subset} ${c}: sql ${String(s[c])} js ${String(j[c])}`);
+      }
+    }
+  }
+  return problems;
+}
+
+const fmt = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
+
+/**
+ * Generate `n` (default 10,000,000) samples in DuckDB, time queries/percentiles.sql on them,
+ * pull the same run into typed arrays, time the sort-in-JS computation, and compare every figure.
+ */
+export async function benchPercentiles(opts: { n?: number } = {}): Promise<PercentileBenchResult> {
+  const samples = opts.n ?? 10_000_000;
+  if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`n must be a positive integer, got ${samples}`);
+  const instance = await DuckDBInstance.create(':memory:');
+  const conn = await instance.connect();
+  try {
+    let t = performance.now();
+    await conn.run(generateSql(samples));
+    const generateMs = performance.now() - t;
+    const [{ c: selected }] = await rowsOf(conn, 'SELECT count(*) AS c FROM samples WHERE run = ?', [RUN]);
+
+    t = performance.now();
+    const sqlRows = await rowsOf(conn, loadQuery('percentiles'), [RUN]);
+    const sqlMs = performance.now() - t;
+
+    t = performance.now();
+    const groups = await pullGroups(conn);
+    const pullMs = performance.now() - t;
+
+    t = performance.now();
+    const jsRows = computeInJs(groups);
+    const jsMs = performance.now() - t;
+
+    const mismatches = compare(sqlRows, jsRows);
+    const agree = mismatches.length === 0;
+    const ratio = jsMs / sqlMs;
+    const rows: [string, string][] = [
+      ['samples generated', fmt(samples)],
+      ['samples in run', fmt(Number(selected))],
+      ['result rows', fmt(jsRows.length)],
+      ['generate in DuckDB (ms)', fmt(generateMs)],
+      ['percentiles.sql, DuckDB (ms)', fmt(sqlMs)],
+      ['pull into typed arrays (ms)', fmt(pullMs)],
+      ['sort in JS, stats.ts (ms)', fmt(jsMs)],
+      ['JS / SQL', `${ratio.toFixed(2)}x`],
+    ];
+    const width = Math.max(...rows.map(([k]) => k.length));
+    const valueWidth = Math.max(...rows.map(([, v]) => v.length));
+    const lines = [
+      'percentile benchmark (exact nearest rank, integer ranks)',
+      ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v.padStart(valueWidth)}`),
+      agree ? 'agree: yes' : `agree: NO (${mismatches.length} mismatches)`,
+      ...mismatches.slice(0, 50).map((m) => `  mismatch ${m}`),
+    ];
+    return {
+      lines,
+      samples,
+      selected: Number(selected),
+      rows: jsRows.length,
+      generateMs,
+      sqlMs,
+      pullMs,
+      jsMs,
+      ratio,
+      agree,
+      mismatches,
+    };
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}
+
+function argN(argv: string[]): number | undefined {
+  const i = argv.indexOf('--n');
+  return i >= 0 ? Number(argv[i + 1]) : undefined;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const result = await benchPercentiles({ n: argN(process.argv.slice(2)) });
+  for (const line of result.lines) console.log(line);
+  if (!result.agree) process.exitCode = 1;
+}
