@@ -87,8 +87,10 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
     }
     for (const f of files) {
       const raw = await deps.store.getText(f.key);
+      // Runners keep facts the tool does not print (argv, exit code, clock offsets) beside it.
+      const sidecar = await deps.store.getText(f.key.replace(new RegExp(`\\.${ext}$`), '.meta.json'));
       try {
-        const records = parseRaw(probe.kind, raw ?? '', { runId, pathId, probe: probe.name, trial: f.trial });
+        const records = parseRaw(probe.kind, raw ?? '', { runId, pathId, probe: probe.name, trial: f.trial, sidecar });
         if (probe.kind === 'iperf3') {
           const cliffs = flagCreditCliffs(records);
           if (cliffs.length) prov.credit = [...(prov.credit ?? []), ...cliffs];

@@ -10,6 +10,12 @@ export interface ParseMeta {
   pathId: string;
   probe: string;
   trial: number;
+  /**
+   * Text of the runner's sidecar `<trial>.meta.json` next to the raw file, when there is one
+   * (exit code, stderr, wall-clock start/end, failure reason). Optional: parsers work without it,
+   * but use it for what the tool's own output lacks (sockperf's epoch anchor, a failure's time).
+   */
+  sidecar?: string;
 }
 
 export type Parser = (raw: string, meta: ParseMeta) => SampleRecord[];
