@@ -64,7 +64,9 @@ export async function describeClient(
   deps: Deps,
   input: PathRef & { client: ClientRef; want: 'stopped' | 'ready'; poll: PollState },
 ): Promise<PollState> {
-  const info = await deps.fleet.describe(input.client, input.poll.since);
+  // `since` only while waiting for ready: a capacity state reason left by an earlier failed
+  // start must not fail a later wait for "stopped".
+  const info = await deps.fleet.describe(input.client, input.want === 'ready' ? input.poll.since : undefined);
   const attempt = input.poll.attempt + 1;
   if (info.state === 'terminated' || info.state === 'shutting-down') {
     throw new InstanceCapacityError(`client ${input.client.instanceId} is ${info.state}`);

@@ -1,0 +1,109 @@
+/**
+ * Builds the AWS Deps from environment variables, read once at cold start. A missing variable
+ * fails fast with its name (ConfigError), before any event is handled.
+ */
+import { AthenaClient } from '@aws-sdk/client-athena';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { ConfigError } from '../../core/errors.js';
+import type { Deps, PlanSource } from '../../ports.js';
+import { Ec2SsmFleet } from './fleet.js';
+import { DynamoRunLock } from './lock.js';
+import { DEFAULT_PLAN_PREFIX, SsmPlanSource } from './plans.js';
+import { AthenaQueryEngine } from './query.js';
+import { Ec2Routes } from './routes.js';
+import { SsmCommandRunner } from './runner.js';
+import { S3ObjectStore } from './store.js';
+import { jsonLogger } from './util.js';
+
+/** Environment variable names the Lambda functions read (CDK sets exactly these). */
+export const ENV = {
+  region: 'AWS_REGION',
+  bucket: 'PATHBENCH_BUCKET',
+  workgroup: 'PATHBENCH_ATHENA_WORKGROUP',
+  database: 'PATHBENCH_GLUE_DATABASE',
+  table: 'PATHBENCH_SAMPLES_TABLE',
+  lockTable: 'PATHBENCH_LOCK_TABLE',
+  document: 'PATHBENCH_PROBE_DOCUMENT',
+  agentBucket: 'PATHBENCH_AGENT_BUCKET',
+  agentKey: 'PATHBENCH_AGENT_KEY',
+  planPrefix: 'PATHBENCH_PLAN_PREFIX',
+} as const;
+
+export interface AwsConfig {
+  region: string;
+  bucket: string;
+  workgroup: string;
+  database: string;
+  table: string;
+  lockTable: string;
+  document: string;
+  agentBucket: string;
+  agentKey: string;
+  planPrefix: string;
+  holder: string;
+}
+
+/** Read and check the configuration; throws ConfigError naming the first missing variable. */
+export function readAwsConfig(env: Record<string, string | undefined>): AwsConfig {
+  const need = (name: string): string => {
+    const v = env[name];
+    if (!v) throw new ConfigError(`environment variable ${name} is not set`);
+    return v;
+  };
+  return {
+    region: need(ENV.region),
+    bucket: need(ENV.bucket),
+    workgroup: need(ENV.workgroup),
+    database: need(ENV.database),
+    table: env[ENV.table] || 'samples',
+    lockTable: need(ENV.lockTable),
+    document: need(ENV.document),
+    agentBucket: need(ENV.agentBucket),
+    agentKey: need(ENV.agentKey),
+    planPrefix: env[ENV.planPrefix] || DEFAULT_PLAN_PREFIX,
+    holder: env.AWS_LAMBDA_FUNCTION_NAME ? `lambda:${env.AWS_LAMBDA_FUNCTION_NAME}` : 'pathbench',
+  };
+}
+
+/** AWS Deps plus the named-plan source (ValidatePlan reads `{ planName }` through it). */
+export type AwsDeps = Deps & { plans: PlanSource };
+
+/** Build every AWS adapter once; per-region EC2/SSM clients are created on first use. */
+export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
+  const cfg = readAwsConfig(env);
+  const regional = new Map<string, { ec2: EC2Client; ssm: SSMClient }>();
+  const clientsFor = (region: string) => {
+    let c = regional.get(region);
+    if (!c) {
+      c = { ec2: new EC2Client({ region }), ssm: new SSMClient({ region }) };
+      regional.set(region, c);
+    }
+    return c;
+  };
+  const home = clientsFor(cfg.region);
+  return {
+    store: new S3ObjectStore(new S3Client({ region: cfg.region }), cfg.bucket),
+    fleet: new Ec2SsmFleet(clientsFor),
+    routes: new Ec2Routes((r) => clientsFor(r).ec2),
+    runner: new SsmCommandRunner((r) => clientsFor(r).ssm, {
+      documentName: cfg.document,
+      bucket: cfg.bucket,
+      agentBucket: cfg.agentBucket,
+      agentKey: cfg.agentKey,
+    }),
+    query: new AthenaQueryEngine(new AthenaClient({ region: cfg.region }), {
+      workgroup: cfg.workgroup,
+      database: cfg.database,
+      bucket: cfg.bucket,
+      table: cfg.table,
+    }),
+    lock: new DynamoRunLock(new DynamoDBClient({ region: cfg.region }), { table: cfg.lockTable, holder: cfg.holder }),
+    plans: new SsmPlanSource(home.ssm, cfg.planPrefix),
+    log: jsonLogger(),
+    driver: 'aws',
+    now: () => new Date(),
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * QueryEngine on Athena: SQL from queries/ with `?` parameters passed as ExecutionParameters
+ * (SQL literals, pattern-checked), idempotent starts (ClientRequestToken), bounded polling with
+ * back-off, paged results typed by the result-set metadata, partition registration.
+ */
+import { createHash } from 'node:crypto';
+import {
+  type AthenaClient,
+  type ColumnInfo,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
+} from '@aws-sdk/client-athena';
+import { QueryFailedError } from '../../core/errors.js';
+import { checkRunId } from '../../core/keys.js';
+import { SAFE_ID } from '../../core/model.js';
+import type { QueryEngine, QueryParam } from '../../ports.js';
+import { realSleep, type Sleep } from './util.js';
+
+export interface AthenaQueryEngineConfig {
+  workgroup: string;
+  database: string;
+  /** Data bucket holding samples/path=…/run=…/. */
+  bucket: string;
+  /** Table name; defaults to "samples". */
+  table?: string;
+  /** Upper bound for one query, including queueing (stay below the Lambda timeout). */
+  maxWaitMs?: number;
+  sleep?: Sleep;
+}
+
+/** Strings we are willing to turn into SQL literals: ids, labels, ISO times, metric names. */
+const SAFE_STRING = /^[A-Za-z0-9 _.:,/+-]{0,256}$/;
+
+/** Render one `?` parameter as an SQL literal; rejects anything outside the safe pattern. */
+export function sqlLiteral(p: QueryParam): string {
+  if (typeof p === 'number') {
+    if (!Number.isFinite(p)) throw new QueryFailedError(`query parameter is not a finite number: ${p}`);
+    return String(p);
+  }
+  if (typeof p !== 'string' || !SAFE_STRING.test(p)) {
+    throw new QueryFailedError(`query parameter is not a safe string: ${JSON.stringify(p)}`);
+  }
+  return `'${p}'`;
+}
+
+/** Deterministic idempotency token (32–128 chars): a retried step reuses the same execution. */
+export function clientRequestToken(label: string, sql: string, params: QueryParam[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify([label, sql, params]))
+    .digest('hex');
+}
+
+const NUMERIC = new Set(['tinyint', 'smallint', 'integer', 'int', 'bigint', 'double', 'float', 'real', 'decimal']);
+
+function typed(value: string | undefined, column: ColumnInfo | undefined): unknown {
+  if (value === undefined) return null;
+  const type = (column?.Type ?? 'varchar').toLowerCase();
+  if (NUMERIC.has(type)) return Number(value);
+  if (type === 'boolean') return value === 'true';
+  return value;
+}
+
+export class AthenaQueryEngine implements QueryEngine {
+  private readonly table: string;
+  private readonly maxWaitMs: number;
+  private readonly sleep: Sleep;
+
+  constructor(
+    private readonly athena: AthenaClient,
+    private readonly config: AthenaQueryEngineConfig,
+  ) {
+    this.table = config.table ?? 'samples';
+    this.maxWaitMs = config.maxWaitMs ?? 240_000;
+    this.sleep = config.sleep ?? realSleep;
+  }
+
+  async query(sql: string, params: QueryParam[], label: string): Promise<Record<string, unknown>[]> {
+    const literals = params.map(sqlLiteral);
+    const id = await this.start(sql, literals, clientRequestToken(label, sql, params), label);
+    await this.wait(id, label);
+    return this.results(id);
+  }
+
+  async registerPartition(pathId: string, runId: string): Promise<void> {
+    if (!SAFE_ID.test(pathId)) throw new QueryFailedError(`unsafe path id: ${JSON.stringify(pathId)}`);
+    checkRunId(runId);
+    // Partition values cannot be ExecutionParameters in DDL; both were pattern-checked above.
+    const sql =
+      `ALTER TABLE ${this.table} ADD IF NOT EXISTS PARTITION (path='${pathId}', run='${runId}') ` +
+      `LOCATION 's3://${this.config.bucket}/samples/path=${pathId}/run=${runId}/'`;
+    const label = `partition-${pathId}-${runId}`;
+    const id = await this.start(sql, [], clientRequestToken(label, sql, []), label);
+    await this.wait(id, label);
+  }
+
+  private async start(sql: string, literals: string[], token: string, label: string): Promise<string> {
+    const out = await this.athena.send(
+      new StartQueryExecutionCommand({
+        QueryString: sql,
+        WorkGroup: this.config.workgroup,
+        QueryExecutionContext: { Database: this.config.database },
+        ClientRequestToken: token,
+        // An empty ExecutionParameters list is rejected by Athena.
+        ...(literals.length > 0 ? { ExecutionParameters: literals } : {}),
+      }),
+    );
+    if (!out.QueryExecutionId) throw new QueryFailedError(`query ${label}: Athena returned no execution id`);
+    return out.QueryExecutionId;
+  }
+
+  private async wait(id: string, label: string): Promise<void> {
+    let delay = 250;
+    let waited = 0;
+    for (;;) {
+      const out = await this.athena.send(new GetQueryExecutionCommand({ QueryExecutionId: id }));
+      const status = out.QueryExecution?.Status;
+      const state = status?.State;
+      if (state === 'SUCCEEDED') return;
+      if (state === 'FAILED' || state === 'CANCELLED') {
+        throw new QueryFailedError(`query ${label} ${state}: ${status?.StateChangeReason ?? 'no reason given'}`);
+      }
+      if (waited >= this.maxWaitMs) {
+        await this.athena.send(new StopQueryExecutionCommand({ QueryExecutionId: id })).catch(() => undefined);
+        throw new QueryFailedError(`query ${label} did not finish within ${Math.round(this.maxWaitMs / 1000)} s`);
+      }
+      await this.sleep(delay);
+      waited += delay;
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
+
+  private async results(id: string): Promise<Record<string, unknown>[]> {
+    const rows: Record<string, unknown>[] = [];
+    let token: string | undefined;
+    let columns: ColumnInfo[] | undefined;
+    let first = true;
+    do {
+      const out = await this.athena.send(new GetQueryResultsCommand({ QueryExecutionId: id, NextToken: token }));
+      columns ??= out.ResultSet?.ResultSetMetadata?.ColumnInfo ?? [];
+      const page = out.ResultSet?.Rows ?? [];
+      // The first row of the first page repeats the column names.
+      for (const row of first ? page.slice(1) : page) {
+        const obj: Record<string, unknown> = {};
+        columns.forEach((c, i) => {
+          obj[c.Name ?? `_col${i}`] = typed(row.Data?.[i]?.VarCharValue, c);
+        });
+        rows.push(obj);
+      }
+      first = false;
+      token = out.NextToken;
+    } while (token);
+    return rows;
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * CommandRunner on SSM Run Command: send the project's own Command document with typed,
+ * pattern-checked parameters, and map GetCommandInvocation to CommandStatus. Probe outputs are
+ * uploaded to S3 by the document itself; stdout here is truncated and only used for a reason.
+ */
+import {
+  GetCommandInvocationCommand,
+  type GetCommandInvocationCommandOutput,
+  ListCommandsCommand,
+  SendCommandCommand,
+  type SSMClient,
+} from '@aws-sdk/client-ssm';
+import { ProbeCommandFailedError } from '../../core/errors.js';
+import type { ClientRef } from '../../core/model.js';
+import type { CommandInvocation, CommandRunner, CommandStatus, ProbeCommand } from '../../ports.js';
+import { checkProbeParameters } from './probe-document.js';
+import { isAwsError } from './util.js';
+
+export interface SsmCommandRunnerConfig {
+  /** Name of the pathbench Command document (a CfnDocument's Ref). */
+  documentName: string;
+  /** Data bucket: specs are read from and raw outputs written to it. */
+  bucket: string;
+  agentBucket: string;
+  agentKey: string;
+  /** How long SSM may wait for the instance to pick the command up (SendCommand TimeoutSeconds). */
+  deliveryTimeoutSeconds?: number;
+  /** How long "InvocationDoesNotExist" after sending still counts as Pending. */
+  pendingGraceSeconds?: number;
+  now?: () => Date;
+}
+
+const STATUS: Record<string, CommandStatus> = {
+  Pending: 'Pending',
+  Delayed: 'Pending',
+  InProgress: 'InProgress',
+  Cancelling: 'InProgress',
+  Success: 'Success',
+  Failed: 'Failed',
+  TimedOut: 'TimedOut',
+  Cancelled: 'Cancelled',
+};
+
+/** Map an SSM invocation status to ours; unknown statuses fail loudly rather than loop. */
+export function mapSsmStatus(status: string | undefined): CommandStatus {
+  const s = status ? STATUS[status] : undefined;
+  if (!s) throw new ProbeCommandFailedError(`unexpected SSM command status ${JSON.stringify(status)}`);
+  return s;
+}
+
+export class SsmCommandRunner implements CommandRunner {
+  private readonly deliveryTimeout: number;
+  private readonly pendingGraceMs: number;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly ssmFor: (region: string) => SSMClient,
+    private readonly config: SsmCommandRunnerConfig,
+  ) {
+    this.deliveryTimeout = Math.max(30, config.deliveryTimeoutSeconds ?? 600);
+    this.pendingGraceMs = (config.pendingGraceSeconds ?? 300) * 1000;
+    this.now = config.now ?? (() => new Date());
+  }
+
+  async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
+    const values = {
+      bucket: this.config.bucket,
+      specKey: cmd.specKey,
+      rawPrefix: cmd.rawPrefix,
+      runId: cmd.runId,
+      pathId: cmd.pathId,
+      agentBucket: this.config.agentBucket,
+      agentKey: this.config.agentKey,
+      executionTimeout: String(Math.ceil(cmd.timeoutSeconds)),
+    };
+    try {
+      checkProbeParameters(values);
+    } catch (e) {
+      throw new ProbeCommandFailedError(e instanceof Error ? e.message : String(e));
+    }
+    const out = await this.ssmFor(cmd.client.region).send(
+      new SendCommandCommand({
+        DocumentName: this.config.documentName,
+        InstanceIds: [cmd.client.instanceId],
+        Parameters: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, [v]])),
+        TimeoutSeconds: this.deliveryTimeout,
+        OutputS3BucketName: this.config.bucket,
+        OutputS3KeyPrefix: `ssm-output/run=${cmd.runId}/path=${cmd.pathId}`,
+        Comment: `pathbench ${cmd.runId} ${cmd.pathId}`.slice(0, 100),
+      }),
+    );
+    const commandId = out.Command?.CommandId;
+    if (!commandId) throw new ProbeCommandFailedError('SendCommand returned no command id');
+    return { commandId };
+  }
+
+  async status(commandId: string, client: ClientRef): Promise<CommandInvocation> {
+    const ssm = this.ssmFor(client.region);
+    let inv: GetCommandInvocationCommandOutput;
+    try {
+      inv = await ssm.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: client.instanceId }));
+    } catch (e) {
+      if (!isAwsError(e, 'InvocationDoesNotExist')) throw e;
+      // Right after SendCommand the invocation is not visible yet; that is Pending, for a while.
+      return this.notYetVisible(ssm, commandId, client);
+    }
+    const status = mapSsmStatus(inv.Status);
+    if (status === 'Pending' || status === 'InProgress' || status === 'Success') return { status };
+    const stderr = inv.StandardErrorContent?.trim();
+    const detail = [inv.StatusDetails, stderr ? stderr.slice(-300) : undefined].filter(Boolean).join(': ');
+    return { status, detail: detail || undefined };
+  }
+
+  private async notYetVisible(ssm: SSMClient, commandId: string, client: ClientRef): Promise<CommandInvocation> {
+    const listed = await ssm.send(new ListCommandsCommand({ CommandId: commandId }));
+    const requested = listed.Commands?.[0]?.RequestedDateTime;
+    if (!requested) {
+      throw new ProbeCommandFailedError(`SSM command ${commandId} is unknown in ${client.region}`);
+    }
+    const waited = this.now().getTime() - requested.getTime();
+    if (waited > this.pendingGraceMs) {
+      throw new ProbeCommandFailedError(
+        `SSM command ${commandId} never reached ${client.instanceId} (${Math.round(waited / 1000)} s after sending)`,
+      );
+    }
+    return { status: 'Pending' };
+  }
+}

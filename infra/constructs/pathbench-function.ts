@@ -1,0 +1,76 @@
+/**
+ * PathbenchFunction: the Lambda defaults in one place (STYLE.md 7): arm64, Node 24 runtime (bundle targets Node 20), ESM bundle
+ * built locally by esbuild from node_modules (no Docker), source maps, kept class names (the
+ * ASL's Retry/Catch match on error names), an explicit log group with retention, and the
+ * queries/ directory shipped next to the bundle.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { LAMBDA_ENTRY, LOCK_FILE, ROOT } from '../paths.js';
+
+export interface PathbenchFunctionProps {
+  /** Exported handler name in functions/lambda.ts (= the task name). */
+  handler: string;
+  description: string;
+  timeoutSeconds: number;
+  environment: Record<string, string>;
+  memorySize?: number;
+  logRetention?: logs.RetentionDays;
+}
+
+/** Where the bundle lives on Lambda; modules compute ROOT from import.meta.url two levels up. */
+const BUNDLE_URL = 'file:///var/task/functions/core/bundle.mjs';
+
+export class PathbenchFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: PathbenchFunctionProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.fn = new NodejsFunction(this, 'Fn', {
+      entry: LAMBDA_ENTRY,
+      handler: props.handler,
+      description: `pathbench ${props.handler}: ${props.description}`.slice(0, 256),
+      // Node 20 on Lambda is deprecated (CloudFormation warns since 2026-04-30); the bundle targets
+      // Node 20 syntax, so it runs unchanged on the latest runtime.
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: Duration.seconds(props.timeoutSeconds),
+      logGroup: this.logGroup,
+      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      projectRoot: ROOT,
+      depsLockFilePath: LOCK_FILE,
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node20',
+        minify: true,
+        sourceMap: true,
+        keepNames: true,
+        // Bundle the SDK too: the versions we tested with, not whatever the runtime ships.
+        bundleAwsSDK: true,
+        mainFields: ['module', 'main'],
+        // Some bundled CommonJS dependencies call require() for node built-ins.
+        banner:
+          "import { createRequire as __pbCreateRequire } from 'module'; const require = __pbCreateRequire(import.meta.url);",
+        // queries/ is read at run time relative to the repository root (functions/core/sql.ts).
+        define: { 'import.meta.url': JSON.stringify(BUNDLE_URL) },
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `cp -R "${inputDir}/queries" "${outputDir}/queries"`,
+          ],
+        },
+      },
+    });
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Synthesizes the pipeline stack offline (local esbuild bundling, no Docker, no account) once,
+ * and checks the parts that matter with targeted assertions plus cdk-nag AwsSolutions.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
+import { TASK_NAMES } from '../../functions/wiring.js';
+import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
+import { aslPlaceholders, MANAGED_TAG, PipelineStack } from '../../infra/pipeline-stack.js';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+let outdir: string;
+let stack: PipelineStack;
+let template: Template;
+let resources: Record<string, Resource>;
+
+function ofType(type: string): [string, Resource][] {
+  return Object.entries(resources).filter(([, r]) => r.Type === type);
+}
+
+/** All IAM statements of the function role for a task. */
+function statementsOf(task: string): Record<string, unknown>[] {
+  const policies = ofType('AWS::IAM::Policy').filter(([id]) => id.startsWith(`${task}FnServiceRoleDefaultPolicy`));
+  expect(policies).toHaveLength(1);
+  const doc = policies[0][1].Properties.PolicyDocument as { Statement: Record<string, unknown>[] };
+  return doc.Statement;
+}
+
+function actionsOf(s: Record<string, unknown>): string[] {
+  return ([] as string[]).concat(s.Action as string | string[]);
+}
+
+beforeAll(() => {
+  outdir = mkdtempSync(path.join(tmpdir(), 'pb-cdk-'));
+  const app = new App({ outdir });
+  stack = new PipelineStack(app, 'Pathbench', { env: { account: '123456789012', region: 'ap-northeast-1' } });
+  app.synth();
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Record<string, Resource>;
+}, 600_000);
+
+afterAll(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+describe('pipeline stack', () => {
+  it('builds the state machine from our ASL with every placeholder resolved to its function', () => {
+    const [[, sm]] = ofType('AWS::StepFunctions::StateMachine');
+    const subs = sm.Properties.DefinitionSubstitutions as Record<string, { 'Fn::GetAtt': [string, string] }>;
+    const asl = readFileSync(ASL_FILE, 'utf8');
+    const placeholders = aslPlaceholders(asl);
+    expect(placeholders.length).toBeGreaterThan(5);
+    // Every placeholder has a substitution, and every substitution is a function of the same name.
+    expect(Object.keys(subs).sort()).toEqual([...TASK_NAMES].sort());
+    for (const p of placeholders) {
+      expect(subs[p]['Fn::GetAtt'][0]).toMatch(new RegExp(`^${p}Fn[0-9A-F]{8}$`));
+      expect(resources[subs[p]['Fn::GetAtt'][0]].Type).toBe('AWS::Lambda::Function');
+    }
+    // The uploaded definition is our file, byte for byte, and nothing is left after substitution.
+    const loc = sm.Properties.DefinitionS3Location as { Key: string };
+    const uploaded = readFileSync(path.join(outdir, `asset.${loc.Key}`), 'utf8');
+    expect(uploaded).toBe(asl);
+    const substituted = uploaded.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, k: string) => (k in subs ? 'arn' : m));
+    expect(substituted).not.toMatch(/\$\{/);
+    expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });
+    expect(sm.Properties.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('creates one arm64 function per task with the wiring timeout and kept class names', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns).toHaveLength(TASK_NAMES.length);
+    for (const name of TASK_NAMES) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Handler: `index.${name}`,
+        Architectures: ['arm64'],
+        Runtime: Match.stringLikeRegexp('^nodejs'),
+        LoggingConfig: { LogGroup: Match.anyValue() },
+        Environment: { Variables: Match.objectLike({ PATHBENCH_ATHENA_WORKGROUP: 'pathbench' }) },
+      });
+    }
+    // Error names survive minification (the ASL's Catch/Retry match on them) and SQL ships along.
+    const code = fns[0][1].Properties.Code as { S3Key: string };
+    const bundleDir = path.join(outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    expect(readFileSync(path.join(bundleDir, 'index.mjs'), 'utf8')).toContain('"RunLockedError"');
+    expect(existsSync(path.join(bundleDir, 'queries', 'percentiles.sql'))).toBe(true);
+  });
+
+  it('schedules runs DISABLED by default, with a dead-letter queue and a retry policy', () => {
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      State: 'DISABLED',
+      Target: {
+        Arn: { Ref: Match.stringLikeRegexp('^Measurement') },
+        Input: JSON.stringify({ planName: 'default' }),
+        DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ScheduleDlq'), 'Arn'] } },
+        RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+      },
+    });
+  });
+
+  it('enforces the Athena workgroup configuration with encrypted results and a scan cutoff', () => {
+    template.hasResourceProperties('AWS::Athena::WorkGroup', {
+      Name: 'pathbench',
+      WorkGroupConfiguration: {
+        EnforceWorkGroupConfiguration: true,
+        BytesScannedCutoffPerQuery: 10 * 1024 ** 3,
+        ResultConfiguration: {
+          EncryptionConfiguration: { EncryptionOption: 'SSE_S3' },
+          OutputLocation: { 'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^Data') }, '/athena-results/']] },
+        },
+      },
+    });
+  });
+
+  it('has a named query for every .sql file and a Glue table with the DDL columns', () => {
+    const names = ofType('AWS::Athena::NamedQuery').map(([, r]) => r.Properties.Description as string);
+    const files = readdirSync(QUERIES_DIR, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.sql'))
+      .map((f) => `queries/${f.split(path.sep).join('/')}`);
+    expect(files.length).toBeGreaterThan(1);
+    expect(names.sort()).toEqual(files.sort());
+    for (const [, q] of ofType('AWS::Athena::NamedQuery')) {
+      expect(JSON.stringify(q.Properties.QueryString)).not.toMatch(/\$\{(database|location)\}/);
+    }
+    const [[, table]] = ofType('AWS::Glue::Table');
+    const input = table.Properties.TableInput as {
+      PartitionKeys: { Name: string }[];
+      StorageDescriptor: { Columns: { Name: string; Type: string }[]; SerdeInfo: { SerializationLibrary: string } };
+    };
+    expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
+    expect(input.StorageDescriptor.Columns).toContainEqual({ Name: 'value', Type: 'double' });
+    expect(input.StorageDescriptor.Columns).toContainEqual({ Name: 'ok', Type: 'boolean' });
+    expect(input.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.openx.data.jsonserde.JsonSerDe');
+  });
+
+  it('declares every SSM document parameter as a String with an allowedPattern', () => {
+    const [[, doc]] = ofType('AWS::SSM::Document');
+    expect(doc.Properties.DocumentType).toBe('Command');
+    const content = doc.Properties.Content as {
+      schemaVersion: string;
+      parameters: Record<string, { type: string; allowedPattern: string }>;
+      mainSteps: { inputs: { runCommand: string[]; timeoutSeconds: string } }[];
+    };
+    expect(content.schemaVersion).toBe('2.2');
+    expect(Object.keys(content.parameters).sort()).toEqual(Object.keys(PROBE_DOCUMENT_PATTERNS).sort());
+    for (const [name, p] of Object.entries(content.parameters)) {
+      expect(p.type, name).toBe('String');
+      expect(p.allowedPattern, name).toMatch(/^\^.*\$$/);
+    }
+    const script = content.mainSteps[0].inputs.runCommand.join('\n');
+    // Only declared parameters are interpolated into the shell.
+    const used = [...script.matchAll(/\{\{\s*(\w+)\s*\}\}/g)].map((m) => m[1]);
+    for (const u of used) expect(Object.keys(content.parameters)).toContain(u);
+    expect(script).toContain('agent.cjs" run --spec');
+    expect(content.mainSteps[0].inputs.timeoutSeconds).toBe('{{ executionTimeout }}');
+  });
+
+  it('limits SendCommand to our document and tagged instances', () => {
+    const send = statementsOf('SendProbe').filter((s) => actionsOf(s).includes('ssm:SendCommand'));
+    expect(send).toHaveLength(2);
+    const onDoc = send.find((s) => JSON.stringify(s.Resource).includes('document/'));
+    expect(JSON.stringify(onDoc?.Resource)).toContain('"Ref":"ProbeDocument"');
+    const onInstances = send.find((s) => JSON.stringify(s.Resource).includes('instance/*'));
+    expect(onInstances?.Condition).toEqual({
+      StringEquals: { [`ssm:resourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value },
+    });
+    // Nobody else may send commands.
+    for (const t of TASK_NAMES.filter((n) => n !== 'SendProbe' && n !== 'PollProbe')) {
+      expect(statementsOf(t).flatMap(actionsOf)).not.toContain('ssm:SendCommand');
+    }
+  });
+
+  it('limits Stop/StartInstances and route changes to resources tagged pathbench:managed', () => {
+    const stop = statementsOf('StopClient').find((s) => actionsOf(s).includes('ec2:StopInstances'));
+    expect(stop?.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } });
+    const swap = statementsOf('SwapRoutes').find((s) => actionsOf(s).includes('ec2:ReplaceRoute'));
+    expect(actionsOf(swap!).sort()).toEqual(['ec2:CreateRoute', 'ec2:DeleteRoute', 'ec2:ReplaceRoute']);
+    expect(swap?.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } });
+    expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('ec2:StopInstances');
+  });
+
+  it('denies non-TLS access to the data bucket', () => {
+    const [[dataId]] = ofType('AWS::S3::Bucket').filter(([id]) => id.startsWith('Data'));
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: dataId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      VersioningConfiguration: { Status: 'Enabled' },
+      LoggingConfiguration: Match.objectLike({ DestinationBucketName: Match.anyValue() }),
+    });
+  });
+
+  it('has a lock table with TTL and point-in-time recovery', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it('passes cdk-nag AwsSolutions with zero unacknowledged errors', () => {
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    const errors = report.violations
+      .filter((v) => v.severity === 'error')
+      .map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+    expect(errors).toEqual([]);
+  });
+});
