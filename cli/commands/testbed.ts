@@ -1,0 +1,303 @@
+/**
+ * Testbed commands: `pathbench plan from-testbed` (A–E plan from the testbed's outputs),
+ * `pathbench destroy --testbed`, and `deployTestbed()` behind `pathbench deploy --testbed`
+ * (prints the cost note, runs `cdk deploy`, saves outputs, writes the plan).
+ *
+ * Deployed outputs are read from the SSM parameter each testbed stack writes
+ * (`/pathbench/testbed/outputs/<stack>`), because the project ships the SSM client and not the
+ * CloudFormation one; a saved `cdk deploy --outputs-file` works without any AWS access.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { Command } from 'commander';
+import {
+  DEFAULT_TESTBED_INVENTORY,
+  fixedMonthlyCost,
+  formatCostNote,
+  INSTANCE_BURST_GBPS,
+  type RunTransferCost,
+  runTransferCost,
+  TESTBED_INTER_REGION_RATES,
+} from '../../functions/core/cost.js';
+import { errorMessage } from '../../functions/core/errors.js';
+import { formatProblems, parsePlan } from '../../functions/core/plan.js';
+import {
+  planFromTestbedOutputs,
+  TESTBED_OUTPUTS,
+  TestbedOutputsError,
+  type TestbedPlanJson,
+} from '../../functions/core/testbed-plan.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Exit code for unusable input or environment (no credentials, missing outputs). */
+const EXIT_BAD_INPUT = 2;
+const DEFAULT_PLAN_OUT = 'plans/tokyo-osaka.json';
+const DEFAULT_OUTPUTS_FILE = '.pathbench/testbed-outputs.json';
+
+// Kept in step with infra/testbed (TESTBED_DEFAULTS, testbedStackNames, outputsParameterName);
+// the CLI does not import the CDK app so that it starts without loading aws-cdk-lib.
+const DEFAULT_PREFIX = 'PathbenchTestbed';
+const DEFAULT_CLIENT_REGION = 'ap-northeast-1';
+const DEFAULT_PEER_REGION = 'ap-northeast-3';
+const stackNames = (prefix: string) => ({
+  peer: `${prefix}Peer`,
+  client: `${prefix}Client`,
+  peerRoutes: `${prefix}PeerRoutes`,
+});
+const outputsParameter = (stack: string) => `/pathbench/testbed/outputs/${stack}`;
+
+/** A failure the user can fix; printed as one line, exit code 2. */
+export class TestbedCliError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TestbedCliError';
+  }
+}
+
+export type Outputs = Record<string, Record<string, string>>;
+
+/** Runs `npx cdk …` in the repo root; resolves with the exit code. */
+export type CdkRunner = (args: string[]) => Promise<number>;
+
+const runCdk: CdkRunner = (args) =>
+  new Promise((resolve, reject) => {
+    const child = spawn('npx', ['cdk', ...args], { cwd: ROOT, stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+
+function isCredentialsError(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  return (
+    e.name === 'CredentialsProviderError' ||
+    /credential/i.test(e.message) ||
+    e.name === 'ExpiredTokenException' ||
+    e.name === 'UnrecognizedClientException'
+  );
+}
+
+/**
+ * Read the deployed testbed outputs (client stack in the client region, peer stack in the peer
+ * region) from their SSM parameters, in the `cdk deploy --outputs-file` shape.
+ * @throws TestbedCliError for missing credentials or a stack that is not deployed.
+ */
+export async function readDeployedOutputs(opts: {
+  clientRegion: string;
+  peerRegion: string;
+  prefix?: string;
+  ssmFor?: (region: string) => SSMClient;
+}): Promise<Outputs> {
+  const names = stackNames(opts.prefix ?? DEFAULT_PREFIX);
+  const ssmFor = opts.ssmFor ?? ((region: string) => new SSMClient({ region }));
+  const out: Outputs = {};
+  for (const [stack, region] of [
+    [names.peer, opts.peerRegion],
+    [names.client, opts.clientRegion],
+  ] as const) {
+    const name = outputsParameter(stack);
+    try {
+      const res = await ssmFor(region).send(new GetParameterCommand({ Name: name }));
+      const value: unknown = JSON.parse(res.Parameter?.Value ?? '{}');
+      if (typeof value !== 'object' || value === null) throw new Error('not a JSON object');
+      out[stack] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      );
+    } catch (e: unknown) {
+      if (isCredentialsError(e))
+        throw new TestbedCliError(
+          `no usable AWS credentials (${errorMessage(e)}); configure a profile, or pass --outputs FILE saved by \`cdk deploy --outputs-file\``,
+          { cause: e },
+        );
+      if (e instanceof Error && e.name === 'ParameterNotFound')
+        throw new TestbedCliError(`${stack} is not deployed in ${region} (no SSM parameter ${name})`, { cause: e });
+      throw new TestbedCliError(`cannot read ${name} in ${region}: ${errorMessage(e)}`, { cause: e });
+    }
+  }
+  return out;
+}
+
+/** Read a `cdk deploy --outputs-file` JSON. */
+export async function readOutputsFile(file: string): Promise<Outputs> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e: unknown) {
+    throw new TestbedCliError(`cannot read outputs file ${file} (${errorMessage(e).replace(/, \w+ '.*'$/, '')})`);
+  }
+  try {
+    const json: unknown = JSON.parse(text);
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('expected an object');
+    return json as Outputs;
+  } catch (e: unknown) {
+    throw new TestbedCliError(`outputs file ${file} is not valid JSON (${errorMessage(e)})`);
+  }
+}
+
+/** Upper bound of one run's inter-region transfer for a testbed plan. */
+export function planRunCost(plan: TestbedPlanJson, instanceType: string): RunTransferCost | undefined {
+  const parsed = parsePlan(plan);
+  if (!parsed.ok) return undefined;
+  return runTransferCost(parsed.plan, {
+    interRegion: TESTBED_INTER_REGION_RATES,
+    bandwidthGbps: INSTANCE_BURST_GBPS[instanceType] ?? 12.5,
+  });
+}
+
+/**
+ * Build, validate and write the A–E plan from outputs; returns the plan and the cost note.
+ * @throws TestbedCliError when outputs are incomplete or the plan fails validation.
+ */
+export async function writeTestbedPlan(
+  outputs: Outputs,
+  outFile: string,
+): Promise<{ plan: TestbedPlanJson; note: string }> {
+  let plan: TestbedPlanJson;
+  try {
+    plan = planFromTestbedOutputs(outputs);
+  } catch (e: unknown) {
+    if (e instanceof TestbedOutputsError) throw new TestbedCliError(e.message, { cause: e });
+    throw e;
+  }
+  const parsed = parsePlan(plan);
+  if (!parsed.ok) throw new TestbedCliError(`generated plan is invalid\n${formatProblems(parsed.problems)}`);
+  const target = path.resolve(outFile);
+  await mkdir(path.dirname(target), { recursive: true });
+  await writeFile(target, `${JSON.stringify(plan, null, 2)}\n`);
+  const instanceType =
+    Object.values(outputs)
+      .map((o) => o[TESTBED_OUTPUTS.instanceType])
+      .find((v) => v !== undefined) ?? DEFAULT_TESTBED_INVENTORY.instanceType;
+  const note = formatCostNote(
+    fixedMonthlyCost({ ...DEFAULT_TESTBED_INVENTORY, instanceType }),
+    planRunCost(plan, instanceType),
+  );
+  return { plan, note };
+}
+
+/** Placeholder outputs (documentation addresses) to size a run before anything is deployed. */
+function placeholderOutputs(): Outputs {
+  const k = TESTBED_OUTPUTS;
+  return {
+    placeholder: {
+      [k.clientInstanceId]: 'i-pending',
+      [k.clientRegion]: DEFAULT_CLIENT_REGION,
+      [k.sameAzPeerIp]: '192.0.2.1',
+      [k.crossAzPeerIp]: '192.0.2.2',
+      [k.clientVpcCidr]: '10.0.0.0/16',
+      [k.clientRouteTableId]: 'rtb-pending',
+      [k.clientTransitGatewayId]: 'tgw-pending',
+      [k.vpcPeeringConnectionId]: 'pcx-pending',
+      [k.privateLinkDnsName]: 'vpce.example.com',
+      [k.peerRegion]: DEFAULT_PEER_REGION,
+      [k.peerTargetIp]: '192.0.2.3',
+      [k.peerVpcCidr]: '10.1.0.0/16',
+      [k.peerRouteTableId]: 'rtb-pending',
+      [k.peerTransitGatewayId]: 'tgw-pending',
+    },
+  };
+}
+
+export interface DeployTestbedOptions {
+  /** Where cdk saves the outputs (default .pathbench/testbed-outputs.json). */
+  outputsFile?: string;
+  /** Where the A–E plan goes after a successful deploy (default plans/tokyo-osaka.json; false = skip). */
+  planOut?: string | false;
+  /** Extra `-c key=value` context (e.g. testbedClientRegion). */
+  context?: Record<string, string>;
+  /** Pass `--require-approval never` (non-interactive). */
+  yes?: boolean;
+  instanceType?: string;
+  run?: CdkRunner;
+  log?: (text: string) => void;
+}
+
+/**
+ * Print the cost note, then `npx cdk deploy -c testbed=true --all --outputs-file …`, then write
+ * the plan from the saved outputs. Resolves with cdk's exit code.
+ */
+export async function deployTestbed(opts: DeployTestbedOptions = {}): Promise<number> {
+  const log = opts.log ?? ((t: string) => process.stdout.write(`${t}\n`));
+  const instanceType = opts.instanceType ?? opts.context?.testbedInstanceType ?? DEFAULT_TESTBED_INVENTORY.instanceType;
+  const sizing = planFromTestbedOutputs(placeholderOutputs());
+  log(
+    formatCostNote(fixedMonthlyCost({ ...DEFAULT_TESTBED_INVENTORY, instanceType }), planRunCost(sizing, instanceType)),
+  );
+  const outputsFile = path.resolve(ROOT, opts.outputsFile ?? DEFAULT_OUTPUTS_FILE);
+  await mkdir(path.dirname(outputsFile), { recursive: true });
+  const context = { ...opts.context, ...(opts.instanceType ? { testbedInstanceType: opts.instanceType } : {}) };
+  const args = [
+    'deploy',
+    '-c',
+    'testbed=true',
+    ...Object.entries(context).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    '--all',
+    '--outputs-file',
+    outputsFile,
+    ...(opts.yes ? ['--require-approval', 'never'] : []),
+  ];
+  const code = await (opts.run ?? runCdk)(args);
+  if (code !== 0 || opts.planOut === false) return code;
+  const { note } = await writeTestbedPlan(
+    await readOutputsFile(outputsFile),
+    path.resolve(ROOT, opts.planOut ?? DEFAULT_PLAN_OUT),
+  );
+  log(`plan written to ${opts.planOut ?? DEFAULT_PLAN_OUT}\n${note}`);
+  return 0;
+}
+
+/** `cdk destroy` of the testbed stacks only (never the pipeline), routes stack first. */
+export async function destroyTestbed(opts: { prefix?: string; yes?: boolean; run?: CdkRunner } = {}): Promise<number> {
+  const n = stackNames(opts.prefix ?? DEFAULT_PREFIX);
+  const args = ['destroy', '-c', 'testbed=true', n.peerRoutes, n.client, n.peer, ...(opts.yes ? ['--force'] : [])];
+  return (opts.run ?? runCdk)(args);
+}
+
+function fail(e: unknown): never {
+  if (e instanceof TestbedCliError) {
+    process.stderr.write(`pathbench: ${e.message}\n`);
+    process.exit(EXIT_BAD_INPUT);
+  }
+  throw e;
+}
+
+/**
+ * Register `plan from-testbed [--outputs FILE] [--out FILE]` and `destroy --testbed` on the
+ * program; reuses an existing `plan` or `destroy` command when another module created it.
+ */
+export function registerTestbed(program: Command): void {
+  const plan = program.commands.find((c) => c.name() === 'plan') ?? program.command('plan').description('plan tools');
+  plan
+    .command('from-testbed')
+    .description('write the seed-000 A–E plan from the testbed stacks’ outputs, and print its cost note')
+    .option('--outputs <file>', 'outputs saved by `cdk deploy --outputs-file` (default: read the deployed stacks)')
+    .option('--out <file>', 'plan file to write', DEFAULT_PLAN_OUT)
+    .option('--client-region <region>', 'client stack region', DEFAULT_CLIENT_REGION)
+    .option('--peer-region <region>', 'peer stack region', DEFAULT_PEER_REGION)
+    .option('--prefix <name>', 'testbed stack name prefix', DEFAULT_PREFIX)
+    .action(async (o: { outputs?: string; out: string; clientRegion: string; peerRegion: string; prefix: string }) => {
+      try {
+        const outputs = o.outputs
+          ? await readOutputsFile(o.outputs)
+          : await readDeployedOutputs({ clientRegion: o.clientRegion, peerRegion: o.peerRegion, prefix: o.prefix });
+        const { note } = await writeTestbedPlan(outputs, o.out);
+        process.stdout.write(`plan written to ${o.out}\n\n${note}\n`);
+      } catch (e: unknown) {
+        fail(e);
+      }
+    });
+
+  if (program.commands.some((c) => c.name() === 'destroy')) return;
+  program
+    .command('destroy')
+    .description('destroy deployed stacks (today: the testbed)')
+    .option('--testbed', 'destroy the testbed stacks (not the pipeline)')
+    .option('--prefix <name>', 'testbed stack name prefix', DEFAULT_PREFIX)
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(async (o: { testbed?: boolean; prefix: string; yes?: boolean }) => {
+      if (!o.testbed) fail(new TestbedCliError('say what to destroy: `pathbench destroy --testbed`'));
+      process.exitCode = await destroyTestbed({ prefix: o.prefix, yes: o.yes });
+    });
+}
