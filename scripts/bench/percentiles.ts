@@ -129,7 +129,14 @@ async function pullGroups(conn: DuckDBConnection): Promise<GroupData[]> {
     const id = JSON.stringify([r.path, r.probe, r.metric, r.unit]);
     const kind = (r.kind as string | null) ?? null;
     const g = groups.get(id);
-    if (!g) groups.set(id, { path: String(r.path), probe: String(r.probe), metric: String(r.metric), unit: String(r.unit), kind });
+    if (!g)
+      groups.set(id, {
+        path: String(r.path),
+        probe: String(r.probe),
+        metric: String(r.metric),
+        unit: String(r.unit),
+        kind,
+      });
     else if (kind !== null && (g.kind === null || kind < g.kind)) g.kind = kind;
   }
   const out: GroupData[] = [];
@@ -203,11 +210,23 @@ function compare(sqlRows: Record<string, unknown>[], jsRows: PercentileRow[]): s
 
 const fmt = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
+/** SQL and JS disagreed; the message carries the whole printout, mismatches included. */
+export class BenchMismatchError extends Error {
+  constructor(readonly result: PercentileBenchResult) {
+    super(result.lines.join('\n'));
+    this.name = 'BenchMismatchError';
+  }
+}
+
 /**
  * Generate `n` (default 10,000,000) samples in DuckDB, time queries/percentiles.sql on them,
  * pull the same run into typed arrays, time the sort-in-JS computation, and compare every figure.
+ * A disagreement throws BenchMismatchError (so `pathbench bench` exits non-zero) unless
+ * `throwOnMismatch` is false, in which case `agree` and `mismatches` say so.
  */
-export async function benchPercentiles(opts: { n?: number } = {}): Promise<PercentileBenchResult> {
+export async function benchPercentiles(
+  opts: { n?: number; throwOnMismatch?: boolean } = {},
+): Promise<PercentileBenchResult> {
   const samples = opts.n ?? 10_000_000;
   if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`n must be a positive integer, got ${samples}`);
   const instance = await DuckDBInstance.create(':memory:');
@@ -251,7 +270,7 @@ export async function benchPercentiles(opts: { n?: number } = {}): Promise<Perce
       agree ? 'agree: yes' : `agree: NO (${mismatches.length} mismatches)`,
       ...mismatches.slice(0, 50).map((m) => `  mismatch ${m}`),
     ];
-    return {
+    const result: PercentileBenchResult = {
       lines,
       samples,
       selected: Number(selected),
@@ -264,6 +283,8 @@ export async function benchPercentiles(opts: { n?: number } = {}): Promise<Perce
       agree,
       mismatches,
     };
+    if (!agree && opts.throwOnMismatch !== false) throw new BenchMismatchError(result);
+    return result;
   } finally {
     conn.closeSync();
     instance.closeSync();
@@ -276,7 +297,7 @@ function argN(argv: string[]): number | undefined {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const result = await benchPercentiles({ n: argN(process.argv.slice(2)) });
+  const result = await benchPercentiles({ n: argN(process.argv.slice(2)), throwOnMismatch: false });
   for (const line of result.lines) console.log(line);
   if (!result.agree) process.exitCode = 1;
 }
