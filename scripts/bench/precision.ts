@@ -1,0 +1,252 @@
+/**
+ * Precision bench (issue 7): what the tcp-connect probe costs by itself. On loopback (a
+ * zero-delay path) every microsecond measured is the probe's plus the kernel's; we print our
+ * helper (kernel clock and app clock), a plain Node connect loop and nping side by side,
+ * interleaved in rounds so the machine's noise hits all of them alike, plus the figures
+ * self-calibration stores. On lab path A (when the lab is up) the helper runs next to nping on
+ * the same path at the same moment.
+ *
+ * nping caveat (nping/ProbeMode.cc, NpingTarget::setProbeSentTCP): nping stamps the start
+ * with gettimeofday *after* its nonblocking connect() returned and the end when its event loop
+ * dispatches the completion. On loopback the whole handshake happens inside connect(), so
+ * nping's loopback figure excludes the kernel's handshake; it only prints per-probe times at
+ * 0.1 ms resolution, so per-probe values come from runs of 2 probes (its Max and Min rtt are
+ * then both samples, at 1 µs resolution).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { calibrate, nearestRank } from '../../functions/agent/calibrate.js';
+import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
+
+const execFileP = promisify(execFile);
+
+const ROUNDS = 3;
+const HELPER_N = 500;
+const NODE_N = 500;
+const NPING_PAIRS = 100;
+const GAP_MS = 2;
+
+interface Stat {
+  n: number;
+  p50: number;
+  p99: number;
+}
+
+function stat(us: number[]): Stat {
+  const s = [...us].sort((a, b) => a - b);
+  return {
+    n: s.length,
+    p50: s.length ? nearestRank(s, 50) : Number.NaN,
+    p99: s.length ? nearestRank(s, 99) : Number.NaN,
+  };
+}
+
+const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+
+function row(name: string, s: Stat): string {
+  return `  ${name.padEnd(38)} ${String(s.n).padStart(5)} ${f1(s.p50).padStart(8)} ${f1(s.p99).padStart(8)}`;
+}
+
+function versus(name: string, s: Stat, ref: Stat, refName: string): string {
+  const d = s.p50 - ref.p50;
+  const ratio = ref.p50 > 0 ? (s.p50 / ref.p50).toFixed(2) : 'n/a';
+  return `  ${name.padEnd(38)} p50 ${d >= 0 ? '+' : ''}${f1(d)} µs vs ${refName} (×${ratio})`;
+}
+
+/** Helper series: primary (kernel) and app-clock values, µs. */
+async function helperSeries(
+  bin: string,
+  host: string,
+  port: number,
+  count: number,
+  intervalMs: number,
+  dir: string,
+  prefix: string[] = [],
+): Promise<{ kernel: number[]; app: number[]; failed: number }> {
+  const out = path.join(dir, `tcping-${Date.now()}.jsonl`);
+  const r = await runTcping({ host, port, count, intervalMs, timeoutMs: 400, out, binary: bin, prefix });
+  if (!r.ok) throw new Error(`tcping: ${r.reason}`);
+  const lines = parseTcpingLines(await readFile(out, 'utf8'));
+  const ok = lines.filter((l) => l.ok && l.rtt_ms !== null);
+  return {
+    kernel: ok.map((l) => (l.rtt_ms as number) * 1000),
+    app: ok.map((l) => l.app_rtt_ms * 1000),
+    failed: lines.length - ok.length,
+  };
+}
+
+/** The issue's "plain Node" probe: one net.Socket connect at a time, hrtime around it, 2 ms gaps. */
+async function nodeSeries(port: number, count: number, gapMs: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    await new Promise((r) => setTimeout(r, gapMs));
+    const v = await new Promise<number | null>((resolve) => {
+      const s = new net.Socket();
+      const t0 = process.hrtime.bigint();
+      s.once('connect', () => {
+        const t1 = process.hrtime.bigint();
+        s.resetAndDestroy();
+        resolve(Number(t1 - t0) / 1000);
+      });
+      s.once('error', () => resolve(null));
+      s.connect(port, '127.0.0.1');
+    });
+    if (v !== null) out.push(v);
+  }
+  return out;
+}
+
+/** nping values in µs from runs of 2 probes (Max and Min rtt are then exactly the two samples). */
+async function npingPairs(
+  host: string,
+  port: number,
+  pairs: number,
+  gapMs: number,
+  prefix: string[] = [],
+): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const argv = ['--tcp-connect', '-c', '2', '--delay', `${gapMs}ms`, '-p', String(port), host, '-q'];
+    const [cmd, ...args] = [...prefix, 'nping', ...argv];
+    const { stdout } = await execFileP(cmd, args, { timeout: 20_000 });
+    const m = /Max rtt: ([\d.]+)ms \| Min rtt: ([\d.]+)ms/.exec(stdout);
+    if (m) out.push(Number(m[1]) * 1000, Number(m[2]) * 1000);
+  }
+  return out;
+}
+
+/** One long nping run: its own summary line (avg is all it offers at µs resolution). */
+async function npingSummary(
+  host: string,
+  port: number,
+  count: number,
+  gapMs: number,
+  prefix: string[] = [],
+): Promise<string> {
+  const argv = ['--tcp-connect', '-c', String(count), '--delay', `${gapMs}ms`, '-p', String(port), host, '-q'];
+  const [cmd, ...args] = [...prefix, 'nping', ...argv];
+  const { stdout } = await execFileP(cmd, args, { timeout: 120_000 });
+  return /Max rtt:.*$/m.exec(stdout)?.[0] ?? 'no summary';
+}
+
+async function npingAvailable(): Promise<boolean> {
+  return execFileP('nping', ['--version']).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<string[]> {
+  // The default lab's namespaces; PATHBENCH_LAB_PREFIX points at a lab built with another prefix.
+  const lab = process.env.PATHBENCH_LAB_PREFIX ?? 'pb-';
+  if (!/^pb-[a-z0-9-]{0,6}$/.test(lab))
+    return [`lab path A: skipped (bad PATHBENCH_LAB_PREFIX ${JSON.stringify(lab)})`];
+  const { stdout } = await execFileP('ip', ['netns', 'list']).catch(() => ({ stdout: '' }));
+  const names = stdout.split('\n').map((l) => l.split(' ')[0]);
+  if (!names.includes(`${lab}client`) || !names.includes(`${lab}a`)) {
+    return [`lab path A: skipped (lab not up: no ${lab}client/${lab}a namespaces; \`pathbench lab up\`)`];
+  }
+  if (!hasNping) return ['lab path A: skipped (nping not installed)'];
+  const prefix = ['ip', 'netns', 'exec', `${lab}client`];
+  const host = '10.0.2.10';
+  const port = 7000;
+  const gap = 5;
+  const k: number[] = [];
+  const a: number[] = [];
+  const n: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const h = await helperSeries(bin, host, port, 200, gap, dir, prefix);
+    k.push(...h.kernel);
+    a.push(...h.app);
+    n.push(...(await npingPairs(host, port, 50, gap, prefix)));
+  }
+  const sk = stat(k);
+  const sa = stat(a);
+  const sn = stat(n);
+  return [
+    `lab path A (${lab}client → ${host}:${port}, ${gap} ms gaps, ${ROUNDS} interleaved rounds):`,
+    `  ${'probe'.padEnd(38)} ${'n'.padStart(5)} ${'p50 µs'.padStart(8)} ${'p99 µs'.padStart(8)}`,
+    row('pathbench tcping, kernel-tcpi_rtt', sk),
+    row('pathbench tcping, app clock', sa),
+    row('nping --tcp-connect (2-probe runs)', sn),
+    versus('tcping kernel', sk, sn, 'nping'),
+    versus('tcping app', sa, sn, 'nping'),
+    `  nping -c 300 summary: ${await npingSummary(host, port, 300, gap, prefix)}`,
+  ];
+}
+
+/** Run the precision bench; returns the lines it printed. */
+export async function benchPrecision(): Promise<{ lines: string[] }> {
+  const lines: string[] = [];
+  const say = (l: string): void => {
+    lines.push(l);
+    console.log(l);
+  };
+  const built = await ensureTcping();
+  if (!built.ok) {
+    say(`precision: skipped, precise helper unavailable: ${built.reason}`);
+    return { lines };
+  }
+  const bin = built.path;
+  const hasNping = await npingAvailable();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pathbench-precision-'));
+  const listener = await startQuietListener(bin);
+  try {
+    const k: number[] = [];
+    const a: number[] = [];
+    const nd: number[] = [];
+    const np: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const h = await helperSeries(bin, '127.0.0.1', listener.port, HELPER_N, GAP_MS, dir);
+      k.push(...h.kernel);
+      a.push(...h.app);
+      nd.push(...(await nodeSeries(listener.port, NODE_N, GAP_MS)));
+      if (hasNping) np.push(...(await npingPairs('127.0.0.1', listener.port, NPING_PAIRS, GAP_MS)));
+    }
+    const sk = stat(k);
+    const sa = stat(a);
+    const sd = stat(nd);
+    const sn = stat(np);
+    say(
+      `precision, loopback (zero-delay path), quiet listener 127.0.0.1:${listener.port}, ${GAP_MS} ms gaps, ${ROUNDS} interleaved rounds:`,
+    );
+    say(`  ${'probe'.padEnd(38)} ${'n'.padStart(5)} ${'p50 µs'.padStart(8)} ${'p99 µs'.padStart(8)}`);
+    say(row('pathbench tcping, kernel-tcpi_rtt', sk));
+    say(row('pathbench tcping, app clock (busy-poll)', sa));
+    say(row('plain Node net.Socket + hrtime', sd));
+    if (hasNping) {
+      say(row('nping --tcp-connect (2-probe runs)', sn));
+      say(`  nping -c 500 summary: ${await npingSummary('127.0.0.1', listener.port, 500, GAP_MS)}`);
+      say(versus('tcping kernel', sk, sn, 'nping'));
+      say(versus('tcping app', sa, sn, 'nping'));
+      say(versus('plain Node', sd, sn, 'nping'));
+      say('  (nping starts its clock after connect() returns: on loopback that excludes the handshake)');
+    } else say('  nping: not installed, comparison skipped');
+    say(versus('plain Node', sd, sk, 'tcping kernel'));
+
+    const c10 = await calibrate('tcp-connect', { count: 200, intervalMs: 10 });
+    const c2 = await calibrate('tcp-connect', { count: 200, intervalMs: GAP_MS });
+    for (const c of [c10, c2]) {
+      say(
+        `calibrate(): p50 ${f1(c.p50_us)} µs, p99 ${f1(c.p99_us)} µs, n ${c.n}` +
+          (c.app_p50_us !== undefined
+            ? ` (app clock p50 ${f1(c.app_p50_us)}, p99 ${f1(c.app_p99_us ?? Number.NaN)})`
+            : '') +
+          ` — ${c.method}`,
+      );
+    }
+    say(`  calibration p50 − bench p50 (kernel clock, 2 ms): ${f1(c2.p50_us - sk.p50)} µs`);
+  } finally {
+    await listener.close();
+  }
+  try {
+    for (const l of await labPathA(bin, dir, hasNping)) say(l);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return { lines };
+}
