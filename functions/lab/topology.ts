@@ -1,0 +1,391 @@
+/**
+ * The lab's topology as data: a local twin of seed 000's Tokyo/Osaka paths. Pure: names,
+ * addresses, links, routes, delay placement and the exact `ip`/`tc`/`iptables` argv to build
+ * it. The executor (lab.ts) only runs what this module returns, so the layout is unit-testable.
+ *
+ *   pb-client ──c0── pb-router ──a0── pb-a        (A same AZ)
+ *                      │ ├──b0── pb-b             (B cross AZ)
+ *                      │ ├──e0── pb-e             (E PrivateLink-like endpoint, no ICMP echo)
+ *                      │ ├──p0── pb-peering ──┐   (C, route 10.1.0.0/16 via 10.255.1.2)
+ *                      │ └──t0── pb-tgw ──────┤   (D, route 10.1.0.0/16 via 10.255.2.2)
+ *                      │                      └── pb-osaka (10.1.1.10; return route via p0/t0)
+ * Delays live in the FORWARD chain of the namespace that owns a path (router for A/B/E, the hop
+ * namespace for C/D), half per direction, so swapping the route genuinely changes the RTT.
+ */
+
+export const LAB_PROFILES = ['seed-000'] as const;
+export type LabProfileName = (typeof LAB_PROFILES)[number];
+
+/** Roles of the namespaces; the namespace name is `<prefix><role>`. */
+export const LAB_ROLES = ['client', 'router', 'a', 'b', 'e', 'peering', 'tgw', 'osaka'] as const;
+export type LabRole = (typeof LAB_ROLES)[number];
+
+export const DEFAULT_PREFIX = 'pb-';
+/** Namespace prefixes must start with "pb-" (project rule) and leave room for the role. */
+export const PREFIX_RE = /^pb-[a-z0-9-]{0,6}$/;
+
+export const TOKYO_CIDR = '10.0.0.0/16';
+export const OSAKA_CIDR = '10.1.0.0/16';
+
+export interface LabPorts {
+  tcp: number;
+  http: number;
+  iperf3: number;
+  sockperf: number;
+}
+
+export const LAB_PORTS: LabPorts = { tcp: 7000, http: 8080, iperf3: 5201, sockperf: 11111 };
+
+export interface LabLink {
+  /** Namespace role and interface name on each end. */
+  a: { role: LabRole; ifname: string; addr: string };
+  b: { role: LabRole; ifname: string; addr: string };
+  mtu: number;
+}
+
+export interface LabNextHop {
+  name: 'peering' | 'tgw';
+  /** Next hop address as seen from the Tokyo router and from the Osaka side. */
+  tokyoVia: string;
+  osakaVia: string;
+  role: LabRole;
+}
+
+export interface LabPathDef {
+  id: 'A' | 'B' | 'C' | 'D' | 'E';
+  label: string;
+  /** Namespace that runs the target servers. */
+  targetRole: LabRole;
+  targetIp: string;
+  /** Seed 000 TCP-connect p50, ms: the round trip the lab must reproduce. */
+  rttMs: number;
+  /** Where the delay is applied and through which NFQUEUE number. */
+  delayRole: LabRole;
+  queue: number;
+  /** iptables match selecting this path's packets in delayRole's FORWARD chain (both directions). */
+  match: string[][];
+  /** Which Tokyo-side next hop must be active for this path (C/D only). */
+  nextHop?: 'peering' | 'tgw';
+}
+
+export interface LabCredits {
+  /** Sustained rate after the bucket is empty (the "baseline" bandwidth). */
+  rate: string;
+  /** Bucket size in bytes: what can be sent above `rate` after a refill. */
+  burstBytes: number;
+  /** Rate while the bucket has tokens (the "burst" bandwidth). */
+  peakrate: string;
+  /** Peak bucket size (bytes); 64 KiB lets whole GSO packets through. */
+  mtu: number;
+}
+
+export interface LabProfile {
+  name: LabProfileName;
+  paths: LabPathDef[];
+  links: LabLink[];
+  nextHops: LabNextHop[];
+  /** Which next hop is active after `up`. */
+  defaultNextHop: 'peering' | 'tgw';
+  credits: LabCredits;
+  ports: LabPorts;
+}
+
+const IN_REGION_MTU = 9001;
+const INTER_REGION_MTU = 8500;
+
+const both = (cidr: string): string[][] => [
+  ['-d', cidr],
+  ['-s', cidr],
+];
+
+/** Seed 000's five paths (DESIGN.md "Lab"). */
+export function seed000Profile(): LabProfile {
+  return {
+    name: 'seed-000',
+    paths: [
+      {
+        id: 'A',
+        label: 'Tokyo 1a → Tokyo 1a (same AZ)',
+        targetRole: 'a',
+        targetIp: '10.0.2.10',
+        rttMs: 0.21,
+        delayRole: 'router',
+        queue: 1,
+        match: both('10.0.2.0/24'),
+      },
+      {
+        id: 'B',
+        label: 'Tokyo 1a → Tokyo 1c (cross AZ)',
+        targetRole: 'b',
+        targetIp: '10.0.3.10',
+        rttMs: 1.65,
+        delayRole: 'router',
+        queue: 2,
+        match: both('10.0.3.0/24'),
+      },
+      {
+        id: 'C',
+        label: 'Tokyo 1a → Osaka 3a (VPC peering)',
+        targetRole: 'osaka',
+        targetIp: '10.1.1.10',
+        rttMs: 8.89,
+        delayRole: 'peering',
+        queue: 3,
+        match: [[]],
+        nextHop: 'peering',
+      },
+      {
+        id: 'D',
+        label: 'Tokyo 1a → Osaka 3a (Transit Gateway peering)',
+        targetRole: 'osaka',
+        targetIp: '10.1.1.10',
+        rttMs: 11.01,
+        delayRole: 'tgw',
+        queue: 4,
+        match: [[]],
+        nextHop: 'tgw',
+      },
+      {
+        id: 'E',
+        label: 'Tokyo 1a → Osaka 3a (cross-region PrivateLink)',
+        targetRole: 'e',
+        targetIp: '10.0.4.10',
+        rttMs: 13.32,
+        delayRole: 'router',
+        queue: 5,
+        match: both('10.0.4.0/24'),
+      },
+    ],
+    links: [
+      {
+        a: { role: 'client', ifname: 'eth0', addr: '10.0.1.10/24' },
+        b: { role: 'router', ifname: 'c0', addr: '10.0.1.1/24' },
+        mtu: IN_REGION_MTU,
+      },
+      {
+        a: { role: 'router', ifname: 'a0', addr: '10.0.2.1/24' },
+        b: { role: 'a', ifname: 'eth0', addr: '10.0.2.10/24' },
+        mtu: IN_REGION_MTU,
+      },
+      {
+        a: { role: 'router', ifname: 'b0', addr: '10.0.3.1/24' },
+        b: { role: 'b', ifname: 'eth0', addr: '10.0.3.10/24' },
+        mtu: IN_REGION_MTU,
+      },
+      {
+        a: { role: 'router', ifname: 'e0', addr: '10.0.4.1/24' },
+        b: { role: 'e', ifname: 'eth0', addr: '10.0.4.10/24' },
+        mtu: IN_REGION_MTU,
+      },
+      {
+        a: { role: 'router', ifname: 'p0', addr: '10.255.1.1/30' },
+        b: { role: 'peering', ifname: 'eth0', addr: '10.255.1.2/30' },
+        mtu: INTER_REGION_MTU,
+      },
+      {
+        a: { role: 'router', ifname: 't0', addr: '10.255.2.1/30' },
+        b: { role: 'tgw', ifname: 'eth0', addr: '10.255.2.2/30' },
+        mtu: INTER_REGION_MTU,
+      },
+      {
+        a: { role: 'peering', ifname: 'eth1', addr: '10.255.3.1/30' },
+        b: { role: 'osaka', ifname: 'p0', addr: '10.255.3.2/30' },
+        mtu: INTER_REGION_MTU,
+      },
+      {
+        a: { role: 'tgw', ifname: 'eth1', addr: '10.255.4.1/30' },
+        b: { role: 'osaka', ifname: 't0', addr: '10.255.4.2/30' },
+        mtu: INTER_REGION_MTU,
+      },
+    ],
+    nextHops: [
+      { name: 'peering', tokyoVia: '10.255.1.2', osakaVia: '10.255.3.1', role: 'peering' },
+      { name: 'tgw', tokyoVia: '10.255.2.2', osakaVia: '10.255.4.1', role: 'tgw' },
+    ],
+    defaultNextHop: 'peering',
+    // 1 Gbit/s while credits last, 200 Mbit/s after; 500 MB above the base rate ≈ 5 s of burst.
+    credits: { rate: '200mbit', burstBytes: 500_000_000, peakrate: '1gbit', mtu: 65536 },
+    ports: LAB_PORTS,
+  };
+}
+
+/** The profile by name; throws a one-line error for an unknown one. */
+export function labProfile(name: string = 'seed-000'): LabProfile {
+  if (name === 'seed-000') return seed000Profile();
+  throw new Error(`unknown lab profile "${name}" (known: ${LAB_PROFILES.join(', ')})`);
+}
+
+/** Namespace name of a role under a prefix. */
+export function nsName(prefix: string, role: LabRole): string {
+  return `${prefix}${role}`;
+}
+
+export function allNamespaces(prefix: string): string[] {
+  return LAB_ROLES.map((r) => nsName(prefix, r));
+}
+
+/** Address without its prefix length. */
+export function hostOf(cidrAddr: string): string {
+  return cidrAddr.split('/')[0];
+}
+
+/** Roles that run target servers (one set per distinct target namespace). */
+export function targetRoles(profile: LabProfile): LabRole[] {
+  return [...new Set(profile.paths.map((p) => p.targetRole))];
+}
+
+/** Helper delay (µs, one direction) per queue, from target RTTs minus the measured base RTT. */
+export type QueueDelays = Record<number, number>;
+
+/**
+ * One-way delay per queue: half of (target RTT − base RTT of the path without added delay),
+ * never negative. `baseMs` is per path id (what the veth hops and the queue hand-off cost).
+ */
+export function queueDelays(profile: LabProfile, baseMs: Partial<Record<LabPathDef['id'], number>>): QueueDelays {
+  const out: QueueDelays = {};
+  for (const p of profile.paths) {
+    const base = baseMs[p.id] ?? 0;
+    out[p.queue] = Math.max(0, Math.round(((p.rttMs - base) * 1000) / 2));
+  }
+  return out;
+}
+
+/** Queues grouped by the namespace that applies them. */
+export function queuesByRole(profile: LabProfile): Map<LabRole, number[]> {
+  const m = new Map<LabRole, number[]>();
+  for (const p of profile.paths) {
+    const list = m.get(p.delayRole) ?? [];
+    list.push(p.queue);
+    m.set(p.delayRole, list);
+  }
+  return m;
+}
+
+export type Argv = string[];
+
+/** Namespace creation and wiring: links, addresses, forwarding, routes, MTUs. */
+export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv[] {
+  const ns = (r: LabRole) => nsName(prefix, r);
+  const cmds: Argv[] = [];
+  for (const r of LAB_ROLES) {
+    cmds.push(['ip', 'netns', 'add', ns(r)]);
+    cmds.push(['ip', '-n', ns(r), 'link', 'set', 'lo', 'up']);
+  }
+  for (const l of profile.links) {
+    // Created inside one lab namespace with the peer moved straight into the other: nothing
+    // ever appears in the host's root namespace.
+    cmds.push([
+      'ip',
+      '-n',
+      ns(l.a.role),
+      'link',
+      'add',
+      l.a.ifname,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      l.b.ifname,
+      'netns',
+      ns(l.b.role),
+    ]);
+    for (const end of [l.a, l.b]) {
+      cmds.push(['ip', '-n', ns(end.role), 'addr', 'add', end.addr, 'dev', end.ifname]);
+      cmds.push(['ip', '-n', ns(end.role), 'link', 'set', end.ifname, 'mtu', String(l.mtu), 'up']);
+    }
+  }
+  // Routers forward; reverse-path filtering off so a half-swapped (asymmetric) state still works.
+  for (const r of ['router', 'peering', 'tgw', 'osaka'] as LabRole[]) {
+    cmds.push(['ip', 'netns', 'exec', ns(r), 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+    cmds.push(['ip', 'netns', 'exec', ns(r), 'sysctl', '-qw', 'net.ipv4.conf.all.rp_filter=0']);
+    cmds.push(['ip', 'netns', 'exec', ns(r), 'sysctl', '-qw', 'net.ipv4.conf.default.rp_filter=0']);
+  }
+  // Osaka target address lives on the Osaka namespace's loopback (the "instance" behind its router).
+  const osakaTarget = profile.paths.find((p) => p.targetRole === 'osaka')?.targetIp ?? '10.1.1.10';
+  cmds.push(['ip', '-n', ns('osaka'), 'addr', 'add', `${osakaTarget}/32`, 'dev', 'lo']);
+  // Default routes towards the Tokyo router for hosts on its side.
+  for (const r of ['client', 'a', 'b', 'e'] as LabRole[]) {
+    const link = profile.links.find((l) => l.b.role === r || l.a.role === r);
+    const routerEnd = link && (link.a.role === 'router' ? link.a : link.b);
+    if (routerEnd) cmds.push(['ip', '-n', ns(r), 'route', 'add', 'default', 'via', hostOf(routerEnd.addr)]);
+  }
+  // Hop namespaces know both sides statically; only the routers' entries are swapped.
+  for (const h of profile.nextHops) {
+    const toTokyo = profile.links.find((l) => l.b.role === h.role && l.a.role === 'router');
+    const toOsaka = profile.links.find((l) => l.a.role === h.role && l.b.role === 'osaka');
+    if (toTokyo) cmds.push(['ip', '-n', ns(h.role), 'route', 'add', TOKYO_CIDR, 'via', hostOf(toTokyo.a.addr)]);
+    if (toOsaka) cmds.push(['ip', '-n', ns(h.role), 'route', 'add', OSAKA_CIDR, 'via', hostOf(toOsaka.b.addr)]);
+  }
+  const active = profile.nextHops.find((h) => h.name === profile.defaultNextHop)!;
+  cmds.push(['ip', '-n', ns('router'), 'route', 'replace', OSAKA_CIDR, 'via', active.tokyoVia]);
+  cmds.push(['ip', '-n', ns('osaka'), 'route', 'replace', TOKYO_CIDR, 'via', active.osakaVia]);
+  // PrivateLink passes no ICMP echo (seed 000: ping 100 % loss through the NLB).
+  cmds.push([
+    'ip',
+    'netns',
+    'exec',
+    ns('e'),
+    'iptables',
+    '-A',
+    'INPUT',
+    '-p',
+    'icmp',
+    '--icmp-type',
+    'echo-request',
+    '-j',
+    'DROP',
+  ]);
+  return cmds;
+}
+
+/** iptables rules sending each path's packets to its delay queue (both directions). */
+export function buildDelayRuleCommands(prefix: string, profile: LabProfile): Argv[] {
+  const cmds: Argv[] = [];
+  for (const p of profile.paths) {
+    for (const m of p.match) {
+      cmds.push([
+        'ip',
+        'netns',
+        'exec',
+        nsName(prefix, p.delayRole),
+        'iptables',
+        '-A',
+        'FORWARD',
+        ...m,
+        '-j',
+        'NFQUEUE',
+        '--queue-num',
+        String(p.queue),
+        '--queue-bypass',
+      ]);
+    }
+  }
+  return cmds;
+}
+
+/** The token bucket that emulates network burst credits on the client's egress. */
+export function buildCreditCommand(prefix: string, credits: LabCredits, op: 'add' | 'replace' = 'replace'): Argv {
+  return [
+    'tc',
+    '-n',
+    nsName(prefix, 'client'),
+    'qdisc',
+    op,
+    'dev',
+    'eth0',
+    'root',
+    'handle',
+    '1:',
+    'tbf',
+    'rate',
+    credits.rate,
+    'burst',
+    String(credits.burstBytes),
+    'latency',
+    '100ms',
+    'peakrate',
+    credits.peakrate,
+    'mtu',
+    String(credits.mtu),
+  ];
+}

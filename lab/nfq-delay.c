@@ -1,0 +1,235 @@
+/*
+ * nfq-delay: hold packets queued by iptables NFQUEUE for a fixed time, then accept them.
+ *
+ * The pathbench lab uses it where the kernel has no tc netem. One process serves several
+ * queues inside one network namespace; each queue has its own constant delay, so a FIFO per
+ * queue is already sorted by due time (no heap needed). Verdicts are issued from a single
+ * loop that sleeps with ppoll() until the earliest due packet (timer slack set to 1 us), so
+ * there is no per-packet serial sleep.
+ *
+ * Loss-free by construction: large kernel queue (--maxlen), fail-open when it still fills,
+ * huge netlink receive buffer, and rules are expected to use --queue-bypass so packets pass
+ * undelayed while no helper is listening. Only packet metadata is copied to user space; GSO
+ * packets are queued whole (NFQA_CFG_F_GSO) to keep throughput up.
+ *
+ * usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] QUEUE:DELAY_US [QUEUE:DELAY_US ...]
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+#include <linux/netfilter.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_QUEUES 16
+
+struct held {
+  uint32_t id;
+  uint64_t due_ns;
+};
+
+struct dqueue {
+  uint16_t num;
+  uint64_t delay_ns;
+  struct nfq_q_handle *qh;
+  struct held *ring;
+  size_t cap, head, len;
+  uint64_t packets;
+};
+
+static struct dqueue queues[MAX_QUEUES];
+static int nqueues;
+static volatile sig_atomic_t stop_flag;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_signal(int sig) {
+  (void)sig;
+  stop_flag = 1;
+}
+
+static int push(struct dqueue *q, uint32_t id, uint64_t due) {
+  if (q->len == q->cap) {
+    size_t ncap = q->cap ? q->cap * 2 : 4096;
+    struct held *n = malloc(ncap * sizeof *n);
+    if (!n) return -1;
+    for (size_t i = 0; i < q->len; i++) n[i] = q->ring[(q->head + i) % q->cap];
+    free(q->ring);
+    q->ring = n;
+    q->cap = ncap;
+    q->head = 0;
+  }
+  q->ring[(q->head + q->len) % q->cap] = (struct held){id, due};
+  q->len++;
+  return 0;
+}
+
+static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data) {
+  (void)msg;
+  struct dqueue *q = data;
+  struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+  if (!ph) return 0;
+  uint32_t id = ntohl(ph->packet_id);
+  q->packets++;
+  if (q->delay_ns == 0 || push(q, id, now_ns() + q->delay_ns) != 0) {
+    /* Nothing to wait for (or out of memory): never drop, pass it on now. */
+    nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
+  }
+  return 0;
+}
+
+/* Release every due packet; returns the earliest remaining due time (0 when none). */
+static uint64_t release_due(void) {
+  uint64_t now = now_ns();
+  uint64_t next = 0;
+  for (int i = 0; i < nqueues; i++) {
+    struct dqueue *q = &queues[i];
+    while (q->len > 0) {
+      struct held *h = &q->ring[q->head];
+      if (h->due_ns > now) {
+        if (next == 0 || h->due_ns < next) next = h->due_ns;
+        break;
+      }
+      nfq_set_verdict(q->qh, h->id, NF_ACCEPT, 0, NULL);
+      q->head = (q->head + 1) % q->cap;
+      q->len--;
+    }
+  }
+  return next;
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] QUEUE:DELAY_US [QUEUE:DELAY_US ...]\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  uint32_t maxlen = 65536;
+  unsigned int rcvbuf = 64u * 1024u * 1024u;
+  int rt = 1;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--maxlen") == 0 && i + 1 < argc) {
+      maxlen = (uint32_t)strtoul(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--no-rt") == 0) {
+      rt = 0;
+    } else if (strcmp(argv[i], "--rcvbuf") == 0 && i + 1 < argc) {
+      rcvbuf = (unsigned int)strtoul(argv[++i], NULL, 10);
+    } else {
+      unsigned int num;
+      double us;
+      if (sscanf(argv[i], "%u:%lf", &num, &us) != 2 || num > 65535 || us < 0 || nqueues >= MAX_QUEUES) usage();
+      queues[nqueues].num = (uint16_t)num;
+      queues[nqueues].delay_ns = (uint64_t)(us * 1000.0);
+      nqueues++;
+    }
+  }
+  if (nqueues == 0) usage();
+
+  /* Sleep precisely: the default 50 us timer slack would be a visible error on 0.1 ms delays. */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  /* Real-time priority: on a busy machine a normal task can wait milliseconds for a CPU, which
+   * would turn a constant delay into jitter. The loop blocks in ppoll, so it cannot starve anyone. */
+  if (rt) {
+    struct sched_param sp = {.sched_priority = 50};
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) perror("warning: SCHED_FIFO");
+    mlockall(MCL_CURRENT | MCL_FUTURE);
+  }
+  signal(SIGTERM, on_signal);
+  signal(SIGINT, on_signal);
+
+  struct nfq_handle *h = nfq_open();
+  if (!h) {
+    perror("nfq_open");
+    return 1;
+  }
+  nfq_unbind_pf(h, AF_INET);
+  if (nfq_bind_pf(h, AF_INET) < 0) {
+    perror("nfq_bind_pf");
+    return 1;
+  }
+  for (int i = 0; i < nqueues; i++) {
+    struct dqueue *q = &queues[i];
+    q->qh = nfq_create_queue(h, q->num, &on_packet, q);
+    if (!q->qh) {
+      fprintf(stderr, "nfq_create_queue %u: %s\n", q->num, strerror(errno));
+      return 1;
+    }
+    if (nfq_set_mode(q->qh, NFQNL_COPY_META, 0) < 0) {
+      perror("nfq_set_mode");
+      return 1;
+    }
+    nfq_set_queue_maxlen(q->qh, maxlen);
+    uint32_t flags = NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO;
+    if (nfq_set_queue_flags(q->qh, flags, flags) < 0) fprintf(stderr, "warning: queue flags not supported\n");
+  }
+  nfnl_rcvbufsiz(nfq_nfnlh(h), rcvbuf);
+  int fd = nfq_fd(h);
+  int one = 1;
+  setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof one);
+
+  fprintf(stderr, "nfq-delay: ready");
+  for (int i = 0; i < nqueues; i++) fprintf(stderr, " %u:%.1fus", queues[i].num, queues[i].delay_ns / 1000.0);
+  fprintf(stderr, "\n");
+
+  static char buf[1 << 17] __attribute__((aligned));
+  struct pollfd pfd = {.fd = fd, .events = POLLIN};
+  while (!stop_flag) {
+    uint64_t next = release_due();
+    struct timespec ts, *tsp = NULL;
+    if (next) {
+      uint64_t now = now_ns();
+      uint64_t wait = next > now ? next - now : 0;
+      ts.tv_sec = (time_t)(wait / 1000000000ull);
+      ts.tv_nsec = (long)(wait % 1000000000ull);
+      tsp = &ts;
+    }
+    int r = ppoll(&pfd, 1, tsp, NULL);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      perror("ppoll");
+      break;
+    }
+    if (r == 0) continue;
+    /* Drain everything readable before sleeping again. */
+    for (;;) {
+      ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+        if (errno == ENOBUFS) continue;
+        perror("recv");
+        stop_flag = 1;
+        break;
+      }
+      nfq_handle_packet(h, buf, (int)n);
+    }
+  }
+
+  /* Let everything still held go through rather than dropping it on exit. */
+  for (int i = 0; i < nqueues; i++) {
+    struct dqueue *q = &queues[i];
+    while (q->len > 0) {
+      nfq_set_verdict(q->qh, q->ring[q->head].id, NF_ACCEPT, 0, NULL);
+      q->head = (q->head + 1) % q->cap;
+      q->len--;
+    }
+    nfq_destroy_queue(q->qh);
+  }
+  nfq_close(h);
+  return 0;
+}
