@@ -171,6 +171,18 @@ export interface PathManifest {
   provenance?: Record<string, unknown>;
   probes: ProbeProvenance[];
   notes: string[];
+  /** The agent's own cost, self-calibrated on loopback before this path (µs). */
+  probe_overhead_us?: ProbeOverhead;
+}
+
+/** Probe self-calibration figures (issue: measure the network, not the probe). */
+export interface ProbeOverhead {
+  p50_us: number;
+  p99_us: number;
+  n: number;
+  method: string;
+  app_p50_us?: number;
+  app_p99_us?: number;
 }
 
 export interface RouteChange {
@@ -252,6 +264,8 @@ export interface AgentReport {
   node: string;
   startedAt: string;
   endedAt: string;
+  /** Self-calibration per probe kind, measured on loopback with the same probe settings. */
+  calibration?: Partial<Record<ProbeKind, ProbeOverhead | { error: string }>>;
   probes: {
     probe: string;
     kind: ProbeKind;

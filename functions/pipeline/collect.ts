@@ -128,6 +128,9 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
     if (report) {
       const { probes: _probes, ...facts } = report;
       p.provenance = { ...(p.provenance ?? {}), agent: facts };
+      const cal = report.calibration?.['tcp-connect'];
+      if (cal && 'p50_us' in cal) p.probe_overhead_us = cal;
+      else if (cal) p.notes.push(`probe self-calibration failed: ${cal.error}`);
     }
     const now = deps.now();
     stepEnded(p, 'Collect', now, failures.length ? 'failed' : 'succeeded');

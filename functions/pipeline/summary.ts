@@ -5,7 +5,7 @@
  */
 import { formatCreditFlag } from '../core/credit.js';
 import { keys } from '../core/keys.js';
-import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
+import type { ProbeOverhead, ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
 import { loadQuery } from '../core/sql.js';
 import type { Deps } from '../ports.js';
 
@@ -77,8 +77,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     };
     if (mp?.failedStep) sp.failedStep = mp.failedStep;
     if (mp?.error) sp.error = mp.error;
-    const calibration = (mp?.provenance?.agent as { calibration?: Record<string, unknown> } | undefined)?.calibration;
-    if (calibration) sp.probe_overhead_us = calibration;
+    if (mp?.probe_overhead_us) sp.probe_overhead_us = mp.probe_overhead_us;
     const skipped = mp?.probes.filter((p) => p.status === 'skipped').map((p) => ({ probe: p.probe, reason: p.reason }));
     if (skipped?.length) sp.skipped = skipped;
     if (mp?.notes.length) sp.notes = mp.notes;
@@ -96,6 +95,11 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (manifest.restore) summary.routesRestored = manifest.restore;
   }
   return summary;
+}
+
+/** "p50 2.0 µs / p99 5.0 µs (method)": shown next to results so readers see the probe's noise floor. */
+export function overheadText(o: ProbeOverhead): string {
+  return `p50 ${o.p50_us.toFixed(1)} µs / p99 ${o.p99_us.toFixed(1)} µs (${o.method})`;
 }
 
 function fmt(v: number | null, metric: string): string {
@@ -149,8 +153,8 @@ export function renderTable(s: Summary): string {
   const text = [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)];
   const overhead = s.paths
     .filter((p) => p.probe_overhead_us)
-    .map((p) => `${p.id}: ${JSON.stringify(p.probe_overhead_us)}`);
-  if (overhead.length) text.push('', `probe overhead (µs, self-calibrated on loopback): ${overhead.join('; ')}`);
+    .map((p) => `${p.id} ${overheadText(p.probe_overhead_us as ProbeOverhead)}`);
+  if (overhead.length) text.push('', `tcp-connect probe's own cost (self-calibrated on loopback): ${overhead.join('; ')}`);
   const failed = s.paths.filter((p) => p.error);
   for (const p of failed) text.push(`${p.id} failed at ${p.failedStep}: ${p.error}`);
   return `${text.join('\n')}\n`;
@@ -170,7 +174,7 @@ export function renderMarkdown(s: Summary): string {
   ];
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
-    if (p.probe_overhead_us) md.push(`- **${p.id}** probe overhead (µs): ${JSON.stringify(p.probe_overhead_us)}`);
+    if (p.probe_overhead_us) md.push(`- **${p.id}** tcp-connect probe's own cost: ${overheadText(p.probe_overhead_us as ProbeOverhead)}`);
     if (Array.isArray(p.skipped))
       for (const k of p.skipped as { probe: string; reason: string }[])
         md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason}`);

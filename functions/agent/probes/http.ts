@@ -1,0 +1,158 @@
+/**
+ * http probe: HTTP/1.1 GET latency the way seed 002 measured it with oha — `trials` × `count`
+ * requests for `/bytes/<payloadBytes>` with `concurrency` closed-loop workers, keep-alive on
+ * (one pooled socket per worker) or off (a new connection per request, `Connection: close`).
+ * Owns the raw format `<probe>/<trial>.jsonl`: one line per request
+ * `{seq, t_start, t_end, ok, latency_ms, status?, error?, bytes, lport?}` — lport is the
+ * client's local port, which shows whether keep-alive really reused connections.
+ *
+ * Before trial 1, up to WARMUP_REQUESTS unrecorded requests warm the client code.
+ * Latency is request start → last body byte, read with `process.hrtime.bigint()`. A timeout,
+ * reset or non-2xx answer is a failed sample with a reason; EADDRNOTAVAIL (ephemeral ports
+ * used up by TIME_WAIT when keep-alive is off) gets its own reason
+ * "ephemeral-ports-exhausted" so it is never mistaken for latency.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import type { HttpProbe } from '../../core/model.js';
+import { connectErrorReason, resolveTarget } from './tcp-connect.js';
+import type { ProbeRunner } from './types.js';
+
+/** Unrecorded requests before trial 1 (at most `count`). */
+export const WARMUP_REQUESTS = 200;
+
+interface TrialResult {
+  lines: string[];
+  ok: number;
+}
+
+/**
+ * Run the http probe: one raw file per trial. Status is "failed" only when no request of any
+ * trial succeeded or the host does not resolve.
+ */
+export const runHttp: ProbeRunner<HttpProbe> = async (probe, ctx) => {
+  const port = probe.port ?? ctx.target.port;
+  const target = await resolveTarget(ctx.target.host);
+  if (!target.ok) return { status: 'failed', files: [], trials: 0, reason: target.reason };
+  const address = target.address;
+  // Name-based front ends (ALB, Lattice, Service Connect) route on Host, so keep the name there.
+  const hostHeader = ctx.target.host.includes(':') ? `[${ctx.target.host}]:${port}` : `${ctx.target.host}:${port}`;
+  await mkdir(path.join(ctx.outDir, probe.name), { recursive: true });
+  // Warm the client's own code (JIT) with unrecorded requests on a throw-away pool, so trial 1
+  // does not pay Node's start-up cost (measured here: the first few hundred requests run
+  // 3-20x slower). Each trial still starts with an empty pool, like oha.
+  const warmup = Math.min(probe.count, WARMUP_REQUESTS);
+  if (warmup > 0) {
+    // Stops at the first failure: warming against a dead or refusing target only wastes time.
+    const w = await runTrial({ ...probe, count: warmup }, address, port, hostHeader, true);
+    ctx.log('http warm-up done', { probe: probe.name, requests: warmup, ok: w.ok });
+  }
+  const files: string[] = [];
+  let okTotal = 0;
+  for (let trial = 1; trial <= probe.trials; trial++) {
+    ctx.log('http trial start', {
+      probe: probe.name,
+      trial,
+      address,
+      port,
+      count: probe.count,
+      concurrency: probe.concurrency,
+      keepAlive: probe.keepAlive,
+    });
+    const result = await runTrial(probe, address, port, hostHeader);
+    const rel = `${probe.name}/${trial}.jsonl`;
+    await writeFile(path.join(ctx.outDir, rel), result.lines.length ? `${result.lines.join('\n')}\n` : '');
+    files.push(rel);
+    okTotal += result.ok;
+    ctx.log('http trial done', { probe: probe.name, trial, ok: result.ok, failed: probe.count - result.ok });
+  }
+  const tools = { node: process.versions.node, warmup: `${warmup} requests, not recorded` };
+  if (okTotal === 0 && probe.count > 0 && probe.trials > 0) {
+    return { status: 'failed', files, trials: probe.trials, reason: 'no request succeeded', tools };
+  }
+  return { status: 'ok', files, trials: probe.trials, tools };
+};
+
+async function runTrial(
+  probe: HttpProbe,
+  address: string,
+  port: number,
+  hostHeader: string,
+  stopOnFailure = false,
+): Promise<TrialResult> {
+  const agent = probe.keepAlive ? new http.Agent({ keepAlive: true, maxSockets: probe.concurrency }) : false;
+  const headers: Record<string, string> = { host: hostHeader };
+  if (!probe.keepAlive) headers.connection = 'close';
+  const options: http.RequestOptions = {
+    host: address,
+    port,
+    path: `/bytes/${probe.payloadBytes}`,
+    method: 'GET',
+    agent,
+    headers,
+  };
+  const hrBase = process.hrtime.bigint();
+  const epochBase = performance.timeOrigin + performance.now();
+  const epoch = (hr: bigint): number => Math.round((epochBase + Number(hr - hrBase) / 1e6) * 1000) / 1000;
+
+  const lines: string[] = new Array(probe.count);
+  let ok = 0;
+  let next = 0;
+
+  const one = (i: number): Promise<void> =>
+    new Promise((resolve) => {
+      let done = false;
+      let bytes = 0;
+      let status: number | undefined;
+      let lport: number | undefined;
+      const finish = (err: string | undefined): void => {
+        if (done) return;
+        const end = process.hrtime.bigint();
+        done = true;
+        clearTimeout(timer);
+        const good = err === undefined;
+        if (good) ok++;
+        else if (stopOnFailure) next = probe.count;
+        lines[i] = JSON.stringify({
+          seq: i + 1,
+          t_start: epoch(start),
+          t_end: epoch(end),
+          ok: good,
+          latency_ms: good ? Number(end - start) / 1e6 : null,
+          ...(status === undefined ? {} : { status }),
+          ...(good ? {} : { error: err }),
+          bytes,
+          ...(lport === undefined ? {} : { lport }),
+        });
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        finish('timeout');
+        req.destroy();
+      }, probe.timeoutMs);
+      const start = process.hrtime.bigint();
+      const req = http.request(options, (res) => {
+        status = res.statusCode;
+        lport = res.socket?.localPort;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+        });
+        res.on('end', () => {
+          const s = status ?? 0;
+          finish(s >= 200 && s < 300 ? undefined : `http-${s}`);
+        });
+        res.on('error', (e: NodeJS.ErrnoException) => finish(connectErrorReason(e.code)));
+        res.on('aborted', () => finish('reset'));
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => finish(connectErrorReason(e.code)));
+      req.end();
+    });
+
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < probe.count; i = next++) await one(i);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, probe.concurrency) }, worker));
+  if (agent) agent.destroy();
+  return { lines: lines.filter((l) => l !== undefined), ok };
+}

@@ -1,0 +1,43 @@
+/**
+ * Parser for the agent's http raw output (`<probe>/<trial>.jsonl`, one JSON line per request)
+ * into `http_latency_ms` sample records (request start → last body byte). Extras: status,
+ * bytes, local_port (the client port, to tell reused keep-alive connections apart).
+ */
+import { ParseError } from '../errors.js';
+import type { SampleRecord } from '../model.js';
+import { finiteOrNull, jsonLines, type Line, optString, reqBool, reqInt, reqNum } from './jsonl.js';
+import type { Parser } from './types.js';
+
+/** Parse http JSONL; throws ParseError naming the first bad line. */
+export const parseHttp: Parser = (raw, meta) =>
+  jsonLines(raw, 'http').map(({ at, obj }: Line): SampleRecord => {
+    // Identity and time first: output of another tool fails here with the clearest message.
+    const seq = reqInt(obj, 'seq', at);
+    const tStart = reqNum(obj, 't_start', at);
+    const tEnd = reqNum(obj, 't_end', at);
+    const ok = reqBool(obj, 'ok', at);
+    const latency = finiteOrNull(obj, 'latency_ms', at);
+    if (ok && latency === null) throw new ParseError(`${at}: ok request without latency_ms`);
+    const status = obj.status === undefined ? undefined : reqInt(obj, 'status', at);
+    const error = optString(obj, 'error', at);
+    const lport = obj.lport === undefined ? undefined : reqInt(obj, 'lport', at);
+    return {
+      run_id: meta.runId,
+      path_id: meta.pathId,
+      probe: meta.probe,
+      kind: 'http',
+      trial: meta.trial,
+      seq,
+      t_start: tStart,
+      t_end: tEnd,
+      metric: 'http_latency_ms',
+      value: ok ? latency : null,
+      unit: 'ms',
+      ok,
+      ...(ok ? {} : { error: error ?? 'error' }),
+      clock: 'app-hrtime',
+      ...(status === undefined ? {} : { status }),
+      bytes: reqInt(obj, 'bytes', at),
+      ...(lport === undefined ? {} : { local_port: lport }),
+    };
+  });

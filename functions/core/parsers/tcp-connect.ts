@@ -1,0 +1,44 @@
+/**
+ * Parser for the agent's tcp-connect raw output (`<probe>/1.jsonl`, one JSON line per connect
+ * attempt) into `connect_rtt_ms` sample records. When the precision helper measured the
+ * connect, the line's `rtt_ms` is the precise figure (its `clock` says which) and the
+ * app-observed figure rides along as `app_rtt_ms` (and the kernel's own `kernel_rtt_us`).
+ */
+import { ParseError } from '../errors.js';
+import type { SampleRecord } from '../model.js';
+import { finiteOrNull, jsonLines, type Line, optString, reqBool, reqInt, reqNum } from './jsonl.js';
+import type { Parser } from './types.js';
+
+/** Parse tcp-connect JSONL; throws ParseError naming the first bad line. */
+export const parseTcpConnect: Parser = (raw, meta) =>
+  jsonLines(raw, 'tcp-connect').map(({ at, obj }: Line): SampleRecord => {
+    // Identity and time first: output of another tool fails here with the clearest message.
+    const seq = reqInt(obj, 'seq', at);
+    const tStart = reqNum(obj, 't_start', at);
+    const tEnd = reqNum(obj, 't_end', at);
+    const ok = reqBool(obj, 'ok', at);
+    const rtt = finiteOrNull(obj, 'rtt_ms', at);
+    if (ok && rtt === null) throw new ParseError(`${at}: ok attempt without rtt_ms`);
+    const error = optString(obj, 'error', at);
+    const clock = optString(obj, 'clock', at) ?? 'app-hrtime';
+    const appRtt = obj.app_rtt_ms === undefined ? undefined : finiteOrNull(obj, 'app_rtt_ms', at);
+    const kernelUs = obj.kernel_rtt_us === undefined ? undefined : finiteOrNull(obj, 'kernel_rtt_us', at);
+    return {
+      run_id: meta.runId,
+      path_id: meta.pathId,
+      probe: meta.probe,
+      kind: 'tcp-connect',
+      trial: meta.trial,
+      seq,
+      t_start: tStart,
+      t_end: tEnd,
+      metric: 'connect_rtt_ms',
+      value: ok ? rtt : null,
+      unit: 'ms',
+      ok,
+      ...(ok ? {} : { error: error ?? 'error' }),
+      clock,
+      ...(appRtt === undefined ? {} : { app_rtt_ms: appRtt }),
+      ...(kernelUs === undefined ? {} : { kernel_rtt_us: kernelUs }),
+    };
+  });
