@@ -238,9 +238,9 @@ describe('parsePlan: valid plans', () => {
     // Assess
     expect(path.probes.map((p) => p.name)).toEqual(['tcp-connect']);
     expect(path.skipped).toEqual([
-      { name: 'iperf3', reason: 'PrivateLink has no UDP listener' },
-      { name: 'iperf3-2', reason: 'more specific reason wins' },
-      { name: 'mtu', reason: 'no ICMP through the NLB' },
+      { name: 'iperf3', kind: 'iperf3', reason: 'PrivateLink has no UDP listener' },
+      { name: 'iperf3-2', kind: 'iperf3', reason: 'more specific reason wins' },
+      { name: 'mtu', kind: 'mtu', reason: 'no ICMP through the NLB' },
     ]);
   });
 
