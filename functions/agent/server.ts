@@ -6,8 +6,9 @@
  * Slow accept: libuv accepts every pending connection as soon as the listening socket is
  * readable, so an ordinary Node listener never lets the kernel's accept queue fill. The slow
  * listener therefore runs in a worker thread that blocks its own event loop synchronously
- * (Atomics.wait) for MS after each accept; with backlog 1 the kernel queue stays full, later
- * SYNs are dropped and clients retransmit them (≈1 s, 3 s …) — real overload behaviour.
+ * (Atomics.wait) and lets it run for one turn every MS, so it accepts at most one queued
+ * connection per MS on a fixed clock. With backlog 1 the kernel's two-slot queue stays full,
+ * later SYNs are dropped and clients retransmit them (≈1 s, 3 s …) — real overload behaviour.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -141,12 +142,19 @@ const gate = new Int32Array(workerData.gate);
 const server = net.createServer((sock) => {
   sock.on('error', () => {});
   sock.destroy();
-  // Block this thread's event loop: libuv cannot accept while we sleep, the backlog fills.
-  if (Atomics.load(gate, 0) === 0) Atomics.wait(gate, 0, 0, workerData.ms);
 });
+// Accept on a fixed clock, never on demand: block MS, then give libuv one loop turn (its poll
+// phase accepts whatever the kernel queued), then block again. A server that accepted as soon
+// as it woke would let the next SYN straight in; on a clock the queue stays full.
+function tick() {
+  if (Atomics.load(gate, 0) !== 0) return;
+  Atomics.wait(gate, 0, 0, workerData.ms);
+  setImmediate(tick);
+}
 server.on('error', (e) => parentPort.postMessage({ error: e.code || String(e) }));
 server.listen({ host: workerData.host, port: workerData.port, backlog: 1 }, () => {
   parentPort.postMessage({ port: server.address().port });
+  setImmediate(tick);
 });
 parentPort.on('message', () => server.close(() => parentPort.close()));
 `;

@@ -8,8 +8,11 @@ import type { Logger } from '../ports.js';
 import { AGENT_BUNDLE } from './driver.js';
 
 export const LOOPBACK_PORTS = { tcp: 47001, slowAccept: 47002, http: 47080, iperf3: 47201, sockperf: 47301 } as const;
-/** Accept one connection every this many ms: the accept queue stays full, SYNs get dropped. */
-export const SLOW_ACCEPT_MS = 400;
+/**
+ * Accept at most one connection per this many ms, on a clock: longer than the 1 s SYN
+ * retransmission, so nearly every probe finds the accept queue full and waits ≈1 s.
+ */
+export const SLOW_ACCEPT_MS = 1200;
 
 export function haveTool(name: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
