@@ -199,12 +199,19 @@ async function demo(o: { plan?: string; data: string; json?: boolean }): Promise
   const log = stderrLogger(true);
   if (usesLab(loaded.plan)) {
     const lab = await import('../functions/lab/index.js');
-    process.stderr.write('pathbench: bringing the lab up (pathbench lab up)\n');
-    await lab.labUp({ profile: 'seed-000' });
+    const wasUp = (await lab.labStatus()).healthy;
+    if (!wasUp) {
+      process.stderr.write('pathbench: bringing the lab up (as `pathbench lab up`; the first time calibrates delays)\n');
+      await lab.labUp({ profile: 'seed-000', onProgress: (l: string) => process.stderr.write(`  ${l}\n`) });
+    }
     try {
       return await runPlanFile({ plan: file, data: o.data, json: o.json });
     } finally {
-      process.stderr.write('pathbench: the lab stays up for inspection; `npx pathbench lab down` removes it\n');
+      // Leave the machine as we found it: a lab we brought up goes down again.
+      if (!wasUp) {
+        await lab.labDown();
+        process.stderr.write('pathbench: lab removed again (`npx pathbench lab up` keeps one running)\n');
+      }
     }
   }
   const targets = await startLoopbackTargets(log);

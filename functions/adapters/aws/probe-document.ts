@@ -41,6 +41,9 @@ const SCRIPT = [
   'NODE="$(command -v node-22 || command -v node-20 || command -v node || true)"',
   'if [ -z "$NODE" ]; then dnf install -y -q nodejs20 >/dev/null; NODE="$(command -v node-20 || command -v node)"; fi',
   'command -v iperf3 >/dev/null 2>&1 || dnf install -y -q iperf3 >/dev/null',
+  // gcc builds the precise tcp-connect helper; without it the agent falls back to the Node
+  // probe and records why, so a failed install must not stop the run.
+  'command -v gcc >/dev/null 2>&1 || dnf install -y -q gcc >/dev/null 2>&1 || echo "gcc unavailable: tcp-connect uses the Node probe"',
   'WORK="$(mktemp -d /tmp/pathbench.XXXXXX)"',
   'trap \'rm -rf "$WORK"\' EXIT',
   'aws s3 cp --only-show-errors "s3://{{ agentBucket }}/{{ agentKey }}" "$WORK/agent.cjs"',
