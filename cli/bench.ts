@@ -94,8 +94,8 @@ type Part = { name: string; run: () => Promise<string[]> };
 export function registerBench(program: Command): void {
   program
     .command('bench')
-    .description('print benchmark figures (percentile query, orchestration overhead, probe precision)')
-    .option('--only <parts>', 'comma-separated: percentiles,orchestration,precision')
+    .description('print benchmark figures (percentile query, orchestration overhead, probe precision, http probe cost)')
+    .option('--only <parts>', 'comma-separated: percentiles,orchestration,precision,http')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .action(async (o: { only?: string; samples: string }) => {
       const parts: Part[] = [
@@ -112,6 +112,13 @@ export function registerBench(program: Command): void {
           run: async () => {
             const { benchPrecision } = await import('../scripts/bench/precision.js');
             return (await benchPrecision()).lines;
+          },
+        },
+        {
+          name: 'http',
+          run: async () => {
+            const { benchHttp } = await import('../scripts/bench/http.js');
+            return (await benchHttp()).lines;
           },
         },
       ];

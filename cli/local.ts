@@ -201,7 +201,9 @@ async function demo(o: { plan?: string; data: string; json?: boolean }): Promise
     const lab = await import('../functions/lab/index.js');
     const wasUp = (await lab.labStatus()).healthy;
     if (!wasUp) {
-      process.stderr.write('pathbench: bringing the lab up (as `pathbench lab up`; the first time calibrates delays)\n');
+      process.stderr.write(
+        'pathbench: bringing the lab up (as `pathbench lab up`; the first time calibrates delays)\n',
+      );
       await lab.labUp({ profile: 'seed-000', onProgress: (l: string) => process.stderr.write(`  ${l}\n`) });
     }
     try {

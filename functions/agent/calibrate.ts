@@ -4,13 +4,23 @@
  * µs and nothing else), with the same implementation and settings the path will use. The
  * p50/p99 of those loopback samples is the probe's own overhead; the lead stores it as
  * `probe_overhead_us` so a reader can see when a path's latency is within the probe's noise.
+ *
+ * The http probe is calibrated the same way: the real runHttp (its warm-up included) against
+ * a loopback HTTP target answering `GET /bytes/<n>` like server.ts does, with the path's
+ * keep-alive, payload and concurrency. The target is a separate node process (`node -e`, so
+ * it works from source and from the bundle alike), as `agent serve` is on a real target:
+ * measured here, a server on the probe's own event loop reads ≈ 12 µs lower at p50 and one
+ * in a worker thread ≈ 6 µs lower than a separate process, which is what the bench uses.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PathbenchError } from '../core/errors.js';
+import { parseHttp } from '../core/parsers/http.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from './native/tcping.js';
+import { runHttp, WARMUP_REQUESTS } from './probes/http.js';
 import { connectSeries } from './probes/tcp-connect.js';
 
 /** Calibration produced no usable sample (every loopback connect failed, or the helper broke). */
@@ -26,7 +36,16 @@ export interface CalibrateOptions {
   implementation?: 'auto' | 'native' | 'node';
   /** For the helper: which value is primary (default kernel, as in the probe). */
   primary?: 'kernel' | 'app';
+  /** http: response body size (default 1024, as the probe's payloadBytes). */
+  payloadBytes?: number;
+  /** http: keep-alive on (default) or a new connection per request. */
+  keepAlive?: boolean;
+  /** http: closed-loop workers (default 1). */
+  concurrency?: number;
 }
+
+/** Probe kinds with a self-calibration. */
+export type CalibratedKind = 'tcp-connect' | 'http';
 
 export interface Calibration {
   p50_us: number;
@@ -118,13 +137,144 @@ async function calibrateNode(count: number, intervalMs: number, timeoutMs: numbe
   }
 }
 
+// Plain JS on purpose: run with `node -e`, identical under tsx and in the esbuild bundle. It
+// answers /bytes/<n> with the same calls as server.ts (writeHead, 64 KiB writes, end) so the
+// server's share of a loopback request matches the real target's.
+const HTTP_TARGET_CHILD = `
+const http = require('node:http');
+const CHUNK = Buffer.alloc(64 * 1024);
+const server = http.createServer((req, res) => {
+  req.resume();
+  const m = /^\\/bytes\\/(\\d{1,10})$/.exec(req.url || '');
+  if (!m) { res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\\n'); return; }
+  let left = Number(m[1]);
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(left) });
+  const pump = () => {
+    while (left > 0) {
+      const size = Math.min(left, CHUNK.length);
+      left -= size;
+      if (!res.write(size === CHUNK.length ? CHUNK : CHUNK.subarray(0, size))) { res.once('drain', pump); return; }
+    }
+    res.end();
+  };
+  pump();
+});
+server.keepAliveTimeout = 30000;
+server.on('error', (e) => { process.send({ error: e.code || String(e) }); process.exit(1); });
+server.listen({ host: '127.0.0.1', port: 0 }, () => process.send({ port: server.address().port }));
+// Parent asked, or parent gone (IPC closed): never outlive the agent.
+const stop = () => { server.closeAllConnections(); server.close(() => process.exit(0)); };
+process.on('message', stop);
+process.on('disconnect', stop);
+`;
+
+/** Start the loopback HTTP target as a child node process; resolves with its port and a closer. */
+async function startChildHttpTarget(): Promise<{ port: number; close(): Promise<void> }> {
+  const child = spawn(process.execPath, ['-e', HTTP_TARGET_CHILD], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr?.on('data', (b: Buffer) => {
+    stderr += b.toString();
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const close = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (child.connected) child.disconnect();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (m: { port?: number; error?: string }) => {
+        if (m.port !== undefined) resolve(m.port);
+        else reject(new CalibrationError(`calibration: loopback HTTP target failed: ${m.error}`));
+      });
+      child.once('error', (e) => reject(new CalibrationError(`calibration: cannot start HTTP target: ${e.message}`)));
+      void exited.then(() =>
+        reject(new CalibrationError(`calibration: HTTP target exited early: ${stderr.trim() || child.exitCode}`)),
+      );
+    });
+    return { port, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/** Unrecorded requests that warm both ends before the measured http run, at most … */
+const HTTP_WARMUP_REQUESTS = 3000;
+/** … and for at most this long. */
+const HTTP_WARMUP_MS = 700;
+/** Warm-up runs in rounds of this many (each adds the probe's own warm-up). */
+const HTTP_WARMUP_ROUND = 400;
+/** Default count and warm-up rounds are cut so one run moves at most this many body bytes. */
+const HTTP_BYTES_PER_RUN = 64 * 1024 * 1024;
+
+async function calibrateHttp(opts: CalibrateOptions): Promise<Calibration> {
+  const payloadBytes = opts.payloadBytes ?? 1024;
+  // A large payload makes every request dear: bound the bytes moved so calibration stays short.
+  const perRun = Math.max(20, Math.floor(HTTP_BYTES_PER_RUN / Math.max(1, payloadBytes)));
+  const count = opts.count ?? Math.min(500, perRun);
+  const round = Math.min(HTTP_WARMUP_ROUND, perRun);
+  const keepAlive = opts.keepAlive ?? true;
+  const concurrency = opts.concurrency ?? 1;
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pathbench-calibrate-http-'));
+  const target = await startChildHttpTarget();
+  try {
+    const probe = {
+      kind: 'http' as const,
+      name: 'calibrate-http',
+      count,
+      concurrency,
+      keepAlive,
+      payloadBytes,
+      timeoutMs,
+      trials: 1,
+    };
+    const ctx = { target: { host: '127.0.0.1', port: target.port }, outDir: dir, log: () => {} };
+    // Both ends start cold: measured here in a fresh agent, p50 after the probe's own warm-up
+    // alone is ≈ 2.5× steady state and only settles after ≈ 2000 requests. So unrecorded
+    // rounds warm both ends first, bounded by count and time (keep-alive off or a large
+    // payload makes each request far dearer).
+    let warmed = 0;
+    const warmStart = Date.now();
+    while (warmed < HTTP_WARMUP_REQUESTS && Date.now() - warmStart < HTTP_WARMUP_MS) {
+      await runHttp({ ...probe, count: round }, ctx);
+      warmed += round + Math.min(round, WARMUP_REQUESTS);
+    }
+    const out = await runHttp(probe, ctx);
+    if (out.status !== 'ok' || out.files.length === 0) {
+      throw new CalibrationError(`calibration: loopback http probe failed: ${out.reason ?? 'no output'}`);
+    }
+    const raw = await readFile(path.join(dir, out.files[0]), 'utf8');
+    const recs = parseHttp(raw, { runId: 'calibrate', pathId: 'loopback', probe: probe.name, trial: 1 });
+    const ok = recs.filter((r) => r.ok && r.value !== null).map((r) => r.value as number);
+    if (ok.length === 0) throw new CalibrationError(`calibration: all ${count} loopback requests failed`);
+    return {
+      ...percentilesUs(ok),
+      method:
+        `node http app-hrtime, request start → last body byte, child-process loopback target, ` +
+        `GET /bytes/${payloadBytes}, keep-alive ${keepAlive ? 'on' : 'off'}, c=${concurrency}, ` +
+        `${count} requests after ${warmed} + ${Math.min(count, WARMUP_REQUESTS)} unrecorded warm-up`,
+    };
+  } finally {
+    await target.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /**
- * Measure the tcp-connect probe's own overhead on loopback: `{ p50_us, p99_us, n, method }`.
- * Uses the precise helper when it is available (as the probe does), else the Node probe, and
- * says which in `method`. Throws CalibrationError when no sample succeeded, or when
+ * Measure a probe's own overhead on loopback: `{ p50_us, p99_us, n, method }`.
+ * tcp-connect: uses the precise helper when it is available (as the probe does), else the Node
+ * probe, and says which in `method`; throws CalibrationError when no sample succeeded, or when
  * implementation "native" was demanded and the helper is unavailable.
+ * http: the real http probe against a child-process loopback target with the given
+ * keep-alive/payload/concurrency (count default 500, after warm-up; well under 2 s at
+ * keep-alive on); throws CalibrationError when no request succeeded.
  */
-export async function calibrate(kind: 'tcp-connect', opts: CalibrateOptions = {}): Promise<Calibration> {
+export async function calibrate(kind: CalibratedKind, opts: CalibrateOptions = {}): Promise<Calibration> {
+  if (kind === 'http') return calibrateHttp(opts);
   if (kind !== 'tcp-connect') throw new CalibrationError(`calibrate: unsupported probe kind ${String(kind)}`);
   const count = opts.count ?? 200;
   const intervalMs = opts.intervalMs ?? 10;

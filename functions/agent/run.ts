@@ -7,8 +7,8 @@
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import { errorMessage } from '../core/errors.js';
-import { type AgentReport, type AgentSpec, PROBE_KINDS, type ProbeKind } from '../core/model.js';
-import { calibrate } from './calibrate.js';
+import { type AgentReport, type AgentSpec, type HttpProbe, PROBE_KINDS, type ProbeKind } from '../core/model.js';
+import { type CalibratedKind, type CalibrateOptions, calibrate } from './calibrate.js';
 import { runProbe } from './probes/index.js';
 import type { ProbeContext } from './probes/types.js';
 
@@ -66,15 +66,24 @@ export async function runSpec(
     });
   }
   // Self-calibration: the probe's own cost on loopback, so readers can tell a path's latency
-  // from the probe's noise (calibrate.ts). Only tcp-connect has one; a failure is recorded.
-  let calibration: AgentReport['calibration'];
-  if (spec.probes.some((p) => p.kind === 'tcp-connect')) {
+  // from the probe's noise (calibrate.ts). tcp-connect and http have one (http with the first
+  // http probe's settings); a failure is recorded.
+  const calibration: NonNullable<AgentReport['calibration']> = {};
+  const calibrations: [CalibratedKind, CalibrateOptions][] = [];
+  if (spec.probes.some((p) => p.kind === 'tcp-connect')) calibrations.push(['tcp-connect', {}]);
+  const httpProbe = spec.probes.find((p): p is HttpProbe => p.kind === 'http');
+  if (httpProbe) {
+    const { keepAlive, payloadBytes, concurrency } = httpProbe;
+    calibrations.push(['http', { keepAlive, payloadBytes, concurrency, timeoutMs: httpProbe.timeoutMs }]);
+  }
+  for (const [kind, opts] of calibrations) {
     try {
-      calibration = { 'tcp-connect': await calibrate('tcp-connect') };
-      log('calibrated', { kind: 'tcp-connect', ...calibration['tcp-connect'] });
+      const c = await calibrate(kind, opts);
+      calibration[kind] = c;
+      log('calibrated', { kind, ...c });
     } catch (e) {
-      calibration = { 'tcp-connect': { error: errorMessage(e) } };
-      log('calibration failed', { kind: 'tcp-connect', error: errorMessage(e) });
+      calibration[kind] = { error: errorMessage(e) };
+      log('calibration failed', { kind, error: errorMessage(e) });
     }
   }
   const report = (): AgentReport => ({
@@ -89,7 +98,7 @@ export async function runSpec(
     startedAt,
     endedAt: new Date().toISOString(),
     probes: [...probes],
-    ...(calibration === undefined ? {} : { calibration }),
+    ...(calibrations.length === 0 ? {} : { calibration }),
     ...(unclassified.length ? { skippedUnknownKind: unclassified } : {}),
   });
   const ctx: ProbeContext = { target: spec.target, outDir, log };

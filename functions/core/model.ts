@@ -171,8 +171,8 @@ export interface PathManifest {
   provenance?: Record<string, unknown>;
   probes: ProbeProvenance[];
   notes: string[];
-  /** The agent's own cost, self-calibrated on loopback before this path (µs). */
-  probe_overhead_us?: ProbeOverhead;
+  /** The agent's own cost per latency probe kind, self-calibrated on loopback before this path. */
+  probe_overhead_us?: Partial<Record<ProbeKind, ProbeOverhead>>;
 }
 
 /** Probe self-calibration figures (issue: measure the network, not the probe). */

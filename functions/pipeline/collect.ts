@@ -8,7 +8,7 @@ import { RAW_EXT } from '../agent/probes/types.js';
 import { flagCreditCliffs } from '../core/credit.js';
 import { CollectError, errorMessage } from '../core/errors.js';
 import { keys } from '../core/keys.js';
-import type { AgentReport, AgentSpec, ProbeKind, ProbeProvenance, SampleRecord } from '../core/model.js';
+import type { AgentReport, AgentSpec, ProbeKind, ProbeOverhead, ProbeProvenance, SampleRecord } from '../core/model.js';
 import { parseRaw } from '../core/parsers/index.js';
 import type { Deps } from '../ports.js';
 import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
@@ -128,9 +128,13 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
     if (report) {
       const { probes: _probes, ...facts } = report;
       p.provenance = { ...(p.provenance ?? {}), agent: facts };
-      const cal = report.calibration?.['tcp-connect'];
-      if (cal && 'p50_us' in cal) p.probe_overhead_us = cal;
-      else if (cal) p.notes.push(`probe self-calibration failed: ${cal.error}`);
+      for (const [kind, cal] of Object.entries(report.calibration ?? {}) as [
+        ProbeKind,
+        ProbeOverhead | { error: string },
+      ][]) {
+        if ('p50_us' in cal) p.probe_overhead_us = { ...(p.probe_overhead_us ?? {}), [kind]: cal };
+        else p.notes.push(`${kind} probe self-calibration failed: ${cal.error}`);
+      }
     }
     const now = deps.now();
     stepEnded(p, 'Collect', now, failures.length ? 'failed' : 'succeeded');

@@ -97,9 +97,15 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
   return summary;
 }
 
-/** "p50 2.0 µs / p99 5.0 µs (method)": shown next to results so readers see the probe's noise floor. */
-export function overheadText(o: ProbeOverhead): string {
-  return `p50 ${o.p50_us.toFixed(1)} µs / p99 ${o.p99_us.toFixed(1)} µs (${o.method})`;
+/**
+ * "tcp-connect p50 2.0 µs / p99 5.0 µs (method)" per calibrated kind: shown next to the results
+ * so a reader sees when a path's latency is within the probe's own noise.
+ */
+export function overheadLines(p: SummaryPath): string[] {
+  const o = (p.probe_overhead_us ?? {}) as Record<string, ProbeOverhead>;
+  return Object.entries(o).map(
+    ([kind, c]) => `${kind} p50 ${c.p50_us.toFixed(1)} µs / p99 ${c.p99_us.toFixed(1)} µs (${c.method})`,
+  );
 }
 
 function fmt(v: number | null, metric: string): string {
@@ -151,10 +157,9 @@ export function renderTable(s: Summary): string {
       .join('  ')
       .trimEnd();
   const text = [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)];
-  const overhead = s.paths
-    .filter((p) => p.probe_overhead_us)
-    .map((p) => `${p.id} ${overheadText(p.probe_overhead_us as ProbeOverhead)}`);
-  if (overhead.length) text.push('', `tcp-connect probe's own cost (self-calibrated on loopback): ${overhead.join('; ')}`);
+  const overhead = s.paths.flatMap((p) => overheadLines(p).map((l) => `  ${p.id}: ${l}`));
+  if (overhead.length)
+    text.push('', "the probes' own cost (self-calibrated on loopback before each path):", ...overhead);
   const failed = s.paths.filter((p) => p.error);
   for (const p of failed) text.push(`${p.id} failed at ${p.failedStep}: ${p.error}`);
   return `${text.join('\n')}\n`;
@@ -174,7 +179,7 @@ export function renderMarkdown(s: Summary): string {
   ];
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
-    if (p.probe_overhead_us) md.push(`- **${p.id}** tcp-connect probe's own cost: ${overheadText(p.probe_overhead_us as ProbeOverhead)}`);
+    for (const l of overheadLines(p)) md.push(`- **${p.id}** probe's own cost: ${l}`);
     if (Array.isArray(p.skipped))
       for (const k of p.skipped as { probe: string; reason: string }[])
         md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason}`);

@@ -184,7 +184,6 @@ export async function benchPrecision(): Promise<{ lines: string[] }> {
   const lines: string[] = [];
   const say = (l: string): void => {
     lines.push(l);
-    console.log(l);
   };
   const built = await ensureTcping();
   if (!built.ok) {
