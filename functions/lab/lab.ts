@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { ClientRef, RouteTarget } from '../core/model.js';
 import { LabCommandError, LabInputError, LabUnavailableError } from './errors.js';
 import { parseIpRoute, sameDestination } from './ip-route.js';
-import { connectStats, measureConnectC } from './measure.js';
+import { type ConnectMeter, connectMeter, type MeterClock, robustP50 } from './measure.js';
 import {
   type ClientTrack,
   type DelayMechanism,
@@ -68,7 +68,10 @@ export interface LabUpOptions extends LabOptions {
   profile?: LabProfileName;
   /** Delay mechanism: netem when the kernel has it (auto), or force one. */
   delay?: 'auto' | DelayMechanism;
-  /** Measure and tune the delays until TCP-connect p50 matches the targets (default true). */
+  /**
+   * Measure and tune the delays until TCP-connect p50 (kernel tcpi_rtt, the figure a run
+   * reports as connect_rtt_ms) matches the targets (default true).
+   */
   calibrate?: boolean;
   /** Called with progress lines (the CLI prints them). */
   onProgress?: (line: string) => void;
@@ -90,6 +93,8 @@ export interface LabStatus {
   targets: LabState['targets'];
   ports?: LabState['ports'];
   problems: string[];
+  /** Remarks that do not make the lab unhealthy (e.g. delays measured with the fallback clock). */
+  notes: string[];
 }
 
 function resolvePrefix(opts: LabOptions): { prefix: string; dir: string } {
@@ -127,7 +132,10 @@ async function buildTool(name: 'nfq-delay' | 'tcp-rtt'): Promise<string> {
   return bin;
 }
 
-/** Path to the TCP-connect timing tool (built on demand). */
+/**
+ * Path to the fallback TCP-connect timer lab/tcp-rtt.c (built on demand). Only used when the
+ * precise helper (functions/agent/native/tcping.ts) cannot be built here.
+ */
 export async function tcpRttTool(): Promise<string> {
   return buildTool('tcp-rtt');
 }
@@ -320,16 +328,19 @@ class Builder {
     this.save();
   }
 
-  /** Measure TCP-connect p50 per path from the client. */
-  async measureAll(tool: string, count: number): Promise<Record<string, number>> {
+  /**
+   * Connect p50 per path from the client: the median of several short rounds' p50s, so a
+   * burst of load on a busy machine moves one round, not the calibration.
+   */
+  async measureAll(meter: ConnectMeter): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     const measureOne = async (p: LabPathDef) => {
-      const s = connectStats(
-        await measureConnectC(tool, this.ns('client'), p.targetIp, this.profile.ports.tcp, { count, intervalMs: 20 }),
-      );
-      if (s.failed > 0)
-        throw new LabCommandError(`calibration: ${s.failed} of ${count} connects to path ${p.id} failed`);
-      out[p.id] = s.p50;
+      try {
+        const r = await robustP50(meter, this.ns('client'), p.targetIp, this.profile.ports.tcp, CALIBRATION_SAMPLING);
+        out[p.id] = r.p50;
+      } catch (e: unknown) {
+        throw new LabCommandError(`calibration of path ${p.id}: ${(e as Error).message}`, { cause: e });
+      }
     };
     for (const p of this.profile.paths.filter((x) => x.nextHop !== 'tgw')) await measureOne(p);
     const viaTgw = this.profile.paths.filter((x) => x.nextHop === 'tgw');
@@ -345,12 +356,12 @@ class Builder {
   }
 
   /** Closed loop: measure p50 per path, move each path's added delay by its error, repeat. */
-  async calibrate(tool: string, nfqBin: string | undefined): Promise<void> {
-    const tolerance = (target: number) => Math.max(0.01 * target, 0.03);
+  async calibrate(meter: ConnectMeter, nfqBin: string | undefined): Promise<void> {
+    const tolerance = (target: number) => Math.max(0.01 * target, 0.02);
     let measured: Record<string, number> = {};
-    const rounds = 5;
+    const rounds = 6;
     for (let round = 1; round <= rounds; round++) {
-      measured = await this.measureAll(tool, 60);
+      measured = await this.measureAll(meter);
       // A path already at zero added delay cannot get faster: the bare topology is the floor.
       const off = this.profile.paths.filter(
         (p) =>
@@ -358,7 +369,7 @@ class Builder {
           !(measured[p.id] > p.rttMs && (this.state.delay.addedRttUs[p.id] ?? 0) === 0),
       );
       this.log(
-        `calibration round ${round}: ${this.profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}`).join(' ')} ms`,
+        `calibration round ${round} (${meter.clock}): ${this.profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}`).join(' ')} ms`,
       );
       if (off.length === 0 || round === rounds) break;
       for (const p of off) {
@@ -376,7 +387,7 @@ class Builder {
     this.save();
     writeFileSync(
       join(this.dir, 'calibration.json'),
-      `${JSON.stringify({ mechanism: this.state.delay.mechanism, addedRttUs: this.state.delay.addedRttUs }, null, 2)}\n`,
+      `${JSON.stringify({ mechanism: this.state.delay.mechanism, clock: meter.clock, addedRttUs: this.state.delay.addedRttUs }, null, 2)}\n`,
     );
   }
 }
@@ -389,13 +400,28 @@ function tail(file: string): string {
   }
 }
 
-function previousCalibration(dir: string, mechanism: DelayMechanism): Record<string, number> | undefined {
+/** Calibration sampling: 3 short rounds of 30 connects 10 ms apart per path and measurement. */
+const CALIBRATION_SAMPLING = { rounds: 3, count: 30, intervalMs: 10 };
+
+/**
+ * Starting point for a path's added delay before any calibration: the bare topology (veths,
+ * two NFQUEUE trips) measures about this much by the kernel clock here.
+ */
+const BARE_RTT_GUESS_MS = 0.08;
+
+function previousCalibration(
+  dir: string,
+  mechanism: DelayMechanism,
+  clock: MeterClock,
+): Record<string, number> | undefined {
   try {
     const c = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as {
       mechanism: string;
+      clock?: string;
       addedRttUs: Record<string, number>;
     };
-    return c.mechanism === mechanism ? c.addedRttUs : undefined;
+    // A calibration made with another clock (the old application timer) is off by its bias.
+    return c.mechanism === mechanism && c.clock === clock ? c.addedRttUs : undefined;
   } catch {
     return undefined;
   }
@@ -424,7 +450,8 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
   }
   await labDown({ prefix, stateDir: dir });
 
-  const tcpRtt = await buildTool('tcp-rtt');
+  // The precise helper when it builds (what runs report); the C timer only as a fallback.
+  const meter = await connectMeter(tcpRttTool);
   const state: LabState = {
     version: 1,
     prefix,
@@ -433,7 +460,7 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
     phase: 'building',
     namespaces: allNamespaces(prefix),
     processes: [],
-    delay: { mechanism: 'nfqueue', addedRttUs: {} },
+    delay: { mechanism: 'nfqueue', addedRttUs: {}, clock: meter.clock, ...(meter.note ? { note: meter.note } : {}) },
     routers: {
       [nsName(prefix, 'router')]: Object.fromEntries(profile.nextHops.map((h) => [h.name, h.tokyoVia])),
       [nsName(prefix, 'osaka')]: Object.fromEntries(profile.nextHops.map((h) => [h.name, h.osakaVia])),
@@ -469,16 +496,17 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
       nfqBin = await buildTool('nfq-delay');
       for (const cmd of buildDelayRuleCommands(prefix, profile)) await run(cmd);
     }
-    const prev = previousCalibration(dir, state.delay.mechanism);
+    if (meter.note) log(meter.note);
+    const prev = previousCalibration(dir, state.delay.mechanism, meter.clock);
     for (const p of profile.paths)
-      state.delay.addedRttUs[p.id] = prev?.[p.id] ?? Math.max(0, Math.round((p.rttMs - 0.15) * 1000));
+      state.delay.addedRttUs[p.id] = prev?.[p.id] ?? Math.max(0, Math.round((p.rttMs - BARE_RTT_GUESS_MS) * 1000));
     log(`delays via ${state.delay.mechanism}`);
     await b.applyDelays(nfqBin);
 
     await run(buildCreditCommand(prefix, profile.credits, 'replace'));
     log('starting target servers');
     await b.startServers();
-    if (opts.calibrate ?? true) await b.calibrate(tcpRtt, nfqBin);
+    if (opts.calibrate ?? true) await b.calibrate(meter, nfqBin);
     state.phase = 'up';
     b.save();
   } catch (e: unknown) {
@@ -562,6 +590,7 @@ export async function labStatus(opts: LabOptions = {}): Promise<LabStatus> {
       routes: {},
       targets: [],
       problems,
+      notes: [],
     };
   }
   const processes = state.processes.map((p) => ({ role: p.role, ns: p.ns, pid: p.pid, alive: isAlive(p) }));
@@ -590,6 +619,7 @@ export async function labStatus(opts: LabOptions = {}): Promise<LabStatus> {
     targets: state.targets,
     ports: state.ports,
     problems,
+    notes: state.delay.note ? [state.delay.note] : [],
   };
 }
 

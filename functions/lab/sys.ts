@@ -171,6 +171,10 @@ export interface LabState {
     mechanism: DelayMechanism;
     /** Round trip added per path on top of the bare topology, µs. */
     addedRttUs: Record<string, number>;
+    /** Clock the delays were calibrated with: the precise helper's kernel RTT, or the C fallback. */
+    clock?: 'kernel-tcpi_rtt' | 'tcp-rtt-c';
+    /** Why the fallback clock is in use (absent with the precise helper). */
+    note?: string;
     /** Last calibration measurement per path: target and measured p50 (ms). */
     calibration?: Record<string, { targetMs: number; measuredMs: number }>;
   };

@@ -110,7 +110,7 @@ export function overheadLines(p: SummaryPath): string[] {
 
 function fmt(v: number | null, metric: string): string {
   if (v === null) return '–';
-  if (metric === 'throughput_bps') return `${(v / 1e9).toFixed(2)}G`;
+  if (metric === 'throughput_bps') return (v / 1e9).toFixed(2);
   if (Math.abs(v) >= 100) return v.toFixed(0);
   if (Math.abs(v) >= 10) return v.toFixed(2);
   return v.toFixed(3);
