@@ -12,6 +12,7 @@
  * measured here, a server on the probe's own event loop reads ≈ 12 µs lower at p50 and one
  * in a worker thread ≈ 6 µs lower than a separate process, which is what the bench uses.
  */
+
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -19,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PathbenchError } from '../core/errors.js';
 import { parseHttp } from '../core/parsers/http.js';
+import { nearestRank } from '../core/stats.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from './native/tcping.js';
 import { runHttp, WARMUP_REQUESTS } from './probes/http.js';
 import { connectSeries } from './probes/tcp-connect.js';
@@ -60,11 +62,6 @@ export interface Calibration {
 }
 
 /** Nearest-rank percentile with an integer rank, as the SQL does: rank = ceil(q·n/100). */
-export function nearestRank(sorted: number[], q: number): number {
-  const rank = Math.floor((q * sorted.length + 99) / 100);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
-}
-
 function round2(x: number): number {
   return Math.round(x * 100) / 100;
 }
@@ -73,7 +70,7 @@ function round2(x: number): number {
 export function percentilesUs(valuesMs: number[]): { p50_us: number; p99_us: number; n: number } {
   const s = valuesMs.map((v) => v * 1000).sort((a, b) => a - b);
   if (s.length === 0) return { p50_us: Number.NaN, p99_us: Number.NaN, n: 0 };
-  return { p50_us: round2(nearestRank(s, 50)), p99_us: round2(nearestRank(s, 99)), n: s.length };
+  return { p50_us: round2(nearestRank(s, 500) as number), p99_us: round2(nearestRank(s, 990) as number), n: s.length };
 }
 
 async function calibrateNative(

@@ -18,10 +18,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { calibrate, nearestRank } from '../../functions/agent/calibrate.js';
+import { calibrate } from '../../functions/agent/calibrate.js';
 import { runHttp } from '../../functions/agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
+import { nearestRank } from '../../functions/core/stats.js';
 import { LAB_PORTS } from '../../functions/lab/topology.js';
 
 const execFileP = promisify(execFile);
@@ -45,8 +46,8 @@ function stat(us: number[]): Stat {
   const s = [...us].sort((a, b) => a - b);
   return {
     n: s.length,
-    p50: s.length ? nearestRank(s, 50) : Number.NaN,
-    p99: s.length ? nearestRank(s, 99) : Number.NaN,
+    p50: s.length ? (nearestRank(s, 500) as number) : Number.NaN,
+    p99: s.length ? (nearestRank(s, 990) as number) : Number.NaN,
   };
 }
 

@@ -19,8 +19,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { calibrate, nearestRank } from '../../functions/agent/calibrate.js';
+import { calibrate } from '../../functions/agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
+import { nearestRank } from '../../functions/core/stats.js';
 
 const execFileP = promisify(execFile);
 
@@ -40,8 +41,8 @@ function stat(us: number[]): Stat {
   const s = [...us].sort((a, b) => a - b);
   return {
     n: s.length,
-    p50: s.length ? nearestRank(s, 50) : Number.NaN,
-    p99: s.length ? nearestRank(s, 99) : Number.NaN,
+    p50: s.length ? (nearestRank(s, 500) as number) : Number.NaN,
+    p99: s.length ? (nearestRank(s, 990) as number) : Number.NaN,
   };
 }
 

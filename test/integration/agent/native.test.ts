@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { calibrate, nearestRank } from '../../../functions/agent/calibrate.js';
+import { calibrate } from '../../../functions/agent/calibrate.js';
 import {
   ensureTcping,
   parseTcpingLines,
@@ -285,12 +285,5 @@ describe('calibrate', () => {
     expect(c.n).toBe(30);
     expect(c.method).toMatch(/^node net\.Socket app-hrtime \(requested\)/);
     expect(c.p50_us).toBeLessThanOrEqual(c.p99_us);
-  });
-
-  it('nearestRank uses the integer rank of the SQL', () => {
-    const v = Array.from({ length: 300 }, (_, i) => i + 1);
-    expect(nearestRank(v, 50)).toBe(150);
-    expect(nearestRank(v, 99)).toBe(297);
-    expect(nearestRank([7], 99)).toBe(7);
   });
 });
