@@ -372,10 +372,13 @@ class Builder {
         `calibration round ${round} (${meter.clock}): ${this.profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}`).join(' ')} ms`,
       );
       if (off.length === 0 || round === rounds) break;
+      // Damped after the first round: the first step removes the start guess's bias, later
+      // errors are partly noise, and a full step would chase it back and forth.
+      const gain = round === 1 ? 1 : 0.7;
       for (const p of off) {
         // Bounded step: one noisy round (a busy machine) must not throw a path far off.
         const limit = Math.max(300, 200 * p.rttMs);
-        const step = Math.max(-limit, Math.min(limit, (p.rttMs - measured[p.id]) * 1000));
+        const step = Math.max(-limit, Math.min(limit, gain * (p.rttMs - measured[p.id]) * 1000));
         const next = (this.state.delay.addedRttUs[p.id] ?? 0) + step;
         this.state.delay.addedRttUs[p.id] = Math.max(0, Math.round(next));
       }
@@ -400,8 +403,11 @@ function tail(file: string): string {
   }
 }
 
-/** Calibration sampling: 3 short rounds of 30 connects 10 ms apart per path and measurement. */
-const CALIBRATION_SAMPLING = { rounds: 3, count: 30, intervalMs: 10 };
+/**
+ * Calibration sampling per path and measurement: the median p50 of 5 short rounds of 20
+ * connects 10 ms apart, so up to two rounds spoiled by a neighbour's load burst do not count.
+ */
+const CALIBRATION_SAMPLING = { rounds: 5, count: 20, intervalMs: 10 };
 
 /**
  * Starting point for a path's added delay before any calibration: the bare topology (veths,
