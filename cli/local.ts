@@ -22,8 +22,11 @@ import { type ExecutionEvent, ROOT } from '../functions/local/run-machine.js';
 import { startLoopbackTargets } from '../functions/local/targets.js';
 import { buildSummary, renderTable } from '../functions/pipeline/summary.js';
 
-/** Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input, 3 another run holds the lock. */
-export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3 } as const;
+/**
+ * Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input (nothing written), 3 another run
+ * holds the lock, 130 interrupted (routes restored and lock released before exiting).
+ */
+export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3, interrupted: 130 } as const;
 
 export function fail(message: string, code: number = EXIT.badInput): never {
   process.stderr.write(`pathbench: ${message}\n`);
@@ -51,8 +54,14 @@ export function progressPrinter(total: () => number): (e: ExecutionEvent) => voi
 }
 
 function exitFor(r: LocalRunResult): number {
+  if (r.interrupted) return EXIT.interrupted;
   if (r.execution.status === 'FAILED' && r.execution.error?.name === 'RunLockedError') return EXIT.locked;
-  if (r.execution.status === 'FAILED' && r.execution.error?.name === 'PlanInvalidError') return EXIT.badInput;
+  if (
+    r.execution.status === 'FAILED' &&
+    ['PlanInvalidError', 'RunExistsError'].includes(r.execution.error?.name ?? '')
+  ) {
+    return EXIT.badInput;
+  }
   return r.summary?.status === 'succeeded' && r.execution.status === 'SUCCEEDED' ? EXIT.ok : EXIT.runFailed;
 }
 
@@ -114,7 +123,7 @@ export function printResult(r: LocalRunResult, json: boolean): void {
     return;
   }
   process.stdout.write(`\nrun ${r.runId}: ${r.summary.status}\n\n${renderTable(r.summary)}`);
-  process.stdout.write(`\nreports: ${join(r.dataDir, keys.reportsPrefix(r.runId))}summary.{json,md,csv}\n`);
+  process.stdout.write(`\nreports: ${join(r.dataDir, keys.reportsPrefix(r.runId))}summary.{json,md,csv,html}\n`);
 }
 
 export function registerLocal(program: Command): void {

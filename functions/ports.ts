@@ -72,6 +72,8 @@ export interface ProbeCommand {
 export interface CommandRunner {
   send(cmd: ProbeCommand): Promise<{ commandId: string }>;
   status(commandId: string, client: ClientRef): Promise<CommandInvocation>;
+  /** Stop a command that overran its deadline, so it cannot overlap the next path. Idempotent. */
+  cancel(commandId: string, client: ClientRef): Promise<void>;
 }
 
 export type QueryParam = string | number;
@@ -121,4 +123,6 @@ export interface Deps {
   plans?: PlanSource;
   driver: 'local' | 'aws';
   now: () => Date;
+  /** Short in-task pauses (route verification back-off); tests pass a no-op. */
+  sleep?: (ms: number) => Promise<void>;
 }

@@ -15,6 +15,8 @@ export class PlanInvalidError extends PathbenchError {
   }
 }
 export class RunLockedError extends PathbenchError {}
+export class RunExistsError extends PathbenchError {}
+export class RunAbortedError extends PathbenchError {}
 export class PollTimeoutError extends PathbenchError {}
 export class ProbeTimeoutError extends PathbenchError {}
 export class ProbeCommandFailedError extends PathbenchError {}

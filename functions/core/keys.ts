@@ -39,3 +39,8 @@ export function parseRawKey(
   if (!m) return undefined;
   return { pathId: m[1], runId: m[2], probe: m[3], trial: Number(m[4]), ext: m[5] };
 }
+
+/** Identity of one route entry (region, table, destination), as the manifest and adapters key it. */
+export function routeKey(r: { region: string; routeTableId: string; destination: string }): string {
+  return `${r.region}|${r.routeTableId}|${r.destination}`;
+}

@@ -171,6 +171,16 @@ export interface PathManifest {
   provenance?: Record<string, unknown>;
   probes: ProbeProvenance[];
   notes: string[];
+  /** The probe command sent for this path (so a retried SendProbe resumes instead of resending). */
+  probeCommand?: {
+    commandId: string;
+    attempt: number;
+    sentAt: string;
+    expectedSeconds: number;
+    deadline: string;
+    waitSeconds: number;
+    done: boolean;
+  };
   /** The agent's own cost per latency probe kind, self-calibrated on loopback before this path. */
   probe_overhead_us?: Partial<Record<ProbeKind, ProbeOverhead>>;
 }
@@ -207,6 +217,8 @@ export interface RunManifest {
   paths: PathManifest[];
   routeChanges: RouteChange[];
   restore?: { status: 'ok' | 'failed'; at: string; errors: string[] };
+  /** Run-level remarks, e.g. "execution ABORTED" written by the cleanup after an aborted run. */
+  notes?: string[];
 }
 
 export interface ResultRow {
@@ -221,8 +233,8 @@ export interface ResultRow {
   p999: number | null;
   max: number | null;
   flags: string[];
-  /** Optional extra series (e.g. throughput over unflagged intervals). */
-  subset?: string;
+  /** The same figures over unflagged intervals only (present when some interval carries a flag). */
+  unflagged?: Pick<ResultRow, 'n' | 'loss' | 'p50' | 'p95' | 'p99' | 'p999' | 'max'>;
 }
 
 export interface SummaryPath {

@@ -35,6 +35,7 @@ const probeState = z.object({
   commandId: z.string().min(1),
   attempt: z.number().int().min(0),
   sentAt: z.string(),
+  expectedSeconds: z.number().min(0),
   deadline: z.string(),
   waitSeconds: z.number().int().min(0),
   done: z.boolean(),
@@ -86,4 +87,5 @@ export const recordPathFailure = (deps: Deps, input: unknown) =>
 
 export const restoreRoutes = (deps: Deps, input: unknown) => restore(deps, parse(runRef, input, 'RestoreRoutes'));
 export const summarizeRun = (deps: Deps, input: unknown) => summarize(deps, parse(runRef, input, 'SummarizeRun'));
-export const releaseLock = (deps: Deps, input: unknown) => release(deps, parse(runRef, input, 'ReleaseLock'));
+export const releaseLock = (deps: Deps, input: unknown) =>
+  release(deps, parse(runRef.extend({ rejected: z.boolean().optional() }), input, 'ReleaseLock'));

@@ -65,6 +65,8 @@ export interface LocalRunResult {
   dataDir: string;
   execution: RunMachineResult;
   summary?: Summary;
+  /** The run was interrupted (SIGINT/SIGTERM) and wound down early. */
+  interrupted: boolean;
 }
 
 /** Validate first: a bad plan writes nothing and throws PlanInvalidError. */
@@ -111,9 +113,20 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     driver: 'local',
     now: () => new Date(),
   };
-  const stop = () => runner.kill();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // An interrupt stops the agent and refuses further probes; the state machine still runs
+  // RestoreRoutes, SummarizeRun and ReleaseLock, so routes and the lock are never left behind.
+  let interrupts = 0;
+  const stop = () => {
+    interrupts++;
+    log.warn(
+      interrupts === 1
+        ? 'interrupted: finishing the run (restore routes, release the lock)'
+        : 'still finishing; please wait',
+    );
+    runner.abort();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   try {
     const execution = await runStateMachine({
       deps,
@@ -124,7 +137,13 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     });
     await runner.drain();
     const text = await store.getText(keys.report(runId, 'json'));
-    return { runId, dataDir, execution, summary: text ? (JSON.parse(text) as Summary) : undefined };
+    return {
+      runId,
+      dataDir,
+      execution,
+      summary: text ? (JSON.parse(text) as Summary) : undefined,
+      interrupted: interrupts > 0,
+    };
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -3,7 +3,9 @@
  * processes on 127.0.0.1 and stopped by PID: the agent's own servers (plain TCP, slow-accept,
  * HTTP), plus iperf3 and sockperf servers where those tools are installed.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { Logger } from '../ports.js';
 import { AGENT_BUNDLE } from './driver.js';
 
@@ -14,8 +16,16 @@ export const LOOPBACK_PORTS = { tcp: 47001, slowAccept: 47002, http: 47080, iper
  */
 export const SLOW_ACCEPT_MS = 1200;
 
+/** Whether an executable is on PATH (no shell involved). */
 export function haveTool(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 export interface LoopbackTargets {
@@ -29,9 +39,12 @@ function waitForLine(child: ChildProcess, re: RegExp, ms: number, what: string):
     let buf = '';
     const t = setTimeout(() => reject(new Error(`${what} did not start within ${ms} ms: ${buf.slice(-300)}`)), ms);
     const on = (d: Buffer) => {
-      buf += d.toString();
+      buf = (buf + d.toString()).slice(-4096);
       if (re.test(buf)) {
         clearTimeout(t);
+        // Keep draining the pipes so the child never blocks on a full one.
+        child.stdout?.off('data', on).resume();
+        child.stderr?.off('data', on).resume();
         resolve();
       }
     };
@@ -99,17 +112,14 @@ export async function startLoopbackTargets(log: Logger, ports = LOOPBACK_PORTS):
     await waitForLine(agent, /^ready$/m, 10_000, 'agent serve');
     started.push(`agent serve: tcp ${ports.tcp}, slow-accept ${ports.slowAccept}, http ${ports.http}`);
     if (haveTool('iperf3')) {
-      const ip = spawn('iperf3', ['-s', '-B', '127.0.0.1', '-p', String(ports.iperf3)], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      // Unread output would fill the pipe and stall a server mid-test: discard it.
+      const ip = spawn('iperf3', ['-s', '-B', '127.0.0.1', '-p', String(ports.iperf3)], { stdio: 'ignore' });
       children.push(ip);
       await waitForPort(ports.iperf3, 5000);
       started.push(`iperf3 -s: ${ports.iperf3}`);
     } else missing.push('iperf3');
     if (haveTool('sockperf')) {
-      const sp = spawn('sockperf', ['server', '-i', '127.0.0.1', '-p', String(ports.sockperf)], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const sp = spawn('sockperf', ['server', '-i', '127.0.0.1', '-p', String(ports.sockperf)], { stdio: 'ignore' });
       children.push(sp);
       await new Promise((r) => setTimeout(r, 300));
       if (sp.exitCode !== null) throw new Error('sockperf server exited at start');

@@ -4,9 +4,10 @@
  */
 import { errorMessage, RouteSwapError } from '../core/errors.js';
 import { keys } from '../core/keys.js';
+import type { RunManifest, Summary } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { loadManifest, saveManifest, updateManifest } from './manifest.js';
-import { runStatus, writeReports } from './summary.js';
+import { runStatus, storeReports, writeReports } from './summary.js';
 
 export async function restoreRoutes(deps: Deps, input: { runId: string }): Promise<{ restored: number }> {
   const m = await loadManifest(deps.store, input.runId);
@@ -44,27 +45,40 @@ export async function summarizeRun(
   return { summaryKey: keys.report(input.runId, 'json'), status: summary.status };
 }
 
+/**
+ * Finish the manifest and reports, then release the lock. `rejected`: ValidatePlan failed, so
+ * this execution wrote nothing (an existing manifest with this id belongs to an earlier run and
+ * is left alone); only the lock is released, and only if this run holds it.
+ */
 export async function releaseLock(
   deps: Deps,
-  input: { runId: string },
-): Promise<{ runId: string; status: string; summaryKey: string }> {
-  let status = 'failed';
+  input: { runId: string; rejected?: boolean },
+): Promise<{ runId: string; status: string; summaryKey?: string }> {
+  let status = 'rejected';
+  let summaryKey: string | undefined;
   try {
-    const m = await updateManifest(deps.store, input.runId, (mm) => {
-      mm.status = runStatus(mm);
-      mm.endedAt = deps.now().toISOString();
-    });
-    status = m.status;
-    // The summary was written before the final status was known; keep it in step.
-    const summaryText = await deps.store.getText(keys.report(input.runId, 'json'));
-    if (summaryText) {
-      const s = JSON.parse(summaryText) as { status: string; endedAt?: string };
-      s.status = m.status;
-      s.endedAt = m.endedAt;
-      await deps.store.put(keys.report(input.runId, 'json'), `${JSON.stringify(s, null, 2)}\n`, 'application/json');
+    if (!input.rejected && (await deps.store.getText(keys.manifest(input.runId))) !== undefined) {
+      const m = await updateManifest(deps.store, input.runId, (mm) => {
+        mm.status = runStatus(mm);
+        mm.endedAt = deps.now().toISOString();
+      });
+      status = m.status;
+      summaryKey = await finishReports(deps, input.runId, m);
     }
   } finally {
     await deps.lock.release(input.runId);
   }
-  return { runId: input.runId, status, summaryKey: keys.report(input.runId, 'json') };
+  return { runId: input.runId, status, ...(summaryKey ? { summaryKey } : {}) };
+}
+
+/** The reports were written before the final status was known; bring all three in step. */
+async function finishReports(deps: Deps, runId: string, m: RunManifest): Promise<string | undefined> {
+  const key = keys.report(runId, 'json');
+  const text = await deps.store.getText(key);
+  if (text === undefined) return undefined;
+  const s = JSON.parse(text) as Summary;
+  s.status = m.status;
+  if (m.endedAt) s.endedAt = m.endedAt;
+  await storeReports(deps, s);
+  return key;
 }

@@ -10,10 +10,10 @@ import {
   ProbeTimeoutError,
   RouteSwapError,
 } from '../core/errors.js';
-import { keys } from '../core/keys.js';
+import { keys, routeKey } from '../core/keys.js';
 import type { ClientRef, PathManifest, ProbeSpec, RouteEntry, RouteVia } from '../core/model.js';
 import type { Deps } from '../ports.js';
-import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { loadResolvedPlan } from './validate.js';
 
 export interface PathRef {
@@ -102,13 +102,11 @@ export function viaTarget(via: RouteVia): string {
   return `${kind}:${id}`;
 }
 
-const routeKey = (r: Omit<RouteEntry, 'via'>) => `${r.region}|${r.routeTableId}|${r.destination}`;
-
 /** Verify with a few short retries: route APIs are eventually consistent. */
 async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: string, attempts = 5): Promise<boolean> {
   for (let i = 0; i < attempts; i++) {
     if (await deps.routes.verify(r, target)) return true;
-    await new Promise((res) => setTimeout(res, 200 * 2 ** i));
+    await (deps.sleep ?? ((ms: number) => new Promise<void>((res) => setTimeout(res, ms))))(200 * 2 ** i);
   }
   return false;
 }
@@ -174,23 +172,29 @@ export interface ProbeState {
   commandId: string;
   attempt: number;
   sentAt: string;
+  /** When the probe should be done; polls get denser as it approaches. */
+  expectedSeconds: number;
+  /** Hard limit: past it the command is cancelled and the path fails. */
   deadline: string;
   waitSeconds: number;
   done: boolean;
 }
 
 export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<ProbeState> {
+  const m = await loadManifest(deps.store, ref.runId);
+  const sent = pathEntry(m, ref.pathId).probeCommand;
+  if (sent) {
+    // A retried SendProbe (the Lambda failed after SendCommand returned) must not start a
+    // second agent on the client: both would write the same raw keys.
+    deps.log.warn('probe already sent, resuming its poll', { ...ref, commandId: sent.commandId });
+    return sent;
+  }
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
   const now = deps.now();
-  await updateManifest(deps.store, ref.runId, (m) => {
-    const p = pathEntry(m, ref.pathId);
-    closeCreditWait(p, now);
-    stepStarted(p, 'Probe', now);
-  });
   // Self-calibration and agent start-up are part of every command; allow for them.
-  const expected = path.probes.reduce((s, p) => s + estimateSeconds(p), 0) + 3;
+  const expected = Math.ceil(path.probes.reduce((s, p) => s + estimateSeconds(p), 0) + 5);
   const timeoutSeconds = Math.ceil(expected * 1.5 + 60);
   const { commandId } = await deps.runner.send({
     runId: ref.runId,
@@ -200,15 +204,35 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     rawPrefix: keys.rawPrefix(ref.pathId, ref.runId),
     timeoutSeconds,
   });
-  deps.log.info('probe sent', { ...ref, commandId, expectedSeconds: Math.round(expected) });
-  return {
+  const state: ProbeState = {
     commandId,
     attempt: 0,
     sentAt: now.toISOString(),
+    expectedSeconds: expected,
     deadline: new Date(now.getTime() + timeoutSeconds * 1000).toISOString(),
-    waitSeconds: Math.min(300, Math.max(1, Math.ceil(expected))),
+    waitSeconds: Math.min(MAX_WAIT_SECONDS, Math.max(1, expected)),
     done: false,
   };
+  await updateManifest(deps.store, ref.runId, (mm) => {
+    const p = pathEntry(mm, ref.pathId);
+    closeCreditWait(p, now);
+    stepStarted(p, 'Probe', now);
+    p.probeCommand = state;
+  });
+  deps.log.info('probe sent', { ...ref, commandId, expectedSeconds: expected });
+  return state;
+}
+
+/** Longest single Wait: a Wait is cheap, but a stuck command should be noticed within minutes. */
+export const MAX_WAIT_SECONDS = 300;
+
+/**
+ * Seconds until the next poll: a quarter of the time left until the probe should be done
+ * (at least the fleet's poll interval), so a long probe costs a handful of polls, not hundreds.
+ */
+export function nextPollSeconds(probe: ProbeState, now: Date, minSeconds: number): number {
+  const remaining = (Date.parse(probe.sentAt) + probe.expectedSeconds * 1000 - now.getTime()) / 1000;
+  return Math.min(MAX_WAIT_SECONDS, Math.max(minSeconds, Math.ceil(remaining / 4)));
 }
 
 export async function pollProbe(
@@ -229,15 +253,19 @@ export async function pollProbe(
       `probe command ${probe.commandId} ${inv.status}${inv.detail ? `: ${inv.detail}` : ''}`,
     );
   }
-  if (deps.now().getTime() > Date.parse(probe.deadline)) {
-    throw new ProbeTimeoutError(
-      `probe command ${probe.commandId} still ${inv.status} at its deadline ${probe.deadline}`,
+  const now = deps.now();
+  const minPoll = Math.max(1, deps.fleet.pollSeconds);
+  // Bounded twice: by the deadline, and by the number of polls the deadline allows.
+  const maxPolls = Math.ceil((Date.parse(probe.deadline) - Date.parse(probe.sentAt)) / 1000 / minPoll) + 2;
+  if (now.getTime() > Date.parse(probe.deadline) || attempt >= Math.min(maxPolls, POLL_LIMITS.probe)) {
+    // Stop the command first: it must not keep measuring while the next path runs.
+    await deps.runner.cancel(probe.commandId, input.client);
+    const Err = now.getTime() > Date.parse(probe.deadline) ? ProbeTimeoutError : PollTimeoutError;
+    throw new Err(
+      `probe command ${probe.commandId} still ${inv.status} after ${attempt} polls (deadline ${probe.deadline}); cancelled`,
     );
   }
-  if (attempt >= POLL_LIMITS.probe) {
-    throw new PollTimeoutError(`probe command ${probe.commandId} still ${inv.status} after ${attempt} polls`);
-  }
-  return { ...probe, attempt, done: false, waitSeconds: deps.fleet.pollSeconds > 1 ? 5 : 1 };
+  return { ...probe, attempt, done: false, waitSeconds: nextPollSeconds(probe, now, minPoll) };
 }
 
 export interface FailureInput extends PathRef {

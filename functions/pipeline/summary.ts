@@ -36,9 +36,19 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
   const flagRows = await deps.query.query(loadQuery('flags'), [runId], `flags-${runId}`);
 
   const byPath = new Map<string, ResultRow[]>();
-  for (const r of rows) {
+  const figures = (r: Row) => ({
+    n: Number(r.n),
+    loss: r.loss === null ? 0 : Number(r.loss),
+    p50: num(r.p50),
+    p95: num(r.p95),
+    p99: num(r.p99),
+    p999: num(r.p999),
+    max: num(r.max),
+  });
+  // 'all' rows come first for each (path, probe, metric) in the query's order.
+  for (const r of rows.filter((x) => x.subset === 'all')) {
     const path = String(r.path);
-    const isThroughput = r.subset === 'all' && r.metric === 'throughput_bps';
+    const isThroughput = r.metric === 'throughput_bps';
     // The manifest knows the levels before/after a cliff; samples alone only know where.
     const cliffs = manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe)?.credit;
     const flags = !isThroughput
@@ -50,16 +60,18 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
       probe: String(r.probe),
       metric: String(r.metric),
       unit: String(r.unit),
-      n: Number(r.n),
-      loss: Number(r.loss),
-      p50: num(r.p50),
-      p95: num(r.p95),
-      p99: num(r.p99),
-      p999: num(r.p999),
-      max: num(r.max),
+      ...figures(r),
       flags,
     };
-    if (r.subset !== 'all') result.subset = String(r.subset);
+    const unflagged = rows.find(
+      (x) =>
+        x.subset === 'unflagged' &&
+        x.path === r.path &&
+        x.probe === r.probe &&
+        x.metric === r.metric &&
+        x.unit === r.unit,
+    );
+    if (unflagged) result.unflagged = figures(unflagged);
     if (!byPath.has(path)) byPath.set(path, []);
     byPath.get(path)?.push(result);
   }
@@ -127,23 +139,35 @@ export function tableRows(s: Summary): string[][] {
       continue;
     }
     for (const r of p.results) {
-      out.push([
-        p.id,
-        r.subset ? `${r.probe} (${r.subset})` : r.probe,
-        `${r.metric} [${unitOf(r)}]`,
-        String(r.n),
-        `${(r.loss * 100).toFixed(1)}%`,
-        fmt(r.p50, r.metric),
-        fmt(r.p95, r.metric),
-        fmt(r.p99, r.metric),
-        fmt(r.max, r.metric),
-        [p.status === 'succeeded' ? '' : `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`, ...r.flags]
-          .filter(Boolean)
-          .join(' '),
-      ]);
+      const rowsOf: [string, ResultRow | NonNullable<ResultRow['unflagged']>, string[]][] = [[r.probe, r, r.flags]];
+      if (r.unflagged) rowsOf.push([`${r.probe} (unflagged)`, r.unflagged, []]);
+      for (const [label, f, flags] of rowsOf) out.push(tableRow(p, r, label, f, flags));
     }
   }
   return out;
+}
+
+function tableRow(
+  p: SummaryPath,
+  r: ResultRow,
+  label: string,
+  f: Pick<ResultRow, 'n' | 'loss' | 'p50' | 'p95' | 'p99' | 'max'>,
+  flags: string[],
+): string[] {
+  return [
+    p.id,
+    label,
+    `${r.metric} [${unitOf(r)}]`,
+    String(f.n),
+    `${(f.loss * 100).toFixed(1)}%`,
+    fmt(f.p50, r.metric),
+    fmt(f.p95, r.metric),
+    fmt(f.p99, r.metric),
+    fmt(f.max, r.metric),
+    [p.status === 'succeeded' ? '' : `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`, ...flags]
+      .filter(Boolean)
+      .join(' '),
+  ];
 }
 
 const HEAD = ['path', 'probe', 'metric', 'n', 'loss', 'p50', 'p95', 'p99', 'max', 'notes'];
@@ -213,38 +237,78 @@ export function renderCsv(s: Summary): string {
   const lines = [head.join(',')];
   for (const p of s.paths) {
     for (const r of p.results) {
-      lines.push(
-        [
-          s.runId,
-          p.id,
-          p.label,
-          p.status,
-          r.probe,
-          r.subset ?? 'all',
-          r.metric,
-          r.unit,
-          r.n,
-          r.loss,
-          r.p50,
-          r.p95,
-          r.p99,
-          r.p999,
-          r.max,
-          r.flags.join(' '),
-        ]
-          .map(q)
-          .join(','),
-      );
+      const subsets: [string, NonNullable<ResultRow['unflagged']>, string][] = [['all', r, r.flags.join(' ')]];
+      if (r.unflagged) subsets.push(['unflagged', r.unflagged, '']);
+      for (const [subset, f, flags] of subsets) {
+        lines.push(
+          [
+            s.runId,
+            p.id,
+            p.label,
+            p.status,
+            r.probe,
+            subset,
+            r.metric,
+            r.unit,
+            f.n,
+            f.loss,
+            f.p50,
+            f.p95,
+            f.p99,
+            f.p999,
+            f.max,
+            flags,
+          ]
+            .map(q)
+            .join(','),
+        );
+      }
     }
   }
   return `${lines.join('\n')}\n`;
 }
 
-/** Compute and store summary.json / .md / .csv under reports/run=<id>/. */
+const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** A self-contained page (no scripts, no external assets) for people who open reports in a browser. */
+export function renderHtml(s: Summary): string {
+  const rows = tableRows(s)
+    .map((r) => `<tr>${r.map((c, i) => `<td${i >= 3 && i <= 8 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`)
+    .join('\n');
+  const notes = s.paths
+    .flatMap((p) => [
+      ...(p.error ? [`${p.id} failed at ${p.failedStep}: ${p.error}`] : []),
+      ...overheadLines(p).map((l) => `${p.id} probe's own cost: ${l}`),
+    ])
+    .map((n) => `<li>${esc(n)}</li>`)
+    .join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>pathbench run ${esc(s.runId)}</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}td,th{padding:.25rem .6rem;border-bottom:1px solid #ddd;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}</style>
+</head><body>
+<h1>pathbench run ${esc(s.runId)}</h1>
+<p>status: <strong>${esc(s.status)}</strong>${s.planName ? ` · plan ${esc(String(s.planName))}` : ''}${s.startedAt ? ` · started ${esc(String(s.startedAt))}` : ''}${s.endedAt ? ` · ended ${esc(String(s.endedAt))}` : ''}</p>
+<table><thead><tr>${HEAD.map((h) => `<th>${h}</th>`).join('')}</tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+${notes ? `<ul>\n${notes}\n</ul>` : ''}
+</body></html>
+`;
+}
+
+/** Store summary.json / .md / .csv / .html under reports/run=<id>/. */
+export async function storeReports(deps: Pick<Deps, 'store'>, summary: Summary): Promise<void> {
+  const id = summary.runId;
+  await deps.store.put(keys.report(id, 'json'), `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
+  await deps.store.put(keys.report(id, 'md'), renderMarkdown(summary), 'text/markdown');
+  await deps.store.put(keys.report(id, 'csv'), renderCsv(summary), 'text/csv');
+  await deps.store.put(keys.report(id, 'html'), renderHtml(summary), 'text/html');
+}
+
+/** Compute the summary of a run and store its reports. */
 export async function writeReports(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
   const summary = await buildSummary(deps, runId);
-  await deps.store.put(keys.report(runId, 'json'), `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
-  await deps.store.put(keys.report(runId, 'md'), renderMarkdown(summary), 'text/markdown');
-  await deps.store.put(keys.report(runId, 'csv'), renderCsv(summary), 'text/csv');
+  await storeReports(deps, summary);
   return summary;
 }

@@ -3,7 +3,7 @@
  * own keys (plan, one spec per path, manifest). Nothing is written before the plan is valid and
  * the lock is held.
  */
-import { ConfigError, PlanInvalidError } from '../core/errors.js';
+import { ConfigError, PlanInvalidError, RunExistsError } from '../core/errors.js';
 import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
 import { parsePlan } from '../core/plan.js';
@@ -62,6 +62,12 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
 
   await deps.lock.acquire(runId);
   try {
+    const previous = await deps.store.getText(keys.manifest(runId));
+    // A retried ValidatePlan of the same execution carries the same start time; anything else
+    // reusing the id would overwrite raw data and mix old samples into the new summary.
+    if (previous !== undefined && (JSON.parse(previous) as RunManifest).startedAt !== input.startedAt) {
+      throw new RunExistsError(`run ${runId} already exists in ${deps.store.location}; choose another run id`);
+    }
     const now = deps.now();
     await deps.store.put(keys.plan(runId), `${JSON.stringify({ source: raw, resolved: plan }, null, 2)}\n`);
     for (const p of plan.paths) {

@@ -10,6 +10,7 @@ import { DirStore } from '../../functions/adapters/local/dir-store.js';
 import { DuckDbQueryEngine } from '../../functions/adapters/local/duckdb-query.js';
 import { FileLock } from '../../functions/adapters/local/file-lock.js';
 import { InstanceCapacityError } from '../../functions/core/errors.js';
+import { routeKey } from '../../functions/core/keys.js';
 import type { AgentSpec, ClientRef, RouteEntry } from '../../functions/core/model.js';
 import { allStates, loadDefinition } from '../../functions/local/run-machine.js';
 import type {
@@ -70,7 +71,7 @@ export class FakeRoutes implements Routes {
   calls: string[] = [];
   constructor(private readonly failVerify?: string) {}
   key(r: Omit<RouteEntry, 'via'>) {
-    return `${r.region}|${r.routeTableId}|${r.destination}`;
+    return routeKey(r);
   }
   async read(r: Omit<RouteEntry, 'via'>) {
     return this.table.get(this.key(r)) ?? 'none';
@@ -151,6 +152,10 @@ export class FakeRunner implements CommandRunner {
     }
     return { commandId: id };
   }
+  cancelled: string[] = [];
+  async cancel(commandId: string) {
+    this.cancelled.push(commandId);
+  }
   async status(commandId: string): Promise<CommandInvocation> {
     this.polls++;
     const cmd = this.byId.get(commandId);
@@ -177,6 +182,7 @@ export async function scenarioDeps(
     log: quiet,
     driver: 'local',
     now: () => new Date(),
+    sleep: async () => {},
   };
   return { deps, store, dir, query };
 }

@@ -80,7 +80,8 @@ describe('local driver, loopback plan', () => {
     const by = Object.fromEntries(s.paths.map((p) => [p.id, p]));
     const plain = by.plain.results[0];
     expect(plain).toMatchObject({ probe: 'tcp-connect', metric: 'connect_rtt_ms', unit: 'ms', flags: [] });
-    expect(plain.n + Math.round(plain.loss * 200)).toBe(200);
+    expect(plain.n).toBe(200);
+    expect(plain.loss).toBe(0);
     expect(plain.p50).toBeGreaterThan(0);
     for (const k of ['p50', 'p95', 'p99', 'p999', 'max'] as const) expect(typeof plain[k]).toBe('number');
     expect(by.closed.results[0]).toMatchObject({ n: 0, loss: 1, p50: null });
@@ -114,6 +115,59 @@ describe('local driver, loopback plan', () => {
     expect(r.status, r.stderr).toBe(0);
     const again = JSON.parse(r.stdout) as Summary;
     expect(again.paths.map((p) => p.results)).toEqual((result.summary as Summary).paths.map((p) => p.results));
+  });
+
+  it('`run --json` prints the summary contract on stdout and nothing else, exit 0', () => {
+    const data = join(dir, 'cli');
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, 'cli/pathbench.mjs'),
+        'run',
+        '--local',
+        '--plan',
+        planFile,
+        '--data',
+        data,
+        '--run-id',
+        'it-cli',
+        '--json',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout) as Summary;
+    expect(Object.keys(s)).toEqual(expect.arrayContaining(['runId', 'status', 'paths']));
+    expect(s).toMatchObject({ runId: 'it-cli', status: 'succeeded' });
+    for (const p of s.paths) {
+      expect(Object.keys(p)).toEqual(expect.arrayContaining(['id', 'label', 'status', 'steps', 'results']));
+      for (const st of p.steps) expect(Object.keys(st).sort()).toEqual(['ms', 'name', 'status']);
+      for (const res of p.results) {
+        expect(Object.keys(res)).toEqual(
+          expect.arrayContaining(['probe', 'metric', 'unit', 'n', 'loss', 'p50', 'p95', 'p99', 'p999', 'max', 'flags']),
+        );
+      }
+    }
+    expect(r.stderr).toMatch(/path 1\/3 plain/);
+    // the same run id again is refused: exit 2, nothing overwritten
+    const again = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, 'cli/pathbench.mjs'),
+        'run',
+        '--local',
+        '--plan',
+        planFile,
+        '--data',
+        data,
+        '--run-id',
+        'it-cli',
+        '--json',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(again.status).toBe(2);
+    expect(again.stderr).toMatch(/RunExistsError: run it-cli already exists/);
   });
 
   it('rejects a bad plan with exit code 2, every problem listed, and no files written', async () => {

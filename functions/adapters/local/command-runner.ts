@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
+import { RunAbortedError } from '../../core/errors.js';
 import type { ClientRef } from '../../core/model.js';
 import type { CommandInvocation, CommandRunner, Logger, ObjectStore, ProbeCommand } from '../../ports.js';
 
@@ -44,9 +45,11 @@ async function filesUnder(dir: string): Promise<string[]> {
 export class LocalCommandRunner implements CommandRunner {
   private readonly commands = new Map<string, Running>();
   private seq = 0;
+  private aborted = false;
   constructor(private readonly opts: LocalCommandRunnerOptions) {}
 
   async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
+    if (this.aborted) throw new RunAbortedError('the run was interrupted: no further probe is started');
     const commandId = `local-${cmd.runId}-${cmd.pathId}-${++this.seq}`;
     const work = await mkdtemp(join(tmpdir(), 'pathbench-agent-'));
     const specText = await this.opts.store.getText(cmd.specKey);
@@ -86,11 +89,12 @@ export class LocalCommandRunner implements CommandRunner {
         clearTimeout(timer);
         try {
           await this.upload(outDir, cmd.rawPrefix);
+          await rm(work, { recursive: true, force: true });
         } catch (e) {
+          // Keep the agent's only copy: nothing measured is lost.
           running.status = 'Failed';
-          running.detail = `could not store raw output: ${(e as Error).message}`;
+          running.detail = `could not store raw output (${(e as Error).message}); it is kept in ${outDir}`;
         }
-        await rm(work, { recursive: true, force: true });
         if (running.status === 'InProgress') {
           if (code === 0) running.status = 'Success';
           else {
@@ -123,6 +127,25 @@ export class LocalCommandRunner implements CommandRunner {
     const r = this.commands.get(commandId);
     if (!r) return { status: 'Failed', detail: `unknown command ${commandId} (was this process restarted?)` };
     return { status: r.status, detail: r.detail };
+  }
+
+  async cancel(commandId: string): Promise<void> {
+    const r = this.commands.get(commandId);
+    if (!r || r.status !== 'InProgress' || !r.child.pid) return;
+    r.status = 'Cancelled';
+    r.detail = 'cancelled after its deadline';
+    try {
+      process.kill(-r.child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await r.done;
+  }
+
+  /** After an interrupt: kill what runs and refuse new commands, so the run winds down fast. */
+  abort(): void {
+    this.aborted = true;
+    this.kill();
   }
 
   /** Wait for every child (used on shutdown so no process outlives the run). */

@@ -3,7 +3,7 @@
  * is gone (crash, kill -9) is stale and is taken over, with a log line saying so.
  */
 
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RunLockedError } from '../../core/errors.js';
@@ -37,7 +37,7 @@ export class FileLock implements RunLock {
       return JSON.parse(await readFile(this.file, 'utf8')) as LockFile;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      // A torn or foreign file: treat as no lock rather than blocking forever.
+      // A torn file (crash between create and write): acquire() takes it over once it is old.
       return undefined;
     }
   }
@@ -61,9 +61,16 @@ export class FileLock implements RunLock {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         const held = await this.read();
         if (held && held.runId === runId && held.pid === process.pid) return;
-        if (held && held.host === hostname() && !alive(held.pid)) {
-          this.log?.warn('stale run lock taken over', { runId: held.runId, pid: held.pid });
-          await rm(this.file, { force: true });
+        const stale = held ? held.host === hostname() && !alive(held.pid) : await this.tornAndOld();
+        if (stale) {
+          this.log?.warn('stale run lock taken over', { runId: held?.runId, pid: held?.pid });
+          // rename, not rm: of two processes taking over the same stale lock, only one wins.
+          try {
+            await rename(this.file, `${this.file}.stale-${process.pid}`);
+            await rm(`${this.file}.stale-${process.pid}`, { force: true });
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+          }
           continue;
         }
         throw new RunLockedError(
@@ -72,6 +79,15 @@ export class FileLock implements RunLock {
       }
     }
     throw new RunLockedError(`could not take the lock on ${this.dir}`);
+  }
+
+  /** An unreadable lock file (a crash between create and write) older than a few seconds. */
+  private async tornAndOld(): Promise<boolean> {
+    try {
+      return Date.now() - (await stat(this.file)).mtimeMs > 5000;
+    } catch {
+      return false;
+    }
   }
 
   async release(runId: string): Promise<void> {

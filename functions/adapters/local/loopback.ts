@@ -2,6 +2,7 @@
  * Fleet and Routes for plain loopback runs: nothing to reboot, nothing to swap. They say so
  * (in the log and, through the pipeline, in the manifest) instead of pretending.
  */
+import { routeKey } from '../../core/keys.js';
 import type { ClientRef, RouteEntry, RouteTarget } from '../../core/model.js';
 import type { Fleet, InstanceInfo, Logger, Routes } from '../../ports.js';
 
@@ -22,20 +23,17 @@ export class LoopbackFleet implements Fleet {
 export class LoopbackRoutes implements Routes {
   private readonly table = new Map<string, RouteTarget>();
   constructor(private readonly log: Logger) {}
-  private key(r: Omit<RouteEntry, 'via'>) {
-    return `${r.region}|${r.routeTableId}|${r.destination}`;
-  }
   async read(r: Omit<RouteEntry, 'via'>): Promise<RouteTarget> {
-    return this.table.get(this.key(r)) ?? 'none';
+    return this.table.get(routeKey(r)) ?? 'none';
   }
   async point(r: Omit<RouteEntry, 'via'>, target: RouteTarget): Promise<void> {
     this.log.info('route not swapped: the loopback driver has no route tables', { ...r, target });
-    this.table.set(this.key(r), target);
+    this.table.set(routeKey(r), target);
   }
   async verify(r: Omit<RouteEntry, 'via'>, target: RouteTarget): Promise<boolean> {
-    return this.table.get(this.key(r)) === target;
+    return this.table.get(routeKey(r)) === target;
   }
   async remove(r: Omit<RouteEntry, 'via'>): Promise<void> {
-    this.table.delete(this.key(r));
+    this.table.delete(routeKey(r));
   }
 }

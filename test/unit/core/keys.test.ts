@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkRunId, keys, parseRawKey } from '../../../functions/core/keys.js';
+import { checkRunId, keys, parseRawKey, routeKey } from '../../../functions/core/keys.js';
 
 describe('key layout (DESIGN.md contract)', () => {
   it('builds the contract keys', () => {
@@ -9,10 +9,6 @@ describe('key layout (DESIGN.md contract)', () => {
     expect(keys.raw('A', 'r1', 'iperf3-tcp', 2, 'json')).toBe('raw/path=A/run=r1/iperf3-tcp/2.json');
     expect(keys.samples('A', 'r1', 'tcp-connect', 1)).toBe('samples/path=A/run=r1/tcp-connect-1.jsonl');
     expect(keys.report('r1', 'md')).toBe('reports/run=r1/summary.md');
-  });
-
-  it('is deterministic: the same step writes the same key', () => {
-    expect(keys.samples('A', 'r1', 'p', 1)).toBe(keys.samples('A', 'r1', 'p', 1));
   });
 
   it('refuses unsafe ids instead of writing outside the run', () => {
@@ -32,5 +28,11 @@ describe('key layout (DESIGN.md contract)', () => {
       ext: 'jsonl',
     });
     expect(parseRawKey('samples/path=A/run=r1/http-3.jsonl')).toBeUndefined();
+  });
+
+  it('keys a route entry by region, table and destination', () => {
+    expect(routeKey({ region: 'ap-northeast-1', routeTableId: 'rtb-1', destination: '10.1.0.0/16' })).toBe(
+      'ap-northeast-1|rtb-1|10.1.0.0/16',
+    );
   });
 });

@@ -10,7 +10,8 @@ import type { DirStore } from '../../../functions/adapters/local/dir-store.js';
 import { keys } from '../../../functions/core/keys.js';
 import type { RunManifest, Summary } from '../../../functions/core/model.js';
 import { type ExecutionEvent, runStateMachine } from '../../../functions/local/run-machine.js';
-import { POLL_LIMITS } from '../../../functions/pipeline/path.js';
+import { collectOutput } from '../../../functions/pipeline/collect.js';
+import { POLL_LIMITS, sendProbe } from '../../../functions/pipeline/path.js';
 import { FakeFleet, FakeRoutes, FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -115,7 +116,9 @@ describe('state machine scenarios', () => {
     expect(polls).toBeLessThanOrEqual(POLL_LIMITS.probe + 1);
     const a = (await read<Summary>(store, keys.report('hang', 'json'))).paths[0];
     expect(a.status).toBe('failed');
-    expect(a.error).toMatch(/^(ProbeTimeoutError|PollTimeoutError):/);
+    expect(a.error).toMatch(/^(ProbeTimeoutError|PollTimeoutError):.*cancelled$/);
+    // the overrunning command was stopped before the next path started
+    expect((deps.runner as FakeRunner).cancelled).toEqual(['cmd-1']);
     expect((await read<Summary>(store, keys.report('hang', 'json'))).paths[1].status).toBe('succeeded');
   });
 
@@ -203,5 +206,72 @@ describe('state machine scenarios', () => {
     expect(r.error?.message).toMatch(/run first/);
     expect((await store.list('')).filter((k) => k !== 'lock.json')).toEqual([]);
     expect((await deps.lock.current())?.runId).toBe('first');
+  });
+
+  it('RunIdReused: a second run with the same id is refused and the first run is left intact', async () => {
+    const { deps, store } = await setup();
+    const first = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'same',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(first.status).toBe('SUCCEEDED');
+    const before = await store.getText(keys.manifest('same'));
+    const second = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A', 'C']) },
+      runId: 'same',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(second.status).toBe('FAILED');
+    expect(second.error?.name).toBe('RunExistsError');
+    expect(await store.getText(keys.manifest('same'))).toBe(before);
+    expect(await store.list('samples/path=C/')).toEqual([]);
+    expect(await deps.lock.current()).toBeUndefined();
+  });
+
+  it('RestoreFails: the run fails, the failure is recorded, and the lock is still released', async () => {
+    const routes = new FakeRoutes();
+    routes.table.set('ap-northeast-1|rtb-tokyo|10.1.0.0/16', 'vpcPeeringConnectionId:pcx-1');
+    const { deps, store } = await setup({ routes });
+    const point = routes.point.bind(routes);
+    routes.point = async (r, t) => {
+      if (t.startsWith('vpcPeering')) throw new Error('UnauthorizedOperation');
+      return point(r, t);
+    };
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['B']) },
+      runId: 'norestore',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('FAILED');
+    expect(r.error?.name).toBe('RunFailedError');
+    expect(entered(r.events).slice(-4)).toEqual(['SummarizeRun', 'ReleaseLock', 'RunOutcome', 'RunFailed']);
+    const m = await read<RunManifest>(store, keys.manifest('norestore'));
+    expect(m.restore?.status).toBe('failed');
+    expect(m.restore?.errors[0]).toMatch(/UnauthorizedOperation/);
+    expect(m.status).toBe('failed');
+    expect(await deps.lock.current()).toBeUndefined();
+  });
+
+  it('is idempotent where Lambda retries: SendProbe resumes its command, CollectOutput rewrites the same keys', async () => {
+    const { deps, store } = await setup();
+    await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId: 'retry', waitTimeOverrides: noWaits() });
+    const runner = deps.runner as FakeRunner;
+    const ref = {
+      runId: 'retry',
+      pathId: 'A',
+      client: { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' },
+    };
+    const again = await sendProbe(deps, ref);
+    expect(again.commandId).toBe('cmd-1');
+    expect(runner.sent).toHaveLength(1);
+    const keysBefore = await store.list('');
+    const samplesBefore = await store.getText('samples/path=A/run=retry/tcp-connect-1.jsonl');
+    await collectOutput(deps, ref);
+    expect(await store.list('')).toEqual(keysBefore);
+    expect(await store.getText('samples/path=A/run=retry/tcp-connect-1.jsonl')).toBe(samplesBefore);
   });
 });
