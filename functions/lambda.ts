@@ -1,11 +1,15 @@
 /**
- * The one Lambda entry file: one exported handler per task of the wiring table. Every
+ * The one Lambda entry file: one exported handler per task of the wiring table, plus the
+ * cleanup that an EventBridge rule runs after an execution ends without finishing itself. Every
  * NodejsFunction bundles this file and picks its handler by name. Deps are built once per
  * container at module load (cold start); errors are rethrown with their `name` intact because
  * the ASL's Retry/Catch match on it.
  */
+import { z } from 'zod';
 import { awsDeps } from './adapters/aws/deps.js';
 import { errorMessage } from './core/errors.js';
+import { TaskInputError } from './handlers/index.js';
+import { cleanupAfterExecution } from './pipeline/cleanup.js';
 import type { Deps } from './ports.js';
 import { TASKS, type TaskName } from './wiring.js';
 
@@ -13,10 +17,13 @@ const deps: Deps = awsDeps(process.env);
 
 /** A Lambda handler that runs one task of the wiring table with the state input as its event. */
 export function lambdaHandler(name: TaskName): (event: unknown) => Promise<unknown> {
-  const task = TASKS[name];
-  return async (event: unknown) => {
+  return handlerFor(name, TASKS[name].run);
+}
+
+function handlerFor(name: string, run: (deps: Deps, event: unknown) => Promise<unknown>) {
+  return async (event: unknown): Promise<unknown> => {
     try {
-      return await task.run(deps, event);
+      return await run(deps, event);
     } catch (e) {
       deps.log.error('task failed', {
         task: name,
@@ -44,3 +51,23 @@ export const RecordPathFailure = lambdaHandler('RecordPathFailure');
 export const RestoreRoutes = lambdaHandler('RestoreRoutes');
 export const SummarizeRun = lambdaHandler('SummarizeRun');
 export const ReleaseLock = lambdaHandler('ReleaseLock');
+
+/** The part of EventBridge's "Step Functions Execution Status Change" event the cleanup reads. */
+const executionStatusChange = z.object({
+  detail: z.object({ name: z.string().min(1), status: z.string().min(1) }),
+});
+
+/**
+ * Not a state machine task: an EventBridge rule invokes it when an execution ends FAILED,
+ * TIMED_OUT or ABORTED, so routes and the lock are cleaned up even when no Catch could run.
+ */
+export const CleanupAfterExecution = handlerFor('CleanupAfterExecution', (d, event) => {
+  const r = executionStatusChange.safeParse(event);
+  if (!r.success) {
+    const first = r.error.issues[0];
+    throw new TaskInputError(
+      `CleanupAfterExecution: bad event at ${first.path.join('.') || '(root)'}: ${first.message}`,
+    );
+  }
+  return cleanupAfterExecution(d, { runId: r.data.detail.name, status: r.data.detail.status });
+});

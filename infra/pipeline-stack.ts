@@ -2,11 +2,14 @@
  * The deployable pipeline: data bucket (+ access-log bucket), Glue samples table, Athena
  * workgroup and named queries, one Lambda per task of the wiring table with grants derived from
  * its needs, the state machine from statemachine/ with substitutions from the same table, the
- * EventBridge schedule, the SSM probe document, the agent bundle asset and the run-lock table.
+ * EventBridge schedule, the SSM probe document, the agent bundle asset and the run-lock table,
+ * and the cleanup rule: when an execution ends FAILED, TIMED_OUT or ABORTED (where the ASL's own
+ * finish states may never have run), a Lambda restores its routes and releases its lock.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  ArnFormat,
   Aws,
   type CfnElement,
   CfnOutput,
@@ -17,9 +20,13 @@ import {
   Validations,
 } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as glue from 'aws-cdk-lib/aws-glue';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
@@ -63,6 +70,17 @@ export interface PipelineStackProps extends StackProps {
   agentBundlePath?: string;
 }
 
+/** Execution statuses after which the ASL's own RestoreRoutes/ReleaseLock may not have run. */
+export const CLEANUP_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
+
+/** The cleanup Lambda: not a state machine task, so it is wired here rather than in wiring.ts. */
+const CLEANUP = {
+  handler: 'CleanupAfterExecution',
+  needs: ['store:read', 'store:write', 'routes', 'lock'] as Capability[],
+  timeoutSeconds: 180,
+  description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',
+};
+
 /** The state machine definition with every `${Task}` placeholder a key of the wiring table. */
 export function aslPlaceholders(definition: string): string[] {
   return [...new Set([...definition.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]))].sort();
@@ -72,6 +90,8 @@ export class PipelineStack extends Stack {
   readonly bucket: s3.Bucket;
   readonly stateMachine: sfn.StateMachine;
   readonly functions: Record<TaskName, PathbenchFunction>;
+  readonly cleanupFunction: PathbenchFunction;
+  readonly cleanupRule: events.Rule;
   readonly lockTable: dynamodb.Table;
   readonly probeDocument: ssm.CfnDocument;
   readonly agentAsset: s3assets.Asset;
@@ -210,6 +230,15 @@ export class PipelineStack extends Stack {
     );
 
     // --- functions ------------------------------------------------------------------------
+    // A fixed name, so functions can know the state machine's ARN without a reference to it
+    // (the state machine already references every function: a Ref back would be a cycle).
+    const stateMachineName = `${this.stackName}-Measurement`.slice(0, 80);
+    const stateMachineArn = this.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     const environment: Record<string, string> = {
       [ENV.bucket]: bucket.bucketName,
       [ENV.workgroup]: this.workgroupName,
@@ -220,8 +249,9 @@ export class PipelineStack extends Stack {
       [ENV.agentBucket]: this.agentAsset.s3BucketName,
       [ENV.agentKey]: this.agentAsset.s3ObjectKey,
       [ENV.planPrefix]: DEFAULT_PLAN_PREFIX,
+      [ENV.stateMachineArn]: stateMachineArn,
     };
-    const grants = new Grants(this, { documentArn, workgroup, tableName: 'samples' });
+    const grants = new Grants(this, { documentArn, workgroup, tableName: 'samples', stateMachineName });
     const functions = {} as Record<TaskName, PathbenchFunction>;
     for (const name of TASK_NAMES) {
       const task = TASKS[name];
@@ -249,6 +279,7 @@ export class PipelineStack extends Stack {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.stateMachine = new sfn.StateMachine(this, 'Measurement', {
+      stateMachineName,
       comment: 'pathbench measurement pipeline',
       definitionBody: sfn.DefinitionBody.fromFile(ASL_FILE),
       definitionSubstitutions: Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn])),
@@ -263,6 +294,53 @@ export class PipelineStack extends Stack {
       'AwsSolutions-IAM5[Resource::*]',
       ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
     );
+
+    // --- cleanup after executions that could not finish themselves ------------------------------
+    this.cleanupFunction = new PathbenchFunction(this, 'Cleanup', {
+      handler: CLEANUP.handler,
+      description: CLEANUP.description,
+      timeoutSeconds: CLEANUP.timeoutSeconds,
+      environment,
+    });
+    grants.apply(this.cleanupFunction, CLEANUP.handler, CLEANUP.needs);
+    const cleanupDlq = new sqs.Queue(this, 'CleanupDlq', {
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      retentionPeriod: Duration.days(14),
+    });
+    ack(cleanupDlq, 'This queue is itself the dead-letter queue of the cleanup.', 'AwsSolutions-SQS3');
+    // EventBridge invokes asynchronously: its DLQ catches events it could not deliver, the
+    // function's on-failure destination catches events whose cleanup kept failing.
+    this.cleanupFunction.fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: new lambdaDestinations.SqsDestination(cleanupDlq),
+    });
+    this.cleanupRule = new events.Rule(this, 'CleanupRule', {
+      description: 'pathbench: clean up routes and the run lock after an execution that did not finish itself',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...CLEANUP_STATUSES] },
+      },
+      targets: [
+        new eventTargets.LambdaFunction(this.cleanupFunction.fn, {
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(6),
+          deadLetterQueue: cleanupDlq,
+        }),
+      ],
+    });
+    // Routes left swapped or a run lock left held: somebody must look.
+    new cloudwatch.Alarm(this, 'CleanupFailedAlarm', {
+      alarmDescription:
+        'pathbench cleanup failed: routes may still be swapped (see the CleanupDlq message and the run manifest)',
+      metric: cleanupDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
 
     // --- schedule -------------------------------------------------------------------------
     const dlq = new sqs.Queue(this, 'ScheduleDlq', {
@@ -292,6 +370,7 @@ export class PipelineStack extends Stack {
       DatabaseName: this.databaseName,
       ProbeDocumentName: this.probeDocument.ref,
       LockTableName: this.lockTable.tableName,
+      CleanupDlqUrl: cleanupDlq.queueUrl,
       ClientInstancePolicyArn: this.clientInstancePolicy.managedPolicyArn,
     };
     for (const [k, v] of Object.entries(outputs)) new CfnOutput(this, k, { value: v });
@@ -328,6 +407,7 @@ interface GrantContext {
   documentArn: string;
   workgroup: athena.CfnWorkGroup;
   tableName: string;
+  stateMachineName: string;
 }
 
 /** Turns a task's `needs` into IAM statements (and nothing more), one capability at a time. */
@@ -337,7 +417,7 @@ class Grants {
     private readonly ctx: GrantContext,
   ) {}
 
-  apply(f: PathbenchFunction, name: TaskName, needs: readonly Capability[]): void {
+  apply(f: PathbenchFunction, name: TaskName | typeof CLEANUP.handler, needs: readonly Capability[]): void {
     const set = new Set<string>(needs);
     // Only ValidatePlan resolves { planName } inputs.
     if (name === 'ValidatePlan') set.add('plans');
@@ -393,7 +473,9 @@ class Grants {
         resources: [`arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:instance/*`],
         conditions: { StringEquals: { [`ssm:resourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } },
       });
-      add({ actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands'], resources: ['*'] });
+      // CancelCommand stops a probe that overran its deadline; like GetCommandInvocation it has no
+      // resource-level permissions.
+      add({ actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands', 'ssm:CancelCommand'], resources: ['*'] });
       wildcards.push('Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*');
     }
     if (set.has('query')) {
@@ -443,6 +525,16 @@ class Grants {
     }
     if (set.has('lock')) {
       stack.lockTable.grant(role, 'dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem');
+      // A lock whose holder execution has ended may be taken over (functions/adapters/aws/lock.ts).
+      add({
+        actions: ['states:DescribeExecution'],
+        resources: [
+          `arn:${Aws.PARTITION}:states:${Aws.REGION}:${Aws.ACCOUNT_ID}:execution:${this.ctx.stateMachineName}:*`,
+        ],
+      });
+      wildcards.push(
+        `Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${this.ctx.stateMachineName}:*`,
+      );
     }
     if (set.has('plans')) {
       add({

@@ -24,7 +24,10 @@ export interface CleanupResult {
  * run lock if this run holds it. The lock is released even when the restore fails; that failure
  * is then rethrown so the invocation fails visibly (retries, dead-letter queue, alarm).
  */
-export async function cleanupAfterExecution(deps: Deps, input: { runId: string; status: string }): Promise<CleanupResult> {
+export async function cleanupAfterExecution(
+  deps: Deps,
+  input: { runId: string; status: string },
+): Promise<CleanupResult> {
   const { runId, status } = input;
   const notes: string[] = [];
   let restored = 0;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
 import { TASK_NAMES } from '../../functions/wiring.js';
 import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
-import { aslPlaceholders, MANAGED_TAG, PipelineStack } from '../../infra/pipeline-stack.js';
+import { aslPlaceholders, CLEANUP_STATUSES, MANAGED_TAG, PipelineStack } from '../../infra/pipeline-stack.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
@@ -73,18 +73,35 @@ describe('pipeline stack', () => {
     expect(sm.Properties.TracingConfiguration).toEqual({ Enabled: true });
   });
 
-  it('creates one arm64 function per task with the wiring timeout and kept class names', () => {
+  it('creates one arm64 function per task (plus the cleanup) with the wiring timeout and kept class names', () => {
     const fns = ofType('AWS::Lambda::Function');
-    expect(fns).toHaveLength(TASK_NAMES.length);
-    for (const name of TASK_NAMES) {
+    expect(fns).toHaveLength(TASK_NAMES.length + 1);
+    for (const name of [...TASK_NAMES, 'CleanupAfterExecution']) {
       template.hasResourceProperties('AWS::Lambda::Function', {
         Handler: `index.${name}`,
         Architectures: ['arm64'],
         Runtime: Match.stringLikeRegexp('^nodejs'),
         LoggingConfig: { LogGroup: Match.anyValue() },
-        Environment: { Variables: Match.objectLike({ PATHBENCH_ATHENA_WORKGROUP: 'pathbench' }) },
+        Environment: {
+          Variables: Match.objectLike({
+            PATHBENCH_ATHENA_WORKGROUP: 'pathbench',
+            // Built from the fixed name, not a Ref: the state machine already references the functions.
+            PATHBENCH_STATE_MACHINE_ARN: {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':states:ap-northeast-1:123456789012:stateMachine:Pathbench-Measurement',
+                ],
+              ],
+            },
+          }),
+        },
       });
     }
+    const [[, sm]] = ofType('AWS::StepFunctions::StateMachine');
+    expect(sm.Properties.StateMachineName).toBe('Pathbench-Measurement');
     // Error names survive minification (the ASL's Catch/Retry match on them) and SQL ships along.
     const code = fns[0][1].Properties.Code as { S3Key: string };
     const bundleDir = path.join(outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
@@ -158,6 +175,14 @@ describe('pipeline stack', () => {
     const used = [...script.matchAll(/\{\{\s*(\w+)\s*\}\}/g)].map((m) => m[1]);
     for (const u of used) expect(Object.keys(content.parameters)).toContain(u);
     expect(script).toContain('agent.cjs" run --spec');
+    // A failed upload is retried, then the output is kept on the instance instead of deleted.
+    expect(script).toContain('for attempt in 1 2 3; do');
+    expect(script).toContain('mv "$WORK/out" "$PENDING"');
+    // The agent's real asset key passes the deployed pattern; a key with a ".." segment does not.
+    const agentKey = new RegExp(content.parameters.agentKey.allowedPattern);
+    expect(stack.agentAsset.s3ObjectKey).toMatch(/^[0-9a-f]{64}\.cjs$/);
+    expect(agentKey.test(stack.agentAsset.s3ObjectKey)).toBe(true);
+    expect(agentKey.test(`../${stack.agentAsset.s3ObjectKey}`)).toBe(false);
     expect(content.mainSteps[0].inputs.timeoutSeconds).toBe('{{ executionTimeout }}');
   });
 
@@ -203,6 +228,72 @@ describe('pipeline stack', () => {
       VersioningConfiguration: { Status: 'Enabled' },
       LoggingConfiguration: Match.objectLike({ DestinationBucketName: Match.anyValue() }),
     });
+  });
+
+  it('cleans up after FAILED, TIMED_OUT and ABORTED executions of this state machine', () => {
+    const [[smId]] = ofType('AWS::StepFunctions::StateMachine');
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [[, rule]] = rules;
+    expect(rule.Properties.EventPattern).toEqual({
+      source: ['aws.states'],
+      'detail-type': ['Step Functions Execution Status Change'],
+      detail: { stateMachineArn: [{ Ref: smId }], status: [...CLEANUP_STATUSES] },
+    });
+    expect(CLEANUP_STATUSES).toEqual(['FAILED', 'TIMED_OUT', 'ABORTED']);
+    const targets = rule.Properties.Targets as Record<string, unknown>[];
+    expect(targets).toHaveLength(1);
+    const [cleanupFn] = ofType('AWS::Lambda::Function').find(
+      ([, r]) => r.Properties.Handler === 'index.CleanupAfterExecution',
+    )!;
+    expect(targets[0]).toMatchObject({
+      Arn: { 'Fn::GetAtt': [cleanupFn, 'Arn'] },
+      RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 6 * 3600 },
+      DeadLetterConfig: { Arn: { 'Fn::GetAtt': [expect.stringMatching(/^CleanupDlq/), 'Arn'] } },
+    });
+    // EventBridge may invoke it; cleanup failures after the function's own retries land in the DLQ.
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [cleanupFn, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: cleanupFn },
+      MaximumRetryAttempts: 2,
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^CleanupDlq'), 'Arn'] } },
+      },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('gives the cleanup the same route, store and lock permissions as the finish tasks, and nothing else', () => {
+    const cleanup = statementsOf('Cleanup');
+    const restore = statementsOf('RestoreRoutes');
+    const routeStatement = (ss: Record<string, unknown>[]) => ss.find((s) => actionsOf(s).includes('ec2:ReplaceRoute'));
+    expect(routeStatement(cleanup)).toEqual(routeStatement(restore));
+    expect(routeStatement(cleanup)?.Condition).toEqual({
+      StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value },
+    });
+    const actions = cleanup.flatMap(actionsOf);
+    for (const a of ['s3:GetObject', 's3:PutObject', 'dynamodb:GetItem', 'dynamodb:DeleteItem', 'sqs:SendMessage']) {
+      expect(actions).toContain(a);
+    }
+    for (const a of ['ssm:SendCommand', 'ec2:StopInstances', 'athena:StartQueryExecution']) {
+      expect(actions).not.toContain(a);
+    }
+  });
+
+  it('lets lock holders check whether the holding execution ended, and probe pollers cancel commands', () => {
+    const describe = statementsOf('ValidatePlan').find((s) => actionsOf(s).includes('states:DescribeExecution'));
+    expect(JSON.stringify(describe?.Resource)).toContain(':execution:Pathbench-Measurement:*');
+    expect(statementsOf('PollProbe').flatMap(actionsOf)).toContain('ssm:CancelCommand');
+    expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('states:DescribeExecution');
   });
 
   it('has a lock table with TTL and point-in-time recovery', () => {

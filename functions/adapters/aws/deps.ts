@@ -6,11 +6,12 @@ import { AthenaClient } from '@aws-sdk/client-athena';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../../core/errors.js';
 import type { Deps, PlanSource } from '../../ports.js';
 import { Ec2SsmFleet } from './fleet.js';
-import { DynamoRunLock } from './lock.js';
+import { DynamoRunLock, executionActiveCheck, executionArn } from './lock.js';
 import { DEFAULT_PLAN_PREFIX, SsmPlanSource } from './plans.js';
 import { AthenaQueryEngine } from './query.js';
 import { Ec2Routes } from './routes.js';
@@ -30,6 +31,8 @@ export const ENV = {
   agentBucket: 'PATHBENCH_AGENT_BUCKET',
   agentKey: 'PATHBENCH_AGENT_KEY',
   planPrefix: 'PATHBENCH_PLAN_PREFIX',
+  /** Optional: lets the run lock be taken over from an execution that has ended. */
+  stateMachineArn: 'PATHBENCH_STATE_MACHINE_ARN',
 } as const;
 
 export interface AwsConfig {
@@ -44,6 +47,8 @@ export interface AwsConfig {
   agentKey: string;
   planPrefix: string;
   holder: string;
+  /** Absent: a lock held by an ended run stays until released or expired. */
+  stateMachineArn?: string;
 }
 
 /** Read and check the configuration; throws ConfigError naming the first missing variable. */
@@ -53,6 +58,9 @@ export function readAwsConfig(env: Record<string, string | undefined>): AwsConfi
     if (!v) throw new ConfigError(`environment variable ${name} is not set`);
     return v;
   };
+  const stateMachineArn = env[ENV.stateMachineArn];
+  // Fail at cold start, not at the first lock conflict weeks later.
+  if (stateMachineArn) executionArn(stateMachineArn, 'check');
   return {
     region: need(ENV.region),
     bucket: need(ENV.bucket),
@@ -65,6 +73,7 @@ export function readAwsConfig(env: Record<string, string | undefined>): AwsConfi
     agentKey: need(ENV.agentKey),
     planPrefix: env[ENV.planPrefix] || DEFAULT_PLAN_PREFIX,
     holder: env.AWS_LAMBDA_FUNCTION_NAME ? `lambda:${env.AWS_LAMBDA_FUNCTION_NAME}` : 'pathbench',
+    ...(stateMachineArn ? { stateMachineArn } : {}),
   };
 }
 
@@ -84,6 +93,10 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
     return c;
   };
   const home = clientsFor(cfg.region);
+  const log = jsonLogger();
+  const isRunActive = cfg.stateMachineArn
+    ? executionActiveCheck(new SFNClient({ region: cfg.region }), cfg.stateMachineArn)
+    : undefined;
   return {
     store: new S3ObjectStore(new S3Client({ region: cfg.region }), cfg.bucket),
     fleet: new Ec2SsmFleet(clientsFor),
@@ -100,9 +113,14 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
       bucket: cfg.bucket,
       table: cfg.table,
     }),
-    lock: new DynamoRunLock(new DynamoDBClient({ region: cfg.region }), { table: cfg.lockTable, holder: cfg.holder }),
+    lock: new DynamoRunLock(new DynamoDBClient({ region: cfg.region }), {
+      table: cfg.lockTable,
+      holder: cfg.holder,
+      ...(isRunActive ? { isRunActive } : {}),
+      log,
+    }),
     plans: new SsmPlanSource(home.ssm, cfg.planPrefix),
-    log: jsonLogger(),
+    log,
     driver: 'aws',
     now: () => new Date(),
   };

@@ -1,6 +1,8 @@
 /**
  * RunLock on DynamoDB: one item, taken with a conditional put (free, expired, or already ours)
- * and a TTL attribute so a crashed run cannot hold the lock forever.
+ * and a TTL attribute so a crashed run cannot hold the lock forever. When an `isRunActive` check
+ * is given, a lock whose holder run has already ended is taken over at once instead of blocking
+ * every run until the TTL.
  */
 import {
   ConditionalCheckFailedException,
@@ -9,8 +11,9 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { RunLockedError } from '../../core/errors.js';
-import type { LockInfo, RunLock } from '../../ports.js';
+import { DescribeExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { ConfigError, RunLockedError } from '../../core/errors.js';
+import type { LockInfo, Logger, RunLock } from '../../ports.js';
 import { isAwsError } from './util.js';
 
 export interface DynamoRunLockConfig {
@@ -20,6 +23,12 @@ export interface DynamoRunLockConfig {
   /** Lock lifetime; a run longer than this loses its lock. Default 24 h. */
   ttlSeconds?: number;
   now?: () => Date;
+  /**
+   * Whether the run that holds the lock may still be using it. False lets a new run take the
+   * lock over; absent means never take over (wait for release or TTL).
+   */
+  isRunActive?: (runId: string) => Promise<boolean>;
+  log?: Logger;
 }
 
 const PK = 'pathbench-run-lock';
@@ -37,29 +46,67 @@ export class DynamoRunLock implements RunLock {
   }
 
   async acquire(runId: string): Promise<void> {
-    const now = this.now();
-    const nowEpoch = Math.floor(now.getTime() / 1000);
+    // A retried ValidatePlan of the same run must succeed, hence "or already ours".
+    const free = 'attribute_not_exists(pk) OR expiresAt < :now OR runId = :runId';
     try {
-      await this.ddb.send(
-        new PutItemCommand({
-          TableName: this.config.table,
-          Item: {
-            pk: { S: PK },
-            runId: { S: runId },
-            holder: { S: this.config.holder },
-            acquiredAt: { S: now.toISOString() },
-            expiresAt: { N: String(nowEpoch + this.ttlSeconds) },
-          },
-          // A retried ValidatePlan of the same run must succeed, hence "or already ours".
-          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR runId = :runId',
-          ExpressionAttributeValues: { ':now': { N: String(nowEpoch) }, ':runId': { S: runId } },
-        }),
-      );
+      await this.put(runId, free, (nowEpoch) => ({ ':now': { N: String(nowEpoch) }, ':runId': { S: runId } }));
+      return;
     } catch (e) {
-      if (!(e instanceof ConditionalCheckFailedException) && !isAwsError(e, 'ConditionalCheckFailedException')) throw e;
+      if (!isConditionFailed(e)) throw e;
       const held = await this.current();
       const who = held ? `run ${held.runId} (${held.holder}, since ${held.acquiredAt})` : 'another run';
-      throw new RunLockedError(`another run holds the lock: ${who}`, { cause: e });
+      if (!held || !(await this.holderEnded(held.runId))) {
+        throw new RunLockedError(`another run holds the lock: ${who}`, { cause: e });
+      }
+      try {
+        // Only if the ended run still holds it: a run that took it in between keeps it.
+        await this.put(runId, 'runId = :old', () => ({ ':old': { S: held.runId } }));
+      } catch (e2) {
+        if (!isConditionFailed(e2)) throw e2;
+        throw new RunLockedError(`another run took the lock first (after ${who} ended)`, { cause: e2 });
+      }
+      this.config.log?.warn('run lock taken over from an ended run', {
+        runId,
+        from: held.runId,
+        since: held.acquiredAt,
+      });
+    }
+  }
+
+  private async put(
+    runId: string,
+    condition: string,
+    values: (nowEpoch: number) => Record<string, { S: string } | { N: string }>,
+  ): Promise<void> {
+    const now = this.now();
+    const nowEpoch = Math.floor(now.getTime() / 1000);
+    await this.ddb.send(
+      new PutItemCommand({
+        TableName: this.config.table,
+        Item: {
+          pk: { S: PK },
+          runId: { S: runId },
+          holder: { S: this.config.holder },
+          acquiredAt: { S: now.toISOString() },
+          expiresAt: { N: String(nowEpoch + this.ttlSeconds) },
+        },
+        ConditionExpression: condition,
+        ExpressionAttributeValues: values(nowEpoch),
+      }),
+    );
+  }
+
+  /** True only when the check says the holder run has ended; no check or a failed check keeps the lock. */
+  private async holderEnded(holderRunId: string): Promise<boolean> {
+    if (!this.config.isRunActive) return false;
+    try {
+      return !(await this.config.isRunActive(holderRunId));
+    } catch (e) {
+      this.config.log?.warn('could not check the lock holder; lock kept', {
+        holder: holderRunId,
+        error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+      });
+      return false;
     }
   }
 
@@ -90,4 +137,36 @@ export class DynamoRunLock implements RunLock {
     if (expiresAt < Math.floor(this.now().getTime() / 1000)) return undefined;
     return { runId: item.runId.S, holder: item.holder?.S ?? 'unknown', acquiredAt: item.acquiredAt?.S ?? 'unknown' };
   }
+}
+
+function isConditionFailed(e: unknown): boolean {
+  return e instanceof ConditionalCheckFailedException || isAwsError(e, 'ConditionalCheckFailedException');
+}
+
+/** The execution ARN of `name` under a state machine: `…:stateMachine:<sm>` → `…:execution:<sm>:<name>`. */
+export function executionArn(stateMachineArn: string, name: string): string {
+  const m = /^(arn:[^:]+:states:[^:]*:[^:]*):stateMachine:([^:]+)$/.exec(stateMachineArn);
+  if (!m) throw new ConfigError(`not a state machine ARN: ${JSON.stringify(stateMachineArn)}`);
+  return `${m[1]}:execution:${m[2]}:${name}`;
+}
+
+/**
+ * `isRunActive` for DynamoRunLock: the run id is the execution name, so DescribeExecution tells
+ * whether the holder still runs. An execution that ended less than `graceSeconds` ago still
+ * counts as active: the cleanup rule may be restoring its routes right now, and a new run that
+ * swapped routes in between would record the ended run's targets as its "originals".
+ */
+export function executionActiveCheck(
+  sfn: SFNClient,
+  stateMachineArn: string,
+  opts: { graceSeconds?: number; now?: () => Date } = {},
+): (runId: string) => Promise<boolean> {
+  const graceMs = (opts.graceSeconds ?? 900) * 1000;
+  const now = opts.now ?? (() => new Date());
+  return async (runId) => {
+    const out = await sfn.send(new DescribeExecutionCommand({ executionArn: executionArn(stateMachineArn, runId) }));
+    if (out.status === 'RUNNING' || out.status === 'PENDING_REDRIVE') return true;
+    if (!out.stopDate) return true;
+    return now().getTime() - out.stopDate.getTime() < graceMs;
+  };
 }

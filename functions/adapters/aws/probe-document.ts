@@ -8,6 +8,10 @@
 const RUN = '[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}';
 const PATH = '[A-Za-z0-9][A-Za-z0-9_-]{0,62}';
 const BUCKET = '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$';
+const SEGMENT = '[A-Za-z0-9_-]{1,128}(\\.[A-Za-z0-9_-]{1,128}){0,8}';
+
+/** Where raw output that could not be uploaded is kept on the client, per run and path. */
+export const PENDING_DIR = '/var/lib/pathbench/pending';
 
 /** Parameter name → allowedPattern (anchored). Keep free of shell metacharacters. */
 export const PROBE_DOCUMENT_PATTERNS = {
@@ -17,7 +21,9 @@ export const PROBE_DOCUMENT_PATTERNS = {
   runId: `^${RUN}$`,
   pathId: `^${PATH}$`,
   agentBucket: BUCKET,
-  agentKey: '^[A-Za-z0-9_-][A-Za-z0-9_./-]{0,254}\\.cjs$',
+  // CDK asset keys are "<sha256>.cjs". Segments are words joined by single dots, so no
+  // segment can be "." or ".." and no key can start with "/" or contain "//".
+  agentKey: `^${SEGMENT}(/${SEGMENT})*\\.cjs$`,
   executionTimeout: '^[1-9][0-9]{1,4}$',
 } as const;
 
@@ -53,8 +59,22 @@ const SCRIPT = [
   '"$NODE" "$WORK/agent.cjs" run --spec "$WORK/spec.json" --out "$WORK/out"',
   'rc=$?',
   'set -e',
-  // Upload whatever exists even when the agent failed: nothing measured is lost.
-  'aws s3 cp --only-show-errors --recursive "$WORK/out/" "s3://{{ bucket }}/{{ rawPrefix }}"',
+  // Upload whatever exists even when the agent failed: nothing measured is lost. A failed
+  // upload is retried; if it keeps failing the output is moved out of $WORK (which the EXIT
+  // trap deletes) to a pending directory, so it can still be uploaded by hand.
+  'uploaded=0',
+  'for attempt in 1 2 3; do',
+  '  if aws s3 cp --only-show-errors --recursive "$WORK/out/" "s3://{{ bucket }}/{{ rawPrefix }}"; then uploaded=1; break; fi',
+  '  if [ "$attempt" -lt 3 ]; then sleep "$((attempt * 5))"; fi',
+  'done',
+  'if [ "$uploaded" != 1 ]; then',
+  `  PENDING="${PENDING_DIR}/{{ runId }}-{{ pathId }}"`,
+  `  mkdir -p "${PENDING_DIR}"`,
+  '  rm -rf "$PENDING"',
+  '  mv "$WORK/out" "$PENDING"',
+  '  echo "pathbench run={{ runId }} path={{ pathId }}: upload to s3://{{ bucket }}/{{ rawPrefix }} failed 3 times; raw output kept in $PENDING (agent exit $rc)" >&2',
+  '  exit 75',
+  'fi',
   'echo "pathbench run={{ runId }} path={{ pathId }} agent exit $rc"',
   'exit $rc',
 ];

@@ -1,9 +1,9 @@
 /**
  * QueryEngine on Athena: SQL from queries/ with `?` parameters passed as ExecutionParameters
- * (SQL literals, pattern-checked), idempotent starts (ClientRequestToken), bounded polling with
+ * (SQL literals, pattern-checked), idempotent starts per call (ClientRequestToken), bounded polling with
  * back-off, paged results typed by the result-set metadata, partition registration.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   type AthenaClient,
   type ColumnInfo,
@@ -28,6 +28,8 @@ export interface AthenaQueryEngineConfig {
   /** Upper bound for one query, including queueing (stay below the Lambda timeout). */
   maxWaitMs?: number;
   sleep?: Sleep;
+  /** One fresh value per call (tests pin it); default a random UUID. */
+  salt?: () => string;
 }
 
 /** Strings we are willing to turn into SQL literals: ids, labels, ISO times, metric names. */
@@ -45,10 +47,15 @@ export function sqlLiteral(p: QueryParam): string {
   return `'${p}'`;
 }
 
-/** Deterministic idempotency token (32–128 chars): a retried step reuses the same execution. */
-export function clientRequestToken(label: string, sql: string, params: QueryParam[]): string {
+/**
+ * Idempotency token (64 hex chars, Athena wants 32–128) for one `query()` call. The SDK resends
+ * the same StartQueryExecution input on its own retries, so those share the token and start one
+ * execution; `salt` is new for every call, because Athena answers a reused token with the old
+ * execution forever, and a re-run after a FAILED query would never run it again.
+ */
+export function clientRequestToken(label: string, sql: string, params: QueryParam[], salt: string): string {
   return createHash('sha256')
-    .update(JSON.stringify([label, sql, params]))
+    .update(JSON.stringify([label, sql, params, salt]))
     .digest('hex');
 }
 
@@ -66,6 +73,7 @@ export class AthenaQueryEngine implements QueryEngine {
   private readonly table: string;
   private readonly maxWaitMs: number;
   private readonly sleep: Sleep;
+  private readonly salt: () => string;
 
   constructor(
     private readonly athena: AthenaClient,
@@ -74,11 +82,12 @@ export class AthenaQueryEngine implements QueryEngine {
     this.table = config.table ?? 'samples';
     this.maxWaitMs = config.maxWaitMs ?? 240_000;
     this.sleep = config.sleep ?? realSleep;
+    this.salt = config.salt ?? randomUUID;
   }
 
   async query(sql: string, params: QueryParam[], label: string): Promise<Record<string, unknown>[]> {
     const literals = params.map(sqlLiteral);
-    const id = await this.start(sql, literals, clientRequestToken(label, sql, params), label);
+    const id = await this.start(sql, literals, clientRequestToken(label, sql, params, this.salt()), label);
     await this.wait(id, label);
     return this.results(id);
   }
@@ -91,7 +100,7 @@ export class AthenaQueryEngine implements QueryEngine {
       `ALTER TABLE ${this.table} ADD IF NOT EXISTS PARTITION (path='${pathId}', run='${runId}') ` +
       `LOCATION 's3://${this.config.bucket}/samples/path=${pathId}/run=${runId}/'`;
     const label = `partition-${pathId}-${runId}`;
-    const id = await this.start(sql, [], clientRequestToken(label, sql, []), label);
+    const id = await this.start(sql, [], clientRequestToken(label, sql, [], this.salt()), label);
     await this.wait(id, label);
   }
 

@@ -4,6 +4,7 @@
  * uploaded to S3 by the document itself; stdout here is truncated and only used for a reason.
  */
 import {
+  CancelCommandCommand,
   GetCommandInvocationCommand,
   type GetCommandInvocationCommandOutput,
   ListCommandsCommand,
@@ -14,7 +15,7 @@ import { ProbeCommandFailedError } from '../../core/errors.js';
 import type { ClientRef } from '../../core/model.js';
 import type { CommandInvocation, CommandRunner, CommandStatus, ProbeCommand } from '../../ports.js';
 import { checkProbeParameters } from './probe-document.js';
-import { isAwsError } from './util.js';
+import { awsErrorName, isAwsError } from './util.js';
 
 export interface SsmCommandRunnerConfig {
   /** Name of the pathbench Command document (a CfnDocument's Ref). */
@@ -40,6 +41,8 @@ const STATUS: Record<string, CommandStatus> = {
   TimedOut: 'TimedOut',
   Cancelled: 'Cancelled',
 };
+
+const TERMINAL = new Set(['Success', 'Failed', 'TimedOut', 'Cancelled']);
 
 /** Map an SSM invocation status to ours; unknown statuses fail loudly rather than loop. */
 export function mapSsmStatus(status: string | undefined): CommandStatus {
@@ -109,6 +112,38 @@ export class SsmCommandRunner implements CommandRunner {
     const stderr = inv.StandardErrorContent?.trim();
     const detail = [inv.StatusDetails, stderr ? stderr.slice(-300) : undefined].filter(Boolean).join(': ');
     return { status, detail: detail || undefined };
+  }
+
+  /**
+   * Cancel a command that overran its deadline on this one instance. A command that already
+   * finished, or that SSM no longer knows, needs nothing: cancelling is idempotent.
+   */
+  async cancel(commandId: string, client: ClientRef): Promise<void> {
+    const ssm = this.ssmFor(client.region);
+    try {
+      await ssm.send(new CancelCommandCommand({ CommandId: commandId, InstanceIds: [client.instanceId] }));
+    } catch (e) {
+      if (isAwsError(e, 'InvalidCommandId')) return;
+      // CancelCommand also refuses an instance that is gone or no longer managed; if the
+      // invocation is already over there is nothing left to stop, so that is not an error.
+      if (await this.finished(ssm, commandId, client)) return;
+      throw new ProbeCommandFailedError(
+        `could not cancel SSM command ${commandId} on ${client.instanceId}: ${awsErrorName(e) ?? 'Error'}: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
+    }
+  }
+
+  /** True when the invocation has a terminal status; unknown or unreadable counts as not finished. */
+  private async finished(ssm: SSMClient, commandId: string, client: ClientRef): Promise<boolean> {
+    try {
+      const inv = await ssm.send(
+        new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: client.instanceId }),
+      );
+      return TERMINAL.has(inv.Status ?? '');
+    } catch {
+      return false;
+    }
   }
 
   private async notYetVisible(ssm: SSMClient, commandId: string, client: ClientRef): Promise<CommandInvocation> {

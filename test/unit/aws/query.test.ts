@@ -21,7 +21,9 @@ const engine = new AthenaQueryEngine(new AthenaClient({ region: 'ap-northeast-1'
   sleep: async (ms) => {
     sleeps.push(ms);
   },
+  salt: () => `salt-${++salts}`,
 });
+let salts = 0;
 const cols = [
   { Name: 'path_id', Type: 'varchar' },
   { Name: 'n', Type: 'bigint' },
@@ -64,7 +66,7 @@ describe('AthenaQueryEngine', () => {
       QueryString: sql,
       WorkGroup: 'pathbench',
       QueryExecutionContext: { Database: 'pathbench' },
-      ClientRequestToken: clientRequestToken('percentiles-run-1', sql, ['run-1', 10]),
+      ClientRequestToken: clientRequestToken('percentiles-run-1', sql, ['run-1', 10], `salt-${salts}`),
       ExecutionParameters: ["'run-1'", '10'],
     });
     expect(start.ClientRequestToken).toMatch(/^[0-9a-f]{64}$/);
@@ -75,10 +77,31 @@ describe('AthenaQueryEngine', () => {
     ]);
   });
 
-  it('derives the same token for the same query and a different one for another run', () => {
-    const a = clientRequestToken('l', 'SELECT ?', ['run-1']);
-    expect(clientRequestToken('l', 'SELECT ?', ['run-1'])).toBe(a);
-    expect(clientRequestToken('l', 'SELECT ?', ['run-2'])).not.toBe(a);
+  it('derives the token from query and salt: same inputs same token, anything else differs', () => {
+    const a = clientRequestToken('l', 'SELECT ?', ['run-1'], 's1');
+    expect(clientRequestToken('l', 'SELECT ?', ['run-1'], 's1')).toBe(a);
+    expect(clientRequestToken('l', 'SELECT ?', ['run-2'], 's1')).not.toBe(a);
+    expect(clientRequestToken('l', 'SELECT ?', ['run-1'], 's2')).not.toBe(a);
+  });
+
+  it('starts a new execution when the same query is run again after it FAILED', async () => {
+    athena
+      .on(StartQueryExecutionCommand)
+      .resolvesOnce({ QueryExecutionId: 'q-1' })
+      .resolves({ QueryExecutionId: 'q-2' });
+    athena
+      .on(GetQueryExecutionCommand, { QueryExecutionId: 'q-1' })
+      .resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: 'throttled' } } });
+    athena
+      .on(GetQueryExecutionCommand, { QueryExecutionId: 'q-2' })
+      .resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    athena.on(GetQueryResultsCommand).resolves({ ResultSet: { ResultSetMetadata: { ColumnInfo: [] }, Rows: [] } });
+    await expect(engine.query('SELECT ?', ['run-1'], 'summary-run-1')).rejects.toThrow(/FAILED: throttled/);
+    await expect(engine.query('SELECT ?', ['run-1'], 'summary-run-1')).resolves.toEqual([]);
+    const tokens = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input.ClientRequestToken);
+    expect(tokens).toHaveLength(2);
+    expect(tokens[0]).not.toBe(tokens[1]);
+    for (const t of tokens) expect(t).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('rejects unsafe parameters before starting anything', async () => {

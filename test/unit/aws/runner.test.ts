@@ -1,6 +1,9 @@
 /** SsmCommandRunner against a mocked SSM client: exact SendCommand input and status mapping. */
 import {
+  CancelCommandCommand,
   GetCommandInvocationCommand,
+  InvalidCommandId,
+  InvalidInstanceId,
   InvocationDoesNotExist,
   ListCommandsCommand,
   SendCommandCommand,
@@ -107,5 +110,44 @@ describe('SsmCommandRunner', () => {
     ssm.on(GetCommandInvocationCommand).rejects(notYet());
     ssm.on(ListCommandsCommand).resolves({ Commands: [] });
     await expect(runner.status('cmd-x', client)).rejects.toBeInstanceOf(ProbeCommandFailedError);
+  });
+
+  it('cancels the command on the client instance only', async () => {
+    ssm.on(CancelCommandCommand).resolves({});
+    await runner.cancel('cmd-1', client);
+    expect(ssm.commandCalls(CancelCommandCommand).map((c) => c.args[0].input)).toEqual([
+      { CommandId: 'cmd-1', InstanceIds: ['i-0abc'] },
+    ]);
+    expect(ssm.commandCalls(GetCommandInvocationCommand)).toHaveLength(0);
+  });
+
+  it('treats cancelling an unknown command as done', async () => {
+    ssm.on(CancelCommandCommand).rejects(new InvalidCommandId({ $metadata: {}, message: 'no such command' }));
+    await expect(runner.cancel('cmd-gone', client)).resolves.toBeUndefined();
+    expect(ssm.commandCalls(GetCommandInvocationCommand)).toHaveLength(0);
+  });
+
+  it('treats a refused cancel of an already finished invocation as done', async () => {
+    ssm.on(CancelCommandCommand).rejects(new InvalidInstanceId({ $metadata: {}, message: 'instance not managed' }));
+    const terminal = ['Success', 'Failed', 'TimedOut', 'Cancelled'] as const;
+    let statuses = ssm.on(GetCommandInvocationCommand);
+    for (const status of terminal) statuses = statuses.resolvesOnce({ Status: status });
+    for (const status of terminal) await expect(runner.cancel('cmd-1', client), status).resolves.toBeUndefined();
+    expect(ssm.commandCalls(GetCommandInvocationCommand)[0].args[0].input).toEqual({
+      CommandId: 'cmd-1',
+      InstanceId: 'i-0abc',
+    });
+  });
+
+  it('fails with ProbeCommandFailedError when a running command could not be cancelled', async () => {
+    ssm.on(CancelCommandCommand).rejects(new InvalidInstanceId({ $metadata: {}, message: 'instance not managed' }));
+    ssm.on(GetCommandInvocationCommand).resolvesOnce({ Status: 'InProgress' }).rejectsOnce(notYet());
+    const e = await runner.cancel('cmd-1', client).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ProbeCommandFailedError);
+    expect((e as Error).message).toBe(
+      'could not cancel SSM command cmd-1 on i-0abc: InvalidInstanceId: instance not managed',
+    );
+    // When even the status cannot be read, the cancel failure is reported, not swallowed.
+    await expect(runner.cancel('cmd-1', client)).rejects.toThrow(/could not cancel SSM command cmd-1/);
   });
 });
