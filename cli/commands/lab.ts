@@ -26,7 +26,7 @@ export function formatLabStatus(s: LabStatus): string {
   const lines = [
     `lab ${s.profile} (${s.prefix}*) is up — ${s.healthy ? 'healthy' : 'NOT healthy'}`,
     `state file: ${s.stateFile}`,
-    `delay mechanism: ${s.delay?.mechanism}; target servers: ${s.server}`,
+    `delay mechanism: ${s.delay?.mechanism}${s.delay?.clock ? `; calibrated with ${s.delay.clock}` : ''}; target servers: ${s.server}`,
     `client ${s.client?.ns}: ${s.client?.state}; credits: ${s.credits?.peakrate} burst ${s.credits?.burstBytes} B, then ${s.credits?.rate}`,
     `routes: ${Object.entries(s.routes)
       .map(([k, v]) => `${k} → ${v}`)
@@ -42,6 +42,7 @@ export function formatLabStatus(s: LabStatus): string {
   lines.push(
     `ports: tcp ${s.ports?.tcp}, http ${s.ports?.http}, iperf3 ${s.ports?.iperf3}, sockperf ${s.ports?.sockperf}`,
   );
+  for (const n of s.notes ?? []) lines.push(`note: ${n}`);
   for (const p of s.problems) lines.push(`problem: ${p}`);
   return lines.join('\n');
 }

@@ -4,7 +4,7 @@
  * says what exists. Every created object and started PID goes into the state file first, so a
  * crashed CLI can always be cleaned up. Nothing is ever created in the host's root namespace.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClientRef, RouteTarget } from '../core/model.js';
@@ -18,6 +18,7 @@ import {
   isAlive,
   type LabProcess,
   type LabState,
+  labCpu,
   listNamespaces,
   mtimeMs,
   namespacePids,
@@ -113,12 +114,17 @@ export async function labAvailable(): Promise<{ ok: boolean; reason?: string }> 
   return { ok: true };
 }
 
-/** Argv prefix that runs a command inside the lab client's namespace (instanceId = namespace). */
+/**
+ * Argv prefix that runs a command inside the lab client's namespace (instanceId = namespace),
+ * pinned to the delay helpers' CPU (see labCpu) so probes measure the delays, not the VM's
+ * cross-CPU wake-ups.
+ */
 export function labClientWrap(client: ClientRef): (argv: string[]) => string[] {
   if (!/^pb-[a-z0-9-]{1,20}$/.test(client.instanceId)) {
     throw new LabInputError(`lab client instanceId "${client.instanceId}" is not a lab namespace name (pb-…)`);
   }
-  return (argv) => ['ip', 'netns', 'exec', client.instanceId, ...argv];
+  const pin = ['taskset', '-c', String(labCpu())];
+  return (argv) => ['ip', 'netns', 'exec', client.instanceId, ...pin, ...argv];
 }
 
 /** Compile a lab C tool when the binary is missing or older than its source. */
@@ -261,7 +267,7 @@ class Builder {
       });
       const procRole = `delay-${role}`;
       await this.stopRole(procRole);
-      const proc = this.spawn(procRole, this.ns(role), [nfqBin, ...args]);
+      const proc = this.spawn(procRole, this.ns(role), [nfqBin, '--cpu', String(labCpu()), ...args]);
       await waitFor(
         `nfq-delay in ${this.ns(role)}`,
         () => {
@@ -368,9 +374,10 @@ class Builder {
           Math.abs(measured[p.id] - p.rttMs) > tolerance(p.rttMs) &&
           !(measured[p.id] > p.rttMs && (this.state.delay.addedRttUs[p.id] ?? 0) === 0),
       );
-      this.log(
-        `calibration round ${round} (${meter.clock}): ${this.profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}`).join(' ')} ms`,
-      );
+      const line = `calibration round ${round} (${meter.clock}): ${this.profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}`).join(' ')} ms`;
+      this.log(line);
+      // Kept next to the state so a later accuracy complaint can be traced to how it converged.
+      appendFileSync(join(this.dir, 'calibration.log'), `${new Date().toISOString()} ${line}\n`);
       if (off.length === 0 || round === rounds) break;
       // Damped after the first round: the first step removes the start guess's bias, later
       // errors are partly noise, and a full step would chase it back and forth.
@@ -457,7 +464,7 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
   await labDown({ prefix, stateDir: dir });
 
   // The precise helper when it builds (what runs report); the C timer only as a fallback.
-  const meter = await connectMeter(tcpRttTool);
+  const meter = await connectMeter(tcpRttTool, { cpu: labCpu() });
   const state: LabState = {
     version: 1,
     prefix,

@@ -60,6 +60,8 @@ export interface ConnectOptions {
   count?: number;
   intervalMs?: number;
   timeoutMs?: number;
+  /** Pin the measuring process to this CPU (the lab's delay helpers' CPU). */
+  cpu?: number;
 }
 
 /** Which clock a meter's figures come from. */
@@ -85,6 +87,7 @@ export async function measureConnectTcping(
   port: number,
   opts: ConnectOptions = {},
 ): Promise<(number | null)[]> {
+  const pin = opts.cpu === undefined ? [] : ['taskset', '-c', String(opts.cpu)];
   const dir = mkdtempSync(join(tmpdir(), 'pathbench-lab-rtt-'));
   const out = join(dir, 'tcping.jsonl');
   try {
@@ -96,7 +99,7 @@ export async function measureConnectTcping(
       timeoutMs: opts.timeoutMs ?? 1000,
       out,
       binary,
-      prefix: ['ip', 'netns', 'exec', ns],
+      prefix: ['ip', 'netns', 'exec', ns, ...pin],
     });
     if (!r.ok) throw new LabCommandError(`tcping in ${ns} to ${host}:${port}: ${r.reason}`);
     return parseTcpingLines(readFileSync(out, 'utf8')).map((l) => (l.ok ? l.rtt_ms : null));
@@ -120,9 +123,10 @@ export async function measureConnectC(
   const count = opts.count ?? 50;
   const intervalMs = opts.intervalMs ?? 20;
   const timeoutMs = opts.timeoutMs ?? 1000;
+  const pin = opts.cpu === undefined ? [] : ['taskset', '-c', String(opts.cpu)];
   const { stdout } = await execFileP(
     'ip',
-    ['netns', 'exec', ns, tool, host, String(port), String(count), String(intervalMs), String(timeoutMs)],
+    ['netns', 'exec', ns, ...pin, tool, host, String(port), String(count), String(intervalMs), String(timeoutMs)],
     { timeout: count * (intervalMs + timeoutMs) + 10_000 },
   );
   return JSON.parse(stdout) as (number | null)[];
@@ -130,19 +134,26 @@ export async function measureConnectC(
 
 /**
  * The lab's meter: the precise helper when ensureTcping() builds it, else the C fallback
- * built by `fallbackTool` (called only then), with the reason in `note`.
+ * built by `fallbackTool` (called only then), with the reason in `note`. `pin.cpu` pins every
+ * measurement to the lab's CPU, as labClientWrap pins a run's agent.
  */
-export async function connectMeter(fallbackTool: () => Promise<string>): Promise<ConnectMeter> {
+export async function connectMeter(
+  fallbackTool: () => Promise<string>,
+  pin: { cpu?: number } = {},
+): Promise<ConnectMeter> {
   const built = await ensureTcping();
   if (built.ok) {
     const bin = built.path;
-    return { clock: 'kernel-tcpi_rtt', measure: (ns, host, port, o) => measureConnectTcping(bin, ns, host, port, o) };
+    return {
+      clock: 'kernel-tcpi_rtt',
+      measure: (ns, host, port, o) => measureConnectTcping(bin, ns, host, port, { ...o, ...pin }),
+    };
   }
   const tool = await fallbackTool();
   return {
     clock: 'tcp-rtt-c',
     note: `precise tcping helper unavailable (${built.reason}); delays measured with lab/tcp-rtt.c (application clock, load-sensitive)`,
-    measure: (ns, host, port, o) => measureConnectC(tool, ns, host, port, o),
+    measure: (ns, host, port, o) => measureConnectC(tool, ns, host, port, { ...o, ...pin }),
   };
 }
 

@@ -221,6 +221,20 @@ export function removeState(dir: string): void {
   rmSync(statePath(dir), { force: true });
 }
 
+/**
+ * The CPU the lab pins its delay helpers and its client to: the first CPU this process may
+ * run on. Same CPU on purpose: on a VM a helper woken by an IPI on another, idle vCPU adds
+ * ~0.18 ms per handshake, depending on where the scheduler happened to put it.
+ */
+export function labCpu(): number {
+  try {
+    const m = /^Cpus_allowed_list:\s*(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Modification time in ms, 0 when missing. */
 export function mtimeMs(file: string): number {
   try {

@@ -11,7 +11,14 @@ import { LabFleet } from '../../functions/adapters/local/lab-fleet.js';
 import { LabRoutes } from '../../functions/adapters/local/lab-routes.js';
 import { labAvailable, labClientWrap, labDown, labStatus, labUp, tcpRttTool } from '../../functions/lab/lab.js';
 import { type ConnectMeter, connectMeter, robustP50 } from '../../functions/lab/measure.js';
-import { defaultStateDir, isAlive, type LabProcess, listNamespaces, readState } from '../../functions/lab/sys.js';
+import {
+  defaultStateDir,
+  isAlive,
+  type LabProcess,
+  labCpu,
+  listNamespaces,
+  readState,
+} from '../../functions/lab/sys.js';
 import { seed000Profile } from '../../functions/lab/topology.js';
 
 const execFileP = promisify(execFile);
@@ -83,7 +90,7 @@ beforeAll(async () => {
   const a = await labAvailable();
   // The lab suite is only run where it can work (root); say why loudly instead of skipping.
   expect(a, a.reason).toEqual({ ok: true });
-  meter = await connectMeter(tcpRttTool);
+  meter = await connectMeter(tcpRttTool, { cpu: labCpu() });
   await labDown(OPTS);
 });
 

@@ -131,7 +131,7 @@ export class LocalCommandRunner implements CommandRunner {
 
   async cancel(commandId: string): Promise<void> {
     const r = this.commands.get(commandId);
-    if (!r || r.status !== 'InProgress' || !r.child.pid) return;
+    if (r?.status !== 'InProgress' || !r.child.pid) return;
     r.status = 'Cancelled';
     r.detail = 'cancelled after its deadline';
     try {
