@@ -37,30 +37,36 @@ export function unionLength(intervals: Interval[]): number {
  * the orchestration's own cost (tasks, manifest writes, parsing, DuckDB registration).
  */
 export function orchestrationOverhead(events: ExecutionEvent[], manifest: RunManifest): string[] {
-  const lines = ['path        wall ms   waits+probe ms   overhead ms'];
-  const iterations: { start: number; end?: number; waits: Interval[]; pathId?: string }[] = [];
-  const waitStart = new Map<string, number>();
+  const lines = ['path           wall ms   waits ∪ probe ms   overhead ms'];
+  // Attribute events by the path id in their state input: the interpreter announces every Map
+  // iteration up front, so iteration events alone do not say which path a state belongs to.
+  const byPath = new Map<string, { first: number; last: number; waits: Interval[]; open: Map<string, number> }>();
   for (const e of events) {
-    if (e.type === 'MapIterationStarted') iterations.push({ start: e.timestamp, waits: [] });
-    const it = iterations[iterations.length - 1];
-    if (!it) continue;
-    if (e.type === 'MapIterationSucceeded' || e.type === 'MapIterationFailed') it.end = e.timestamp;
-    const st = e.state;
-    if (st?.type === 'Wait' && e.type === 'StateEntered') waitStart.set(st.name, e.timestamp);
-    if (st?.type === 'Wait' && e.type === 'StateExited')
-      it.waits.push([waitStart.get(st.name) ?? e.timestamp, e.timestamp]);
-    const id = (e as unknown as { state?: { input?: { path?: { id?: string } } } }).state?.input?.path?.id;
-    if (id) it.pathId ??= id;
+    const id = (e as unknown as { state?: { input?: { path?: { id?: string }; pathId?: string } } }).state?.input;
+    const pathId = id?.path?.id ?? id?.pathId;
+    if (!pathId || !e.state) continue;
+    let p = byPath.get(pathId);
+    if (!p) {
+      p = { first: e.timestamp, last: e.timestamp, waits: [], open: new Map() };
+      byPath.set(pathId, p);
+    }
+    p.first = Math.min(p.first, e.timestamp);
+    p.last = Math.max(p.last, e.timestamp);
+    if (e.state.type === 'Wait' && e.type === 'StateEntered') p.open.set(e.state.name, e.timestamp);
+    if (e.state.type === 'Wait' && e.type === 'StateExited') {
+      p.waits.push([p.open.get(e.state.name) ?? e.timestamp, e.timestamp]);
+    }
   }
-  for (const it of iterations) {
-    const p = manifest.paths.find((x) => x.id === it.pathId);
-    const agent = p?.provenance?.agent as { startedAt?: string; endedAt?: string } | undefined;
-    const spans: Interval[] = [...it.waits];
+  for (const [pathId, p] of byPath) {
+    const agent = manifest.paths.find((x) => x.id === pathId)?.provenance?.agent as
+      | { startedAt?: string; endedAt?: string }
+      | undefined;
+    const spans: Interval[] = [...p.waits];
     if (agent?.startedAt && agent.endedAt) spans.push([Date.parse(agent.startedAt), Date.parse(agent.endedAt)]);
-    const wall = (it.end ?? it.start) - it.start;
-    const busy = unionLength(spans.map(([a, b]) => [Math.max(a, it.start), Math.min(b, it.end ?? b)] as Interval));
+    const wall = p.last - p.first;
+    const busy = unionLength(spans.map(([a, b]) => [Math.max(a, p.first), Math.min(b, p.last)] as Interval));
     lines.push(
-      `${(it.pathId ?? '?').padEnd(10)} ${String(wall).padStart(8)} ${String(busy).padStart(16)} ${String(wall - busy).padStart(13)}`,
+      `${pathId.padEnd(12)} ${String(wall).padStart(9)} ${String(busy).padStart(18)} ${String(wall - busy).padStart(13)}`,
     );
   }
   return lines;

@@ -193,8 +193,9 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
   const now = deps.now();
-  // Self-calibration and agent start-up are part of every command; allow for them.
-  const expected = Math.ceil(path.probes.reduce((s, p) => s + estimateSeconds(p), 0) + 5);
+  const probing = path.probes.reduce((s, p) => s + estimateSeconds(p), 0);
+  // Self-calibration and agent start-up come on top of the probes; allow for them.
+  const expected = Math.ceil(probing + 5);
   const timeoutSeconds = Math.ceil(expected * 1.5 + 60);
   const { commandId } = await deps.runner.send({
     runId: ref.runId,
@@ -210,7 +211,8 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     sentAt: now.toISOString(),
     expectedSeconds: expected,
     deadline: new Date(now.getTime() + timeoutSeconds * 1000).toISOString(),
-    waitSeconds: Math.min(MAX_WAIT_SECONDS, Math.max(1, expected)),
+    // First look when the probes alone could be done; later polls close in on `expected`.
+    waitSeconds: Math.min(MAX_WAIT_SECONDS, Math.max(1, Math.ceil(probing))),
     done: false,
   };
   await updateManifest(deps.store, ref.runId, (mm) => {

@@ -11,6 +11,7 @@
  * rounds cannot be pooled; we print each round and the median of the rounds. ab is not used:
  * its percentiles are whole milliseconds.
  */
+
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import { runHttp } from '../../functions/agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
 import { nearestRank } from '../../functions/core/stats.js';
+import { labClientWrap } from '../../functions/lab/index.js';
 import { LAB_PORTS } from '../../functions/lab/topology.js';
 
 const execFileP = promisify(execFile);
@@ -223,7 +225,9 @@ async function labPathA(dir: string): Promise<string[]> {
   if (!names.includes(`${lab}client`) || !names.includes(`${lab}a`)) {
     return [`lab path A: skipped (lab not up: no ${lab}client/${lab}a namespaces; \`pathbench lab up\`)`];
   }
-  const prefix = ['ip', 'netns', 'exec', `${lab}client`];
+  // The same wrap the lab gives the pipeline's agent: inside the client namespace, pinned to the
+  // CPU the delay helpers run on (a cross-CPU wake-up adds ~0.18 ms to every handshake here).
+  const prefix = labClientWrap({ instanceId: `${lab}client`, region: 'lab' })([]);
   const port = LAB_PORTS.http;
   const url = `http://${LAB_A_HOST}:${port}/bytes/${PAYLOAD}`;
   const ours: number[] = [];

@@ -13,6 +13,7 @@
  * 0.1 ms resolution, so per-probe values come from runs of 2 probes (its Max and Min rtt are
  * then both samples, at 1 µs resolution).
  */
+
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -22,6 +23,7 @@ import { promisify } from 'node:util';
 import { calibrate } from '../../functions/agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
 import { nearestRank } from '../../functions/core/stats.js';
+import { labClientWrap } from '../../functions/lab/index.js';
 
 const execFileP = promisify(execFile);
 
@@ -152,7 +154,9 @@ async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<st
     return [`lab path A: skipped (lab not up: no ${lab}client/${lab}a namespaces; \`pathbench lab up\`)`];
   }
   if (!hasNping) return ['lab path A: skipped (nping not installed)'];
-  const prefix = ['ip', 'netns', 'exec', `${lab}client`];
+  // The same wrap the lab gives the pipeline's agent: inside the client namespace, pinned to the
+  // CPU the delay helpers run on (a cross-CPU wake-up adds ~0.18 ms to every handshake here).
+  const prefix = labClientWrap({ instanceId: `${lab}client`, region: 'lab' })([]);
   const host = '10.0.2.10';
   const port = 7000;
   const gap = 5;
