@@ -154,6 +154,8 @@ export interface ProbeProvenance {
   samples: number;
   status: 'ok' | 'failed' | 'skipped' | 'parse-failed';
   reason?: string;
+  /** Tools the agent used and their versions, or why a preferred one was unavailable. */
+  tools?: Record<string, string>;
   /** Burst-credit cliffs found in this probe's throughput series. */
   credit?: { trial: number; firstLowIndex: number; before: number; after: number }[];
 }

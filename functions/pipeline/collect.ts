@@ -59,6 +59,7 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
       samples: 0,
       status: agentProbe?.status === 'failed' ? 'failed' : 'ok',
       reason: agentProbe?.reason,
+      ...(agentProbe?.tools ? { tools: agentProbe.tools } : {}),
     };
     if (files.length === 0) {
       // The probe left nothing to parse: keep its failure as a failed sample so loss shows it.
@@ -125,6 +126,12 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
   await updateManifest(deps.store, runId, (m) => {
     const p = pathEntry(m, pathId);
     p.probes = provenance;
+    // A degraded measurement must say so where readers look, not only in agent.json.
+    for (const pr of provenance) {
+      for (const [tool, v] of Object.entries(pr.tools ?? {})) {
+        if (/^unavailable/.test(v)) p.notes.push(`${pr.probe}: ${tool} ${v}`);
+      }
+    }
     if (report) {
       const { probes: _probes, ...facts } = report;
       p.provenance = { ...(p.provenance ?? {}), agent: facts };

@@ -186,6 +186,7 @@ export function renderTable(s: Summary): string {
     text.push('', "the probes' own cost (self-calibrated on loopback before each path):", ...overhead);
   const failed = s.paths.filter((p) => p.error);
   for (const p of failed) text.push(`${p.id} failed at ${p.failedStep}: ${p.error}`);
+  for (const p of s.paths) for (const n of (p.notes as string[] | undefined) ?? []) text.push(`${p.id} note: ${n}`);
   return `${text.join('\n')}\n`;
 }
 
@@ -204,6 +205,7 @@ export function renderMarkdown(s: Summary): string {
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
     for (const l of overheadLines(p)) md.push(`- **${p.id}** probe's own cost: ${l}`);
+    for (const n of (p.notes as string[] | undefined) ?? []) md.push(`- **${p.id}** note: ${n}`);
     if (Array.isArray(p.skipped))
       for (const k of p.skipped as { probe: string; reason: string }[])
         md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason}`);
@@ -279,6 +281,7 @@ export function renderHtml(s: Summary): string {
     .flatMap((p) => [
       ...(p.error ? [`${p.id} failed at ${p.failedStep}: ${p.error}`] : []),
       ...overheadLines(p).map((l) => `${p.id} probe's own cost: ${l}`),
+      ...((p.notes as string[] | undefined) ?? []).map((n) => `${p.id} note: ${n}`),
     ])
     .map((n) => `<li>${esc(n)}</li>`)
     .join('\n');
