@@ -174,17 +174,22 @@ export interface PathManifest {
   probes: ProbeProvenance[];
   notes: string[];
   /** The probe command sent for this path (so a retried SendProbe resumes instead of resending). */
-  probeCommand?: {
-    commandId: string;
-    attempt: number;
-    sentAt: string;
-    expectedSeconds: number;
-    deadline: string;
-    waitSeconds: number;
-    done: boolean;
-  };
+  probeCommand?: ProbeCommandState;
   /** The agent's own cost per latency probe kind, self-calibrated on loopback before this path. */
   probe_overhead_us?: Partial<Record<ProbeKind, ProbeOverhead>>;
+}
+
+/** The state machine's view of a sent probe command (SendProbe → PollProbe loop). */
+export interface ProbeCommandState {
+  commandId: string;
+  attempt: number;
+  sentAt: string;
+  /** When the probe should be done; polls get denser as it approaches. */
+  expectedSeconds: number;
+  /** Hard limit: past it the command is cancelled and the path fails. */
+  deadline: string;
+  waitSeconds: number;
+  done: boolean;
 }
 
 /** Probe self-calibration figures (issue: measure the network, not the probe). */

@@ -11,7 +11,7 @@ import {
   RouteSwapError,
 } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
-import type { ClientRef, PathManifest, ProbeSpec, RouteEntry, RouteVia } from '../core/model.js';
+import type { ClientRef, PathManifest, ProbeCommandState, ProbeSpec, RouteEntry, RouteVia } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { loadResolvedPlan } from './validate.js';
@@ -168,17 +168,7 @@ export function estimateSeconds(probe: ProbeSpec): number {
   }
 }
 
-export interface ProbeState {
-  commandId: string;
-  attempt: number;
-  sentAt: string;
-  /** When the probe should be done; polls get denser as it approaches. */
-  expectedSeconds: number;
-  /** Hard limit: past it the command is cancelled and the path fails. */
-  deadline: string;
-  waitSeconds: number;
-  done: boolean;
-}
+export type ProbeState = ProbeCommandState;
 
 export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<ProbeState> {
   const m = await loadManifest(deps.store, ref.runId);

@@ -23,9 +23,9 @@ import { calibrate } from '../../functions/agent/calibrate.js';
 import { runHttp } from '../../functions/agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
-import { nearestRank } from '../../functions/core/stats.js';
 import { labClientWrap } from '../../functions/lab/index.js';
 import { LAB_PORTS } from '../../functions/lab/topology.js';
+import { stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,21 +37,6 @@ const PAYLOAD = 1024;
 const WRK_SECONDS = 3;
 /** Path A's target address inside the lab (functions/lab/topology.ts, seed-000 profile). */
 const LAB_A_HOST = '10.0.2.10';
-
-interface Stat {
-  n: number;
-  p50: number;
-  p99: number;
-}
-
-function stat(us: number[]): Stat {
-  const s = [...us].sort((a, b) => a - b);
-  return {
-    n: s.length,
-    p50: s.length ? (nearestRank(s, 500) as number) : Number.NaN,
-    p99: s.length ? (nearestRank(s, 990) as number) : Number.NaN,
-  };
-}
 
 function median(xs: number[]): number {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b);

@@ -22,8 +22,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { calibrate } from '../../functions/agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
-import { nearestRank } from '../../functions/core/stats.js';
 import { labClientWrap } from '../../functions/lab/index.js';
+import { type Stat, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 
@@ -32,21 +32,6 @@ const HELPER_N = 500;
 const NODE_N = 500;
 const NPING_PAIRS = 100;
 const GAP_MS = 2;
-
-interface Stat {
-  n: number;
-  p50: number;
-  p99: number;
-}
-
-function stat(us: number[]): Stat {
-  const s = [...us].sort((a, b) => a - b);
-  return {
-    n: s.length,
-    p50: s.length ? (nearestRank(s, 500) as number) : Number.NaN,
-    p99: s.length ? (nearestRank(s, 990) as number) : Number.NaN,
-  };
-}
 
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 
