@@ -14,7 +14,8 @@
  * then both samples, at 1 µs resolution).
  */
 
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -23,6 +24,7 @@ import { promisify } from 'node:util';
 import { calibrate } from '../../functions/agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
 import { labClientWrap } from '../../functions/lab/index.js';
+import { haveTool } from '../../functions/local/targets.js';
 import { type Stat, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
@@ -128,6 +130,57 @@ async function npingAvailable(): Promise<boolean> {
   );
 }
 
+/**
+ * The wire's own round trip: tcpdump on the client's interface, SYN out → SYN-ACK in, per
+ * connection. A reference independent of both probes' clocks; returns a stop function that
+ * yields { at (SYN epoch ms), us } per handshake, or undefined without tcpdump.
+ */
+async function startWire(
+  prefix: string[],
+  port: number,
+  file: string,
+): Promise<(() => Promise<{ at: number; us: number }[]>) | undefined> {
+  if (!haveTool('tcpdump')) return undefined;
+  const filter = `tcp port ${port} and tcp[tcpflags] & tcp-syn != 0`;
+  const [cmd, ...args] = [
+    ...prefix,
+    'tcpdump',
+    '-i',
+    'eth0',
+    '-nn',
+    '-U',
+    '--time-stamp-precision=nano',
+    '-w',
+    file,
+    filter,
+  ];
+  const child = spawn(cmd, args, { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 700));
+  return async () => {
+    child.kill('SIGINT');
+    await once(child, 'exit');
+    const { stdout } = await execFileP('tcpdump', ['-nn', '-tt', '--time-stamp-precision=nano', '-r', file], {
+      maxBuffer: 32 << 20,
+    });
+    const syn = new Map<string, number>();
+    const out: { at: number; us: number }[] = [];
+    for (const line of stdout.split('\n')) {
+      const m = /^(\d+)\.(\d{9}) IP \S+?\.(\d+) > \S+?\.(\d+): Flags \[(S\.?)\]/.exec(line);
+      if (!m) continue;
+      const ns = BigInt(m[1]) * 1_000_000_000n + BigInt(m[2]);
+      if (m[5] === 'S') syn.set(m[3], Number(ns / 1000n));
+      else {
+        const sent = syn.get(m[4]);
+        if (sent !== undefined) {
+          out.push({ at: sent / 1000, us: Number(ns / 1000n) - sent });
+          syn.delete(m[4]);
+        }
+      }
+    }
+    return out;
+  };
+}
+
 async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<string[]> {
   // The default lab's namespaces; PATHBENCH_LAB_PREFIX points at a lab built with another prefix.
   const lab = process.env.PATHBENCH_LAB_PREFIX ?? 'pb-';
@@ -148,15 +201,35 @@ async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<st
   const k: number[] = [];
   const a: number[] = [];
   const n: number[] = [];
+  const stopWire = await startWire(prefix, port, path.join(dir, 'wire.pcap'));
+  const windows: { tool: 'tcping' | 'nping'; from: number; to: number }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
+    let from = Date.now();
     const h = await helperSeries(bin, host, port, 200, gap, dir, prefix);
+    windows.push({ tool: 'tcping', from, to: Date.now() });
     k.push(...h.kernel);
     a.push(...h.app);
+    from = Date.now();
     n.push(...(await npingPairs(host, port, 50, gap, prefix)));
+    windows.push({ tool: 'nping', from, to: Date.now() });
   }
   const sk = stat(k);
   const sa = stat(a);
   const sn = stat(n);
+  const wireLines: string[] = [];
+  if (stopWire) {
+    const wire = await stopWire();
+    const during = (tool: string) =>
+      wire.filter((w) => windows.some((x) => x.tool === tool && w.at >= x.from && w.at <= x.to)).map((w) => w.us);
+    const wt = stat(during('tcping'));
+    const wn = stat(during('nping'));
+    wireLines.push(
+      row('wire RTT during tcping (tcpdump)', wt),
+      row('wire RTT during nping (tcpdump)', wn),
+      versus('tcping kernel', sk, wt, 'wire'),
+      versus('nping', sn, wn, 'wire'),
+    );
+  } else wireLines.push('  wire reference: skipped (tcpdump not installed)');
   return [
     `lab path A (${lab}client → ${host}:${port}, ${gap} ms gaps, ${ROUNDS} interleaved rounds):`,
     `  ${'probe'.padEnd(38)} ${'n'.padStart(5)} ${'p50 µs'.padStart(8)} ${'p99 µs'.padStart(8)}`,
@@ -165,6 +238,7 @@ async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<st
     row('nping --tcp-connect (2-probe runs)', sn),
     versus('tcping kernel', sk, sn, 'nping'),
     versus('tcping app', sa, sn, 'nping'),
+    ...wireLines,
     `  nping -c 300 summary: ${await npingSummary(host, port, 300, gap, prefix)}`,
   ];
 }
