@@ -23,9 +23,8 @@ import { calibrate } from '../../functions/agent/calibrate.js';
 import { runHttp } from '../../functions/agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
-import { labClientWrap } from '../../functions/lab/index.js';
 import { LAB_PORTS } from '../../functions/lab/topology.js';
-import { stat } from './stat.js';
+import { labClientPrefix, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -201,18 +200,9 @@ async function startServeChild(dir: string): Promise<{ port: number; child: Chil
 }
 
 async function labPathA(dir: string): Promise<string[]> {
-  // The default lab's namespaces; PATHBENCH_LAB_PREFIX points at a lab built with another prefix.
-  const lab = process.env.PATHBENCH_LAB_PREFIX ?? 'pb-';
-  if (!/^pb-[a-z0-9-]{0,6}$/.test(lab))
-    return [`lab path A: skipped (bad PATHBENCH_LAB_PREFIX ${JSON.stringify(lab)})`];
-  const { stdout } = await execFileP('ip', ['netns', 'list']).catch(() => ({ stdout: '' }));
-  const names = stdout.split('\n').map((l) => l.split(' ')[0]);
-  if (!names.includes(`${lab}client`) || !names.includes(`${lab}a`)) {
-    return [`lab path A: skipped (lab not up: no ${lab}client/${lab}a namespaces; \`pathbench lab up\`)`];
-  }
-  // The same wrap the lab gives the pipeline's agent: inside the client namespace, pinned to the
-  // CPU the delay helpers run on (a cross-CPU wake-up adds ~0.18 ms to every handshake here).
-  const prefix = labClientWrap({ instanceId: `${lab}client`, region: 'lab' })([]);
+  const found = await labClientPrefix();
+  if ('skipped' in found) return [`lab path A: skipped (${found.skipped})`];
+  const { lab, prefix } = found;
   const port = LAB_PORTS.http;
   const url = `http://${LAB_A_HOST}:${port}/bytes/${PAYLOAD}`;
   const ours: number[] = [];

@@ -23,9 +23,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { calibrate } from '../../functions/agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
-import { labClientWrap } from '../../functions/lab/index.js';
 import { haveTool } from '../../functions/local/targets.js';
-import { type Stat, stat } from './stat.js';
+import { labClientPrefix, type Stat, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 
@@ -182,19 +181,10 @@ async function startWire(
 }
 
 async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<string[]> {
-  // The default lab's namespaces; PATHBENCH_LAB_PREFIX points at a lab built with another prefix.
-  const lab = process.env.PATHBENCH_LAB_PREFIX ?? 'pb-';
-  if (!/^pb-[a-z0-9-]{0,6}$/.test(lab))
-    return [`lab path A: skipped (bad PATHBENCH_LAB_PREFIX ${JSON.stringify(lab)})`];
-  const { stdout } = await execFileP('ip', ['netns', 'list']).catch(() => ({ stdout: '' }));
-  const names = stdout.split('\n').map((l) => l.split(' ')[0]);
-  if (!names.includes(`${lab}client`) || !names.includes(`${lab}a`)) {
-    return [`lab path A: skipped (lab not up: no ${lab}client/${lab}a namespaces; \`pathbench lab up\`)`];
-  }
+  const found = await labClientPrefix();
+  if ('skipped' in found) return [`lab path A: skipped (${found.skipped})`];
   if (!hasNping) return ['lab path A: skipped (nping not installed)'];
-  // The same wrap the lab gives the pipeline's agent: inside the client namespace, pinned to the
-  // CPU the delay helpers run on (a cross-CPU wake-up adds ~0.18 ms to every handshake here).
-  const prefix = labClientWrap({ instanceId: `${lab}client`, region: 'lab' })([]);
+  const { lab, prefix } = found;
   const host = '10.0.2.10';
   const port = 7000;
   const gap = 5;

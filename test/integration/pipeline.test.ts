@@ -19,6 +19,10 @@ let dir: string;
 let targets: LoopbackTargets;
 let result: LocalRunResult;
 
+/** The real `pathbench` command, as a user runs it. */
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, 'cli/pathbench.mjs'), ...args], { encoding: 'utf8' });
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pathbench-it-'));
   targets = await startLoopbackTargets(silentLogger);
@@ -107,11 +111,7 @@ describe('local driver, loopback plan', () => {
   });
 
   it('recomputes the same summary from the samples with `pathbench report --local --json`', () => {
-    const r = spawnSync(
-      process.execPath,
-      [join(ROOT, 'cli/pathbench.mjs'), 'report', '--local', '--data', dir, 'it-loopback', '--json'],
-      { encoding: 'utf8' },
-    );
+    const r = cli('report', '--local', '--data', dir, 'it-loopback', '--json');
     expect(r.status, r.stderr).toBe(0);
     const again = JSON.parse(r.stdout) as Summary;
     expect(again.paths.map((p) => p.results)).toEqual((result.summary as Summary).paths.map((p) => p.results));
@@ -119,22 +119,7 @@ describe('local driver, loopback plan', () => {
 
   it('`run --json` prints the summary contract on stdout and nothing else, exit 0', () => {
     const data = join(dir, 'cli');
-    const r = spawnSync(
-      process.execPath,
-      [
-        join(ROOT, 'cli/pathbench.mjs'),
-        'run',
-        '--local',
-        '--plan',
-        planFile,
-        '--data',
-        data,
-        '--run-id',
-        'it-cli',
-        '--json',
-      ],
-      { encoding: 'utf8' },
-    );
+    const r = cli('run', '--local', '--plan', planFile, '--data', data, '--run-id', 'it-cli', '--json');
     expect(r.status, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout) as Summary;
     expect(Object.keys(s)).toEqual(expect.arrayContaining(['runId', 'status', 'paths']));
@@ -150,22 +135,7 @@ describe('local driver, loopback plan', () => {
     }
     expect(r.stderr).toMatch(/path 1\/3 plain/);
     // the same run id again is refused: exit 2, nothing overwritten
-    const again = spawnSync(
-      process.execPath,
-      [
-        join(ROOT, 'cli/pathbench.mjs'),
-        'run',
-        '--local',
-        '--plan',
-        planFile,
-        '--data',
-        data,
-        '--run-id',
-        'it-cli',
-        '--json',
-      ],
-      { encoding: 'utf8' },
-    );
+    const again = cli('run', '--local', '--plan', planFile, '--data', data, '--run-id', 'it-cli', '--json');
     expect(again.status).toBe(2);
     expect(again.stderr).toMatch(/RunExistsError: run it-cli already exists/);
   });
@@ -177,11 +147,7 @@ describe('local driver, loopback plan', () => {
       bad,
       JSON.stringify({ name: 'x', paths: [{ id: 'a b', target: { host: '127.0.0.1', port: 0 } }] }),
     );
-    const r = spawnSync(
-      process.execPath,
-      [join(ROOT, 'cli/pathbench.mjs'), 'run', '--local', '--plan', bad, '--data', join(empty, 'data')],
-      { encoding: 'utf8' },
-    );
+    const r = cli('run', '--local', '--plan', bad, '--data', join(empty, 'data'));
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/paths\[0\]\.id/);
     expect(r.stderr).toMatch(/paths\[0\]\.target\.port/);
