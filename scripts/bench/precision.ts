@@ -3,15 +3,17 @@
  * zero-delay path) every microsecond measured is the probe's plus the kernel's; we print our
  * helper (kernel clock and app clock), a plain Node connect loop and nping side by side,
  * interleaved in rounds so the machine's noise hits all of them alike, plus the figures
- * self-calibration stores. On lab path A (when the lab is up) the helper runs next to nping on
- * the same path at the same moment.
+ * self-calibration stores. When a lab is up, the helper and nping also run interleaved on a
+ * zero-delay lab path (one veth hop to the router) and on lab path A, with the wire captured by
+ * tcpdump as a reference for both.
  *
  * nping caveat (nping/ProbeMode.cc, NpingTarget::setProbeSentTCP): nping stamps the start
  * with gettimeofday *after* its nonblocking connect() returned and the end when its event loop
- * dispatches the completion. On loopback the whole handshake happens inside connect(), so
- * nping's loopback figure excludes the kernel's handshake; it only prints per-probe times at
- * 0.1 ms resolution, so per-probe values come from runs of 2 probes (its Max and Min rtt are
- * then both samples, at 1 µs resolution).
+ * dispatches the completion. Whatever the kernel does inside connect() is left out: on loopback
+ * that is the whole handshake, and in the veth lab it is the SYN's way through the emulated
+ * router up to the delay queue (the bench prints that time, measured by our helper). nping only
+ * prints per-probe times at 0.1 ms resolution, so per-probe values come from runs of 2 probes
+ * (its Max and Min rtt are then both samples, at 1 µs resolution).
  */
 
 import { execFile, spawn } from 'node:child_process';
@@ -23,6 +25,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { calibrate } from '../../functions/agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
+import { labCpu } from '../../functions/lab/sys.js';
 import { haveTool } from '../../functions/local/targets.js';
 import { labClientPrefix, type Stat, stat } from './stat.js';
 
@@ -55,7 +58,7 @@ async function helperSeries(
   intervalMs: number,
   dir: string,
   prefix: string[] = [],
-): Promise<{ kernel: number[]; app: number[]; failed: number }> {
+): Promise<{ kernel: number[]; app: number[]; call: number[]; failed: number }> {
   const out = path.join(dir, `tcping-${Date.now()}.jsonl`);
   const r = await runTcping({ host, port, count, intervalMs, timeoutMs: 400, out, binary: bin, prefix });
   if (!r.ok) throw new Error(`tcping: ${r.reason}`);
@@ -64,6 +67,7 @@ async function helperSeries(
   return {
     kernel: ok.map((l) => (l.rtt_ms as number) * 1000),
     app: ok.map((l) => l.app_rtt_ms * 1000),
+    call: ok.flatMap((l) => (l.connect_call_us === undefined ? [] : [l.connect_call_us])),
     failed: lines.length - ok.length,
   };
 }
@@ -131,23 +135,30 @@ async function npingAvailable(): Promise<boolean> {
 
 /**
  * The wire's own round trip: tcpdump on the client's interface, SYN out → SYN-ACK in, per
- * connection. A reference independent of both probes' clocks; returns a stop function that
+ * connection. A reference independent of both probes' clocks (the kernel stamps packets at the
+ * tap), so tcpdump itself runs off the lab's CPU where it cannot delay either probe, in
+ * immediate mode, and is given time to drain before it stops. Returns a stop function that
  * yields { at (SYN epoch ms), us } per handshake, or undefined without tcpdump.
  */
 async function startWire(
-  prefix: string[],
+  clientNs: string,
   port: number,
   file: string,
 ): Promise<(() => Promise<{ at: number; us: number }[]>) | undefined> {
   if (!haveTool('tcpdump')) return undefined;
   const filter = `tcp port ${port} and tcp[tcpflags] & tcp-syn != 0`;
   const [cmd, ...args] = [
-    ...prefix,
+    'ip',
+    'netns',
+    'exec',
+    clientNs,
+    ...offLabCpu(),
     'tcpdump',
     '-i',
     'eth0',
     '-nn',
     '-U',
+    '--immediate-mode',
     '--time-stamp-precision=nano',
     '-w',
     file,
@@ -156,6 +167,7 @@ async function startWire(
   const child = spawn(cmd, args, { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 700));
   return async () => {
+    await new Promise((r) => setTimeout(r, 500));
     child.kill('SIGINT');
     await once(child, 'exit');
     const { stdout } = await execFileP('tcpdump', ['-nn', '-tt', '--time-stamp-precision=nano', '-r', file], {
@@ -180,18 +192,35 @@ async function startWire(
   };
 }
 
-async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<string[]> {
-  const found = await labClientPrefix();
-  if ('skipped' in found) return [`lab path A: skipped (${found.skipped})`];
-  if (!hasNping) return ['lab path A: skipped (nping not installed)'];
-  const { lab, prefix } = found;
-  const host = '10.0.2.10';
-  const port = 7000;
+/** A taskset prefix for a CPU other than the lab's, when there is one. */
+function offLabCpu(): string[] {
+  const n = os.availableParallelism();
+  const cpu = labCpu();
+  return n > 1 ? ['taskset', '-c', String(cpu === 0 ? 1 : 0)] : [];
+}
+
+/**
+ * One lab path, interleaved: our helper, then nping, ROUNDS times, with the wire captured
+ * throughout. Besides both probes and the wire it prints the time our helper spent inside
+ * connect(): nping's clock starts only when connect() returns, and in a veth lab the sender's
+ * kernel forwards the SYN through the emulated router (and into the delay queue) inside that
+ * call, so that is the part of the round trip nping cannot see.
+ */
+async function labPath(
+  title: string,
+  bin: string,
+  dir: string,
+  clientNs: string,
+  prefix: string[],
+  host: string,
+  port: number,
+): Promise<string[]> {
   const gap = 5;
   const k: number[] = [];
   const a: number[] = [];
+  const call: number[] = [];
   const n: number[] = [];
-  const stopWire = await startWire(prefix, port, path.join(dir, 'wire.pcap'));
+  const stopWire = await startWire(clientNs, port, path.join(dir, `wire-${port}.pcap`));
   const windows: { tool: 'tcping' | 'nping'; from: number; to: number }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     let from = Date.now();
@@ -199,12 +228,14 @@ async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<st
     windows.push({ tool: 'tcping', from, to: Date.now() });
     k.push(...h.kernel);
     a.push(...h.app);
+    call.push(...h.call);
     from = Date.now();
     n.push(...(await npingPairs(host, port, 50, gap, prefix)));
     windows.push({ tool: 'nping', from, to: Date.now() });
   }
   const sk = stat(k);
   const sa = stat(a);
+  const sc = stat(call);
   const sn = stat(n);
   const wireLines: string[] = [];
   if (stopWire) {
@@ -221,7 +252,7 @@ async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<st
     );
   } else wireLines.push('  wire reference: skipped (tcpdump not installed)');
   return [
-    `lab path A (${lab}client → ${host}:${port}, ${gap} ms gaps, ${ROUNDS} interleaved rounds):`,
+    `${title} (${clientNs} → ${host}:${port}, ${gap} ms gaps, ${ROUNDS} interleaved rounds):`,
     `  ${'probe'.padEnd(38)} ${'n'.padStart(5)} ${'p50 µs'.padStart(8)} ${'p99 µs'.padStart(8)}`,
     row('pathbench tcping, kernel-tcpi_rtt', sk),
     row('pathbench tcping, app clock', sa),
@@ -229,8 +260,30 @@ async function labPathA(bin: string, dir: string, hasNping: boolean): Promise<st
     versus('tcping kernel', sk, sn, 'nping'),
     versus('tcping app', sa, sn, 'nping'),
     ...wireLines,
-    `  nping -c 300 summary: ${await npingSummary(host, port, 300, gap, prefix)}`,
+    row('time inside connect() (tcping)', sc),
+    `  (nping's clock starts when connect() returns; the lab forwards the SYN inside that call)`,
   ];
+}
+
+async function labRows(bin: string, dir: string, hasNping: boolean): Promise<string[]> {
+  const found = await labClientPrefix();
+  if ('skipped' in found) return [`lab paths: skipped (${found.skipped})`];
+  if (!hasNping) return ['lab paths: skipped (nping not installed)'];
+  const { lab, prefix } = found;
+  const clientNs = `${lab}client`;
+  const out: string[] = [];
+  // Zero-delay lab path: one veth hop to the router's own address, no delay queue on the way;
+  // a quiet listener of ours answers there.
+  const routerIp = '10.0.1.1';
+  const listener = await startQuietListener(bin, routerIp, ['ip', 'netns', 'exec', `${lab}router`]);
+  try {
+    out.push(...(await labPath('zero-delay lab path', bin, dir, clientNs, prefix, routerIp, listener.port)));
+  } finally {
+    await listener.close();
+  }
+  out.push(...(await labPath('lab path A', bin, dir, clientNs, prefix, '10.0.2.10', 7000)));
+  out.push(`  nping -c 300 summary (path A): ${await npingSummary('10.0.2.10', 7000, 300, 5, prefix)}`);
+  return out;
 }
 
 /** Run the precision bench; returns the lines it printed. */
@@ -297,7 +350,7 @@ export async function benchPrecision(): Promise<{ lines: string[] }> {
     await listener.close();
   }
   try {
-    for (const l of await labPathA(bin, dir, hasNping)) say(l);
+    for (const l of await labRows(bin, dir, hasNping)) say(l);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -38,6 +38,8 @@ export interface TcpingLine {
   kernel_rtt_us?: number;
   /** Busy-polled CLOCK_MONOTONIC time from connect() to writable (or to the failure). */
   app_rtt_ms: number;
+  /** Time spent inside the nonblocking connect() call (µs): what a clock started after it misses. */
+  connect_call_us?: number;
 }
 
 export type EnsureResult = { ok: true; path: string } | { ok: false; reason: string };

@@ -157,6 +157,9 @@ describe('runTcping on loopback', () => {
         expect(l.t_end).toBeGreaterThanOrEqual(l.t_start);
         expect(l.app_rtt_ms).toBeGreaterThan(0);
         expect(l.app_rtt_ms).toBeLessThan(400);
+        // The time inside connect() is part of the app-observed time, never more.
+        expect(l.connect_call_us).toBeGreaterThan(0);
+        expect(l.connect_call_us as number).toBeLessThanOrEqual(l.app_rtt_ms * 1000 + 0.001);
         if (l.clock === TCPING_CLOCK.kernel) {
           expect(Number.isInteger(l.kernel_rtt_us)).toBe(true);
           expect(l.rtt_ms).toBeCloseTo((l.kernel_rtt_us as number) / 1000, 9);
