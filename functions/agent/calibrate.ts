@@ -251,7 +251,7 @@ async function calibrateHttp(opts: CalibrateOptions): Promise<Calibration> {
     return {
       ...percentilesUs(ok),
       method:
-        `node http app-hrtime, request start → last body byte, child-process loopback target, ` +
+        `http probe (net.Socket HTTP/1.1 client) app-hrtime, request start → last body byte, child-process loopback target, ` +
         `GET /bytes/${payloadBytes}, keep-alive ${keepAlive ? 'on' : 'off'}, c=${concurrency}, ` +
         `${count} requests after ${warmed} + ${Math.min(count, WARMUP_REQUESTS)} unrecorded warm-up`,
     };
