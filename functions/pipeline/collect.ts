@@ -8,7 +8,15 @@ import { RAW_EXT } from '../agent/probes/types.js';
 import { flagCreditCliffs } from '../core/credit.js';
 import { CollectError, errorMessage } from '../core/errors.js';
 import { keys } from '../core/keys.js';
-import type { AgentReport, AgentSpec, ProbeKind, ProbeOverhead, ProbeProvenance, SampleRecord } from '../core/model.js';
+import type {
+  AgentReport,
+  AgentSpec,
+  PathManifest,
+  ProbeKind,
+  ProbeOverhead,
+  ProbeProvenance,
+  SampleRecord,
+} from '../core/model.js';
 import { parseRaw } from '../core/parsers/index.js';
 import type { Deps } from '../ports.js';
 import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
@@ -27,12 +35,25 @@ export function toJsonl(records: SampleRecord[]): string {
   return records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : '');
 }
 
-export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples: number; probes: number }> {
-  const { runId, pathId } = ref;
-  await updateManifest(deps.store, runId, (m) => stepStarted(pathEntry(m, pathId), 'Collect', deps.now()));
-  const specText = await deps.store.getText(keys.spec(runId, pathId));
-  if (!specText) throw new CollectError(`no spec for path ${pathId}`);
-  const spec = JSON.parse(specText) as AgentSpec;
+interface Parsed {
+  provenance: ProbeProvenance[];
+  failures: string[];
+  total: number;
+  report?: AgentReport;
+}
+
+/**
+ * Parse every raw file of a path into sample files. `salvage` is for a probe command that
+ * failed: probes without raw output get no failed record (their absence says nothing about the
+ * network), and a JSONL file cut off mid-line by the kill keeps its complete lines.
+ */
+async function parseProbes(
+  deps: Deps,
+  runId: string,
+  pathId: string,
+  spec: AgentSpec,
+  salvage?: { reason: string; cutLines: number },
+): Promise<Parsed> {
   const prefix = keys.rawPrefix(pathId, runId);
   const rawKeys = await deps.store.list(prefix);
   const reportText = await deps.store.getText(`${prefix}agent.json`);
@@ -61,6 +82,11 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
       reason: agentProbe?.reason,
       ...(agentProbe?.tools ? { tools: agentProbe.tools } : {}),
     };
+    if (files.length === 0 && salvage) {
+      Object.assign(prov, { status: 'failed', reason: agentProbe?.reason ?? `no raw output: ${salvage.reason}` });
+      provenance.push(prov);
+      continue;
+    }
     if (files.length === 0) {
       // The probe left nothing to parse: keep its failure as a failed sample so loss shows it.
       const reason = agentProbe?.reason ?? (report ? 'no raw output' : 'agent report missing');
@@ -87,11 +113,16 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
       continue;
     }
     for (const f of files) {
-      const raw = await deps.store.getText(f.key);
+      let raw = (await deps.store.getText(f.key)) ?? '';
+      if (salvage && ext === 'jsonl' && raw && !raw.endsWith('\n')) {
+        // The kill interrupted a line: keep the complete ones.
+        raw = raw.slice(0, raw.lastIndexOf('\n') + 1);
+        salvage.cutLines++;
+      }
       // Runners keep facts the tool does not print (argv, exit code, clock offsets) beside it.
       const sidecar = await deps.store.getText(f.key.replace(new RegExp(`\\.${ext}$`), '.meta.json'));
       try {
-        const records = parseRaw(probe.kind, raw ?? '', { runId, pathId, probe: probe.name, trial: f.trial, sidecar });
+        const records = parseRaw(probe.kind, raw, { runId, pathId, probe: probe.name, trial: f.trial, sidecar });
         if (probe.kind === 'iperf3') {
           const cliffs = flagCreditCliffs(records);
           if (cliffs.length) prov.credit = [...(prov.credit ?? []), ...cliffs];
@@ -121,28 +152,48 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
       reason: s.reason,
     });
   }
+  return { provenance, failures, total, ...(report ? { report } : {}) };
+}
+
+/** What the manifest learns from a parse: provenance, degraded tools, agent facts, calibration. */
+function recordProvenance(p: PathManifest, { provenance, report }: Parsed): void {
+  p.probes = provenance;
+  // A degraded measurement must say so where readers look, not only in agent.json.
+  for (const pr of provenance) {
+    for (const [tool, v] of Object.entries(pr.tools ?? {})) {
+      if (/^unavailable/.test(v)) p.notes.push(`${pr.probe}: ${tool} ${v}`);
+    }
+  }
+  if (report) {
+    const { probes: _probes, ...facts } = report;
+    p.provenance = { ...(p.provenance ?? {}), agent: facts };
+    for (const [kind, cal] of Object.entries(report.calibration ?? {}) as [
+      ProbeKind,
+      ProbeOverhead | { error: string },
+    ][]) {
+      if ('p50_us' in cal) p.probe_overhead_us = { ...(p.probe_overhead_us ?? {}), [kind]: cal };
+      else p.notes.push(`${kind} probe self-calibration failed: ${cal.error}`);
+    }
+  }
+}
+
+async function readSpec(deps: Deps, runId: string, pathId: string): Promise<AgentSpec | undefined> {
+  const specText = await deps.store.getText(keys.spec(runId, pathId));
+  return specText ? (JSON.parse(specText) as AgentSpec) : undefined;
+}
+
+export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples: number; probes: number }> {
+  const { runId, pathId } = ref;
+  await updateManifest(deps.store, runId, (m) => stepStarted(pathEntry(m, pathId), 'Collect', deps.now()));
+  const spec = await readSpec(deps, runId, pathId);
+  if (!spec) throw new CollectError(`no spec for path ${pathId}`);
+  const parsed = await parseProbes(deps, runId, pathId, spec);
+  const { failures, total, provenance } = parsed;
   await deps.query.registerPartition(pathId, runId);
 
   await updateManifest(deps.store, runId, (m) => {
     const p = pathEntry(m, pathId);
-    p.probes = provenance;
-    // A degraded measurement must say so where readers look, not only in agent.json.
-    for (const pr of provenance) {
-      for (const [tool, v] of Object.entries(pr.tools ?? {})) {
-        if (/^unavailable/.test(v)) p.notes.push(`${pr.probe}: ${tool} ${v}`);
-      }
-    }
-    if (report) {
-      const { probes: _probes, ...facts } = report;
-      p.provenance = { ...(p.provenance ?? {}), agent: facts };
-      for (const [kind, cal] of Object.entries(report.calibration ?? {}) as [
-        ProbeKind,
-        ProbeOverhead | { error: string },
-      ][]) {
-        if ('p50_us' in cal) p.probe_overhead_us = { ...(p.probe_overhead_us ?? {}), [kind]: cal };
-        else p.notes.push(`${kind} probe self-calibration failed: ${cal.error}`);
-      }
-    }
+    recordProvenance(p, parsed);
     const now = deps.now();
     stepEnded(p, 'Collect', now, failures.length ? 'failed' : 'succeeded');
     if (!failures.length) {
@@ -153,4 +204,35 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
   if (failures.length) throw new CollectError(`could not parse ${failures.length} raw file(s): ${failures.join('; ')}`);
   deps.log.info('output collected', { runId, pathId, samples: total, probes: provenance.length });
   return { samples: total, probes: provenance.length };
+}
+
+/**
+ * After the probe command failed (crashed, cancelled after its deadline, timed out): parse
+ * whatever raw output the runner still delivered, so probes that finished before the failure
+ * keep their samples. The path stays failed; a note says what was kept. Nothing to salvage
+ * (no spec, no raw file) is not an error.
+ */
+export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): Promise<{ samples: number }> {
+  const { runId, pathId } = ref;
+  const spec = await readSpec(deps, runId, pathId);
+  if (!spec) return { samples: 0 };
+  const rawKeys = await deps.store.list(keys.rawPrefix(pathId, runId));
+  if (!rawKeys.some((k) => !k.endsWith('agent.json'))) return { samples: 0 };
+  const cut = { reason, cutLines: 0 };
+  const parsed = await parseProbes(deps, runId, pathId, spec, cut);
+  if (parsed.total > 0) await deps.query.registerPartition(pathId, runId);
+  const kept = parsed.provenance.filter((p) => p.samples > 0).map((p) => p.probe);
+  await updateManifest(deps.store, runId, (m) => {
+    const p = pathEntry(m, pathId);
+    recordProvenance(p, parsed);
+    p.notes.push(
+      kept.length
+        ? `kept ${parsed.total} samples of ${kept.join(', ')} written before the probe command failed` +
+            (cut.cutLines ? ` (${cut.cutLines} line(s) cut off by the kill dropped)` : '')
+        : 'the probe command failed before any probe wrote a sample',
+    );
+    for (const f of parsed.failures) p.notes.push(`salvage could not parse ${f}`);
+  });
+  deps.log.info('output salvaged after a failed probe command', { runId, pathId, samples: parsed.total, kept });
+  return { samples: parsed.total };
 }

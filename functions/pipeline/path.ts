@@ -4,6 +4,7 @@
  * in the state machine.
  */
 import {
+  errorMessage,
   InstanceCapacityError,
   PollTimeoutError,
   ProbeCommandFailedError,
@@ -13,6 +14,7 @@ import {
 import { keys, routeKey } from '../core/keys.js';
 import type { ClientRef, PathManifest, ProbeCommandState, ProbeSpec, RouteEntry, RouteVia } from '../core/model.js';
 import type { Deps } from '../ports.js';
+import { salvageOutput } from './collect.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { loadResolvedPlan } from './validate.js';
 
@@ -289,6 +291,16 @@ export async function recordPathFailure(deps: Deps, input: FailureInput): Promis
     for (const s of p.steps) if (s.status === 'running') stepEnded(p, s.name, now, 'failed');
   });
   deps.log.warn('path failed', { runId: input.runId, pathId: input.pathId, step: input.step, error });
+  // The probe command ran (at least in part): keep the samples of probes that finished.
+  if (input.step === 'PollProbe') {
+    try {
+      await salvageOutput(deps, input, error);
+    } catch (e) {
+      const why = `could not salvage raw output: ${errorMessage(e)}`;
+      deps.log.warn(why, { runId: input.runId, pathId: input.pathId });
+      await updateManifest(deps.store, input.runId, (m) => note(pathEntry(m, input.pathId), why));
+    }
+  }
 }
 
 function note(p: PathManifest, text: string): void {

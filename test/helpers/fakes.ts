@@ -99,7 +99,8 @@ export class FakeRunner implements CommandRunner {
   polls = 0;
   constructor(
     private readonly store: DirStore,
-    private readonly behaviour: Record<string, 'ok' | 'fail' | 'hang' | 'garbage'> = {},
+    /** 'crash': the first probe wrote 3 lines and half of a fourth, then the agent died. */
+    private readonly behaviour: Record<string, 'ok' | 'fail' | 'hang' | 'garbage' | 'crash'> = {},
     private readonly rttMs: Record<string, number> = {},
   ) {}
   private byId = new Map<string, ProbeCommand>();
@@ -150,6 +151,24 @@ export class FakeRunner implements CommandRunner {
         }),
       );
     }
+    if (b === 'crash') {
+      const spec = JSON.parse((await this.store.getText(cmd.specKey)) ?? '{}') as AgentSpec;
+      const t0 = Date.parse('2026-11-30T00:00:00Z');
+      const line = (i: number) =>
+        JSON.stringify({
+          seq: i,
+          t_start: t0 + i,
+          t_end: t0 + i + 1,
+          ok: true,
+          rtt_ms: 2 + i / 100,
+          clock: 'app-hrtime',
+        });
+      const cut = line(3).slice(0, 20);
+      await this.store.put(
+        `${cmd.rawPrefix}${spec.probes[0].name}/1.jsonl`,
+        `${line(0)}\n${line(1)}\n${line(2)}\n${cut}`,
+      );
+    }
     return { commandId: id };
   }
   cancelled: string[] = [];
@@ -161,6 +180,7 @@ export class FakeRunner implements CommandRunner {
     const cmd = this.byId.get(commandId);
     const b = this.behaviour[cmd?.pathId ?? ''] ?? 'ok';
     if (b === 'fail') return { status: 'Failed', detail: 'agent exited 1' };
+    if (b === 'crash') return { status: 'Failed', detail: 'agent killed by signal 9' };
     if (b === 'hang') return { status: 'InProgress' };
     return { status: 'Success' };
   }

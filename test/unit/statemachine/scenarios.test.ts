@@ -101,6 +101,36 @@ describe('state machine scenarios', () => {
     expect((await read<RunManifest>(store, keys.manifest('probe-fails'))).restore?.status).toBe('ok');
   });
 
+  it('ProbeCrashes: samples the agent wrote before it died are kept, the path still fails', async () => {
+    const { deps, store } = await setup();
+    deps.runner = new FakeRunner(store, { A: 'crash' });
+    const plan = scenarioPlan(['A', 'C']);
+    plan.defaults.probes = [
+      { kind: 'tcp-connect', name: 'first', count: 10, intervalMs: 10 },
+      { kind: 'tcp-connect', name: 'second', count: 10, intervalMs: 10 },
+    ] as typeof plan.defaults.probes;
+    const r = await runStateMachine({ deps, input: { plan }, runId: 'crash', waitTimeOverrides: noWaits() });
+    expect(r.status).toBe('SUCCEEDED');
+    // The three complete lines of the first probe are samples; the cut-off fourth is dropped.
+    expect(await store.list('samples/path=A/run=crash/')).toEqual(['samples/path=A/run=crash/first-1.jsonl']);
+    const manifest = await read<RunManifest>(store, keys.manifest('crash'));
+    const a = manifest.paths.find((p) => p.id === 'A');
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(a?.probes.map((p) => [p.probe, p.status, p.samples])).toEqual([
+      ['first', 'ok', 3],
+      ['second', 'failed', 0],
+    ]);
+    expect(a?.probes[1].reason).toMatch(/^no raw output: ProbeCommandFailedError: .*agent killed by signal 9/);
+    expect(a?.notes).toContain(
+      'kept 3 samples of first written before the probe command failed (1 line(s) cut off by the kill dropped)',
+    );
+    const summary = await read<Summary>(store, keys.report('crash', 'json'));
+    const sa = summary.paths.find((p) => p.id === 'A');
+    expect(sa).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(sa?.results.map((x) => [x.probe, x.n, x.loss])).toEqual([['first', 3, 0]]);
+    expect(summary.paths.find((p) => p.id === 'C')?.status).toBe('succeeded');
+  });
+
   it('ProbeNeverFinishes: the poll loop is bounded and fails that path with a timeout error', async () => {
     const { deps, store } = await setup();
     deps.runner = new FakeRunner(store, { A: 'hang' });
