@@ -76,9 +76,10 @@ export const TASKS = {
   },
   RecordPathFailure: {
     run: h.recordPathFailure,
-    needs: ['store:read', 'store:write'],
-    timeoutSeconds: 15,
-    description: 'record which step of a path failed and why',
+    // After a failed probe command it parses what raw output arrived (like CollectOutput).
+    needs: ['store:read', 'store:write', 'query'],
+    timeoutSeconds: 300,
+    description: 'record which step of a path failed and why; keep samples of probes that finished',
   },
   RestoreRoutes: {
     run: h.restoreRoutes,
