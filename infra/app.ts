@@ -21,6 +21,7 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   scheduleEnabled: ctx('scheduleEnabled') === 'true',
   schedulePlanName: ctx('schedulePlanName'),
   clientRoleArns: ctx('clientRoleArns')?.split(',').filter(Boolean),
+  alarmEmail: ctx('alarmEmail'),
 });
 
 if (ctx('testbed') === 'true') {

@@ -21,17 +21,21 @@ import {
 } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as glue from 'aws-cdk-lib/aws-glue';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -68,6 +72,8 @@ export interface PipelineStackProps extends StackProps {
   databaseName?: string;
   /** Path of the agent bundle; default dist/agent.cjs (built by `node scripts/build.mjs`). */
   agentBundlePath?: string;
+  /** An e-mail address subscribed to the alarm topic (it must confirm the subscription). */
+  alarmEmail?: string;
 }
 
 /** Execution statuses after which the ASL's own RestoreRoutes/ReleaseLock may not have run. */
@@ -99,6 +105,8 @@ export class PipelineStack extends Stack {
   readonly clientInstancePolicy: iam.ManagedPolicy;
   readonly workgroupName: string;
   readonly databaseName: string;
+  /** Every pathbench alarm notifies this topic. */
+  readonly alarmTopic: sns.Topic;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps = {}) {
     super(scope, id, props);
@@ -331,8 +339,42 @@ export class PipelineStack extends Stack {
         }),
       ],
     });
+    // --- alarms: one encrypted topic that every alarm notifies ------------------------------
+    const alarmKey = new kms.Key(this, 'AlarmTopicKey', {
+      description: 'pathbench: encrypts the alarm topic',
+      enableKeyRotation: true,
+    });
+    // CloudWatch needs the key to publish to an encrypted topic, and only for this account's alarms.
+    const fromAlarms = {
+      StringEquals: { 'aws:SourceAccount': this.account },
+      ArnLike: { 'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:*` },
+    };
+    alarmKey.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: fromAlarms,
+      }),
+    );
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: 'pathbench alarms',
+      masterKey: alarmKey,
+      enforceSSL: true,
+    });
+    this.alarmTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.alarmTopic.topicArn],
+        conditions: fromAlarms,
+      }),
+    );
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const notify = new cwActions.SnsAction(this.alarmTopic);
+
     // Routes left swapped or a run lock left held: somebody must look.
-    new cloudwatch.Alarm(this, 'CleanupFailedAlarm', {
+    const cleanupAlarm = new cloudwatch.Alarm(this, 'CleanupFailedAlarm', {
       alarmDescription:
         'pathbench cleanup failed: routes may still be swapped (see the CleanupDlq message and the run manifest)',
       metric: cleanupDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
@@ -341,6 +383,27 @@ export class PipelineStack extends Stack {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    cleanupAlarm.addAlarmAction(notify);
+    // A run that ended FAILED, TIMED_OUT or ABORTED (a rejected plan included): the weekly
+    // numbers are missing or partial.
+    const runAlarm = new cloudwatch.Alarm(this, 'RunFailedAlarm', {
+      alarmDescription:
+        'pathbench run did not finish (failed, timed out or aborted): see the execution and its manifest',
+      metric: new cloudwatch.MathExpression({
+        expression: 'failed + timedOut + aborted',
+        usingMetrics: {
+          failed: this.stateMachine.metricFailed({ period: Duration.minutes(5) }),
+          timedOut: this.stateMachine.metricTimedOut({ period: Duration.minutes(5) }),
+          aborted: this.stateMachine.metricAborted({ period: Duration.minutes(5) }),
+        },
+        period: Duration.minutes(5),
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    runAlarm.addAlarmAction(notify);
 
     // --- schedule -------------------------------------------------------------------------
     const dlq = new sqs.Queue(this, 'ScheduleDlq', {
@@ -349,6 +412,15 @@ export class PipelineStack extends Stack {
       retentionPeriod: Duration.days(14),
     });
     ack(dlq, 'This queue is itself the dead-letter queue of the schedule.', 'AwsSolutions-SQS3');
+    // The scheduler could not start a run: this week's numbers are missing.
+    new cloudwatch.Alarm(this, 'ScheduleFailedAlarm', {
+      alarmDescription: 'pathbench schedule could not start a run (see the ScheduleDlq message)',
+      metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(notify);
     const input = props.schedulePlan ? { plan: props.schedulePlan } : { planName: props.schedulePlanName ?? 'default' };
     new scheduler.Schedule(this, 'Schedule', {
       description: 'pathbench: scheduled measurement run',
@@ -371,6 +443,7 @@ export class PipelineStack extends Stack {
       ProbeDocumentName: this.probeDocument.ref,
       LockTableName: this.lockTable.tableName,
       CleanupDlqUrl: cleanupDlq.queueUrl,
+      AlarmTopicArn: this.alarmTopic.topicArn,
       ClientInstancePolicyArn: this.clientInstancePolicy.managedPolicyArn,
     };
     for (const [k, v] of Object.entries(outputs)) new CfnOutput(this, k, { value: v });

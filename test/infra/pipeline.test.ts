@@ -40,7 +40,10 @@ function actionsOf(s: Record<string, unknown>): string[] {
 beforeAll(() => {
   outdir = mkdtempSync(path.join(tmpdir(), 'pb-cdk-'));
   const app = new App({ outdir });
-  stack = new PipelineStack(app, 'Pathbench', { env: { account: '123456789012', region: 'ap-northeast-1' } });
+  stack = new PipelineStack(app, 'Pathbench', {
+    env: { account: '123456789012', region: 'ap-northeast-1' },
+    alarmEmail: 'netops@example.com',
+  });
   app.synth();
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
@@ -269,6 +272,41 @@ describe('pipeline stack', () => {
       Namespace: 'AWS/SQS',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('sends every alarm (cleanup failed, run failed, schedule failed) to one encrypted topic', () => {
+    const [[topicId, topic]] = ofType('AWS::SNS::Topic');
+    const [[keyId, key]] = ofType('AWS::KMS::Key');
+    expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    expect(alarms.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
+      'CleanupFailedAlarm',
+      'RunFailedAlarm',
+      'ScheduleFailedAlarm',
+    ]);
+    for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+    // The run alarm counts every way an execution can end without finishing.
+    const [[, run]] = alarms.filter(([id]) => id.startsWith('RunFailedAlarm'));
+    const names = (run.Properties.Metrics as { MetricStat?: { Metric: { MetricName: string } } }[])
+      .flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []))
+      .sort();
+    expect(names).toEqual(['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);
+    // CloudWatch may use the key and publish, but only for this account's alarms.
+    const cw = (doc: unknown) =>
+      (doc as { Statement: Record<string, unknown>[] }).Statement.find(
+        (st) => (st.Principal as { Service?: string })?.Service === 'cloudwatch.amazonaws.com',
+      );
+    const keyStatement = cw(key.Properties.KeyPolicy);
+    expect(actionsOf(keyStatement as Record<string, unknown>).sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey*']);
+    expect(keyStatement?.Condition).toMatchObject({ StringEquals: { 'aws:SourceAccount': '123456789012' } });
+    const [[, policy]] = ofType('AWS::SNS::TopicPolicy');
+    expect(actionsOf(cw(policy.Properties.PolicyDocument) as Record<string, unknown>)).toEqual(['sns:Publish']);
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'netops@example.com',
+      TopicArn: { Ref: topicId },
     });
   });
 

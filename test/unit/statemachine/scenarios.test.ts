@@ -104,11 +104,17 @@ describe('state machine scenarios', () => {
   it('ProbeCrashes: samples the agent wrote before it died are kept, the path still fails', async () => {
     const { deps, store } = await setup();
     deps.runner = new FakeRunner(store, { A: 'crash' });
-    const plan = scenarioPlan(['A', 'C']);
-    plan.defaults.probes = [
-      { kind: 'tcp-connect', name: 'first', count: 10, intervalMs: 10 },
-      { kind: 'tcp-connect', name: 'second', count: 10, intervalMs: 10 },
-    ] as typeof plan.defaults.probes;
+    const base = scenarioPlan(['A', 'C']);
+    const plan = {
+      ...base,
+      defaults: {
+        ...base.defaults,
+        probes: [
+          { kind: 'tcp-connect', name: 'first', count: 10, intervalMs: 10 },
+          { kind: 'tcp-connect', name: 'second', count: 10, intervalMs: 10 },
+        ],
+      },
+    };
     const r = await runStateMachine({ deps, input: { plan }, runId: 'crash', waitTimeOverrides: noWaits() });
     expect(r.status).toBe('SUCCEEDED');
     // The three complete lines of the first probe are samples; the cut-off fourth is dropped.
