@@ -22,7 +22,7 @@ import { PathbenchError } from '../core/errors.js';
 import { parseHttp } from '../core/parsers/http.js';
 import { nearestRank } from '../core/stats.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from './native/tcping.js';
-import { runHttp, WARMUP_REQUESTS } from './probes/http.js';
+import { HTTPING_TOOL, runHttp, WARMUP_REQUESTS } from './probes/http.js';
 import { connectSeries } from './probes/tcp-connect.js';
 
 /** Calibration produced no usable sample (every loopback connect failed, or the helper broke). */
@@ -207,6 +207,12 @@ const HTTP_WARMUP_ROUND = 400;
 /** Default count and warm-up rounds are cut so one run moves at most this many body bytes. */
 const HTTP_BYTES_PER_RUN = 64 * 1024 * 1024;
 
+/** Which http client measured, as the calibration's method says it. */
+function httpClientLabel(tools: Record<string, string> | undefined): string {
+  if (tools?.httping === HTTPING_TOOL) return 'http probe, C helper (tcping --http) httping-monotonic';
+  return `http probe, Node net.Socket client app-hrtime${tools?.httping ? ` (C helper ${tools.httping})` : ''}`;
+}
+
 async function calibrateHttp(opts: CalibrateOptions): Promise<Calibration> {
   const payloadBytes = opts.payloadBytes ?? 1024;
   // A large payload makes every request dear: bound the bytes moved so calibration stays short.
@@ -251,7 +257,7 @@ async function calibrateHttp(opts: CalibrateOptions): Promise<Calibration> {
     return {
       ...percentilesUs(ok),
       method:
-        `http probe (net.Socket HTTP/1.1 client) app-hrtime, request start → last body byte, child-process loopback target, ` +
+        `${httpClientLabel(out.tools)}, request start → last body byte, child-process loopback target, ` +
         `GET /bytes/${payloadBytes}, keep-alive ${keepAlive ? 'on' : 'off'}, c=${concurrency}, ` +
         `${count} requests after ${warmed} + ${Math.min(count, WARMUP_REQUESTS)} unrecorded warm-up`,
     };

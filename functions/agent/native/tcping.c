@@ -25,6 +25,8 @@
  * Input is argv only (never a shell):
  *   tcping HOST PORT COUNT INTERVAL_MS TIMEOUT_MS [kernel|app]   run a series (default kernel)
  *   tcping --listen ADDRESS PORT                                  quiet listener (calibration)
+ *   tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP
+ *                                                                 the http probe at concurrency 1
  * Output: one JSON line per attempt on stdout, flushed after each line:
  *   {"seq":1,"t_start":…,"t_end":…,"ok":true,"rtt_ms":…,"clock":"kernel-tcpi_rtt",
  *    "kernel_rtt_us":…,"app_rtt_ms":…,"connect_call_us":…}
@@ -44,9 +46,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -237,8 +241,528 @@ static int run_listener(const char *host, const char *port_s) {
   }
 }
 
+
+/* ---- http mode: the http probe at concurrency 1 ------------------------------------------
+ * Why: a Node client costs ~10 µs per request at p50 more than wrk, and a fresh Node process
+ * adds 0.5–7 ms stalls to ~1 % of its first few thousand requests (runtime warm-up), which
+ * lands in every p99. This loop sends one GET at a time and busy-polls the socket (recv with
+ * MSG_DONTWAIT, yielding the CPU each turn so a server on the same core still runs), timed with
+ * CLOCK_MONOTONIC from just before the request is written (or the connection opened) to the
+ * last body byte — the Node probe's definition. Framing follows http-wire.ts rule for rule:
+ * Content-Length, chunked (extensions, trailers), read-until-close, 204/304 without a body,
+ * interim 1xx answers skipped, Connection for 1.0 and 1.1; anything else is "bad-response".
+ * Sockets close normally (FIN), like other HTTP clients: with keep-alive off TIME_WAIT piles up
+ * on the client exactly as it did for the seed's tools (EADDRNOTAVAIL → its own reason).
+ * Output per request: {"seq","t_start","t_end","ok","latency_ms","status"?,"error"?,"bytes",
+ * "lport"?,"clock":"httping-monotonic"}; WARMUP unrecorded requests come first, on their own
+ * connection, and stop at the first failure. */
+#define HTTP_MAX_HEAD 65536
+#define HTTP_MAX_LINE 8192
+
+enum hstate { H_HEAD, H_LEN, H_CSIZE, H_CDATA, H_CCRLF, H_TRAILER, H_CLOSE, H_DONE };
+
+struct hresp {
+  enum hstate st;
+  char head[HTTP_MAX_HEAD + 1];
+  size_t head_len;
+  char line[HTTP_MAX_LINE + 1];
+  size_t line_len;
+  int status;
+  int reusable;
+  long long left;
+  long long body;
+  const char *why; /* set on a protocol error */
+};
+
+static void hresp_init(struct hresp *r) {
+  r->st = H_HEAD;
+  r->head_len = r->line_len = 0;
+  r->status = 0;
+  r->reusable = 1;
+  r->left = 0;
+  r->body = 0;
+  r->why = NULL;
+}
+
+/* Does the comma-separated list `v` contain token `t` (case-insensitive)? */
+static int has_token(const char *v, const char *t) {
+  size_t n = strlen(t);
+  for (const char *p = v; *p;) {
+    while (*p == ' ' || *p == '\t' || *p == ',') p++;
+    const char *e = p;
+    while (*e && *e != ',') e++;
+    const char *end = e;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t')) end--;
+    if ((size_t)(end - p) == n && strncasecmp(p, t, n) == 0) return 1;
+    p = e;
+  }
+  return 0;
+}
+
+/* Parse a complete head (NUL-terminated, without the final CRLFCRLF). 0 ok, 1 interim, -1 bad. */
+static int hresp_head(struct hresp *r) {
+  char *save = NULL;
+  char *line = strtok_r(r->head, "\r\n", &save);
+  int minor, status;
+  char tail;
+  if (!line || sscanf(line, "HTTP/1.%1d %3d%c", &minor, &status, &tail) < 2 || (minor != 0 && minor != 1) ||
+      status < 100 || status > 999 || (strlen(line) > 12 && line[12] != ' ') || strlen(line) < 12) {
+    r->why = "not an HTTP/1.x status line";
+    return -1;
+  }
+  if (status < 200) return 1;
+  char conn[512] = "", te[512] = "", cl[512] = "";
+  int cl_seen = 0;
+  while ((line = strtok_r(NULL, "\r\n", &save)) != NULL) {
+    char *colon = strchr(line, ':');
+    if (!colon || colon == line) {
+      r->why = "malformed header line";
+      return -1;
+    }
+    *colon = '\0';
+    char *v = colon + 1;
+    while (*v == ' ' || *v == '\t') v++;
+    size_t vl = strlen(v);
+    while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) v[--vl] = '\0';
+    char *dst = NULL;
+    if (strcasecmp(line, "connection") == 0)
+      dst = conn;
+    else if (strcasecmp(line, "transfer-encoding") == 0)
+      dst = te;
+    else if (strcasecmp(line, "content-length") == 0) {
+      dst = cl;
+      cl_seen = 1;
+    }
+    if (dst) {
+      size_t dl = strlen(dst);
+      snprintf(dst + dl, 512 - dl, "%s%s", dl ? "," : "", v);
+    }
+  }
+  r->status = status;
+  r->reusable = minor == 1 ? !has_token(conn, "close") : has_token(conn, "keep-alive");
+  if (status == 204 || status == 304) {
+    r->st = H_LEN;
+    r->left = 0;
+  } else if (te[0]) {
+    /* chunked must be the last coding; we accept exactly "chunked" */
+    const char *last = strrchr(te, ',');
+    last = last ? last + 1 : te;
+    while (*last == ' ') last++;
+    if (strcasecmp(last, "chunked") != 0) {
+      r->why = "unsupported transfer-encoding";
+      return -1;
+    }
+    r->st = H_CSIZE;
+  } else if (cl_seen) {
+    /* one value, possibly repeated identically ("5, 5") */
+    long long v = -1;
+    for (char *p = cl; *p;) {
+      while (*p == ' ' || *p == ',') p++;
+      if (!*p) break;
+      char *end = p;
+      while (*end >= '0' && *end <= '9') end++;
+      if (end == p || end - p > 15 || (*end && *end != ',' && *end != ' ')) {
+        r->why = "bad content-length";
+        return -1;
+      }
+      long long x = strtoll(p, NULL, 10);
+      if (v >= 0 && x != v) {
+        r->why = "bad content-length";
+        return -1;
+      }
+      v = x;
+      p = end;
+    }
+    if (v < 0) {
+      r->why = "bad content-length";
+      return -1;
+    }
+    r->st = H_LEN;
+    r->left = v;
+  } else {
+    r->st = H_CLOSE;
+    r->reusable = 0;
+  }
+  if (r->st == H_LEN && r->left == 0) r->st = H_DONE;
+  return 0;
+}
+
+/* Feed bytes. Returns 1 when the response is complete, 0 for more, -1 on a protocol error. */
+static int hresp_feed(struct hresp *r, const char *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    switch (r->st) {
+      case H_HEAD: {
+        size_t from = r->head_len > 3 ? r->head_len - 3 : 0;
+        size_t take = n - i;
+        if (r->head_len + take > HTTP_MAX_HEAD) take = HTTP_MAX_HEAD - r->head_len;
+        memcpy(r->head + r->head_len, p + i, take);
+        r->head_len += take;
+        r->head[r->head_len] = '\0';
+        char *end = NULL;
+        for (size_t k = from; k + 3 < r->head_len; k++)
+          if (memcmp(r->head + k, "\r\n\r\n", 4) == 0) {
+            end = r->head + k;
+            break;
+          }
+        if (!end) {
+          if (r->head_len >= HTTP_MAX_HEAD) {
+            r->why = "head too long";
+            return -1;
+          }
+          i += take;
+          break;
+        }
+        size_t used = (size_t)(end - r->head) + 4 - (r->head_len - take);
+        *end = '\0';
+        i += used;
+        int h = hresp_head(r);
+        if (h < 0) return -1;
+        if (h == 1) r->head_len = 0; /* interim answer: the real one follows */
+        break;
+      }
+      case H_LEN: {
+        size_t take = (size_t)((long long)(n - i) < r->left ? (long long)(n - i) : r->left);
+        r->left -= (long long)take;
+        r->body += (long long)take;
+        i += take;
+        if (r->left == 0) r->st = H_DONE;
+        break;
+      }
+      case H_CDATA: {
+        size_t take = (size_t)((long long)(n - i) < r->left ? (long long)(n - i) : r->left);
+        r->left -= (long long)take;
+        r->body += (long long)take;
+        i += take;
+        if (r->left == 0) r->st = H_CCRLF;
+        break;
+      }
+      case H_CLOSE:
+        r->body += (long long)(n - i);
+        i = n;
+        break;
+      case H_CSIZE:
+      case H_CCRLF:
+      case H_TRAILER: {
+        char c = p[i++];
+        if (c != '\n') {
+          if (r->line_len >= HTTP_MAX_LINE) {
+            r->why = "chunk line too long";
+            return -1;
+          }
+          r->line[r->line_len++] = c;
+          break;
+        }
+        if (r->line_len == 0 || r->line[r->line_len - 1] != '\r') {
+          r->why = "bare LF in chunked framing";
+          return -1;
+        }
+        r->line[--r->line_len] = '\0';
+        if (r->st == H_CCRLF) {
+          if (r->line_len != 0) {
+            r->why = "missing CRLF after chunk data";
+            return -1;
+          }
+          r->st = H_CSIZE;
+        } else if (r->st == H_CSIZE) {
+          char *end = r->line;
+          while ((*end >= '0' && *end <= '9') || (*end >= 'a' && *end <= 'f') || (*end >= 'A' && *end <= 'F')) end++;
+          char *rest = end;
+          while (*rest == ' ' || *rest == '\t') rest++;
+          if (end == r->line || end - r->line > 12 || (*rest && *rest != ';')) {
+            r->why = "bad chunk size line";
+            return -1;
+          }
+          long long size = strtoll(r->line, NULL, 16);
+          if (size == 0)
+            r->st = H_TRAILER;
+          else {
+            r->st = H_CDATA;
+            r->left = size;
+          }
+        } else if (r->line_len == 0) {
+          r->st = H_DONE;
+        }
+        r->line_len = 0;
+        break;
+      }
+      case H_DONE:
+        r->why = "bytes after the end of the response";
+        return -1;
+    }
+    if (r->st == H_DONE && i < n) {
+      r->why = "bytes after the end of the response";
+      return -1;
+    }
+  }
+  return r->st == H_DONE ? 1 : 0;
+}
+
+/* The connection ended (EOF): complete when the body runs until close, else an error. */
+static int hresp_eof(struct hresp *r) {
+  if (r->st == H_DONE) return 1;
+  if (r->st == H_CLOSE) {
+    r->st = H_DONE;
+    r->reusable = 0;
+    return 1;
+  }
+  return -1;
+}
+
+static void print_str(const char *s) {
+  fputc('"', stdout);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      fputc(c, stdout);
+  }
+  fputc('"', stdout);
+}
+
+static int local_port(int fd) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) return -1;
+  return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* Wait for fd to become writable (connect) by polling without sleeping; 0, or an errno. */
+static int spin_connected(int fd, long long deadline) {
+  struct pollfd pf = {.fd = fd, .events = POLLOUT};
+  for (;;) {
+    int n = poll(&pf, 1, 0);
+    if (n > 0) {
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      return err;
+    }
+    if (n < 0 && errno != EINTR) return errno;
+    if (now_ns(CLOCK_MONOTONIC) >= deadline) return ETIMEDOUT;
+    sched_yield();
+  }
+}
+
+struct hreq {
+  const struct addrinfo *ai;
+  const char *req;
+  size_t req_len;
+  long long timeout_ns;
+  int keepalive;
+};
+
+struct hresult {
+  int ok;
+  int status;
+  long long bytes;
+  int lport;
+  const char *error; /* a fixed reason, or NULL with err set */
+  int err;
+  long long t0_rt, t0, t1;
+};
+
+/* One request on *fd (opened when < 0). Fills out; returns 1 when the connection may be reused. */
+static int http_one(const struct hreq *q, int *fd, struct hresp *r, struct hresult *out) {
+  static char buf[65536];
+  memset(out, 0, sizeof *out);
+  out->lport = -1;
+  if (*fd >= 0) {
+    /* A kept connection the server closed meanwhile (or wrote to unasked) is not reused. */
+    char c;
+    ssize_t k = recv(*fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    if (k >= 0 || (errno != EAGAIN && errno != EINTR)) {
+      close(*fd);
+      *fd = -1;
+    }
+  }
+  out->t0_rt = now_ns(CLOCK_REALTIME);
+  out->t0 = now_ns(CLOCK_MONOTONIC);
+  long long deadline = out->t0 + q->timeout_ns;
+  hresp_init(r);
+  if (*fd < 0) {
+    *fd = socket(q->ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (*fd < 0) {
+      out->err = errno;
+      goto fail;
+    }
+    int one = 1;
+    setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(*fd, q->ai->ai_addr, q->ai->ai_addrlen) != 0) {
+      if (errno != EINPROGRESS) {
+        out->err = errno;
+        goto fail;
+      }
+      int e = spin_connected(*fd, deadline);
+      if (e) {
+        out->err = e;
+        goto fail;
+      }
+    }
+  }
+  out->lport = local_port(*fd);
+  size_t sent = 0;
+  while (sent < q->req_len) {
+    ssize_t k = send(*fd, q->req + sent, q->req_len - sent, MSG_NOSIGNAL);
+    if (k > 0)
+      sent += (size_t)k;
+    else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (now_ns(CLOCK_MONOTONIC) >= deadline) {
+        out->err = ETIMEDOUT;
+        goto fail;
+      }
+      sched_yield();
+    } else {
+      out->err = k < 0 ? (errno == EPIPE ? ECONNRESET : errno) : ECONNRESET;
+      goto fail;
+    }
+  }
+  for (;;) {
+    ssize_t k = recv(*fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (k > 0) {
+      int h = hresp_feed(r, buf, (size_t)k);
+      if (h < 0) {
+        out->error = "bad-response";
+        goto fail;
+      }
+      if (h == 1) break;
+      continue;
+    }
+    if (k == 0) {
+      int h = hresp_eof(r);
+      if (h < 0) {
+        out->err = ECONNRESET;
+        goto fail;
+      }
+      break;
+    }
+    if (errno != EAGAIN && errno != EINTR) {
+      out->err = errno;
+      goto fail;
+    }
+    if (now_ns(CLOCK_MONOTONIC) >= deadline) {
+      out->err = ETIMEDOUT;
+      goto fail;
+    }
+    sched_yield();
+  }
+  out->t1 = now_ns(CLOCK_MONOTONIC);
+  out->status = r->status;
+  out->bytes = r->body;
+  out->ok = r->status >= 200 && r->status < 300;
+  if (q->keepalive && r->reusable) return 1;
+  close(*fd);
+  *fd = -1;
+  return 0;
+fail:
+  out->t1 = now_ns(CLOCK_MONOTONIC);
+  out->ok = 0;
+  out->status = 0; /* as the Node probe: a request that failed has no status and no bytes */
+  out->bytes = 0;
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+  return 0;
+}
+
+static void http_print(long seq, const struct hresult *h) {
+  double t_start = (double)h->t0_rt / 1e6;
+  double lat_ms = (double)(h->t1 - h->t0) / 1e6;
+  printf("{\"seq\":%ld,\"t_start\":%.4f,\"t_end\":%.4f,\"ok\":%s,", seq, t_start, t_start + lat_ms,
+         h->ok ? "true" : "false");
+  if (h->ok)
+    printf("\"latency_ms\":%.6f", lat_ms);
+  else
+    fputs("\"latency_ms\":null", stdout);
+  if (h->status) printf(",\"status\":%d", h->status);
+  if (!h->ok) {
+    fputs(",\"error\":", stdout);
+    if (h->error)
+      print_str(h->error);
+    else if (h->status) {
+      printf("\"http-%d\"", h->status);
+    } else {
+      fputc('"', stdout);
+      print_error(h->err);
+      fputc('"', stdout);
+    }
+  }
+  printf(",\"bytes\":%lld", h->bytes);
+  if (h->lport >= 0) printf(",\"lport\":%d", h->lport);
+  fputs(",\"clock\":\"httping-monotonic\"}\n", stdout);
+  fflush(stdout);
+}
+
+static int valid_http_token(const char *s, int path) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 2048 || (path && s[0] != '/')) return 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c <= 0x20 || c >= 0x7f) return 0;
+    if (!path && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                   c == '-' || c == ':' || c == '_' || c == '[' || c == ']'))
+      return 0;
+  }
+  return 1;
+}
+
+static int run_http(int argc, char **argv) {
+  long port, count, warmup;
+  long long timeout_ns;
+  if (argc != 10 || !valid_host(argv[2]) || parse_long(argv[3], 1, 65535, &port) || !valid_http_token(argv[4], 0) ||
+      !valid_http_token(argv[5], 1) || parse_long(argv[6], 1, 10000000, &count) ||
+      parse_ms(argv[7], 0.001, 600000, &timeout_ns) ||
+      (strcmp(argv[8], "keepalive") != 0 && strcmp(argv[8], "close") != 0) ||
+      parse_long(argv[9], 0, 10000000, &warmup)) {
+    fprintf(stderr,
+            "usage: tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP\n"
+            "  ADDRESS numeric, HOST letters/digits/.-:_[] only, PATH from / without spaces\n");
+    return 2;
+  }
+  int keepalive = strcmp(argv[8], "keepalive") == 0;
+  struct addrinfo hints, *res = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_protocol = IPPROTO_TCP;
+  hints.ai_flags = AI_NUMERICHOST;
+  int gai = getaddrinfo(argv[2], argv[3], &hints, &res);
+  if (gai != 0 || res == NULL) {
+    fprintf(stderr, "tcping: --http needs a numeric address: %s\n", gai_strerror(gai));
+    return 3;
+  }
+  char req[4096];
+  int rl = snprintf(req, sizeof req,
+                    "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: pathbench\r\nAccept: */*\r\nConnection: %s\r\n\r\n",
+                    argv[5], argv[4], keepalive ? "keep-alive" : "close");
+  if (rl <= 0 || (size_t)rl >= sizeof req) {
+    fprintf(stderr, "tcping: request too long\n");
+    freeaddrinfo(res);
+    return 2;
+  }
+  struct hreq q = {.ai = res, .req = req, .req_len = (size_t)rl, .timeout_ns = timeout_ns, .keepalive = keepalive};
+  static struct hresp r;
+  struct hresult h;
+  int fd = -1;
+  for (long i = 0; i < warmup; i++) {
+    http_one(&q, &fd, &r, &h);
+    if (!h.ok) break;
+  }
+  if (fd >= 0) close(fd);
+  fd = -1;
+  for (long seq = 1; seq <= count; seq++) {
+    http_one(&q, &fd, &r, &h);
+    http_print(seq, &h);
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(res);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--listen") == 0) return run_listener(argv[2], argv[3]);
+  if (argc >= 2 && strcmp(argv[1], "--http") == 0) return run_http(argc, argv);
   if (argc < 6 || argc > 7) {
     fprintf(stderr, "usage: tcping HOST PORT COUNT INTERVAL_MS TIMEOUT_MS [kernel|app]\n");
     return 2;

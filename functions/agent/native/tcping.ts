@@ -238,14 +238,80 @@ export function tcpingArgs(o: Omit<TcpingRunOptions, 'out' | 'binary' | 'prefix'
  */
 export async function runTcping(opts: TcpingRunOptions): Promise<TcpingRunResult> {
   const args = tcpingArgs(opts);
+  // Bounded: every attempt ends by its timeout, so the series cannot outlast this.
+  const budgetMs = opts.count * (opts.intervalMs + opts.timeoutMs) + 10_000;
+  return runHelper(args, opts, budgetMs);
+}
+
+/** Options of one http series with the helper (`tcping --http`, concurrency 1). */
+export interface HttpingRunOptions {
+  /** Numeric address to connect to (resolved by the caller). */
+  address: string;
+  port: number;
+  /** Host header: the name the front end routes on. */
+  hostHeader: string;
+  path: string;
+  count: number;
+  timeoutMs: number;
+  keepAlive: boolean;
+  /** Unrecorded requests before the series (stop at the first failure). */
+  warmup: number;
+  out: string;
+  binary?: string;
+  prefix?: string[];
+}
+
+const ADDRESS_RE = /^[0-9A-Fa-f.:]{2,45}$/;
+const HOST_HEADER_RE = /^[A-Za-z0-9._:[\]-]{1,300}$/;
+const PATH_RE = /^\/[\x21-\x7e]{0,2047}$/;
+
+/** argv for `tcping --http` after validation (exported for tests). */
+export function httpingArgs(o: Omit<HttpingRunOptions, 'out' | 'binary' | 'prefix'>): string[] {
+  if (!ADDRESS_RE.test(o.address)) {
+    throw new TcpingArgumentError(`tcping: address must be a numeric IP, got ${JSON.stringify(o.address)}`);
+  }
+  if (!HOST_HEADER_RE.test(o.hostHeader)) {
+    throw new TcpingArgumentError(`tcping: bad Host header ${JSON.stringify(o.hostHeader)}`);
+  }
+  if (!PATH_RE.test(o.path)) throw new TcpingArgumentError(`tcping: bad request path ${JSON.stringify(o.path)}`);
+  numIn('port', o.port, 1, 65535, true);
+  numIn('count', o.count, 1, 10_000_000, true);
+  numIn('timeoutMs', o.timeoutMs, 0.001, 600_000, false);
+  numIn('warmup', o.warmup, 0, 10_000_000, true);
+  return [
+    '--http',
+    o.address,
+    String(o.port),
+    o.hostHeader,
+    o.path,
+    String(o.count),
+    ms(o.timeoutMs),
+    o.keepAlive ? 'keepalive' : 'close',
+    String(o.warmup),
+  ];
+}
+
+/**
+ * Run one http series with the helper: one JSON line per request into `opts.out`, in the http
+ * probe's raw format (clock "httping-monotonic"). Same contract as runTcping.
+ */
+export async function runHttping(opts: HttpingRunOptions): Promise<TcpingRunResult> {
+  const args = httpingArgs(opts);
+  const budgetMs = (opts.count + opts.warmup) * opts.timeoutMs + 10_000;
+  return runHelper(args, opts, budgetMs);
+}
+
+async function runHelper(
+  args: string[],
+  opts: { out: string; binary?: string; prefix?: string[] },
+  budgetMs: number,
+): Promise<TcpingRunResult> {
   let bin = opts.binary;
   if (!bin) {
     const built = await ensureTcping();
     if (!built.ok) return { ok: false, reason: built.reason };
     bin = built.path;
   }
-  // Bounded: every attempt ends by its timeout, so the series cannot outlast this.
-  const budgetMs = opts.count * (opts.intervalMs + opts.timeoutMs) + 10_000;
   const fd = openSync(opts.out, 'w');
   try {
     return await new Promise<TcpingRunResult>((resolve) => {

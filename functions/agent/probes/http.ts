@@ -3,21 +3,24 @@
  * requests for `/bytes/<payloadBytes>` with `concurrency` closed-loop workers, keep-alive on
  * (one pooled socket per worker) or off (a new connection per request, `Connection: close`).
  * Owns the raw format `<probe>/<trial>.jsonl`: one line per request
- * `{seq, t_start, t_end, ok, latency_ms, status?, error?, bytes, lport?}` — lport is the
- * client's local port, which shows whether keep-alive really reused connections.
+ * `{seq, t_start, t_end, ok, latency_ms, status?, error?, bytes, lport?, clock?}` — lport is
+ * the client's local port, which shows whether keep-alive really reused connections; clock is
+ * "httping-monotonic" for the C client (absent: the Node client, "app-hrtime").
  *
- * Before trial 1, up to WARMUP_REQUESTS unrecorded requests warm the client code.
- * Latency is request start → last body byte, read with `process.hrtime.bigint()`. Requests go
- * through the probe's own HTTP/1.1 client on a bare socket (http-wire.ts), which costs about
+ * Before trial 1, up to WARMUP_REQUESTS unrecorded requests warm the client and the target.
+ * Latency is request start → last body byte. At concurrency 1 the requests go through the C
+ * helper (tcping.c `--http`, CLOCK_MONOTONIC, busy-polled); otherwise through the probe's own
+ * HTTP/1.1 client on a bare socket (http-wire.ts, `process.hrtime.bigint()`), which costs about
  * half of what Node's `http` module does per request. A timeout, reset, unreadable answer
  * ("bad-response") or non-2xx answer is a failed sample with a reason; EADDRNOTAVAIL
  * (ephemeral ports used up by TIME_WAIT when keep-alive is off) gets its own reason
  * "ephemeral-ports-exhausted" so it is never mistaken for latency.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { HttpProbe } from '../../core/model.js';
+import { ensureTcping, runHttping } from '../native/tcping.js';
 import { getRequest, HttpProtocolError, type ResponseDone, ResponseReader } from './http-wire.js';
 import { connectErrorReason, resolveTarget } from './tcp-connect.js';
 import type { ProbeRunner } from './types.js';
@@ -30,56 +33,110 @@ interface TrialResult {
   ok: number;
 }
 
+/** Which client sends the requests: the C helper (concurrency 1) or the Node client. */
+export type HttpClientChoice = 'auto' | 'native' | 'node';
+
+/** The C client as recorded in the outcome's tools. */
+export const HTTPING_TOOL = 'tcping --http (C helper, busy-poll, CLOCK_MONOTONIC)';
+
 /**
  * Run the http probe: one raw file per trial. Status is "failed" only when no request of any
  * trial succeeded or the host does not resolve.
+ *
+ * Client: at concurrency 1 the C helper's http mode (tcping.c `--http`, clock
+ * "httping-monotonic") — about wrk's cost per request and none of a fresh Node process's
+ * warm-up stalls; at higher concurrency, or where the helper cannot be built (the reason is in
+ * `tools.httping` and so in the manifest's notes), the Node client below (clock "app-hrtime").
  */
-export const runHttp: ProbeRunner<HttpProbe> = async (probe, ctx) => {
-  const port = probe.port ?? ctx.target.port;
-  const target = await resolveTarget(ctx.target.host);
-  if (!target.ok) return { status: 'failed', files: [], trials: 0, reason: target.reason };
-  const address = target.address;
-  // Name-based front ends (ALB, Lattice, Service Connect) route on Host, so keep the name there.
-  const hostHeader = ctx.target.host.includes(':') ? `[${ctx.target.host}]:${port}` : `${ctx.target.host}:${port}`;
-  await mkdir(path.join(ctx.outDir, probe.name), { recursive: true });
-  // Warm the client's own code (JIT) with unrecorded requests on a throw-away pool, so trial 1
-  // does not pay Node's start-up cost (measured here: the first few hundred requests run
-  // 3-20x slower). Each trial still starts with an empty pool, like oha.
-  const warmup = Math.min(probe.count, WARMUP_REQUESTS);
-  if (warmup > 0) {
-    // Stops at the first failure: warming against a dead or refusing target only wastes time.
-    const w = await runTrial({ ...probe, count: warmup }, address, port, hostHeader, true);
-    ctx.log('http warm-up done', { probe: probe.name, requests: warmup, ok: w.ok });
-  }
-  const files: string[] = [];
-  let okTotal = 0;
-  for (let trial = 1; trial <= probe.trials; trial++) {
-    ctx.log('http trial start', {
-      probe: probe.name,
-      trial,
-      address,
-      port,
-      count: probe.count,
-      concurrency: probe.concurrency,
-      keepAlive: probe.keepAlive,
-    });
-    const result = await runTrial(probe, address, port, hostHeader);
-    const rel = `${probe.name}/${trial}.jsonl`;
-    await writeFile(path.join(ctx.outDir, rel), result.lines.length ? `${result.lines.join('\n')}\n` : '');
-    files.push(rel);
-    okTotal += result.ok;
-    ctx.log('http trial done', { probe: probe.name, trial, ok: result.ok, failed: probe.count - result.ok });
-  }
-  const tools = {
-    node: process.versions.node,
-    client: 'net.Socket HTTP/1.1 (http-wire.ts)',
-    warmup: `${warmup} requests, not recorded`,
+export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpProbe> {
+  return async (probe, ctx) => {
+    const port = probe.port ?? ctx.target.port;
+    const target = await resolveTarget(ctx.target.host);
+    if (!target.ok) return { status: 'failed', files: [], trials: 0, reason: target.reason };
+    const address = target.address;
+    // Name-based front ends (ALB, Lattice, Service Connect) route on Host, so keep the name there.
+    const hostHeader = ctx.target.host.includes(':') ? `[${ctx.target.host}]:${port}` : `${ctx.target.host}:${port}`;
+    await mkdir(path.join(ctx.outDir, probe.name), { recursive: true });
+    const warmup = Math.min(probe.count, WARMUP_REQUESTS);
+    const tools: Record<string, string> = {};
+
+    let native: string | undefined;
+    if (choice === 'native' || (choice === 'auto' && probe.concurrency === 1)) {
+      const built = await ensureTcping();
+      if (built.ok) native = built.path;
+      else tools.httping = `unavailable: ${built.reason}`;
+    }
+    if (native) tools.httping = HTTPING_TOOL;
+    else {
+      tools.node = process.versions.node;
+      tools.client = 'net.Socket HTTP/1.1 (http-wire.ts)';
+      // Warm the client's own code (JIT) with unrecorded requests on a throw-away pool, so
+      // trial 1 does not pay Node's start-up cost (measured here: the first few hundred
+      // requests run 3-20x slower). Each trial still starts with an empty pool, like oha.
+      if (warmup > 0) {
+        // Stops at the first failure: warming against a dead or refusing target only wastes time.
+        const w = await runTrial({ ...probe, count: warmup }, address, port, hostHeader, true);
+        ctx.log('http warm-up done', { probe: probe.name, requests: warmup, ok: w.ok });
+      }
+    }
+    tools.warmup = `${warmup} requests, not recorded`;
+
+    const files: string[] = [];
+    let okTotal = 0;
+    for (let trial = 1; trial <= probe.trials; trial++) {
+      ctx.log('http trial start', {
+        probe: probe.name,
+        trial,
+        address,
+        port,
+        count: probe.count,
+        concurrency: probe.concurrency,
+        keepAlive: probe.keepAlive,
+        client: native ? 'httping' : 'node',
+      });
+      const rel = `${probe.name}/${trial}.jsonl`;
+      const file = path.join(ctx.outDir, rel);
+      let ok: number;
+      const r = native
+        ? await runHttping({
+            address,
+            port,
+            hostHeader,
+            path: requestPath(probe),
+            count: probe.count,
+            timeoutMs: probe.timeoutMs,
+            keepAlive: probe.keepAlive,
+            warmup: trial === 1 ? warmup : 0,
+            out: file,
+            binary: native,
+          })
+        : undefined;
+      if (r?.ok) {
+        ok = (await readFile(file, 'utf8')).split('\n').filter((l) => l.includes('"ok":true')).length;
+      } else {
+        if (r) {
+          // The helper itself failed (not a request): measure this trial with the Node client.
+          tools.httping = `unavailable: ${r.reason}`;
+          ctx.log('http helper failed, Node client for this trial', { probe: probe.name, trial, reason: r.reason });
+        }
+        const result = await runTrial(probe, address, port, hostHeader);
+        await writeFile(file, result.lines.length ? `${result.lines.join('\n')}\n` : '');
+        ok = result.ok;
+      }
+      files.push(rel);
+      okTotal += ok;
+      ctx.log('http trial done', { probe: probe.name, trial, ok, failed: probe.count - ok });
+    }
+    if (okTotal === 0 && probe.count > 0 && probe.trials > 0) {
+      return { status: 'failed', files, trials: probe.trials, reason: 'no request succeeded', tools };
+    }
+    return { status: 'ok', files, trials: probe.trials, tools };
   };
-  if (okTotal === 0 && probe.count > 0 && probe.trials > 0) {
-    return { status: 'failed', files, trials: probe.trials, reason: 'no request succeeded', tools };
-  }
-  return { status: 'ok', files, trials: probe.trials, tools };
-};
+}
+
+export const runHttp: ProbeRunner<HttpProbe> = httpRunner('auto');
+
+const requestPath = (probe: HttpProbe): string => `/bytes/${probe.payloadBytes}`;
 
 /** One client connection, with its listeners attached once and the current request's hooks. */
 interface Conn {
@@ -126,7 +183,7 @@ async function runTrial(
   hostHeader: string,
   stopOnFailure = false,
 ): Promise<TrialResult> {
-  const request = getRequest(`/bytes/${probe.payloadBytes}`, hostHeader, !probe.keepAlive);
+  const request = getRequest(requestPath(probe), hostHeader, !probe.keepAlive);
   const hrBase = process.hrtime.bigint();
   const epochBase = performance.timeOrigin + performance.now();
   const epoch = (hr: bigint): number => Math.round((epochBase + Number(hr - hrBase) / 1e6) * 1000) / 1000;

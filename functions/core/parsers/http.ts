@@ -1,12 +1,16 @@
 /**
  * Parser for the agent's http raw output (`<probe>/<trial>.jsonl`, one JSON line per request)
  * into `http_latency_ms` sample records (request start → last body byte). Extras: status,
- * bytes, local_port (the client port, to tell reused keep-alive connections apart).
+ * bytes, local_port (the client port, to tell reused keep-alive connections apart), and the
+ * clock the sample came from.
  */
 import { ParseError } from '../errors.js';
 import type { SampleRecord } from '../model.js';
 import { finiteOrNull, jsonLines, type Line, optString, reqBool, reqInt, reqNum } from './jsonl.js';
 import type { Parser } from './types.js';
+
+/** Clocks an http sample may come from: the Node client's hrtime, the C client's monotonic clock. */
+export const HTTP_CLOCKS = ['app-hrtime', 'httping-monotonic'];
 
 /** Parse http JSONL; throws ParseError naming the first bad line. */
 export const parseHttp: Parser = (raw, meta) =>
@@ -21,6 +25,9 @@ export const parseHttp: Parser = (raw, meta) =>
     const status = obj.status === undefined ? undefined : reqInt(obj, 'status', at);
     const error = optString(obj, 'error', at);
     const lport = obj.lport === undefined ? undefined : reqInt(obj, 'lport', at);
+    // The C client says so; lines without a clock come from the Node client.
+    const clock = optString(obj, 'clock', at) ?? 'app-hrtime';
+    if (!HTTP_CLOCKS.includes(clock)) throw new ParseError(`${at}: unknown clock ${JSON.stringify(clock)}`);
     return {
       run_id: meta.runId,
       path_id: meta.pathId,
@@ -35,7 +42,7 @@ export const parseHttp: Parser = (raw, meta) =>
       unit: 'ms',
       ok,
       ...(ok ? {} : { error: error ?? 'error' }),
-      clock: 'app-hrtime',
+      clock,
       ...(status === undefined ? {} : { status }),
       bytes: reqInt(obj, 'bytes', at),
       ...(lport === undefined ? {} : { local_port: lport }),

@@ -1,7 +1,9 @@
 /**
- * The http probe's own client against real servers on loopback that answer the way front ends
- * in the wild do: chunked bodies, `Connection: close` in the middle of a keep-alive run, an
- * answer cut short, and something that is not HTTP at all.
+ * Both clients of the http probe — the C helper's `--http` mode (concurrency 1) and the Node
+ * client on a bare socket — against real servers on loopback that answer the way front ends in
+ * the wild do: chunked bodies, `Connection: close` in the middle of a keep-alive run, interim
+ * answers, bodiless answers, an answer cut short, and something that is not HTTP at all. The two
+ * must agree request for request.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -9,34 +11,55 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runHttp } from '../../../functions/agent/probes/http.js';
+import { ensureTcping } from '../../../functions/agent/native/tcping.js';
+import { HTTPING_TOOL, type HttpClientChoice, httpRunner } from '../../../functions/agent/probes/http.js';
 import type { HttpProbe } from '../../../functions/core/model.js';
 import { parseHttp } from '../../../functions/core/parsers/http.js';
 
 let dir: string;
-const closers: (() => Promise<void>)[] = [];
 
 /** Listen on loopback; at the end, every connection the probe left open is counted, then closed. */
-const leftOpen: number[] = [];
-async function listen(server: net.Server): Promise<number> {
-  const socks = new Set<net.Socket>();
-  server.on('connection', (s: net.Socket) => {
-    socks.add(s);
-    s.on('close', () => socks.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(
-    () =>
-      new Promise<void>((r) => {
-        leftOpen.push(socks.size);
-        for (const s of socks) s.destroy();
-        server.close(() => r());
-      }),
-  );
-  return (server.address() as net.AddressInfo).port;
+function servers() {
+  const closers: (() => Promise<void>)[] = [];
+  const leftOpen: number[] = [];
+  const listen = async (server: net.Server): Promise<number> => {
+    const socks = new Set<net.Socket>();
+    server.on('connection', (s: net.Socket) => {
+      socks.add(s);
+      s.on('close', () => socks.delete(s));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(
+      () =>
+        new Promise<void>((r) => {
+          leftOpen.push(socks.size);
+          for (const s of socks) s.destroy();
+          server.close(() => r());
+        }),
+    );
+    return (server.address() as net.AddressInfo).port;
+  };
+  const closeAll = async (): Promise<number[]> => {
+    await new Promise((r) => setTimeout(r, 50));
+    for (const c of closers.splice(0)) await c();
+    return leftOpen;
+  };
+  return { listen, closeAll };
 }
 
-async function probeAt(port: number, over: Partial<HttpProbe> = {}) {
+/** A raw server that answers every request (one per read) with `answer`, then maybe closes. */
+function canned(answer: string | ((n: number) => string), close = false): net.Server {
+  let n = 0;
+  return net.createServer((s) => {
+    s.on('data', () => {
+      const text = typeof answer === 'string' ? answer : answer(++n);
+      if (close) s.end(text, 'latin1');
+      else s.write(text, 'latin1');
+    });
+  });
+}
+
+async function probeAt(client: HttpClientChoice, port: number, over: Partial<HttpProbe> = {}) {
   const p: HttpProbe = {
     kind: 'http',
     name: `h${port}`,
@@ -49,8 +72,8 @@ async function probeAt(port: number, over: Partial<HttpProbe> = {}) {
     port,
     ...over,
   };
-  const outDir = path.join(dir, String(port));
-  const outcome = await runHttp(p, { target: { host: '127.0.0.1', port }, outDir, log: () => {} });
+  const outDir = path.join(dir, `${client}-${port}`);
+  const outcome = await httpRunner(client)(p, { target: { host: '127.0.0.1', port }, outDir, log: () => {} });
   const recs = outcome.files.length
     ? parseHttp(await readFile(path.join(outDir, outcome.files[0]), 'utf8'), {
         runId: 'r',
@@ -64,18 +87,34 @@ async function probeAt(port: number, over: Partial<HttpProbe> = {}) {
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'pb-http-client-'));
+  // gcc is installed here (CI installs it): the C client must be available, not skipped.
+  expect(await ensureTcping()).toMatchObject({ ok: true });
 });
 afterAll(async () => {
-  for (const c of closers) await c();
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('http probe client against real servers', () => {
+const CLIENTS: [HttpClientChoice, string][] = [
+  ['native', 'httping-monotonic'],
+  ['node', 'app-hrtime'],
+];
+
+describe.each(CLIENTS)('http probe, %s client, against real servers', (client, clock) => {
+  const { listen, closeAll } = servers();
   afterAll(async () => {
     // The probe closes every connection it opened, whatever the server did.
-    await new Promise((r) => setTimeout(r, 50));
-    for (const c of closers.splice(0)) await c();
-    expect(leftOpen).toEqual(leftOpen.map(() => 0));
+    const left = await closeAll();
+    expect(left).toEqual(left.map(() => 0));
+  });
+
+  it('says which client and clock measured', async () => {
+    const port = await listen(
+      http.createServer((_req, res) => res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100))),
+    );
+    const { outcome, recs } = await probeAt(client, port, { count: 3 });
+    expect(recs.map((r) => r.clock)).toEqual([clock, clock, clock]);
+    if (client === 'native') expect(outcome.tools?.httping).toBe(HTTPING_TOOL);
+    else expect(outcome.tools?.client).toMatch(/net\.Socket/);
   });
 
   it('reads chunked answers in full and keeps the connection', async () => {
@@ -83,7 +122,7 @@ describe('http probe client against real servers', () => {
       http.createServer((req, res) => {
         const n = Number(/\/bytes\/(\d+)/.exec(req.url ?? '')?.[1] ?? 0);
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
-        // No content-length: Node sends chunked, in three chunks here.
+        // No content-length: Node sends chunked, in two chunks here.
         res.write(Buffer.alloc(Math.floor(n / 2)));
         setImmediate(() => {
           res.write(Buffer.alloc(n - Math.floor(n / 2)));
@@ -91,7 +130,7 @@ describe('http probe client against real servers', () => {
         });
       }),
     );
-    const { outcome, recs } = await probeAt(port, { payloadBytes: 1000 });
+    const { outcome, recs } = await probeAt(client, port, { payloadBytes: 1000 });
     expect(outcome.status).toBe('ok');
     expect(recs).toHaveLength(12);
     expect(recs.every((r) => r.ok && r.bytes === 1000 && r.status === 200)).toBe(true);
@@ -107,9 +146,8 @@ describe('http probe client against real servers', () => {
         res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100));
       }),
     );
-    const { recs } = await probeAt(port);
+    const { recs } = await probeAt(client, port);
     expect(recs.filter((r) => r.ok)).toHaveLength(12);
-    // Warm-up took 12 as well; the trial's 12 requests span several connections of ≤ 4 requests.
     const perPort = new Map<number, number>();
     for (const r of recs) perPort.set(r.local_port as number, (perPort.get(r.local_port as number) ?? 0) + 1);
     expect(perPort.size).toBeGreaterThanOrEqual(3);
@@ -120,27 +158,78 @@ describe('http probe client against real servers', () => {
     const port = await listen(
       http.createServer((_req, res) => res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100))),
     );
-    const { recs } = await probeAt(port, { keepAlive: false, count: 8 });
+    const { recs } = await probeAt(client, port, { keepAlive: false, count: 8 });
     expect(recs.filter((r) => r.ok)).toHaveLength(8);
     expect(new Set(recs.map((r) => r.local_port)).size).toBe(8);
   });
 
-  it('an answer cut short is a reset; something that is not HTTP is a bad-response', async () => {
-    const cut = await listen(
-      net.createServer((s) => s.once('data', () => s.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly-part'))),
-    );
-    const a = await probeAt(cut, { count: 3 });
-    expect(a.outcome.status).toBe('failed');
-    expect(a.recs.map((r) => r.error)).toEqual(['reset', 'reset', 'reset']);
-    const ssh = await listen(net.createServer((s) => s.once('data', () => s.write('SSH-2.0-OpenSSH_9.2\r\n\r\n'))));
-    const b = await probeAt(ssh, { count: 2 });
-    expect(b.recs.map((r) => r.error)).toEqual(['bad-response', 'bad-response']);
+  const framings: [string, string, boolean, { bytes: number; status: number; reused: boolean }][] = [
+    [
+      'interim 100 then the answer',
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc',
+      false,
+      { bytes: 3, status: 200, reused: true },
+    ],
+    [
+      'chunked with extension and trailer',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;x=1\r\nabcd\r\n2\r\nef\r\n0\r\nX-T: y\r\n\r\n',
+      false,
+      { bytes: 6, status: 200, reused: true },
+    ],
+    ['204 without a body', 'HTTP/1.1 204 No Content\r\n\r\n', false, { bytes: 0, status: 204, reused: true }],
+    [
+      'HTTP/1.0 with keep-alive',
+      'HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok',
+      false,
+      { bytes: 2, status: 200, reused: true },
+    ],
+    [
+      'HTTP/1.0 without keep-alive, body until close',
+      'HTTP/1.0 200 OK\r\n\r\nuntil-close',
+      true,
+      { bytes: 11, status: 200, reused: false },
+    ],
+  ];
+  for (const [name, answer, close, want] of framings) {
+    it(`frames ${name}`, async () => {
+      const port = await listen(canned(answer, close));
+      const { recs } = await probeAt(client, port, { count: 4 });
+      expect(recs.map((r) => [r.ok, r.status, r.bytes])).toEqual(Array(4).fill([true, want.status, want.bytes]));
+      expect(new Set(recs.map((r) => r.local_port)).size).toBe(want.reused ? 1 : 4);
+    });
+  }
+
+  it('a 404 is a failed sample with its status, and the connection is kept', async () => {
+    const port = await listen(canned('HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno'));
+    const { outcome, recs } = await probeAt(client, port, { count: 3 });
+    expect(outcome.status).toBe('failed');
+    expect(recs.map((r) => [r.ok, r.error, r.status, r.bytes])).toEqual(Array(3).fill([false, 'http-404', 404, 2]));
+    expect(new Set(recs.map((r) => r.local_port)).size).toBe(1);
   });
 
-  it('a server that never answers is a timeout per request, on time', async () => {
+  it('an answer cut short is a reset; something that is not HTTP is a bad-response', async () => {
+    const cut = await listen(canned('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly-part', true));
+    const a = await probeAt(client, cut, { count: 3 });
+    expect(a.outcome.status).toBe('failed');
+    expect(a.recs.map((r) => r.error)).toEqual(['reset', 'reset', 'reset']);
+    const ssh = await listen(canned('SSH-2.0-OpenSSH_9.2\r\n\r\n'));
+    const b = await probeAt(client, ssh, { count: 2 });
+    expect(b.recs.map((r) => r.error)).toEqual(['bad-response', 'bad-response']);
+    const extra = await listen(canned('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxy'));
+    const c = await probeAt(client, extra, { count: 2 });
+    expect(c.recs.map((r) => r.error)).toEqual(['bad-response', 'bad-response']);
+  });
+
+  it('a closed port is refused; a server that never answers is a timeout per request, on time', async () => {
+    const gone = net.createServer();
+    await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
+    const closedPort = (gone.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => gone.close(() => r()));
+    const refused = await probeAt(client, closedPort, { count: 1 });
+    expect(refused.recs.map((r) => r.error)).toEqual(['refused']);
     const port = await listen(net.createServer((s) => s.resume()));
     const t0 = Date.now();
-    const { recs } = await probeAt(port, { count: 2, timeoutMs: 200 });
+    const { recs } = await probeAt(client, port, { count: 2, timeoutMs: 200 });
     expect(recs.map((r) => r.error)).toEqual(['timeout', 'timeout']);
     for (const r of recs) expect(r.t_end - r.t_start).toBeGreaterThanOrEqual(199);
     // Warm-up stops at its first failure: one warm-up timeout plus two recorded ones.
