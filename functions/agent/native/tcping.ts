@@ -8,6 +8,8 @@
  * "tcping-monotonic"); app_rtt_ms always carries the application-observed connect time.
  * Why the kernel figure is primary: on loopback it is 2–3 µs at p50 against 6–8 µs for the
  * busy-polled app time, and it cannot be inflated by this process being descheduled.
+ * The same binary is the http probe's client at concurrency 1 (`--http`, runHttping): its lines
+ * are the http probe's raw format with clock "httping-monotonic".
  * Nothing here ever goes through a shell: the binary gets validated argv only.
  */
 import { execFile, spawn } from 'node:child_process';

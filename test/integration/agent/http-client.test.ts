@@ -236,3 +236,27 @@ describe.each(CLIENTS)('http probe, %s client, against real servers', (client, c
     expect(Date.now() - t0).toBeLessThan(2000);
   });
 });
+
+describe('http probe without a C compiler', () => {
+  it('measures with the Node client and says why in tools.httping (the manifest notes it)', async () => {
+    const { listen, closeAll } = servers();
+    const port = await listen(
+      http.createServer((_req, res) => res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100))),
+    );
+    const saved = { CC: process.env.CC, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
+    process.env.CC = 'pb-no-such-gcc';
+    process.env.XDG_CACHE_HOME = path.join(dir, 'empty-cache');
+    try {
+      const { outcome, recs } = await probeAt('auto', port, { count: 5 });
+      expect(outcome.status).toBe('ok');
+      expect(outcome.tools?.httping).toMatch(/^unavailable: .*pb-no-such-gcc not found/);
+      expect(recs.map((r) => [r.ok, r.clock])).toEqual(Array(5).fill([true, 'app-hrtime']));
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      await closeAll();
+    }
+  });
+});
