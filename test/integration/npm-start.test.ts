@@ -3,7 +3,6 @@
  * `start` script (the loopback plan chosen explicitly, so no namespaces are needed here; the
  * lab suite runs it with the automatic choice) and checks what a user gets.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -11,34 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../functions/core/model.js';
-import { ROOT } from '../../functions/local/run-machine.js';
 import { LOOPBACK_PORTS } from '../../functions/local/targets.js';
+import { npmStartArgv, runCommand } from '../helpers/npm-start.js';
 
 let dir: string;
-
-/** package.json's start script as argv, `node` resolved to this Node. */
-function npmStartArgv(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const argv = pkg.scripts.start.trim().split(/\s+/);
-  expect(argv[0]).toBe('node');
-  return [process.execPath, ...argv.slice(1)];
-}
-
-function run(argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const [cmd, ...args] = argv;
-    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pathbench-npm-start-'));
@@ -50,7 +25,7 @@ afterAll(async () => {
 describe('npm start', () => {
   it('is a command the CLI knows', async () => {
     const argv = npmStartArgv();
-    const r = await run([...argv, '--help']);
+    const r = await runCommand([...argv, '--help']);
     expect(r.code, r.stderr).toBe(0);
     // The subcommand's own help, not the program's (an unknown command would print that).
     expect(r.stdout).toMatch(new RegExp(`^Usage: pathbench ${argv.at(-1)} \\[options\\]`, 'm'));
@@ -58,7 +33,7 @@ describe('npm start', () => {
 
   it('runs the loopback plan end to end: its own listeners, a summary table, reports on disk', async () => {
     const data = join(dir, 'data');
-    const r = await run([...npmStartArgv(), '--plan', 'local-loopback', '--data', data]);
+    const r = await runCommand([...npmStartArgv(), '--plan', 'local-loopback', '--data', data]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/loopback targets: /);
     expect(r.stdout).toMatch(/^run \S+: succeeded/m);

@@ -3,8 +3,6 @@
  * options chooses the namespace lab, brings it up when it is not running, measures the seed's
  * five paths and takes the lab down again — leaving the machine as it found it.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,27 +11,9 @@ import type { Summary } from '../../functions/core/model.js';
 import { labStatus } from '../../functions/lab/lab.js';
 import { listNamespaces } from '../../functions/lab/sys.js';
 import { DEFAULT_PREFIX, LAB_ROLES } from '../../functions/lab/topology.js';
-import { ROOT } from '../../functions/local/run-machine.js';
+import { npmStartArgv, runCommand } from '../helpers/npm-start.js';
 
 let dir: string;
-
-function npmStart(extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const [node, ...rest] = pkg.scripts.start.trim().split(/\s+/);
-  expect(node).toBe('node');
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...rest, ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const defaultLabNamespaces = async (): Promise<string[]> => {
   const mine = new Set(LAB_ROLES.map((r) => `${DEFAULT_PREFIX}${r}`));
@@ -50,7 +30,7 @@ afterAll(async () => {
 describe('npm start on a machine that can run the lab', () => {
   it('measures the five seed paths in the lab and leaves the machine as it found it', async () => {
     const wasUp = (await labStatus()).healthy;
-    const r = await npmStart(['--data', dir, '--json']);
+    const r = await runCommand([...npmStartArgv(), '--data', dir, '--json']);
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
     expect(r.stderr).toMatch(/runs the namespace lab \(plans\/lab-seed-000\.json\)/);
     const s = JSON.parse(r.stdout) as Summary;
