@@ -161,7 +161,8 @@ function recordProvenance(p: PathManifest, { provenance, report }: Parsed): void
   // A degraded measurement must say so where readers look, not only in agent.json.
   for (const pr of provenance) {
     for (const [tool, v] of Object.entries(pr.tools ?? {})) {
-      if (/^unavailable/.test(v)) p.notes.push(`${pr.probe}: ${tool} ${v}`);
+      const text = `${pr.probe}: ${tool} ${v}`;
+      if (/^unavailable/.test(v) && !p.notes.includes(text)) p.notes.push(text);
     }
   }
   if (report) {
@@ -225,13 +226,17 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
   await updateManifest(deps.store, runId, (m) => {
     const p = pathEntry(m, pathId);
     recordProvenance(p, parsed);
-    p.notes.push(
+    // A retried task must not say it twice.
+    const say = (text: string): void => {
+      if (!p.notes.includes(text)) p.notes.push(text);
+    };
+    say(
       kept.length
         ? `kept ${parsed.total} samples of ${kept.join(', ')} written before the probe command failed` +
             (cut.cutLines ? ` (${cut.cutLines} line(s) cut off by the kill dropped)` : '')
         : 'the probe command failed before any probe wrote a sample',
     );
-    for (const f of parsed.failures) p.notes.push(`salvage could not parse ${f}`);
+    for (const f of parsed.failures) say(`salvage could not parse ${f}`);
   });
   deps.log.info('output salvaged after a failed probe command', { runId, pathId, samples: parsed.total, kept });
   return { samples: parsed.total };
