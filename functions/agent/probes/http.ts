@@ -115,9 +115,11 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
         ok = (await readFile(file, 'utf8')).split('\n').filter((l) => l.includes('"ok":true')).length;
       } else {
         if (r) {
-          // The helper itself failed (not a request): measure this trial with the Node client.
-          tools.httping = `unavailable: ${r.reason}`;
-          ctx.log('http helper failed, Node client for this trial', { probe: probe.name, trial, reason: r.reason });
+          // The helper itself failed (not a request): this trial and the rest use the Node client.
+          tools.httping = `unavailable from trial ${trial}: ${r.reason}`;
+          tools.client = 'net.Socket HTTP/1.1 (http-wire.ts)';
+          native = undefined;
+          ctx.log('http helper failed, Node client from here', { probe: probe.name, trial, reason: r.reason });
         }
         const result = await runTrial(probe, address, port, hostHeader);
         await writeFile(file, result.lines.length ? `${result.lines.join('\n')}\n` : '');
