@@ -9,7 +9,14 @@ import { delimiter, join } from 'node:path';
 import type { Logger } from '../ports.js';
 import { AGENT_BUNDLE } from './driver.js';
 
-export const LOOPBACK_PORTS = { tcp: 47001, slowAccept: 47002, http: 47080, iperf3: 47201, sockperf: 47301 } as const;
+/**
+ * Fixed ports of the loopback plans' targets (plans/local-*.json). Below Linux's ephemeral
+ * range (32768–60999 by default): a port in it can be taken at any moment by some outgoing
+ * connection's local end, which made a target fail to listen (EADDRINUSE) once in CI.
+ */
+export const LOOPBACK_PORTS = { tcp: 29101, slowAccept: 29102, http: 29180, iperf3: 29201, sockperf: 29301 } as const;
+/** The loopback plan's "closed port (loss)" target: nothing ever listens there. */
+export const LOOPBACK_CLOSED_PORT = 29103;
 /**
  * Accept at most one connection per this many ms, on a clock: longer than the 1 s SYN
  * retransmission, so nearly every probe finds the accept queue full and waits ≈1 s.

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../functions/core/plan.js';
 import { ROOT } from '../../functions/local/run-machine.js';
+import { LOOPBACK_CLOSED_PORT, LOOPBACK_PORTS } from '../../functions/local/targets.js';
 
 const files = readdirSync(join(ROOT, 'plans')).filter((f) => f.endsWith('.json'));
 
@@ -22,4 +23,20 @@ describe('example plans', () => {
     const r = await loadPlanFile(join(ROOT, 'plans', f));
     expect(r.ok ? [] : r.problems).toEqual([]);
   });
+
+  it.each(files.filter((f) => f.startsWith('local-')))(
+    '%s uses only the loopback targets, all below the ephemeral port range',
+    async (f) => {
+      const r = await loadPlanFile(join(ROOT, 'plans', f));
+      if (!r.ok) throw new Error(r.problems.join('; '));
+      const ports = r.plan.paths.flatMap((p) => [
+        p.target.port,
+        ...(p.probes ?? []).flatMap((x) => ('port' in x && x.port !== undefined ? [x.port] : [])),
+      ]);
+      expect(ports.length).toBeGreaterThan(0);
+      for (const port of ports) expect(port).toBeLessThan(32768);
+      const known = new Set<number>([...Object.values(LOOPBACK_PORTS), LOOPBACK_CLOSED_PORT]);
+      for (const port of ports) expect(known.has(port), `port ${port}`).toBe(true);
+    },
+  );
 });

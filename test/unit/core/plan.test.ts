@@ -814,9 +814,9 @@ describe('example plans', () => {
         p.creditWaitSeconds,
       ]),
     ).toEqual([
-      ['plain', 'plain listener', '127.0.0.1', 47001, 'local', false, 0],
-      ['slow-accept', 'slow-accept listener (full accept queue)', '127.0.0.1', 47002, 'local', false, 0],
-      ['closed', 'closed port (loss)', '127.0.0.1', 47003, 'local', false, 0],
+      ['plain', 'plain listener', '127.0.0.1', 29101, 'local', false, 0],
+      ['slow-accept', 'slow-accept listener (full accept queue)', '127.0.0.1', 29102, 'local', false, 0],
+      ['closed', 'closed port (loss)', '127.0.0.1', 29103, 'local', false, 0],
     ]);
     const tcp = (count: number, intervalMs: number, timeoutMs: number) => [
       { kind: 'tcp-connect', name: 'tcp-connect', count, intervalMs, timeoutMs },
@@ -832,13 +832,13 @@ describe('example plans', () => {
     expect(plan.name).toBe('local-all-probes');
     expect(plan.paths).toHaveLength(1);
     const [all] = plan.paths;
-    expect([all.id, all.target]).toEqual(['all', { host: '127.0.0.1', port: 47001 }]);
+    expect([all.id, all.target]).toEqual(['all', { host: '127.0.0.1', port: 29101 }]);
     expect(all.probes).toEqual([
       { kind: 'tcp-connect', name: 'tcp-connect', count: 100, intervalMs: 5, timeoutMs: 400 },
       {
         kind: 'http',
         name: 'http',
-        port: 47080,
+        port: 29180,
         count: 500,
         concurrency: 1,
         keepAlive: true,
@@ -849,14 +849,14 @@ describe('example plans', () => {
       {
         kind: 'iperf3',
         name: 'iperf3',
-        port: 47201,
+        port: 29201,
         mode: 'tcp',
         streams: 1,
         durationSeconds: 3,
         repeats: 1,
         intervalSeconds: 1,
       },
-      { kind: 'sockperf', name: 'sockperf', port: 47301, mode: 'udp', durationSeconds: 2 },
+      { kind: 'sockperf', name: 'sockperf', port: 29301, mode: 'udp', durationSeconds: 2 },
       { kind: 'mtu', name: 'mtu', min: 1200, max: 9001, timeoutMs: 1000 },
     ]);
   });
