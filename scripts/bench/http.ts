@@ -84,8 +84,8 @@ export function parseWrk(stdout: string): WrkResult {
   return { p50: pct('50'), p99: pct('99'), requests: req ? Number(req[1]) : 0, errors };
 }
 
-async function wrk(url: string, prefix: string[] = []): Promise<WrkResult> {
-  const [cmd, ...args] = [...prefix, 'wrk', '-t1', '-c1', `-d${WRK_SECONDS}s`, '--latency', url];
+async function wrk(url: string, prefix: string[] = [], connections = 1): Promise<WrkResult> {
+  const [cmd, ...args] = [...prefix, 'wrk', '-t1', `-c${connections}`, `-d${WRK_SECONDS}s`, '--latency', url];
   const { stdout } = await execFileP(cmd, args, { timeout: (WRK_SECONDS + 30) * 1000 });
   const r = parseWrk(stdout);
   if (!Number.isFinite(r.p50)) throw new Error(`wrk printed no latency distribution:\n${stdout}`);
@@ -100,12 +100,12 @@ async function wrkAvailable(): Promise<boolean> {
   );
 }
 
-function probeSpec(count: number): HttpProbe {
+function probeSpec(count: number, concurrency = 1): HttpProbe {
   return {
     kind: 'http',
     name: 'http',
     count,
-    concurrency: 1,
+    concurrency,
     keepAlive: true,
     payloadBytes: PAYLOAD,
     trials: 1,
@@ -143,16 +143,17 @@ async function probeInNetns(
   port: number,
   dir: string,
   round: number,
+  concurrency = 1,
 ): Promise<{ us: number[]; failed: number; calibration?: unknown }> {
   const spec: AgentSpec = {
     runId: 'bench',
     pathId: 'lab-a',
     target: { host, port },
-    probes: [probeSpec(REQUESTS)],
+    probes: [probeSpec(REQUESTS, concurrency)],
     skipped: [],
   };
-  const specFile = path.join(dir, `spec-${round}.json`);
-  const outDir = path.join(dir, `lab-${round}`);
+  const specFile = path.join(dir, `spec-${round}-c${concurrency}.json`);
+  const outDir = path.join(dir, `lab-${round}-c${concurrency}`);
   await writeFile(specFile, JSON.stringify(spec));
   const [cmd, ...args] = [...prefix, process.execPath, AGENT, 'run', '--spec', specFile, '--out', outDir];
   await execFileP(cmd, args, { timeout: 120_000 });
@@ -232,6 +233,18 @@ async function labPathA(dir: string): Promise<string[]> {
   const errs = w.flatMap((x) => x.errors);
   if (errs.length) lines.push(`  wrk: ${errs.join('; ')}`);
   if (cal !== undefined) lines.push(`  agent's own http calibration in ${lab}client: ${JSON.stringify(cal)}`);
+  // Seed 002 also ran 16 connections: the probe's C client against wrk's, one round each (the
+  // target saturates here, so both mostly measure its queue; the point is the client's share).
+  const c16 = await probeInNetns(prefix, LAB_A_HOST, port, dir, 0, 16);
+  const w16 = await wrk(url, prefix, 16);
+  const s16 = stat(c16.us);
+  lines.push(
+    `lab path A, keep-alive, c=16 (${REQUESTS} requests; wrk ${WRK_SECONDS} s):`,
+    row('pathbench http probe, 16 connections', String(s16.n), s16.p50, s16.p99),
+    row('wrk -t1 -c16', String(w16.requests), w16.p50, w16.p99),
+    versus('probe p50', s16.p50, w16.p50, 'wrk'),
+    versus('probe p99', s16.p99, w16.p99, 'wrk'),
+  );
   return lines;
 }
 

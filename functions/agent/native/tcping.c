@@ -25,8 +25,8 @@
  * Input is argv only (never a shell):
  *   tcping HOST PORT COUNT INTERVAL_MS TIMEOUT_MS [kernel|app]   run a series (default kernel)
  *   tcping --listen ADDRESS PORT                                  quiet listener (calibration)
- *   tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP
- *                                                                 the http probe at concurrency 1
+ *   tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP CONCURRENCY
+ *                                                                 the http probe (concurrency ≤ 64)
  * Output: one JSON line per attempt on stdout, flushed after each line:
  *   {"seq":1,"t_start":…,"t_end":…,"ok":true,"rtt_ms":…,"clock":"kernel-tcpi_rtt",
  *    "kernel_rtt_us":…,"app_rtt_ms":…,"connect_call_us":…}
@@ -242,22 +242,24 @@ static int run_listener(const char *host, const char *port_s) {
 }
 
 
-/* ---- http mode: the http probe at concurrency 1 ------------------------------------------
+/* ---- http mode: the http probe's client ----------------------------------------------------
  * Why: a Node client costs ~10 µs per request at p50 more than wrk, and a fresh Node process
  * adds 0.5–7 ms stalls to ~1 % of its first few thousand requests (runtime warm-up), which
- * lands in every p99. This loop sends one GET at a time and busy-polls the socket (recv with
- * MSG_DONTWAIT, yielding the CPU each turn so a server on the same core still runs), timed with
- * CLOCK_MONOTONIC from just before the request is written (or the connection opened) to the
- * last body byte — the Node probe's definition. Framing follows http-wire.ts rule for rule:
+ * lands in every p99. This loop keeps CONCURRENCY connections (slots), each sending one GET at
+ * a time (closed loop, like oha/wrk), and busy-polls them (poll with a zero timeout, yielding
+ * the CPU each idle turn so a server on the same core still runs). Each request is timed with
+ * CLOCK_MONOTONIC from just before it is written (or its connection opened) to the last body
+ * byte — the Node probe's definition. Framing follows http-wire.ts rule for rule:
  * Content-Length, chunked (extensions, trailers), read-until-close, 204/304 without a body,
  * interim 1xx answers skipped, Connection for 1.0 and 1.1; anything else is "bad-response".
  * Sockets close normally (FIN), like other HTTP clients: with keep-alive off TIME_WAIT piles up
  * on the client exactly as it did for the seed's tools (EADDRNOTAVAIL → its own reason).
- * Output per request: {"seq","t_start","t_end","ok","latency_ms","status"?,"error"?,"bytes",
- * "lport"?,"clock":"httping-monotonic"}; WARMUP unrecorded requests come first, on their own
- * connection, and stop at the first failure. */
+ * Output per request, in completion order: {"seq","t_start","t_end","ok","latency_ms",
+ * "status"?,"error"?,"bytes","lport"?,"clock":"httping-monotonic"}; WARMUP unrecorded requests
+ * come first, on their own connections, and stop at the first failure. */
 #define HTTP_MAX_HEAD 65536
 #define HTTP_MAX_LINE 8192
+#define HTTP_MAX_CONCURRENCY 64
 
 enum hstate { H_HEAD, H_LEN, H_CSIZE, H_CDATA, H_CCRLF, H_TRAILER, H_CLOSE, H_DONE };
 
@@ -530,169 +532,228 @@ static int local_port(int fd) {
   return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
-/* Wait for fd to become writable (connect) by polling without sleeping; 0, or an errno. */
-static int spin_connected(int fd, long long deadline) {
-  struct pollfd pf = {.fd = fd, .events = POLLOUT};
-  for (;;) {
-    int n = poll(&pf, 1, 0);
-    if (n > 0) {
-      int err = 0;
-      socklen_t len = sizeof err;
-      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-      return err;
-    }
-    if (n < 0 && errno != EINTR) return errno;
-    if (now_ns(CLOCK_MONOTONIC) >= deadline) return ETIMEDOUT;
-    sched_yield();
-  }
-}
+/* One client connection slot of the closed loop: a request in flight, or idle with a kept
+ * connection (fd >= 0) or none. */
+enum sstate { S_IDLE, S_CONNECTING, S_SENDING, S_READING };
 
-struct hreq {
+struct slot {
+  enum sstate st;
+  int fd;
+  long seq; /* the request in flight (0 while warming up) */
+  size_t sent;
+  long long t0_rt, t0, deadline;
+  int lport;
+  struct hresp r;
+};
+
+struct hrun {
   const struct addrinfo *ai;
   const char *req;
   size_t req_len;
   long long timeout_ns;
   int keepalive;
+  int record;       /* print a line per request (0: warm-up) */
+  int stop_on_fail; /* warm-up: the first failure ends it */
+  long total, issued, done;
+  int failed;
+  int pending; /* lines printed but not yet flushed */
 };
 
-struct hresult {
-  int ok;
-  int status;
-  long long bytes;
-  int lport;
-  const char *error; /* a fixed reason, or NULL with err set */
-  int err;
-  long long t0_rt, t0, t1;
-};
-
-/* One request on *fd (opened when < 0). Fills out; returns 1 when the connection may be reused. */
-static int http_one(const struct hreq *q, int *fd, struct hresp *r, struct hresult *out) {
-  static char buf[65536];
-  memset(out, 0, sizeof *out);
-  out->lport = -1;
-  if (*fd >= 0) {
-    /* A kept connection the server closed meanwhile (or wrote to unasked) is not reused. */
-    char c;
-    ssize_t k = recv(*fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
-    if (k >= 0 || (errno != EAGAIN && errno != EINTR)) {
-      close(*fd);
-      *fd = -1;
-    }
-  }
-  out->t0_rt = now_ns(CLOCK_REALTIME);
-  out->t0 = now_ns(CLOCK_MONOTONIC);
-  long long deadline = out->t0 + q->timeout_ns;
-  hresp_init(r);
-  if (*fd < 0) {
-    *fd = socket(q->ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
-    if (*fd < 0) {
-      out->err = errno;
-      goto fail;
-    }
-    int one = 1;
-    setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(*fd, q->ai->ai_addr, q->ai->ai_addrlen) != 0) {
-      if (errno != EINPROGRESS) {
-        out->err = errno;
-        goto fail;
-      }
-      int e = spin_connected(*fd, deadline);
-      if (e) {
-        out->err = e;
-        goto fail;
-      }
-    }
-  }
-  out->lport = local_port(*fd);
-  size_t sent = 0;
-  while (sent < q->req_len) {
-    ssize_t k = send(*fd, q->req + sent, q->req_len - sent, MSG_NOSIGNAL);
-    if (k > 0)
-      sent += (size_t)k;
-    else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (now_ns(CLOCK_MONOTONIC) >= deadline) {
-        out->err = ETIMEDOUT;
-        goto fail;
-      }
-      sched_yield();
-    } else {
-      out->err = k < 0 ? (errno == EPIPE ? ECONNRESET : errno) : ECONNRESET;
-      goto fail;
-    }
-  }
-  for (;;) {
-    ssize_t k = recv(*fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (k > 0) {
-      int h = hresp_feed(r, buf, (size_t)k);
-      if (h < 0) {
-        out->error = "bad-response";
-        goto fail;
-      }
-      if (h == 1) break;
-      continue;
-    }
-    if (k == 0) {
-      int h = hresp_eof(r);
-      if (h < 0) {
-        out->err = ECONNRESET;
-        goto fail;
-      }
-      break;
-    }
-    if (errno != EAGAIN && errno != EINTR) {
-      out->err = errno;
-      goto fail;
-    }
-    if (now_ns(CLOCK_MONOTONIC) >= deadline) {
-      out->err = ETIMEDOUT;
-      goto fail;
-    }
-    sched_yield();
-  }
-  out->t1 = now_ns(CLOCK_MONOTONIC);
-  out->status = r->status;
-  out->bytes = r->body;
-  out->ok = r->status >= 200 && r->status < 300;
-  if (q->keepalive && r->reusable) return 1;
-  close(*fd);
-  *fd = -1;
-  return 0;
-fail:
-  out->t1 = now_ns(CLOCK_MONOTONIC);
-  out->ok = 0;
-  out->status = 0; /* as the Node probe: a request that failed has no status and no bytes */
-  out->bytes = 0;
-  if (*fd >= 0) close(*fd);
-  *fd = -1;
-  return 0;
-}
-
-static void http_print(long seq, const struct hresult *h) {
-  double t_start = (double)h->t0_rt / 1e6;
-  double lat_ms = (double)(h->t1 - h->t0) / 1e6;
+static void http_print(long seq, int ok, int status, long long bytes, int lport, const char *error, int err,
+                       long long t0_rt, long long t0, long long t1) {
+  double t_start = (double)t0_rt / 1e6;
+  double lat_ms = (double)(t1 - t0) / 1e6;
   printf("{\"seq\":%ld,\"t_start\":%.4f,\"t_end\":%.4f,\"ok\":%s,", seq, t_start, t_start + lat_ms,
-         h->ok ? "true" : "false");
-  if (h->ok)
+         ok ? "true" : "false");
+  if (ok)
     printf("\"latency_ms\":%.6f", lat_ms);
   else
     fputs("\"latency_ms\":null", stdout);
-  if (h->status) printf(",\"status\":%d", h->status);
-  if (!h->ok) {
+  if (status) printf(",\"status\":%d", status);
+  if (!ok) {
     fputs(",\"error\":", stdout);
-    if (h->error)
-      print_str(h->error);
-    else if (h->status) {
-      printf("\"http-%d\"", h->status);
-    } else {
+    if (error)
+      print_str(error);
+    else if (status)
+      printf("\"http-%d\"", status);
+    else {
       fputc('"', stdout);
-      print_error(h->err);
+      print_error(err);
       fputc('"', stdout);
     }
   }
-  printf(",\"bytes\":%lld", h->bytes);
-  if (h->lport >= 0) printf(",\"lport\":%d", h->lport);
+  printf(",\"bytes\":%lld", bytes);
+  if (lport >= 0) printf(",\"lport\":%d", lport);
   fputs(",\"clock\":\"httping-monotonic\"}\n", stdout);
-  fflush(stdout);
+  /* Flushed by the loop (http_loop), not per line: at high request rates a write per line
+   * costs the client more than the requests themselves. */
+}
+
+static void slot_close(struct slot *s) {
+  if (s->fd >= 0) close(s->fd);
+  s->fd = -1;
+}
+
+/* The request in flight failed: record it (no status, no bytes, as the Node probe) and free the slot. */
+static void slot_fail(struct hrun *h, struct slot *s, const char *error, int err) {
+  long long t1 = now_ns(CLOCK_MONOTONIC);
+  if (h->record) {
+    http_print(s->seq, 0, 0, 0, s->lport, error, err, s->t0_rt, s->t0, t1);
+    h->pending++;
+  }
+  h->done++;
+  h->failed = 1;
+  slot_close(s);
+  s->st = S_IDLE;
+}
+
+/* The answer is complete: record it, keep the connection when both sides allow it. */
+static void slot_done(struct hrun *h, struct slot *s) {
+  long long t1 = now_ns(CLOCK_MONOTONIC);
+  int ok = s->r.status >= 200 && s->r.status < 300;
+  if (h->record) {
+    http_print(s->seq, ok, s->r.status, s->r.body, s->lport, NULL, 0, s->t0_rt, s->t0, t1);
+    h->pending++;
+  }
+  h->done++;
+  if (!ok) h->failed = 1;
+  if (!(h->keepalive && s->r.reusable)) slot_close(s);
+  s->st = S_IDLE;
+}
+
+static void slot_send(struct hrun *h, struct slot *s) {
+  while (s->sent < h->req_len) {
+    ssize_t k = send(s->fd, h->req + s->sent, h->req_len - s->sent, MSG_NOSIGNAL);
+    if (k > 0)
+      s->sent += (size_t)k;
+    else if (k < 0 && (errno == EAGAIN || errno == EINTR))
+      return;
+    else {
+      slot_fail(h, s, NULL, k < 0 ? (errno == EPIPE ? ECONNRESET : errno) : ECONNRESET);
+      return;
+    }
+  }
+  s->st = S_READING;
+}
+
+/* Start the next request on an idle slot (opening a connection when it has none). */
+static void slot_start(struct hrun *h, struct slot *s) {
+  s->seq = ++h->issued;
+  s->sent = 0;
+  s->lport = -1;
+  hresp_init(&s->r);
+  if (s->fd >= 0) {
+    /* A kept connection the server closed meanwhile (or wrote to unasked) is not reused. */
+    char c;
+    ssize_t k = recv(s->fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    if (k >= 0 || (errno != EAGAIN && errno != EINTR)) slot_close(s);
+  }
+  s->t0_rt = now_ns(CLOCK_REALTIME);
+  s->t0 = now_ns(CLOCK_MONOTONIC);
+  s->deadline = s->t0 + h->timeout_ns;
+  if (s->fd >= 0) {
+    s->lport = local_port(s->fd);
+    s->st = S_SENDING;
+    slot_send(h, s);
+    return;
+  }
+  s->fd = socket(h->ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (s->fd < 0) {
+    slot_fail(h, s, NULL, errno);
+    return;
+  }
+  int one = 1;
+  setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (connect(s->fd, h->ai->ai_addr, h->ai->ai_addrlen) == 0) {
+    s->lport = local_port(s->fd);
+    s->st = S_SENDING;
+    slot_send(h, s);
+  } else if (errno == EINPROGRESS) {
+    s->st = S_CONNECTING;
+  } else {
+    slot_fail(h, s, NULL, errno);
+  }
+}
+
+/* The socket is ready: move the slot's request on as far as it goes without waiting. */
+static void slot_ready(struct hrun *h, struct slot *s) {
+  static char buf[65536];
+  if (s->st == S_CONNECTING) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err) {
+      slot_fail(h, s, NULL, err);
+      return;
+    }
+    s->lport = local_port(s->fd);
+    s->st = S_SENDING;
+  }
+  if (s->st == S_SENDING) slot_send(h, s);
+  while (s->st == S_READING) {
+    ssize_t k = recv(s->fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (k > 0) {
+      int r = hresp_feed(&s->r, buf, (size_t)k);
+      if (r < 0)
+        slot_fail(h, s, "bad-response", 0);
+      else if (r == 1)
+        slot_done(h, s);
+    } else if (k == 0) {
+      if (hresp_eof(&s->r) == 1)
+        slot_done(h, s);
+      else
+        slot_fail(h, s, NULL, ECONNRESET);
+    } else {
+      if (errno != EAGAIN && errno != EINTR) slot_fail(h, s, NULL, errno);
+      return;
+    }
+  }
+}
+
+/*
+ * Run h->total requests over n slots, closed loop: each slot starts its next request as soon as
+ * its answer is complete. Busy-polls (poll with a zero timeout, yielding the CPU when nothing
+ * is ready) so no wake-up latency lands in a sample. Kept connections stay in the slots.
+ */
+static void http_loop(struct hrun *h, struct slot *slots, int n) {
+  struct pollfd pf[HTTP_MAX_CONCURRENCY];
+  int idx[HTTP_MAX_CONCURRENCY];
+  for (;;) {
+    /* Lines go out while no request is in flight (between requests at concurrency 1, so the
+     * write never lands inside a timed window) or every 64 lines, so a killed run keeps them. */
+    int busy = 0;
+    for (int i = 0; i < n; i++) busy += slots[i].st != S_IDLE;
+    if (h->pending && (busy == 0 || h->pending >= 64)) {
+      fflush(stdout);
+      h->pending = 0;
+    }
+    for (int i = 0; i < n; i++) {
+      while (slots[i].st == S_IDLE && h->issued < h->total && !(h->stop_on_fail && h->failed))
+        slot_start(h, &slots[i]);
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      if (slots[i].st == S_IDLE) continue;
+      pf[k].fd = slots[i].fd;
+      pf[k].events = slots[i].st == S_READING ? POLLIN : POLLOUT;
+      pf[k].revents = 0;
+      idx[k++] = i;
+    }
+    if (k == 0) {
+      fflush(stdout);
+      h->pending = 0;
+      return;
+    }
+    int ready = poll(pf, (nfds_t)k, 0);
+    for (int j = 0; ready > 0 && j < k; j++)
+      if (pf[j].revents) slot_ready(h, &slots[idx[j]]);
+    long long now = now_ns(CLOCK_MONOTONIC);
+    for (int j = 0; j < k; j++) {
+      struct slot *s = &slots[idx[j]];
+      if (s->st != S_IDLE && now >= s->deadline) slot_fail(h, s, "timeout", ETIMEDOUT);
+    }
+    if (ready <= 0) sched_yield();
+  }
 }
 
 static int valid_http_token(const char *s, int path) {
@@ -709,16 +770,17 @@ static int valid_http_token(const char *s, int path) {
 }
 
 static int run_http(int argc, char **argv) {
-  long port, count, warmup;
+  long port, count, warmup, conc;
   long long timeout_ns;
-  if (argc != 10 || !valid_host(argv[2]) || parse_long(argv[3], 1, 65535, &port) || !valid_http_token(argv[4], 0) ||
+  if (argc != 11 || !valid_host(argv[2]) || parse_long(argv[3], 1, 65535, &port) || !valid_http_token(argv[4], 0) ||
       !valid_http_token(argv[5], 1) || parse_long(argv[6], 1, 10000000, &count) ||
       parse_ms(argv[7], 0.001, 600000, &timeout_ns) ||
       (strcmp(argv[8], "keepalive") != 0 && strcmp(argv[8], "close") != 0) ||
-      parse_long(argv[9], 0, 10000000, &warmup)) {
+      parse_long(argv[9], 0, 10000000, &warmup) || parse_long(argv[10], 1, HTTP_MAX_CONCURRENCY, &conc)) {
     fprintf(stderr,
-            "usage: tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP\n"
-            "  ADDRESS numeric, HOST letters/digits/.-:_[] only, PATH from / without spaces\n");
+            "usage: tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP CONCURRENCY\n"
+            "  ADDRESS numeric, HOST letters/digits/.-:_[] only, PATH from / without spaces, CONCURRENCY 1-%d\n",
+            HTTP_MAX_CONCURRENCY);
     return 2;
   }
   int keepalive = strcmp(argv[8], "keepalive") == 0;
@@ -741,21 +803,30 @@ static int run_http(int argc, char **argv) {
     freeaddrinfo(res);
     return 2;
   }
-  struct hreq q = {.ai = res, .req = req, .req_len = (size_t)rl, .timeout_ns = timeout_ns, .keepalive = keepalive};
-  static struct hresp r;
-  struct hresult h;
-  int fd = -1;
-  for (long i = 0; i < warmup; i++) {
-    http_one(&q, &fd, &r, &h);
-    if (!h.ok) break;
+  struct slot *slots = calloc((size_t)conc, sizeof *slots);
+  if (!slots) {
+    fprintf(stderr, "tcping: out of memory\n");
+    freeaddrinfo(res);
+    return 3;
   }
-  if (fd >= 0) close(fd);
-  fd = -1;
-  for (long seq = 1; seq <= count; seq++) {
-    http_one(&q, &fd, &r, &h);
-    http_print(seq, &h);
+  for (long i = 0; i < conc; i++) slots[i].fd = -1;
+  struct hrun h = {.ai = res, .req = req, .req_len = (size_t)rl, .timeout_ns = timeout_ns, .keepalive = keepalive};
+  if (warmup > 0) {
+    h.record = 0;
+    h.stop_on_fail = 1;
+    h.total = warmup;
+    http_loop(&h, slots, (int)conc);
+    /* Each series starts with no connection, like a fresh client pool. */
+    for (long i = 0; i < conc; i++) slot_close(&slots[i]);
   }
-  if (fd >= 0) close(fd);
+  h.record = 1;
+  h.stop_on_fail = 0;
+  h.total = count;
+  h.issued = h.done = 0;
+  h.failed = 0;
+  http_loop(&h, slots, (int)conc);
+  for (long i = 0; i < conc; i++) slot_close(&slots[i]);
+  free(slots);
   freeaddrinfo(res);
   return 0;
 }

@@ -8,7 +8,7 @@
  * "tcping-monotonic"); app_rtt_ms always carries the application-observed connect time.
  * Why the kernel figure is primary: on loopback it is 2–3 µs at p50 against 6–8 µs for the
  * busy-polled app time, and it cannot be inflated by this process being descheduled.
- * The same binary is the http probe's client at concurrency 1 (`--http`, runHttping): its lines
+ * The same binary is the http probe's client up to 64 connections (`--http`, runHttping): its lines
  * are the http probe's raw format with clock "httping-monotonic".
  * Nothing here ever goes through a shell: the binary gets validated argv only.
  */
@@ -245,7 +245,7 @@ export async function runTcping(opts: TcpingRunOptions): Promise<TcpingRunResult
   return runHelper(args, opts, budgetMs);
 }
 
-/** Options of one http series with the helper (`tcping --http`, concurrency 1). */
+/** Options of one http series with the helper (`tcping --http`, up to 64 connections). */
 export interface HttpingRunOptions {
   /** Numeric address to connect to (resolved by the caller). */
   address: string;
@@ -258,10 +258,15 @@ export interface HttpingRunOptions {
   keepAlive: boolean;
   /** Unrecorded requests before the series (stop at the first failure). */
   warmup: number;
+  /** Connections, each one request at a time (closed loop); 1..HTTPING_MAX_CONCURRENCY. */
+  concurrency: number;
   out: string;
   binary?: string;
   prefix?: string[];
 }
+
+/** The C client's limit (tcping.c HTTP_MAX_CONCURRENCY); beyond it the Node client runs. */
+export const HTTPING_MAX_CONCURRENCY = 64;
 
 const ADDRESS_RE = /^[0-9A-Fa-f.:]{2,45}$/;
 const HOST_HEADER_RE = /^[A-Za-z0-9._:[\]-]{1,300}$/;
@@ -280,6 +285,7 @@ export function httpingArgs(o: Omit<HttpingRunOptions, 'out' | 'binary' | 'prefi
   numIn('count', o.count, 1, 10_000_000, true);
   numIn('timeoutMs', o.timeoutMs, 0.001, 600_000, false);
   numIn('warmup', o.warmup, 0, 10_000_000, true);
+  numIn('concurrency', o.concurrency, 1, HTTPING_MAX_CONCURRENCY, true);
   return [
     '--http',
     o.address,
@@ -290,6 +296,7 @@ export function httpingArgs(o: Omit<HttpingRunOptions, 'out' | 'binary' | 'prefi
     ms(o.timeoutMs),
     o.keepAlive ? 'keepalive' : 'close',
     String(o.warmup),
+    String(o.concurrency),
   ];
 }
 

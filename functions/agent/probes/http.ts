@@ -8,8 +8,8 @@
  * "httping-monotonic" for the C client (absent: the Node client, "app-hrtime").
  *
  * Before trial 1, up to WARMUP_REQUESTS unrecorded requests warm the client and the target.
- * Latency is request start → last body byte. At concurrency 1 the requests go through the C
- * helper (tcping.c `--http`, CLOCK_MONOTONIC, busy-polled); otherwise through the probe's own
+ * Latency is request start → last body byte. Up to 64 connections the requests go through the C
+ * helper (tcping.c `--http`, CLOCK_MONOTONIC, busy-polled); beyond, through the probe's own
  * HTTP/1.1 client on a bare socket (http-wire.ts, `process.hrtime.bigint()`), which costs about
  * half of what Node's `http` module does per request. A timeout, reset, unreadable answer
  * ("bad-response") or non-2xx answer is a failed sample with a reason; EADDRNOTAVAIL
@@ -20,7 +20,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { HttpProbe } from '../../core/model.js';
-import { ensureTcping, runHttping } from '../native/tcping.js';
+import { ensureTcping, HTTPING_MAX_CONCURRENCY, runHttping } from '../native/tcping.js';
 import { getRequest, HttpProtocolError, type ResponseDone, ResponseReader } from './http-wire.js';
 import { connectErrorReason, resolveTarget } from './tcp-connect.js';
 import type { ProbeRunner } from './types.js';
@@ -33,7 +33,7 @@ interface TrialResult {
   ok: number;
 }
 
-/** Which client sends the requests: the C helper (concurrency 1) or the Node client. */
+/** Which client sends the requests: the C helper (up to 64 connections) or the Node client. */
 export type HttpClientChoice = 'auto' | 'native' | 'node';
 
 /** The C client as recorded in the outcome's tools. */
@@ -43,9 +43,9 @@ export const HTTPING_TOOL = 'tcping --http (C helper, busy-poll, CLOCK_MONOTONIC
  * Run the http probe: one raw file per trial. Status is "failed" only when no request of any
  * trial succeeded or the host does not resolve.
  *
- * Client: at concurrency 1 the C helper's http mode (tcping.c `--http`, clock
- * "httping-monotonic") — about wrk's cost per request and none of a fresh Node process's
- * warm-up stalls; at higher concurrency, or where the helper cannot be built (the reason is in
+ * Client: up to HTTPING_MAX_CONCURRENCY connections the C helper's http mode (tcping.c
+ * `--http`, clock "httping-monotonic") — about wrk's cost per request and none of a fresh Node
+ * process's warm-up stalls; beyond that, or where the helper cannot be built (the reason is in
  * `tools.httping` and so in the manifest's notes), the Node client below (clock "app-hrtime").
  */
 export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpProbe> {
@@ -61,7 +61,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
     const tools: Record<string, string> = {};
 
     let native: string | undefined;
-    if (choice === 'native' || (choice === 'auto' && probe.concurrency === 1)) {
+    if (choice === 'native' || (choice === 'auto' && probe.concurrency <= HTTPING_MAX_CONCURRENCY)) {
       const built = await ensureTcping();
       if (built.ok) native = built.path;
       else tools.httping = `unavailable: ${built.reason}`;
@@ -107,6 +107,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
             timeoutMs: probe.timeoutMs,
             keepAlive: probe.keepAlive,
             warmup: trial === 1 ? warmup : 0,
+            concurrency: probe.concurrency,
             out: file,
             binary: native,
           })

@@ -59,12 +59,12 @@ function canned(answer: string | ((n: number) => string), close = false): net.Se
   });
 }
 
-async function probeAt(client: HttpClientChoice, port: number, over: Partial<HttpProbe> = {}) {
+async function probeAt(client: HttpClientChoice, port: number, over: Partial<HttpProbe> = {}, concurrency = 1) {
   const p: HttpProbe = {
     kind: 'http',
     name: `h${port}`,
     count: 12,
-    concurrency: 1,
+    concurrency,
     keepAlive: true,
     payloadBytes: 100,
     trials: 1,
@@ -94,12 +94,14 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const CLIENTS: [HttpClientChoice, string][] = [
-  ['native', 'httping-monotonic'],
-  ['node', 'app-hrtime'],
+const CLIENTS: [HttpClientChoice, number, string][] = [
+  ['native', 1, 'httping-monotonic'],
+  ['native', 3, 'httping-monotonic'],
+  ['node', 1, 'app-hrtime'],
+  ['node', 3, 'app-hrtime'],
 ];
 
-describe.each(CLIENTS)('http probe, %s client, against real servers', (client, clock) => {
+describe.each(CLIENTS)('http probe, %s client, concurrency %i, against real servers', (client, c, clock) => {
   const { listen, closeAll } = servers();
   afterAll(async () => {
     // The probe closes every connection it opened, whatever the server did.
@@ -111,7 +113,7 @@ describe.each(CLIENTS)('http probe, %s client, against real servers', (client, c
     const port = await listen(
       http.createServer((_req, res) => res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100))),
     );
-    const { outcome, recs } = await probeAt(client, port, { count: 3 });
+    const { outcome, recs } = await probeAt(client, port, { count: 3 }, c);
     expect(recs.map((r) => r.clock)).toEqual([clock, clock, clock]);
     if (client === 'native') expect(outcome.tools?.httping).toBe(HTTPING_TOOL);
     else expect(outcome.tools?.client).toMatch(/net\.Socket/);
@@ -130,23 +132,27 @@ describe.each(CLIENTS)('http probe, %s client, against real servers', (client, c
         });
       }),
     );
-    const { outcome, recs } = await probeAt(client, port, { payloadBytes: 1000 });
+    const { outcome, recs } = await probeAt(client, port, { payloadBytes: 1000 }, c);
     expect(outcome.status).toBe('ok');
     expect(recs).toHaveLength(12);
     expect(recs.every((r) => r.ok && r.bytes === 1000 && r.status === 200)).toBe(true);
-    expect(new Set(recs.map((r) => r.local_port)).size).toBe(1);
+    // One connection per slot, kept for the whole run.
+    expect(new Set(recs.map((r) => r.local_port)).size).toBe(c);
+    expect(recs.map((r) => r.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
   });
 
   it("opens a new connection after the server's Connection: close, losing no request", async () => {
-    let served = 0;
+    // Every connection is closed by the server after its 4th answer.
+    const served = new WeakMap<net.Socket, number>();
     const port = await listen(
-      http.createServer((_req, res) => {
-        served++;
-        if (served % 4 === 0) res.setHeader('connection', 'close');
+      http.createServer((req, res) => {
+        const n = (served.get(req.socket) ?? 0) + 1;
+        served.set(req.socket, n);
+        if (n === 4) res.setHeader('connection', 'close');
         res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100));
       }),
     );
-    const { recs } = await probeAt(client, port);
+    const { recs } = await probeAt(client, port, {}, c);
     expect(recs.filter((r) => r.ok)).toHaveLength(12);
     const perPort = new Map<number, number>();
     for (const r of recs) perPort.set(r.local_port as number, (perPort.get(r.local_port as number) ?? 0) + 1);
@@ -158,7 +164,7 @@ describe.each(CLIENTS)('http probe, %s client, against real servers', (client, c
     const port = await listen(
       http.createServer((_req, res) => res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100))),
     );
-    const { recs } = await probeAt(client, port, { keepAlive: false, count: 8 });
+    const { recs } = await probeAt(client, port, { keepAlive: false, count: 8 }, c);
     expect(recs.filter((r) => r.ok)).toHaveLength(8);
     expect(new Set(recs.map((r) => r.local_port)).size).toBe(8);
   });
@@ -193,31 +199,31 @@ describe.each(CLIENTS)('http probe, %s client, against real servers', (client, c
   for (const [name, answer, close, want] of framings) {
     it(`frames ${name}`, async () => {
       const port = await listen(canned(answer, close));
-      const { recs } = await probeAt(client, port, { count: 4 });
+      const { recs } = await probeAt(client, port, { count: 4 }, c);
       expect(recs.map((r) => [r.ok, r.status, r.bytes])).toEqual(Array(4).fill([true, want.status, want.bytes]));
-      expect(new Set(recs.map((r) => r.local_port)).size).toBe(want.reused ? 1 : 4);
+      expect(new Set(recs.map((r) => r.local_port)).size).toBe(want.reused ? Math.min(c, 4) : 4);
     });
   }
 
   it('a 404 is a failed sample with its status, and the connection is kept', async () => {
     const port = await listen(canned('HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno'));
-    const { outcome, recs } = await probeAt(client, port, { count: 3 });
+    const { outcome, recs } = await probeAt(client, port, { count: 3 }, c);
     expect(outcome.status).toBe('failed');
     expect(recs.map((r) => [r.ok, r.error, r.status, r.bytes])).toEqual(Array(3).fill([false, 'http-404', 404, 2]));
-    expect(new Set(recs.map((r) => r.local_port)).size).toBe(1);
+    expect(new Set(recs.map((r) => r.local_port)).size).toBe(Math.min(c, 3));
   });
 
   it('an answer cut short is a reset; something that is not HTTP is a bad-response', async () => {
     const cut = await listen(canned('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly-part', true));
-    const a = await probeAt(client, cut, { count: 3 });
+    const a = await probeAt(client, cut, { count: 3 }, c);
     expect(a.outcome.status).toBe('failed');
     expect(a.recs.map((r) => r.error)).toEqual(['reset', 'reset', 'reset']);
     const ssh = await listen(canned('SSH-2.0-OpenSSH_9.2\r\n\r\n'));
-    const b = await probeAt(client, ssh, { count: 2 });
+    const b = await probeAt(client, ssh, { count: 2 }, c);
     expect(b.recs.map((r) => r.error)).toEqual(['bad-response', 'bad-response']);
     const extra = await listen(canned('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxy'));
-    const c = await probeAt(client, extra, { count: 2 });
-    expect(c.recs.map((r) => r.error)).toEqual(['bad-response', 'bad-response']);
+    const d = await probeAt(client, extra, { count: 2 }, c);
+    expect(d.recs.map((r) => r.error)).toEqual(['bad-response', 'bad-response']);
   });
 
   it('a closed port is refused; a server that never answers is a timeout per request, on time', async () => {
@@ -225,11 +231,11 @@ describe.each(CLIENTS)('http probe, %s client, against real servers', (client, c
     await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
     const closedPort = (gone.address() as net.AddressInfo).port;
     await new Promise<void>((r) => gone.close(() => r()));
-    const refused = await probeAt(client, closedPort, { count: 1 });
+    const refused = await probeAt(client, closedPort, { count: 1 }, c);
     expect(refused.recs.map((r) => r.error)).toEqual(['refused']);
     const port = await listen(net.createServer((s) => s.resume()));
     const t0 = Date.now();
-    const { recs } = await probeAt(client, port, { count: 2, timeoutMs: 200 });
+    const { recs } = await probeAt(client, port, { count: 2, timeoutMs: 200 }, c);
     expect(recs.map((r) => r.error)).toEqual(['timeout', 'timeout']);
     for (const r of recs) expect(r.t_end - r.t_start).toBeGreaterThanOrEqual(199);
     // Warm-up stops at its first failure: one warm-up timeout plus two recorded ones.
