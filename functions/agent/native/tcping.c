@@ -592,11 +592,19 @@ static void http_print(long seq, int ok, int status, long long bytes, int lport,
 static void slot_close(struct slot *s) {
   if (s->fd >= 0) close(s->fd);
   s->fd = -1;
+  s->lport = -1;
+}
+
+/* The connection's local port, read once per connection and after the clock stopped. */
+static void slot_lport(struct slot *s) {
+  if (s->lport < 0 && s->fd >= 0) s->lport = local_port(s->fd);
 }
 
 /* The request in flight failed: record it (no status, no bytes, as the Node probe) and free the slot. */
 static void slot_fail(struct hrun *h, struct slot *s, const char *error, int err) {
   long long t1 = now_ns(CLOCK_MONOTONIC);
+  /* a port only for a connection that was made (as the Node probe) */
+  if (s->st == S_SENDING || s->st == S_READING) slot_lport(s);
   if (h->record) {
     http_print(s->seq, 0, 0, 0, s->lport, error, err, s->t0_rt, s->t0, t1);
     h->pending++;
@@ -610,6 +618,7 @@ static void slot_fail(struct hrun *h, struct slot *s, const char *error, int err
 /* The answer is complete: record it, keep the connection when both sides allow it. */
 static void slot_done(struct hrun *h, struct slot *s) {
   long long t1 = now_ns(CLOCK_MONOTONIC);
+  slot_lport(s);
   int ok = s->r.status >= 200 && s->r.status < 300;
   if (h->record) {
     http_print(s->seq, ok, s->r.status, s->r.body, s->lport, NULL, 0, s->t0_rt, s->t0, t1);
@@ -640,7 +649,6 @@ static void slot_send(struct hrun *h, struct slot *s) {
 static void slot_start(struct hrun *h, struct slot *s) {
   s->seq = ++h->issued;
   s->sent = 0;
-  s->lport = -1;
   hresp_init(&s->r);
   if (s->fd >= 0) {
     /* A kept connection the server closed meanwhile (or wrote to unasked) is not reused. */
@@ -652,7 +660,6 @@ static void slot_start(struct hrun *h, struct slot *s) {
   s->t0 = now_ns(CLOCK_MONOTONIC);
   s->deadline = s->t0 + h->timeout_ns;
   if (s->fd >= 0) {
-    s->lport = local_port(s->fd);
     s->st = S_SENDING;
     slot_send(h, s);
     return;
@@ -665,7 +672,6 @@ static void slot_start(struct hrun *h, struct slot *s) {
   int one = 1;
   setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (connect(s->fd, h->ai->ai_addr, h->ai->ai_addrlen) == 0) {
-    s->lport = local_port(s->fd);
     s->st = S_SENDING;
     slot_send(h, s);
   } else if (errno == EINPROGRESS) {
@@ -686,7 +692,6 @@ static void slot_ready(struct hrun *h, struct slot *s) {
       slot_fail(h, s, NULL, err);
       return;
     }
-    s->lport = local_port(s->fd);
     s->st = S_SENDING;
   }
   if (s->st == S_SENDING) slot_send(h, s);
@@ -809,7 +814,10 @@ static int run_http(int argc, char **argv) {
     freeaddrinfo(res);
     return 3;
   }
-  for (long i = 0; i < conc; i++) slots[i].fd = -1;
+  for (long i = 0; i < conc; i++) {
+    slots[i].fd = -1;
+    slots[i].lport = -1;
+  }
   struct hrun h = {.ai = res, .req = req, .req_len = (size_t)rl, .timeout_ns = timeout_ns, .keepalive = keepalive};
   if (warmup > 0) {
     h.record = 0;
