@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureTcping, parseTcpingLines, runTcping } from '../agent/native/tcping.js';
+import { nearestRank } from '../core/stats.js';
 import { LabCommandError } from './errors.js';
 
 const execFileP = promisify(execFile);
@@ -28,21 +29,14 @@ export interface ConnectStats {
   max: number;
 }
 
-/** Nearest-rank percentile of sorted values (integer rank, as the SQL does). */
-export function nearestRank(sorted: number[], pct: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.max(1, Math.floor((pct * sorted.length + 99) / 100));
-  return sorted[Math.min(rank, sorted.length) - 1];
-}
-
 /** Summarize connect samples (null = failed). */
 export function connectStats(samples: (number | null)[]): ConnectStats {
   const ok = samples.filter((s): s is number => typeof s === 'number').sort((a, b) => a - b);
   return {
     n: ok.length,
     failed: samples.length - ok.length,
-    p50: nearestRank(ok, 50),
-    p95: nearestRank(ok, 95),
+    p50: nearestRank(ok, 500) ?? Number.NaN,
+    p95: nearestRank(ok, 950) ?? Number.NaN,
     min: ok[0] ?? Number.NaN,
     max: ok[ok.length - 1] ?? Number.NaN,
   };

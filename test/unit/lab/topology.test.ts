@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveClient } from '../../../functions/lab/lab.js';
-import { nearestRank } from '../../../functions/lab/measure.js';
+import { connectStats } from '../../../functions/lab/measure.js';
 import {
   allNamespaces,
   buildCreditCommand,
@@ -90,11 +90,11 @@ describe('lab client state transitions', () => {
   });
 });
 
-describe('nearestRank', () => {
-  it('uses an integer rank', () => {
+describe('connectStats', () => {
+  it('takes the shared nearest rank over the successful samples', () => {
     const v = Array.from({ length: 200 }, (_, i) => i + 1);
-    expect(nearestRank(v, 50)).toBe(100);
-    expect(nearestRank(v, 95)).toBe(190);
-    expect(nearestRank([7], 99)).toBe(7);
+    expect(connectStats([...v, null, null])).toMatchObject({ n: 200, failed: 2, p50: 100, p95: 190, min: 1, max: 200 });
+    expect(connectStats([null])).toMatchObject({ n: 0, failed: 1 });
+    expect(connectStats([7]).p50).toBe(7);
   });
 });
