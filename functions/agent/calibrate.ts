@@ -19,6 +19,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PathbenchError } from '../core/errors.js';
+import type { ProbeOverhead } from '../core/model.js';
 import { parseHttp } from '../core/parsers/http.js';
 import { nearestRank } from '../core/stats.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from './native/tcping.js';
@@ -49,17 +50,8 @@ export interface CalibrateOptions {
 /** Probe kinds with a self-calibration. */
 export type CalibratedKind = 'tcp-connect' | 'http';
 
-export interface Calibration {
-  p50_us: number;
-  p99_us: number;
-  /** Successful loopback samples the figures are taken from. */
-  n: number;
-  /** Implementation, clock, listener and settings, in words. */
-  method: string;
-  /** The app-observed connect time's p50/p99 when the primary clock is the kernel's. */
-  app_p50_us?: number;
-  app_p99_us?: number;
-}
+/** What a calibration yields: the figures manifests and summaries carry as probe_overhead_us. */
+export type Calibration = ProbeOverhead;
 
 /** Nearest-rank percentile with an integer rank, as the SQL does: rank = ceil(q·n/100). */
 function round2(x: number): number {

@@ -6,7 +6,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { registerParse } from '../../cli/commands/parse.js';
 import { runSpec } from '../../functions/agent/run.js';
 import type { AgentReport, AgentSpec, SampleRecord } from '../../functions/core/model.js';
 import { parseRaw } from '../../functions/core/parsers/index.js';
+import { freePort } from '../helpers/ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const AGENT = path.join(ROOT, 'dist', 'agent.cjs');
@@ -26,14 +26,6 @@ let dir: string;
 let server: ChildProcess;
 let ports: { tcp: number; http: number; slowAccept: number };
 let closedPort: number;
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Run the agent; never rejects, resolves to exit code and output. */
 async function agent(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

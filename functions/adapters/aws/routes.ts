@@ -14,21 +14,16 @@ import {
 } from '@aws-sdk/client-ec2';
 import { RouteSwapError } from '../../core/errors.js';
 import type { RouteEntry, RouteTarget } from '../../core/model.js';
+import { VIA_KEYS, type ViaKey } from '../../core/plan.js';
 import type { Routes } from '../../ports.js';
 import { isAwsError } from './util.js';
 
 type RouteKey = Omit<RouteEntry, 'via'>;
 
 /** Target kinds EC2 understands, in the order a route's fields are checked. */
-export const ROUTE_TARGET_KINDS = [
-  'vpcPeeringConnectionId',
-  'transitGatewayId',
-  'gatewayId',
-  'natGatewayId',
-  'networkInterfaceId',
-  'vpcEndpointId',
-] as const;
-type TargetKind = (typeof ROUTE_TARGET_KINDS)[number];
+type TargetKind = Exclude<ViaKey, 'labNextHop'>;
+/** The plan's route target keys minus the lab's own (core/plan.ts VIA_KEYS). */
+export const ROUTE_TARGET_KINDS: readonly TargetKind[] = VIA_KEYS.filter((k): k is TargetKind => k !== 'labNextHop');
 
 const INPUT_FIELD: Record<TargetKind, string> = {
   vpcPeeringConnectionId: 'VpcPeeringConnectionId',

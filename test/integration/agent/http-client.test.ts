@@ -15,6 +15,7 @@ import { ensureTcping } from '../../../functions/agent/native/tcping.js';
 import { HTTPING_TOOL, type HttpClientChoice, httpRunner } from '../../../functions/agent/probes/http.js';
 import type { HttpProbe } from '../../../functions/core/model.js';
 import { parseHttp } from '../../../functions/core/parsers/http.js';
+import { freePort } from '../../helpers/ports.js';
 
 let dir: string;
 
@@ -227,10 +228,7 @@ describe.each(CLIENTS)('http probe, %s client, concurrency %i, against real serv
   });
 
   it('a closed port is refused; a server that never answers is a timeout per request, on time', async () => {
-    const gone = net.createServer();
-    await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
-    const closedPort = (gone.address() as net.AddressInfo).port;
-    await new Promise<void>((r) => gone.close(() => r()));
+    const closedPort = await freePort();
     const refused = await probeAt(client, closedPort, { count: 1 }, c);
     expect(refused.recs.map((r) => r.error)).toEqual(['refused']);
     const port = await listen(net.createServer((s) => s.resume()));

@@ -3,7 +3,6 @@
 // a namespace with a real iptables DROP rule, never a fake.
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +17,7 @@ import {
   TcpingArgumentError,
   tcpingArgs,
 } from '../../../functions/agent/native/tcping.js';
+import { freePort } from '../../helpers/ports.js';
 
 const execFileP = promisify(execFile);
 
@@ -35,14 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('ensureTcping', () => {
   it('compiles once into the cache and reuses the binary by source hash', async () => {

@@ -14,6 +14,7 @@ import type { ProbeContext } from '../../../functions/agent/probes/types.js';
 import { ParseError } from '../../../functions/core/errors.js';
 import type { Iperf3Probe } from '../../../functions/core/model.js';
 import { extractJsonObject, parseIperf3 } from '../../../functions/core/parsers/iperf3.js';
+import { freePort } from '../../helpers/ports.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const fixture = (name: string) => readFileSync(path.join(ROOT, 'test/fixtures/iperf3', name), 'utf8');
@@ -29,17 +30,6 @@ afterEach(() => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** True when a TCP socket listens on `port` (from /proc/net/tcp{,6}, state 0A; iperf3 binds ::). */
 function isListening(port: number): boolean {

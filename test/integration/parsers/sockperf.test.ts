@@ -1,7 +1,6 @@
 /** sockperf runner + parser against the real sockperf on loopback, plus captured real logs. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +10,7 @@ import type { ProbeContext } from '../../../functions/agent/probes/types.js';
 import { ParseError } from '../../../functions/core/errors.js';
 import type { SockperfProbe } from '../../../functions/core/model.js';
 import { parseSockperf, SOCKPERF_NOTE } from '../../../functions/core/parsers/sockperf.js';
+import { freePort } from '../../helpers/ports.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const fixture = (name: string) => readFileSync(path.join(ROOT, 'test/fixtures/sockperf', name), 'utf8');
@@ -24,17 +24,6 @@ afterEach(() => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function bound(port: number, proto: 'tcp' | 'udp'): boolean {
   const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;

@@ -4,7 +4,6 @@
  * input for the error cases.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,19 +13,12 @@ import { ParseError } from '../../../functions/core/errors.js';
 import type { TcpConnectProbe } from '../../../functions/core/model.js';
 import { parseRaw } from '../../../functions/core/parsers/index.js';
 import { parseTcpConnect } from '../../../functions/core/parsers/tcp-connect.js';
+import { freePort } from '../../helpers/ports.js';
 
 const META = { runId: 'r1', pathId: 'p1', probe: 'tcp-connect', trial: 1 };
 let dir: string;
 let servers: RunningServers;
 let closedPort: number;
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function runRaw(
   name: string,
