@@ -1,26 +1,38 @@
 import { defineConfig } from 'vitest/config';
 
-// Suites split by speed and by what they need (STYLE.md 9):
-// unit: no network; integration: local driver end to end on loopback; infra: cdk synth;
-// lab: network namespaces (root).
+// test/ mirrors the source tree (test/functions/core/plan.test.ts tests functions/core/plan.ts);
+// the suite a file belongs to is in its name, by what it needs:
+//   *.test.ts        unit: no root, no network, no external tools
+//   *.int.test.ts    integration: real tools and the local driver end to end on loopback
+//   *.synth.test.ts  infra: cdk synth of the stacks
+//   *.lab.test.ts    lab: network namespaces (root)
+const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts'];
+
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 30_000 } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['**/node_modules/**', ...SLOW],
+          testTimeout: 30_000,
+        },
+      },
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/**/*.int.test.ts'],
           testTimeout: 300_000,
           hookTimeout: 120_000,
           fileParallelism: false,
         },
       },
-      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 600_000 } },
+      { test: { name: 'infra', include: ['test/**/*.synth.test.ts'], testTimeout: 600_000 } },
       {
         test: {
           name: 'lab',
-          include: ['test/lab/**/*.test.ts'],
+          include: ['test/**/*.lab.test.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
           fileParallelism: false,

@@ -6,13 +6,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { DirStore } from '../functions/adapters/local/dir-store.js';
 import { keys } from '../functions/core/keys.js';
 import type { RunManifest } from '../functions/core/model.js';
-import { loadPlanFile } from '../functions/core/plan.js';
-import { runLocal, silentLogger } from '../functions/local/driver.js';
-import { type ExecutionEvent, ROOT } from '../functions/local/run-machine.js';
-import { startLoopbackTargets } from '../functions/local/targets.js';
+import { DirStore } from '../local/dir-store.js';
+import { runLocal, silentLogger } from '../local/driver.js';
+import { type ExecutionEvent, ROOT } from '../local/run-machine.js';
+import { startLoopbackTargets } from '../local/targets.js';
+import { loadPlanFile } from './plan-file.js';
 
 type Interval = [number, number];
 
@@ -99,7 +99,7 @@ type Part = { name: string; run: () => Promise<string[]> };
 
 /** A lab for the lab-path rows of the benches: reuse a running one, else bring one up (and down). */
 async function labForBench(): Promise<{ down: () => Promise<void> } | undefined> {
-  const lab = await import('../functions/lab/index.js');
+  const lab = await import('../lab/index.js');
   const can = await lab.labAvailable();
   if (!can.ok) {
     process.stderr.write(`bench: no lab here (${can.reason}); lab rows are skipped\n`);

@@ -4,12 +4,11 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DirStore } from '../functions/adapters/local/dir-store.js';
-import { DuckDbQueryEngine } from '../functions/adapters/local/duckdb-query.js';
 import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
 import { checkRunId, keys } from '../functions/core/keys.js';
 import type { Summary } from '../functions/core/model.js';
-import { loadPlanFile } from '../functions/core/plan.js';
+import { buildSummary, renderTable } from '../functions/pipeline/summary.js';
+import { DirStore } from '../local/dir-store.js';
 import {
   DEFAULT_DATA_DIR,
   type LocalRunResult,
@@ -17,10 +16,11 @@ import {
   silentLogger,
   stderrLogger,
   usesLab,
-} from '../functions/local/driver.js';
-import { type ExecutionEvent, ROOT } from '../functions/local/run-machine.js';
-import { startLoopbackTargets } from '../functions/local/targets.js';
-import { buildSummary, renderTable } from '../functions/pipeline/summary.js';
+} from '../local/driver.js';
+import { DuckDbQueryEngine } from '../local/duckdb-query.js';
+import { type ExecutionEvent, ROOT } from '../local/run-machine.js';
+import { startLoopbackTargets } from '../local/targets.js';
+import { loadPlanFile } from './plan-file.js';
 
 /**
  * Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input (nothing written), 3 another run
@@ -183,7 +183,7 @@ export async function reportLocal(runId: string, o: { data: string; json?: boole
 
 async function labUsable(): Promise<{ ok: boolean; reason?: string }> {
   try {
-    const lab = await import('../functions/lab/index.js');
+    const lab = await import('../lab/index.js');
     return await lab.labAvailable();
   } catch (e) {
     return { ok: false, reason: errorMessage(e) };
@@ -207,7 +207,7 @@ async function demo(o: { plan?: string; data: string; json?: boolean }): Promise
   if (!loaded.ok) fail(loaded.problems.join('\n'));
   const log = stderrLogger(true);
   if (usesLab(loaded.plan)) {
-    const lab = await import('../functions/lab/index.js');
+    const lab = await import('../lab/index.js');
     const wasUp = (await lab.labStatus()).healthy;
     if (!wasUp) {
       process.stderr.write(

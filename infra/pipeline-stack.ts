@@ -43,7 +43,7 @@ import type { Construct, IConstruct } from 'constructs';
 import { ENV } from '../functions/adapters/aws/deps.js';
 import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/plans.js';
 import { probeDocumentContent } from '../functions/adapters/aws/probe-document.js';
-import { loadQuery, samplesColumns } from '../functions/core/sql.js';
+import { loadQuery, samplesColumns } from '../functions/sql.js';
 import { type Capability, TASK_NAMES, TASKS, type TaskName } from '../functions/wiring.js';
 import { PathbenchFunction } from './constructs/pathbench-function.js';
 import { AGENT_BUNDLE, ASL_FILE, QUERIES_DIR } from './paths.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Bundles the probe agent (functions/agent/main.ts) into ONE dependency-free file,
+ * Bundles the probe agent (agent/main.ts) into ONE dependency-free file,
  * dist/agent.cjs, that runs on the client instance with node built-ins only. The agent
  * version comes from package.json; `.c` sources are imported as text so the precision helper
  * can compile its C code on the instance.
@@ -18,7 +18,7 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 
 try {
   const result = await build({
-    entryPoints: [path.join(ROOT, 'functions', 'agent', 'main.ts')],
+    entryPoints: [path.join(ROOT, 'agent', 'main.ts')],
     outfile: OUT,
     bundle: true,
     platform: 'node',

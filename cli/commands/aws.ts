@@ -25,7 +25,8 @@ import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
 import { checkRunId, keys } from '../../functions/core/keys.js';
 import type { Summary } from '../../functions/core/model.js';
-import { formatProblems, loadPlanFile } from '../../functions/core/plan.js';
+import { formatProblems } from '../../functions/core/plan.js';
+import { loadPlanFile } from '../plan-file.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const OUTPUTS_FILE = path.join(ROOT, '.pathbench', 'aws-outputs.json');

@@ -4,9 +4,9 @@
  */
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
-import { LabInputError, LabUnavailableError } from '../../functions/lab/errors.js';
-import { type LabStatus, labAvailable, labDown, labStatus, labUp } from '../../functions/lab/lab.js';
-import { LAB_PROFILES } from '../../functions/lab/topology.js';
+import { LabInputError, LabUnavailableError } from '../../lab/errors.js';
+import { type LabStatus, labAvailable, labDown, labStatus, labUp } from '../../lab/lab.js';
+import { LAB_PROFILES } from '../../lab/topology.js';
 
 function fail(e: unknown): never {
   process.stderr.write(`pathbench lab: ${errorMessage(e).split('\n')[0]}\n`);

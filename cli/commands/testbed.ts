@@ -13,6 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
+import { errorMessage } from '../../functions/core/errors.js';
+import { formatProblems, parsePlan } from '../../functions/core/plan.js';
 import {
   DEFAULT_TESTBED_INVENTORY,
   fixedMonthlyCost,
@@ -21,15 +23,13 @@ import {
   type RunTransferCost,
   runTransferCost,
   TESTBED_INTER_REGION_RATES,
-} from '../../functions/core/cost.js';
-import { errorMessage } from '../../functions/core/errors.js';
-import { formatProblems, parsePlan } from '../../functions/core/plan.js';
+} from '../../infra/testbed/cost.js';
 import {
   planFromTestbedOutputs,
   TESTBED_OUTPUTS,
   TestbedOutputsError,
   type TestbedPlanJson,
-} from '../../functions/core/testbed-plan.js';
+} from '../../infra/testbed/plan-from-outputs.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Exit code for unusable input or environment (no credentials, missing outputs). */

@@ -44,3 +44,12 @@ export function parseRawKey(
 export function routeKey(r: { region: string; routeTableId: string; destination: string }): string {
   return `${r.region}|${r.routeTableId}|${r.destination}`;
 }
+
+/** File extension of each kind's raw output. */
+export const RAW_EXT = {
+  'tcp-connect': 'jsonl',
+  iperf3: 'json',
+  http: 'jsonl',
+  sockperf: 'csv',
+  mtu: 'json',
+} as const;

@@ -1,7 +1,8 @@
 /**
  * The shared vocabulary of pathbench: plan, probe, sample record, manifest and summary shapes.
- * These mirror the contracts in DESIGN.md; every module imports its types from here.
+ * docs/architecture.md describes these contracts; every module imports its types from here.
  */
+import { z } from 'zod';
 
 /** Safe identifier: used in S3 keys, SQL values and file names. */
 export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -80,10 +81,8 @@ export interface RouteEntry {
   via: RouteVia;
 }
 
-export interface ClientRef {
-  instanceId: string;
-  region: string;
-}
+export const clientRefSchema = z.object({ instanceId: z.string().min(1), region: z.string().min(1) });
+export type ClientRef = z.infer<typeof clientRefSchema>;
 
 export interface SkippedProbe {
   name: string;
@@ -180,17 +179,18 @@ export interface PathManifest {
 }
 
 /** The state machine's view of a sent probe command (SendProbe → PollProbe loop). */
-export interface ProbeCommandState {
-  commandId: string;
-  attempt: number;
-  sentAt: string;
+export const probeCommandStateSchema = z.object({
+  commandId: z.string().min(1),
+  attempt: z.number().int().min(0),
+  sentAt: z.string(),
   /** When the probe should be done; polls get denser as it approaches. */
-  expectedSeconds: number;
+  expectedSeconds: z.number().min(0),
   /** Hard limit: past it the command is cancelled and the path fails. */
-  deadline: string;
-  waitSeconds: number;
-  done: boolean;
-}
+  deadline: z.string(),
+  waitSeconds: z.number().int().min(0),
+  done: z.boolean(),
+});
+export type ProbeCommandState = z.infer<typeof probeCommandStateSchema>;
 
 /** Probe self-calibration figures (issue: measure the network, not the probe). */
 export interface ProbeOverhead {

@@ -3,7 +3,6 @@
  * "dotted.path[i]: what is wrong", and resolves defaults into a ResolvedPlan whose paths carry
  * everything the pipeline needs. Pure except loadPlanFile, which only reads the file.
  */
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { PlanInvalidError } from './errors.js';
@@ -615,16 +614,10 @@ function inDocumentOrder(raw: unknown, problems: readonly Problem[]): Problem[] 
 }
 
 /**
- * Read a plan file (JSON) and parse it with {@link parsePlan}. A missing or unreadable file and
- * invalid JSON are reported as problems ("plan: cannot read FILE (reason)", "plan: not valid JSON (reason)").
+ * Parse a plan file's text (JSON) with {@link parsePlan}; invalid JSON is reported as a problem
+ * ("plan: not valid JSON (reason)"). Reading the file is the caller's (cli/plan-file.ts).
  */
-export async function loadPlanFile(file: string): Promise<PlanResult> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e: unknown) {
-    return { ok: false, problems: [`plan: cannot read ${file} (${readReason(e)})`] };
-  }
+export function parsePlanText(text: string): PlanResult {
   let json: unknown;
   try {
     // Editors on some systems prepend a byte-order mark, which JSON.parse refuses.
@@ -633,12 +626,6 @@ export async function loadPlanFile(file: string): Promise<PlanResult> {
     return { ok: false, problems: [`plan: not valid JSON (${e instanceof Error ? e.message : String(e)})`] };
   }
   return parsePlan(json);
-}
-
-function readReason(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
-  // Node's message repeats the path ("ENOENT: no such file or directory, open 'x'"); keep the cause.
-  return e.message.replace(/, \w+ '.*'$/, '');
 }
 
 /** Problems as printable text: a count line, then one problem per line, indented. */

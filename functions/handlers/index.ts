@@ -1,11 +1,20 @@
 /**
  * Task handlers: validate the event with zod, call the pipeline step with injected ports.
- * Nothing else lives here (STYLE.md 1). An invalid event is a programming error between the
+ * Nothing else lives here; the schemas are functions/pipeline/contracts.ts. An invalid event is a programming error between the
  * ASL and the code, so it fails with TaskInputError naming the field.
  */
 import { z } from 'zod';
 import { PathbenchError } from '../core/errors.js';
 import { collectOutput } from '../pipeline/collect.js';
+import {
+  clientInput,
+  describeClientInput,
+  failureInput,
+  pathRef,
+  pollProbeInput,
+  releaseLockInput,
+  runRef,
+} from '../pipeline/contracts.js';
 import { releaseLock as release, restoreRoutes as restore, summarizeRun as summarize } from '../pipeline/finish.js';
 import * as path from '../pipeline/path.js';
 import { validatePlanStep } from '../pipeline/validate.js';
@@ -22,25 +31,6 @@ function parse<T extends z.ZodType>(schema: T, input: unknown, task: string): z.
   return r.data;
 }
 
-const runRef = z.object({ runId: z.string().min(1) });
-const pathRef = runRef.extend({ pathId: z.string().min(1) });
-const client = z.object({ instanceId: z.string().min(1), region: z.string().min(1) });
-const poll = z.object({
-  attempt: z.number().int().min(0),
-  since: z.string(),
-  waitSeconds: z.number().int().min(0),
-  done: z.boolean().optional(),
-});
-const probeState = z.object({
-  commandId: z.string().min(1),
-  attempt: z.number().int().min(0),
-  sentAt: z.string(),
-  expectedSeconds: z.number().min(0),
-  deadline: z.string(),
-  waitSeconds: z.number().int().min(0),
-  done: z.boolean(),
-});
-
 export const validatePlan = (deps: Deps, input: unknown) =>
   validatePlanStep(
     deps,
@@ -50,42 +40,27 @@ export const validatePlan = (deps: Deps, input: unknown) =>
 export const beginPath = (deps: Deps, input: unknown) => path.beginPath(deps, parse(pathRef, input, 'BeginPath'));
 
 export const stopClient = (deps: Deps, input: unknown) =>
-  path.stopClient(deps, parse(pathRef.extend({ client }), input, 'StopClient'));
+  path.stopClient(deps, parse(clientInput, input, 'StopClient'));
 
 export const startClient = (deps: Deps, input: unknown) =>
-  path.startClient(deps, parse(pathRef.extend({ client }), input, 'StartClient'));
+  path.startClient(deps, parse(clientInput, input, 'StartClient'));
 
 export const describeClient = (deps: Deps, input: unknown) =>
-  path.describeClient(
-    deps,
-    parse(pathRef.extend({ client, want: z.enum(['stopped', 'ready']), poll }), input, 'DescribeClient'),
-  );
+  path.describeClient(deps, parse(describeClientInput, input, 'DescribeClient'));
 
 export const swapRoutes = (deps: Deps, input: unknown) => path.swapRoutes(deps, parse(pathRef, input, 'SwapRoutes'));
 
-export const sendProbe = (deps: Deps, input: unknown) =>
-  path.sendProbe(deps, parse(pathRef.extend({ client }), input, 'SendProbe'));
+export const sendProbe = (deps: Deps, input: unknown) => path.sendProbe(deps, parse(clientInput, input, 'SendProbe'));
 
 export const pollProbe = (deps: Deps, input: unknown) =>
-  path.pollProbe(deps, parse(pathRef.extend({ client, probe: probeState }), input, 'PollProbe'));
+  path.pollProbe(deps, parse(pollProbeInput, input, 'PollProbe'));
 
 export const collect = (deps: Deps, input: unknown) => collectOutput(deps, parse(pathRef, input, 'CollectOutput'));
 export { collect as collectOutput };
 
 export const recordPathFailure = (deps: Deps, input: unknown) =>
-  path.recordPathFailure(
-    deps,
-    parse(
-      pathRef.extend({
-        step: z.string(),
-        error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }),
-      }),
-      input,
-      'RecordPathFailure',
-    ),
-  );
+  path.recordPathFailure(deps, parse(failureInput, input, 'RecordPathFailure'));
 
 export const restoreRoutes = (deps: Deps, input: unknown) => restore(deps, parse(runRef, input, 'RestoreRoutes'));
 export const summarizeRun = (deps: Deps, input: unknown) => summarize(deps, parse(runRef, input, 'SummarizeRun'));
-export const releaseLock = (deps: Deps, input: unknown) =>
-  release(deps, parse(runRef.extend({ rejected: z.boolean().optional() }), input, 'ReleaseLock'));
+export const releaseLock = (deps: Deps, input: unknown) => release(deps, parse(releaseLockInput, input, 'ReleaseLock'));

@@ -4,10 +4,9 @@
  * partition and record provenance. A parse failure marks the path, never deletes raw data.
  */
 
-import { RAW_EXT } from '../agent/probes/types.js';
 import { flagCreditCliffs } from '../core/credit.js';
 import { CollectError, errorMessage } from '../core/errors.js';
-import { keys } from '../core/keys.js';
+import { keys, RAW_EXT } from '../core/keys.js';
 import type {
   AgentReport,
   AgentSpec,
@@ -19,8 +18,8 @@ import type {
 } from '../core/model.js';
 import { parseRaw } from '../core/parsers/index.js';
 import type { Deps } from '../ports.js';
+import type { PathRef } from './contracts.js';
 import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
-import type { PathRef } from './path.js';
 
 /** The metric a probe kind reports, for a failed record when a probe left no raw file. */
 export const PRIMARY_METRIC: Record<ProbeKind, { metric: string; unit: string }> = {

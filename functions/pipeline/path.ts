@@ -15,13 +15,9 @@ import { keys, routeKey } from '../core/keys.js';
 import type { ClientRef, PathManifest, ProbeCommandState, ProbeSpec, RouteEntry, RouteVia } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
+import type { FailureInput, PathRef, PollState } from './contracts.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { loadResolvedPlan } from './validate.js';
-
-export interface PathRef {
-  runId: string;
-  pathId: string;
-}
 
 /** Upper bounds of the poll loops: the state machine never waits forever. */
 export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
@@ -33,13 +29,6 @@ export async function beginPath(deps: Deps, ref: PathRef): Promise<void> {
     p.startedAt = deps.now().toISOString();
   });
   deps.log.info('path started', { ...ref });
-}
-
-export interface PollState {
-  attempt: number;
-  since: string;
-  waitSeconds: number;
-  done?: boolean;
 }
 
 export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {
@@ -260,11 +249,6 @@ export async function pollProbe(
     );
   }
   return { ...probe, attempt, done: false, waitSeconds: nextPollSeconds(probe, now, minPoll) };
-}
-
-export interface FailureInput extends PathRef {
-  step: string;
-  error: { Error?: string; Cause?: string };
 }
 
 /** Lambda wraps causes as JSON ({"errorMessage": …}); keep just the message. */

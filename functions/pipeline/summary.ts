@@ -6,8 +6,8 @@
 import { formatCreditFlag } from '../core/credit.js';
 import { keys } from '../core/keys.js';
 import type { ProbeOverhead, ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
-import { loadQuery } from '../core/sql.js';
 import type { Deps } from '../ports.js';
+import { loadQuery } from '../sql.js';
 
 type Row = Record<string, unknown>;
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -61,7 +61,7 @@ export class PathbenchFunction extends Construct {
         // Some bundled CommonJS dependencies call require() for node built-ins.
         banner:
           "import { createRequire as __pbCreateRequire } from 'module'; const require = __pbCreateRequire(import.meta.url);",
-        // queries/ is read at run time relative to the repository root (functions/core/sql.ts).
+        // queries/ is read at run time relative to the repository root (functions/sql.ts).
         define: { 'import.meta.url': JSON.stringify(BUNDLE_URL) },
         commandHooks: {
           beforeBundling: () => [],

@@ -8,11 +8,11 @@
 import { Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type { Construct } from 'constructs';
-import { TESTBED_PORTS } from '../../functions/core/testbed-plan.js';
 import { HostFleet } from './hosts.js';
 import { TestbedNetwork } from './network.js';
 import { addTestbedOutputs } from './outputs.js';
 import { endpointServiceName, type TestbedPeerStack, tgwWithRouteTable } from './peer-stack.js';
+import { TESTBED_PORTS } from './plan-from-outputs.js';
 import type { TestbedProps } from './props.js';
 import { TgwPeeringAccept } from './tgw-accept.js';
 

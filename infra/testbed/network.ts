@@ -6,7 +6,7 @@
 import { type CfnTag, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Construct } from 'constructs';
-import { TESTBED_PORTS } from '../../functions/core/testbed-plan.js';
+import { TESTBED_PORTS } from './plan-from-outputs.js';
 import { subnetCidr } from './props.js';
 
 /** The tag the pipeline's IAM conditions expect on instances and route tables it may touch. */

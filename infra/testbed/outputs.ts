@@ -5,7 +5,7 @@
  */
 import { CfnOutput, type Stack } from 'aws-cdk-lib';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
-import { TESTBED_OUTPUTS, type TestbedOutputName } from '../../functions/core/testbed-plan.js';
+import { TESTBED_OUTPUTS, type TestbedOutputName } from './plan-from-outputs.js';
 
 /** Where a testbed stack stores its outputs as JSON (one String parameter per stack). */
 export function outputsParameterName(stackName: string): string {

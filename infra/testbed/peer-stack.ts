@@ -8,10 +8,10 @@ import { Stack, type StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import type { Construct } from 'constructs';
-import { TESTBED_PORTS } from '../../functions/core/testbed-plan.js';
 import { HostFleet } from './hosts.js';
 import { TestbedNetwork } from './network.js';
 import { addTestbedOutputs } from './outputs.js';
+import { TESTBED_PORTS } from './plan-from-outputs.js';
 import type { TestbedProps } from './props.js';
 
 export interface PeerStackProps extends StackProps {

@@ -4,7 +4,7 @@
  * gateway; AL2023 package repositories and the asset bucket are reached through the S3 gateway
  * endpoint.
  */
-import { TESTBED_PORTS } from '../../functions/core/testbed-plan.js';
+import { TESTBED_PORTS } from './plan-from-outputs.js';
 
 export interface UserDataInput {
   /** Region of the asset bucket (the stack's region). */

@@ -19,11 +19,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { calibrate } from '../../functions/agent/calibrate.js';
-import { runHttp } from '../../functions/agent/probes/http.js';
+import { calibrate } from '../../agent/calibrate.js';
+import { runHttp } from '../../agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
-import { LAB_PORTS } from '../../functions/lab/topology.js';
+import { LAB_PORTS } from '../../lab/topology.js';
 import { labClientPrefix, stat } from './stat.js';
 
 const execFileP = promisify(execFile);

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { loadQuery } from '../../functions/core/sql.js';
 import { compareRows, type PercentileRow, percentileRow } from '../../functions/core/stats.js';
+import { loadQuery } from '../../functions/sql.js';
 
 const RUN = 'bench';
 const COLUMNS = ['path', 'probe', 'kind', 'metric', 'unit', 'subset', 'n', 'failed', 'total', 'loss'] as const;

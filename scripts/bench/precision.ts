@@ -23,10 +23,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { calibrate } from '../../functions/agent/calibrate.js';
-import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../functions/agent/native/tcping.js';
-import { labCpu } from '../../functions/lab/sys.js';
-import { haveTool } from '../../functions/local/targets.js';
+import { calibrate } from '../../agent/calibrate.js';
+import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../agent/native/tcping.js';
+import { labCpu } from '../../lab/sys.js';
+import { haveTool } from '../../local/targets.js';
 import { labClientPrefix, type Stat, stat } from './stat.js';
 
 const execFileP = promisify(execFile);

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { nearestRank } from '../../functions/core/stats.js';
-import { labClientWrap } from '../../functions/lab/index.js';
+import { labClientWrap } from '../../lab/index.js';
 
 export interface Stat {
   n: number;

@@ -6,13 +6,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DirStore } from '../../functions/adapters/local/dir-store.js';
-import { DuckDbQueryEngine } from '../../functions/adapters/local/duckdb-query.js';
-import { FileLock } from '../../functions/adapters/local/file-lock.js';
 import { InstanceCapacityError } from '../../functions/core/errors.js';
 import { routeKey } from '../../functions/core/keys.js';
 import type { AgentSpec, ClientRef, RouteEntry } from '../../functions/core/model.js';
-import { allStates, loadDefinition } from '../../functions/local/run-machine.js';
 import type {
   CommandInvocation,
   CommandRunner,
@@ -24,6 +20,10 @@ import type {
   ProbeCommand,
   Routes,
 } from '../../functions/ports.js';
+import { DirStore } from '../../local/dir-store.js';
+import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { FileLock } from '../../local/file-lock.js';
+import { allStates, loadDefinition } from '../../local/run-machine.js';
 
 export const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 

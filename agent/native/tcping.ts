@@ -1,0 +1,408 @@
+/**
+ * The precise tcp-connect helper: compiles tcping.c on the client (gcc; AL2023 via dnf) into a
+ * per-user cache keyed by a hash of the source, and runs it. Owns the precise raw line format
+ * (a superset of the Node probe's):
+ *   {seq, t_start, t_end, ok, rtt_ms, error?, clock, kernel_rtt_us?, app_rtt_ms}
+ * rtt_ms is the kernel's handshake RTT (TCP_INFO tcpi_rtt, clock "kernel-tcpi_rtt") when the
+ * kernel has a clean sample, else the helper's busy-polled CLOCK_MONOTONIC connect time (clock
+ * "tcping-monotonic"); app_rtt_ms always carries the application-observed connect time.
+ * Why the kernel figure is primary: on loopback it is 2–3 µs at p50 against 6–8 µs for the
+ * busy-polled app time, and it cannot be inflated by this process being descheduled.
+ * The same binary is the http probe's client up to 64 connections (`--http`, runHttping): its lines
+ * are the http probe's raw format with clock "httping-monotonic".
+ * Nothing here ever goes through a shell: the binary gets validated argv only.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { closeSync, constants, openSync } from 'node:fs';
+import { access, chmod, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PathbenchError } from '../../functions/core/errors.js';
+
+/** A bad argument to runTcping (the message names the field). */
+export class TcpingArgumentError extends PathbenchError {}
+
+/** Which clock a precise sample's rtt_ms came from. */
+export const TCPING_CLOCK = { kernel: 'kernel-tcpi_rtt', app: 'tcping-monotonic' } as const;
+
+/** One raw line written by the helper. */
+export interface TcpingLine {
+  seq: number;
+  /** Epoch ms (CLOCK_REALTIME just before connect()). */
+  t_start: number;
+  t_end: number;
+  ok: boolean;
+  rtt_ms: number | null;
+  error?: string;
+  clock: (typeof TCPING_CLOCK)[keyof typeof TCPING_CLOCK];
+  /** The kernel's SYN→SYN-ACK RTT; absent when failed or the SYN was retransmitted. */
+  kernel_rtt_us?: number;
+  /** Busy-polled CLOCK_MONOTONIC time from connect() to writable (or to the failure). */
+  app_rtt_ms: number;
+  /** Time spent inside the nonblocking connect() call (µs): what a clock started after it misses. */
+  connect_call_us?: number;
+}
+
+export type EnsureResult = { ok: true; path: string } | { ok: false; reason: string };
+
+export interface TcpingRunOptions {
+  host: string;
+  port: number;
+  count: number;
+  intervalMs: number;
+  timeoutMs: number;
+  /** JSONL file the lines go to (created or truncated). */
+  out: string;
+  /** Which value becomes rtt_ms; default "kernel" (falls back to app time per sample). */
+  primary?: 'kernel' | 'app';
+  /** Use this binary instead of ensureTcping()'s. */
+  binary?: string;
+  /** argv run in front of the helper, e.g. ["ip", "netns", "exec", "pb-client"] in the lab. */
+  prefix?: string[];
+}
+
+export interface TcpingRunResult {
+  ok: boolean;
+  reason?: string;
+  /** Non-fatal remarks the helper printed (e.g. loopback warm-up unavailable). */
+  notes?: string[];
+}
+
+const CFLAGS = ['-O2', '-std=gnu11', '-Wall'];
+const HOST_RE = /^[A-Za-z0-9_.:-]{1,253}$/;
+
+/**
+ * The helper's C source. Bundled: inlined by esbuild's `.c` text loader. From source (vitest,
+ * tsx cannot import `.c`): read from disk through a module esbuild does not bundle.
+ */
+export async function loadTcpingSource(): Promise<string> {
+  try {
+    const mod = (await import('./tcping.c')) as { default: unknown };
+    if (typeof mod.default === 'string' && mod.default.includes('int main(')) return mod.default;
+  } catch {
+    // Not bundled: fall through to the disk copy.
+  }
+  const fromDisk = './source-from-disk.js';
+  const m = (await import(fromDisk)) as { readTcpingSource: () => Promise<string> };
+  return m.readTcpingSource();
+}
+
+/** Cache key: source, flags and machine, so a changed helper is never served stale. */
+export function tcpingHash(source: string): string {
+  return createHash('sha256')
+    .update(source)
+    .update(CFLAGS.join(' '))
+    .update(`${process.platform}-${process.arch}`)
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** Where compiled helpers live: $XDG_CACHE_HOME/pathbench, ~/.cache/pathbench, or a per-user tmp dir. */
+export function tcpingCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.XDG_CACHE_HOME) return path.join(env.XDG_CACHE_HOME, 'pathbench');
+  if (env.HOME) return path.join(env.HOME, '.cache', 'pathbench');
+  // SSM runs the agent as root without HOME: a per-uid directory, checked for ownership below.
+  return path.join(os.tmpdir(), `pathbench-native-${process.getuid?.() ?? 'u'}`);
+}
+
+function run(
+  file: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { timeout: timeoutMs, maxBuffer: 1 << 20 }, (error, _stdout, stderr) => {
+      const e = error as (NodeJS.ErrnoException & { code?: string | number }) | null;
+      if (e && typeof e.code === 'string') resolve({ code: null, stderr: String(stderr), error: e });
+      else resolve({ code: e ? Number(e.code ?? 1) : 0, stderr: String(stderr) });
+    });
+  });
+}
+
+async function privateDir(dir: string): Promise<string | undefined> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const st = await stat(dir);
+  const uid = process.getuid?.();
+  // A shared tmp dir could be pre-created by someone else to plant a binary: refuse it.
+  if (uid !== undefined && st.uid !== uid) return `cache dir ${dir} belongs to uid ${st.uid}, not ${uid}`;
+  if ((st.mode & 0o022) !== 0) return `cache dir ${dir} is writable by group or others`;
+  return undefined;
+}
+
+async function compile(cacheDir: string, compiler: string): Promise<EnsureResult> {
+  if (process.platform !== 'linux') {
+    return { ok: false, reason: `precise tcp-connect helper needs Linux (TCP_INFO), this is ${process.platform}` };
+  }
+  const source = await loadTcpingSource();
+  const hash = tcpingHash(source);
+  const bin = path.join(cacheDir, `tcping-${hash}`);
+  try {
+    const problem = await privateDir(cacheDir);
+    if (problem) return { ok: false, reason: problem };
+  } catch (e) {
+    return { ok: false, reason: `cannot create cache dir ${cacheDir}: ${(e as Error).message}` };
+  }
+  const cached = await access(bin, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+  if (!cached) {
+    const src = path.join(cacheDir, `tcping-${hash}.c`);
+    const tmp = `${bin}.${process.pid}.tmp`;
+    await writeFile(src, source, { mode: 0o600 });
+    const r = await run(compiler, [...CFLAGS, '-o', tmp, src], 120_000);
+    if (r.error?.code === 'ENOENT') {
+      return {
+        ok: false,
+        reason: `${compiler} not found on PATH (AL2023: dnf install -y gcc); precise helper unavailable`,
+      };
+    }
+    if (r.error || r.code !== 0) {
+      await rm(tmp, { force: true });
+      const first = r.stderr.split('\n').find((l) => /error/i.test(l)) ?? r.stderr.split('\n')[0] ?? '';
+      return {
+        ok: false,
+        reason: `${compiler} failed to build the precise helper: ${first.trim() || r.error?.message}`,
+      };
+    }
+    await chmod(tmp, 0o700);
+    // Atomic: a concurrent or interrupted build never leaves a half-written binary at `bin`.
+    await rename(tmp, bin);
+    // Builds of older sources are dead weight; best effort, a concurrent agent may hold one.
+    for (const f of await readdir(cacheDir).catch(() => [] as string[])) {
+      if (/^tcping-[0-9a-f]{16}(\.c)?$/.test(f) && !f.startsWith(`tcping-${hash}`)) {
+        await rm(path.join(cacheDir, f), { force: true }).catch(() => undefined);
+      }
+    }
+  }
+  // Smoke test: a noexec mount or a foreign libc shows up here, not in the middle of a probe.
+  const smoke = await run(bin, [], 10_000);
+  if (smoke.error) return { ok: false, reason: `cannot execute ${bin}: ${smoke.error.code ?? smoke.error.message}` };
+  if (smoke.code !== 2 || !smoke.stderr.includes('usage: tcping')) {
+    return { ok: false, reason: `${bin} does not behave like the helper (exit ${smoke.code})` };
+  }
+  return { ok: true, path: bin };
+}
+
+const builds = new Map<string, Promise<EnsureResult>>();
+
+/**
+ * Compile (or reuse) the precise helper. Never throws and never fails silently: a missing
+ * gcc, a failed build or an unusable cache dir comes back as `{ ok: false, reason }`.
+ * Memoized per process.
+ */
+export function ensureTcping(opts: { cacheDir?: string; compiler?: string } = {}): Promise<EnsureResult> {
+  const cacheDir = opts.cacheDir ?? tcpingCacheDir();
+  const compiler = opts.compiler ?? process.env.CC ?? 'gcc';
+  const key = `${cacheDir}\0${compiler}`;
+  let p = builds.get(key);
+  if (!p) {
+    p = compile(cacheDir, compiler).catch(
+      (e: unknown): EnsureResult => ({ ok: false, reason: `precise helper build crashed: ${(e as Error).message}` }),
+    );
+    builds.set(key, p);
+  }
+  return p;
+}
+
+function numIn(name: string, v: number, min: number, max: number, integer: boolean): void {
+  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
+    throw new TcpingArgumentError(
+      `tcping: ${name} must be ${integer ? 'an integer' : 'a number'} in ${min}..${max}, got ${v}`,
+    );
+  }
+}
+
+/** Milliseconds as argv: plain decimal, never exponent notation. */
+const ms = (v: number): string => String(Math.round(v * 1e6) / 1e6);
+
+/** argv for the helper after validation (exported for tests). */
+export function tcpingArgs(o: Omit<TcpingRunOptions, 'out' | 'binary' | 'prefix'>): string[] {
+  if (!HOST_RE.test(o.host) || o.host.startsWith('-')) {
+    throw new TcpingArgumentError(`tcping: host must be a hostname or IP literal, got ${JSON.stringify(o.host)}`);
+  }
+  numIn('port', o.port, 1, 65535, true);
+  numIn('count', o.count, 1, 10_000_000, true);
+  numIn('intervalMs', o.intervalMs, 0, 3_600_000, false);
+  numIn('timeoutMs', o.timeoutMs, 0.001, 600_000, false);
+  if (o.primary !== undefined && o.primary !== 'kernel' && o.primary !== 'app') {
+    throw new TcpingArgumentError(`tcping: primary must be "kernel" or "app", got ${JSON.stringify(o.primary)}`);
+  }
+  return [o.host, String(o.port), String(o.count), ms(o.intervalMs), ms(o.timeoutMs), o.primary ?? 'kernel'];
+}
+
+/**
+ * Run one series with the helper, one JSON line per attempt into `opts.out`. Failed attempts
+ * (refused, timeout …) are data in the file, not a failed run; `ok: false` means the helper
+ * itself could not run (no binary, bad target, killed by the watchdog) and `reason` says why.
+ * Throws TcpingArgumentError for invalid options.
+ */
+export async function runTcping(opts: TcpingRunOptions): Promise<TcpingRunResult> {
+  const args = tcpingArgs(opts);
+  // Bounded: every attempt ends by its timeout, so the series cannot outlast this.
+  const budgetMs = opts.count * (opts.intervalMs + opts.timeoutMs) + 10_000;
+  return runHelper(args, opts, budgetMs);
+}
+
+/** Options of one http series with the helper (`tcping --http`, up to 64 connections). */
+export interface HttpingRunOptions {
+  /** Numeric address to connect to (resolved by the caller). */
+  address: string;
+  port: number;
+  /** Host header: the name the front end routes on. */
+  hostHeader: string;
+  path: string;
+  count: number;
+  timeoutMs: number;
+  keepAlive: boolean;
+  /** Unrecorded requests before the series (stop at the first failure). */
+  warmup: number;
+  /** Connections, each one request at a time (closed loop); 1..HTTPING_MAX_CONCURRENCY. */
+  concurrency: number;
+  out: string;
+  binary?: string;
+  prefix?: string[];
+}
+
+/** The C client's limit (tcping.c HTTP_MAX_CONCURRENCY); beyond it the Node client runs. */
+export const HTTPING_MAX_CONCURRENCY = 64;
+
+const ADDRESS_RE = /^[0-9A-Fa-f.:]{2,45}$/;
+const HOST_HEADER_RE = /^[A-Za-z0-9._:[\]-]{1,300}$/;
+const PATH_RE = /^\/[\x21-\x7e]{0,2047}$/;
+
+/** argv for `tcping --http` after validation (exported for tests). */
+export function httpingArgs(o: Omit<HttpingRunOptions, 'out' | 'binary' | 'prefix'>): string[] {
+  if (!ADDRESS_RE.test(o.address)) {
+    throw new TcpingArgumentError(`tcping: address must be a numeric IP, got ${JSON.stringify(o.address)}`);
+  }
+  if (!HOST_HEADER_RE.test(o.hostHeader)) {
+    throw new TcpingArgumentError(`tcping: bad Host header ${JSON.stringify(o.hostHeader)}`);
+  }
+  if (!PATH_RE.test(o.path)) throw new TcpingArgumentError(`tcping: bad request path ${JSON.stringify(o.path)}`);
+  numIn('port', o.port, 1, 65535, true);
+  numIn('count', o.count, 1, 10_000_000, true);
+  numIn('timeoutMs', o.timeoutMs, 0.001, 600_000, false);
+  numIn('warmup', o.warmup, 0, 10_000_000, true);
+  numIn('concurrency', o.concurrency, 1, HTTPING_MAX_CONCURRENCY, true);
+  return [
+    '--http',
+    o.address,
+    String(o.port),
+    o.hostHeader,
+    o.path,
+    String(o.count),
+    ms(o.timeoutMs),
+    o.keepAlive ? 'keepalive' : 'close',
+    String(o.warmup),
+    String(o.concurrency),
+  ];
+}
+
+/**
+ * Run one http series with the helper: one JSON line per request into `opts.out`, in the http
+ * probe's raw format (clock "httping-monotonic"). Same contract as runTcping.
+ */
+export async function runHttping(opts: HttpingRunOptions): Promise<TcpingRunResult> {
+  const args = httpingArgs(opts);
+  const budgetMs = (opts.count + opts.warmup) * opts.timeoutMs + 10_000;
+  return runHelper(args, opts, budgetMs);
+}
+
+async function runHelper(
+  args: string[],
+  opts: { out: string; binary?: string; prefix?: string[] },
+  budgetMs: number,
+): Promise<TcpingRunResult> {
+  let bin = opts.binary;
+  if (!bin) {
+    const built = await ensureTcping();
+    if (!built.ok) return { ok: false, reason: built.reason };
+    bin = built.path;
+  }
+  const fd = openSync(opts.out, 'w');
+  try {
+    return await new Promise<TcpingRunResult>((resolve) => {
+      const [cmd, ...argv] = [...(opts.prefix ?? []), bin, ...args];
+      const child = spawn(cmd, argv, { stdio: ['ignore', fd, 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (b: Buffer) => {
+        if (stderr.length < 8192) stderr += b.toString();
+      });
+      let killed = false;
+      const watchdog = setTimeout(() => {
+        killed = true;
+        child.kill('SIGKILL');
+      }, budgetMs);
+      child.on('error', (e) => {
+        clearTimeout(watchdog);
+        resolve({ ok: false, reason: `cannot start ${bin}: ${e.message}` });
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(watchdog);
+        const lines = stderr.split('\n').filter((l) => l.trim());
+        const notes = lines.filter((l) => l.includes('note:')).map((l) => l.replace(/^tcping: note: /, ''));
+        if (code === 0) resolve(notes.length ? { ok: true, notes } : { ok: true });
+        else if (killed) resolve({ ok: false, reason: `tcping did not finish within ${budgetMs} ms (killed)` });
+        else {
+          const why = lines.find((l) => !l.includes('note:')) ?? `signal ${signal ?? 'none'}`;
+          resolve({ ok: false, reason: `tcping exited with ${code ?? signal}: ${why.replace(/^tcping: /, '')}` });
+        }
+      });
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A running quiet listener (see tcping.c --listen). */
+export interface QuietListener {
+  port: number;
+  pid: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Start the helper's quiet loopback listener: it accepts in batches every 20 ms, so no process
+ * wake-up lands inside the handshakes being timed. Used for calibration and benches.
+ */
+export async function startQuietListener(
+  binary: string,
+  address = '127.0.0.1',
+  prefix: string[] = [],
+): Promise<QuietListener> {
+  const [cmd, ...argv] = [...prefix, binary, '--listen', address, '0'];
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let buf = '';
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => {
+      err += b.toString();
+    });
+    child.stdout.on('data', (b: Buffer) => {
+      buf += b.toString();
+      const m = /\{"port":(\d+)\}/.exec(buf);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('error', reject);
+    child.once('close', (code) => reject(new Error(`quiet listener exited with ${code}: ${err.trim()}`)));
+  });
+  return {
+    port,
+    pid: child.pid ?? -1,
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Parse the helper's JSONL output (one TcpingLine per non-empty line). */
+export function parseTcpingLines(text: string): TcpingLine[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as TcpingLine);
+}

@@ -1,0 +1,28 @@
+/**
+ * The agent's probe registry: one runner per probe kind. Exhaustive over ProbeKind, so adding
+ * a kind to model.ts fails to compile until it has a runner here.
+ */
+import type { ProbeKind, ProbeSpec } from '../../functions/core/model.js';
+import { runHttp } from './http.js';
+import { runIperf3 } from './iperf3.js';
+import { runMtu } from './mtu.js';
+import { runSockperf } from './sockperf.js';
+import { runTcpConnect } from './tcp-connect.js';
+import type { ProbeContext, ProbeOutcome, ProbeRunner } from './types.js';
+
+/** Each kind's runner, typed with that kind's own probe options. */
+export const PROBE_RUNNERS: { [K in ProbeKind]: ProbeRunner<Extract<ProbeSpec, { kind: K }>> } = {
+  'tcp-connect': runTcpConnect,
+  iperf3: runIperf3,
+  http: runHttp,
+  sockperf: runSockperf,
+  mtu: runMtu,
+};
+
+/** Run any probe with the runner of its kind. */
+export function runProbe(probe: ProbeSpec, ctx: ProbeContext): Promise<ProbeOutcome> {
+  // The mapped type guarantees PROBE_RUNNERS[probe.kind] accepts exactly this probe's shape;
+  // TypeScript cannot correlate the two through the union, hence the single widening cast.
+  const runner = PROBE_RUNNERS[probe.kind] as ProbeRunner<ProbeSpec>;
+  return runner(probe, ctx);
+}

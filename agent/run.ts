@@ -1,0 +1,161 @@
+/**
+ * Executes one AgentSpec: runs its probes in order, each writing raw files under
+ * outDir/<probe name>/, and returns the AgentReport (provenance) that main.ts stores as
+ * agent.json. A probe that fails — or whose runner throws — is recorded and the next probe
+ * still runs: failures are data, and nothing measured is lost.
+ */
+import { mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import { errorMessage } from '../functions/core/errors.js';
+import {
+  type AgentReport,
+  type AgentSpec,
+  type HttpProbe,
+  PROBE_KINDS,
+  type ProbeKind,
+} from '../functions/core/model.js';
+import { type CalibratedKind, type CalibrateOptions, calibrate } from './calibrate.js';
+import { runProbe } from './probes/index.js';
+import type { ProbeContext } from './probes/types.js';
+
+// Injected by scripts/build.mjs (esbuild `define`) from package.json; absent when running from source.
+declare const __AGENT_VERSION__: string | undefined;
+
+/** The agent's version: package.json's version in the bundle, "dev" when running from source. */
+export const AGENT_VERSION: string = typeof __AGENT_VERSION__ === 'string' ? __AGENT_VERSION__ : 'dev';
+
+export type AgentLog = (message: string, data?: Record<string, unknown>) => void;
+
+type ProbeEntry = AgentReport['probes'][number];
+
+/**
+ * Best guess of a skipped probe's kind from its name: names default to the kind, with
+ * "-2", "-3" … for repeats (model.ts).
+ */
+function kindOfName(name: string): ProbeKind | undefined {
+  return PROBE_KINDS.find((k) => name === k || new RegExp(`^${k}-\\d+$`).test(name));
+}
+
+/**
+ * Run every probe of `spec` in order against spec.target and return the report. Throws only
+ * when outDir cannot be created (or `onProbe` throws); probe failures are recorded in the
+ * report. `onProbe`, when given, receives the report so far before each probe (the running
+ * probe listed as failed/"interrupted") and after it, so the caller can persist provenance
+ * that survives the agent being killed mid-probe.
+ */
+export async function runSpec(
+  spec: AgentSpec,
+  outDir: string,
+  log: AgentLog,
+  onProbe?: (partial: AgentReport) => Promise<void>,
+): Promise<AgentReport> {
+  await mkdir(outDir, { recursive: true });
+  const startedAt = new Date().toISOString();
+  const probes: ProbeEntry[] = [];
+  const unclassified: { name: string; reason: string }[] = [];
+  for (const s of spec.skipped) {
+    const kind = s.kind ?? kindOfName(s.name);
+    if (kind === undefined) {
+      unclassified.push({ name: s.name, reason: s.reason });
+      continue;
+    }
+    const now = new Date().toISOString();
+    probes.push({
+      probe: s.name,
+      kind,
+      status: 'skipped',
+      reason: s.reason,
+      trials: 0,
+      files: [],
+      startedAt: now,
+      endedAt: now,
+    });
+  }
+  // Self-calibration: the probe's own cost on loopback, so readers can tell a path's latency
+  // from the probe's noise (calibrate.ts). tcp-connect and http have one (http with the first
+  // http probe's settings); a failure is recorded.
+  const calibration: NonNullable<AgentReport['calibration']> = {};
+  const calibrations: [CalibratedKind, CalibrateOptions][] = [];
+  if (spec.probes.some((p) => p.kind === 'tcp-connect')) calibrations.push(['tcp-connect', {}]);
+  const httpProbe = spec.probes.find((p): p is HttpProbe => p.kind === 'http');
+  if (httpProbe) {
+    const { keepAlive, payloadBytes, concurrency } = httpProbe;
+    calibrations.push(['http', { keepAlive, payloadBytes, concurrency, timeoutMs: httpProbe.timeoutMs }]);
+  }
+  for (const [kind, opts] of calibrations) {
+    try {
+      const c = await calibrate(kind, opts);
+      calibration[kind] = c;
+      log('calibrated', { kind, ...c });
+    } catch (e) {
+      calibration[kind] = { error: errorMessage(e) };
+      log('calibration failed', { kind, error: errorMessage(e) });
+    }
+  }
+  const report = (): AgentReport => ({
+    agentVersion: AGENT_VERSION,
+    host: os.hostname(),
+    kernel: os.release(),
+    platform: `${process.platform}-${process.arch}`,
+    node: process.version,
+    runId: spec.runId,
+    pathId: spec.pathId,
+    target: spec.target,
+    startedAt,
+    endedAt: new Date().toISOString(),
+    probes: [...probes],
+    ...(calibrations.length === 0 ? {} : { calibration }),
+    ...(unclassified.length ? { skippedUnknownKind: unclassified } : {}),
+  });
+  const ctx: ProbeContext = { target: spec.target, outDir, log };
+  for (const probe of spec.probes) {
+    const t0 = new Date().toISOString();
+    log('probe start', { probe: probe.name, kind: probe.kind });
+    if (onProbe) {
+      // Tombstone first: if the agent dies inside this probe (crash, SSM timeout kill), the
+      // stored report already says which probe was running and that it did not finish.
+      const tombstone: ProbeEntry = {
+        probe: probe.name,
+        kind: probe.kind,
+        status: 'failed',
+        reason: 'interrupted: the agent stopped while this probe was running',
+        trials: 0,
+        files: [],
+        startedAt: t0,
+        endedAt: t0,
+      };
+      await onProbe({ ...report(), probes: [...probes, tombstone] });
+    }
+    let entry: ProbeEntry;
+    try {
+      const out = await runProbe(probe, ctx);
+      entry = {
+        probe: probe.name,
+        kind: probe.kind,
+        status: out.status,
+        ...(out.reason === undefined ? {} : { reason: out.reason }),
+        trials: out.trials,
+        files: out.files,
+        startedAt: t0,
+        endedAt: new Date().toISOString(),
+        ...(out.tools === undefined ? {} : { tools: out.tools }),
+      };
+    } catch (e) {
+      // A runner threw (a bug, or a disk problem): keep the record, move on to the next probe.
+      entry = {
+        probe: probe.name,
+        kind: probe.kind,
+        status: 'failed',
+        reason: `runner error: ${errorMessage(e)}`,
+        trials: 0,
+        files: [],
+        startedAt: t0,
+        endedAt: new Date().toISOString(),
+      };
+    }
+    log('probe end', { probe: probe.name, status: entry.status, reason: entry.reason, files: entry.files.length });
+    probes.push(entry);
+    if (onProbe) await onProbe(report());
+  }
+  return report();
+}

@@ -1,0 +1,39 @@
+/**
+ * The task inputs the state machine hands the pipeline steps, written once: the handlers
+ * validate events with these schemas and the steps take the inferred types.
+ */
+import { z } from 'zod';
+import { clientRefSchema, probeCommandStateSchema } from '../core/model.js';
+
+export const runRef = z.object({ runId: z.string().min(1) });
+export type RunRef = z.infer<typeof runRef>;
+
+export const pathRef = runRef.extend({ pathId: z.string().min(1) });
+export type PathRef = z.infer<typeof pathRef>;
+
+export const clientInput = pathRef.extend({ client: clientRefSchema });
+export type ClientInput = z.infer<typeof clientInput>;
+
+/** A bounded poll loop's state (DescribeClient): the state machine never waits forever. */
+export const pollState = z.object({
+  attempt: z.number().int().min(0),
+  since: z.string(),
+  waitSeconds: z.number().int().min(0),
+  done: z.boolean().optional(),
+});
+export type PollState = z.infer<typeof pollState>;
+
+export const describeClientInput = clientInput.extend({ want: z.enum(['stopped', 'ready']), poll: pollState });
+export type DescribeClientInput = z.infer<typeof describeClientInput>;
+
+export const pollProbeInput = clientInput.extend({ probe: probeCommandStateSchema });
+export type PollProbeInput = z.infer<typeof pollProbeInput>;
+
+export const failureInput = pathRef.extend({
+  step: z.string(),
+  error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }),
+});
+export type FailureInput = z.infer<typeof failureInput>;
+
+export const releaseLockInput = runRef.extend({ rejected: z.boolean().optional() });
+export type ReleaseLockInput = z.infer<typeof releaseLockInput>;

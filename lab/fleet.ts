@@ -1,0 +1,82 @@
+/**
+ * Fleet adapter for the local lab. "Rebooting" the client refills its burst credits: stop takes
+ * the client's link down and marks it stopping → stopped; start brings it back, re-creates the
+ * token bucket (full again) and marks it pending → running. The transitions take a small real
+ * time so the state machine's poll loops are exercised, and live in the state file so any
+ * process (CLI, runner, test) sees the same instance state.
+ */
+import type { ClientRef } from '../functions/core/model.js';
+import type { Fleet, InstanceInfo } from '../functions/ports.js';
+import { LabStateError } from './errors.js';
+import { type LabOptions, labLocation, resolveClient } from './lab.js';
+import { type LabState, listNamespaces, readState, run, tryRun, writeState } from './sys.js';
+import { buildCreditCommand, hostOf, seed000Profile } from './topology.js';
+
+export interface LabFleetOptions extends LabOptions {
+  /** How long stopping/pending last (ms); default 1500. */
+  transitionMs?: number;
+}
+
+export class LabFleet implements Fleet {
+  readonly rebootable = true;
+  // Transitions take ~1.5 s, so a one-second poll exercises the loop without slowing runs.
+  readonly pollSeconds = 1;
+  private readonly transitionMs: number;
+
+  constructor(private readonly opts: LabFleetOptions = {}) {
+    this.transitionMs = opts.transitionMs ?? 1500;
+  }
+
+  private load(client: ClientRef): { state: LabState; dir: string } {
+    const { dir } = labLocation(this.opts);
+    const state = readState(dir);
+    if (!state) throw new LabStateError('the lab is not up (run `pathbench lab up`)');
+    if (client.instanceId !== state.clientNs) {
+      throw new LabStateError(`unknown lab instance "${client.instanceId}" (the lab client is "${state.clientNs}")`);
+    }
+    return { state, dir };
+  }
+
+  private until(): string {
+    return new Date(Date.now() + this.transitionMs).toISOString();
+  }
+
+  async stop(client: ClientRef): Promise<void> {
+    const { state, dir } = this.load(client);
+    const now = resolveClient(state.client, new Date());
+    if (now.state === 'stopped' || now.state === 'stopping') return;
+    await run(['ip', '-n', state.clientNs, 'link', 'set', 'eth0', 'down']);
+    state.client = { ...now, state: 'stopping', since: new Date().toISOString(), until: this.until() };
+    writeState(dir, state);
+  }
+
+  async start(client: ClientRef): Promise<void> {
+    const { state, dir } = this.load(client);
+    const now = resolveClient(state.client, new Date());
+    if (now.state === 'running' || now.state === 'pending') return;
+    const ns = state.clientNs;
+    await run(['ip', '-n', ns, 'link', 'set', 'eth0', 'up']);
+    // Link down dropped the default route; the gateway is the router end of the client link.
+    const gw = hostOf(seed000Profile().links.find((l) => l.a.role === 'client')!.b.addr);
+    await run(['ip', '-n', ns, 'route', 'replace', 'default', 'via', gw]);
+    // A fresh qdisc is a full bucket: that is the whole point of the reboot.
+    await tryRun(['tc', '-n', ns, 'qdisc', 'del', 'dev', 'eth0', 'root']);
+    await run(buildCreditCommand(state.prefix, state.credits, 'add'));
+    state.client = { state: 'pending', since: new Date().toISOString(), until: this.until(), starts: now.starts + 1 };
+    writeState(dir, state);
+  }
+
+  async describe(client: ClientRef): Promise<InstanceInfo> {
+    const { state } = this.load(client);
+    const now = resolveClient(state.client, new Date());
+    const exists = (await listNamespaces()).includes(state.clientNs);
+    return {
+      instanceId: client.instanceId,
+      state: exists ? now.state : 'terminated',
+      commandReady: exists && now.state === 'running',
+      azId: 'lab-az1',
+      instanceType: 'netns',
+      ...(exists ? {} : { stateReason: 'lab client namespace is gone' }),
+    };
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The local lab's public surface: lifecycle (up/down/status), availability, the client wrapper
+ * and the port adapters bundled for the local driver.
+ */
+
+import type { ClientRef } from '../functions/core/model.js';
+import type { Fleet, Routes } from '../functions/ports.js';
+import { LabFleet, type LabFleetOptions } from './fleet.js';
+import { labClientWrap } from './lab.js';
+import { LabRoutes } from './routes.js';
+
+export { LabCommandError, LabInputError, LabStateError, LabUnavailableError } from './errors.js';
+export { parseIpRoute } from './ip-route.js';
+export type { LabOptions, LabStatus, LabUpOptions } from './lab.js';
+export { labAvailable, labClientWrap, labDown, labStatus, labUp } from './lab.js';
+export { LAB_PORTS, labProfile, OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
+
+/** Fleet, Routes and the command wrapper for running the pipeline against the lab. */
+export async function createLabPorts(opts: LabFleetOptions = {}): Promise<{
+  fleet: Fleet;
+  routes: Routes;
+  wrap: (argv: string[], client: ClientRef) => string[];
+}> {
+  return {
+    fleet: new LabFleet(opts),
+    routes: new LabRoutes(opts),
+    wrap: (argv, client) => labClientWrap(client)(argv),
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The lab's only contact with the machine: running commands, spawning tracked background
+ * processes inside namespaces, checking and ending them by PID, and the crash-safe state file.
+ */
+import { execFile, spawn } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { InstanceState } from '../functions/ports.js';
+import { LabCommandError } from './errors.js';
+import type { Argv, LabCredits, LabPathDef, LabPorts, LabProfileName, LabRole } from './topology.js';
+
+const execFileP = promisify(execFile);
+
+/** Run a command; throws LabCommandError with the command and its stderr on failure. */
+export async function run(argv: Argv, opts: { timeoutMs?: number } = {}): Promise<string> {
+  try {
+    const { stdout } = await execFileP(argv[0], argv.slice(1), {
+      timeout: opts.timeoutMs ?? 30_000,
+      maxBuffer: 16 << 20,
+    });
+    return stdout;
+  } catch (e: unknown) {
+    const err = e as { stderr?: string; message?: string };
+    const detail = (err.stderr || err.message || String(e)).trim().split('\n')[0];
+    throw new LabCommandError(`${argv.join(' ')}: ${detail}`, { cause: e });
+  }
+}
+
+/** Run a command and report success instead of throwing. */
+export async function tryRun(argv: Argv, opts: { timeoutMs?: number } = {}): Promise<boolean> {
+  try {
+    await run(argv, opts);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Names of existing network namespaces. */
+export async function listNamespaces(): Promise<string[]> {
+  const out = await run(['ip', 'netns', 'list']);
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[0])
+    .filter((n) => n.length > 0);
+}
+
+/** PIDs of processes whose network namespace is `ns` (they can only be there because we put them there). */
+export async function namespacePids(ns: string): Promise<number[]> {
+  try {
+    const out = await run(['ip', 'netns', 'pids', ns]);
+    return out
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((n) => Number.isInteger(n) && n > 0);
+  } catch {
+    return [];
+  }
+}
+
+export interface LabProcess {
+  role: string;
+  ns: string;
+  pid: number;
+  /** /proc/<pid>/stat start time (clock ticks since boot): guards against a reused PID. */
+  startTime: number;
+  argv: Argv;
+  log: string;
+}
+
+/** Process start time from /proc, or undefined when the process is gone. */
+export function procStartTime(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the ")" of the command name; starttime is field 22 overall.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const state = rest[0];
+    if (state === 'Z' || state === 'X') return undefined;
+    return Number(rest[19]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the recorded process is still the one we started. */
+export function isAlive(p: Pick<LabProcess, 'pid' | 'startTime'>): boolean {
+  return procStartTime(p.pid) === p.startTime;
+}
+
+/**
+ * Start `argv` inside namespace `ns` as a detached background process with output to `log`.
+ * `ip netns exec` execs the command after entering the namespace, so the PID is the tool's own.
+ */
+export function spawnInNamespace(role: string, ns: string, argv: Argv, log: string): LabProcess {
+  const fd = openSync(log, 'a');
+  try {
+    const child = spawn('ip', ['netns', 'exec', ns, ...argv], { detached: true, stdio: ['ignore', fd, fd] });
+    child.on('error', () => {});
+    child.unref();
+    if (!child.pid) throw new LabCommandError(`could not start ${argv[0]} in ${ns}`);
+    return { role, ns, pid: child.pid, startTime: procStartTime(child.pid) ?? 0, argv, log };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** SIGTERM, then SIGKILL after graceMs; only when the PID is still the recorded process. */
+export async function stopProcess(p: Pick<LabProcess, 'pid' | 'startTime'>, graceMs = 2000): Promise<boolean> {
+  if (!isAlive(p)) return false;
+  try {
+    process.kill(p.pid, 'SIGTERM');
+  } catch {
+    return false;
+  }
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(p)) return true;
+    await sleep(25);
+  }
+  try {
+    process.kill(p.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+  for (let i = 0; i < 40 && isAlive(p); i++) await sleep(25);
+  return true;
+}
+
+export type DelayMechanism = 'netem' | 'nfqueue';
+
+export interface LabTargetInfo {
+  id: LabPathDef['id'];
+  label: string;
+  host: string;
+  ns: string;
+  rttMs: number;
+  nextHop?: 'peering' | 'tgw';
+}
+
+export interface ClientTrack {
+  state: InstanceState;
+  /** When a transitional state (stopping/pending) completes. */
+  until?: string;
+  since: string;
+  starts: number;
+}
+
+/** Everything `down` needs after a crash, and what `status`/the adapters read. */
+export interface LabState {
+  version: 1;
+  prefix: string;
+  profile: LabProfileName;
+  createdAt: string;
+  phase: 'building' | 'up';
+  namespaces: string[];
+  processes: LabProcess[];
+  delay: {
+    mechanism: DelayMechanism;
+    /** Round trip added per path on top of the bare topology, µs. */
+    addedRttUs: Record<string, number>;
+    /** Clock the delays were calibrated with: the precise helper's kernel RTT, or the C fallback. */
+    clock?: 'kernel-tcpi_rtt' | 'tcp-rtt-c';
+    /** Why the fallback clock is in use (absent with the precise helper). */
+    note?: string;
+    /** Last calibration measurement per path: target and measured p50 (ms). */
+    calibration?: Record<string, { targetMs: number; measuredMs: number }>;
+  };
+  /** Router namespace → next-hop name → gateway address (what LabRoutes maps). */
+  routers: Record<string, Record<string, string>>;
+  credits: LabCredits;
+  client: ClientTrack;
+  clientNs: string;
+  targets: LabTargetInfo[];
+  ports: LabPorts;
+  server: 'agent' | 'fallback';
+  roles: Partial<Record<LabRole, string>>;
+}
+
+/** Default state directory: tmpfs, survives a crash of the CLI, gone with a reboot (like the namespaces). */
+export function defaultStateDir(prefix: string): string {
+  const base = process.env.PATHBENCH_LAB_STATE_DIR ?? join('/run', 'pathbench-lab');
+  return join(base, prefix.replace(/-+$/, ''));
+}
+
+export function statePath(dir: string): string {
+  return join(dir, 'state.json');
+}
+
+export function readState(dir: string): LabState | undefined {
+  const file = statePath(dir);
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as LabState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Atomic write (tmp + rename) so a crash never leaves a torn state file. */
+export function writeState(dir: string, state: LabState): void {
+  mkdirSync(dir, { recursive: true });
+  const tmp = `${statePath(dir)}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
+  renameSync(tmp, statePath(dir));
+}
+
+export function removeState(dir: string): void {
+  rmSync(statePath(dir), { force: true });
+}
+
+/**
+ * The CPU the lab pins its delay helpers and its client to: the first CPU this process may
+ * run on. Same CPU on purpose: on a VM a helper woken by an IPI on another, idle vCPU adds
+ * ~0.18 ms per handshake, depending on where the scheduler happened to put it.
+ */
+export function labCpu(): number {
+  try {
+    const m = /^Cpus_allowed_list:\s*(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Modification time in ms, 0 when missing. */
+export function mtimeMs(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}

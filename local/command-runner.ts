@@ -1,0 +1,168 @@
+/**
+ * CommandRunner as a child process running the same agent bundle the SSM document runs on AWS
+ * (dist/agent.cjs). In the lab the argv is wrapped to run inside the client namespace. When the
+ * child ends, every file it wrote is copied into the store under the raw prefix — the local
+ * equivalent of the document's `aws s3 cp --recursive` — even after a failure or timeout.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { RunAbortedError } from '../functions/core/errors.js';
+import type { ClientRef } from '../functions/core/model.js';
+import type { CommandInvocation, CommandRunner, Logger, ObjectStore, ProbeCommand } from '../functions/ports.js';
+
+export interface LocalCommandRunnerOptions {
+  agentPath: string;
+  store: ObjectStore;
+  log: Logger;
+  /** Rewrites the argv (e.g. `ip netns exec pb-client …`); identity when absent. */
+  wrap?: (argv: string[], client: ClientRef) => string[];
+  /** Receives the agent's progress lines (stderr). */
+  onAgentLine?: (line: string, cmd: ProbeCommand) => void;
+}
+
+interface Running {
+  child: ChildProcess;
+  status: CommandInvocation['status'];
+  detail?: string;
+  done: Promise<void>;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const f = join(d, e.name);
+      if (e.isDirectory()) await walk(f);
+      else out.push(f);
+    }
+  };
+  await walk(dir);
+  return out.sort();
+}
+
+export class LocalCommandRunner implements CommandRunner {
+  private readonly commands = new Map<string, Running>();
+  private seq = 0;
+  private aborted = false;
+  constructor(private readonly opts: LocalCommandRunnerOptions) {}
+
+  async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
+    if (this.aborted) throw new RunAbortedError('the run was interrupted: no further probe is started');
+    const commandId = `local-${cmd.runId}-${cmd.pathId}-${++this.seq}`;
+    const work = await mkdtemp(join(tmpdir(), 'pathbench-agent-'));
+    const specText = await this.opts.store.getText(cmd.specKey);
+    if (specText === undefined) throw new Error(`spec ${cmd.specKey} not found`);
+    const specFile = join(work, 'spec.json');
+    const outDir = join(work, 'out');
+    await writeFile(specFile, specText);
+    const base = [process.execPath, this.opts.agentPath, 'run', '--spec', specFile, '--out', outDir];
+    const argv = this.opts.wrap ? this.opts.wrap(base, cmd.client) : base;
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const running: Running = { child, status: 'InProgress', done: Promise.resolve() };
+    let tail = '';
+    let partial = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      tail = (tail + chunk).slice(-2000);
+      partial += chunk;
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) if (l.trim()) this.opts.onAgentLine?.(l, cmd);
+    });
+    child.stdout?.resume();
+    const timer = setTimeout(() => {
+      running.status = 'TimedOut';
+      running.detail = `killed after ${cmd.timeoutSeconds}s`;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, cmd.timeoutSeconds * 1000);
+    running.done = new Promise<void>((resolve) => {
+      child.on('error', (e) => {
+        running.status = 'Failed';
+        running.detail = `could not start the agent: ${e.message}`;
+      });
+      child.on('close', async (code, signal) => {
+        clearTimeout(timer);
+        try {
+          await this.upload(outDir, cmd.rawPrefix);
+          await rm(work, { recursive: true, force: true });
+        } catch (e) {
+          // Keep the agent's only copy: nothing measured is lost.
+          running.status = 'Failed';
+          running.detail = `could not store raw output (${(e as Error).message}); it is kept in ${outDir}`;
+        }
+        if (running.status === 'InProgress') {
+          if (code === 0) running.status = 'Success';
+          else {
+            running.status = 'Failed';
+            running.detail = `agent exited ${code ?? signal}: ${tail.trim().split('\n').slice(-3).join(' | ')}`;
+          }
+        }
+        resolve();
+      });
+    });
+    this.commands.set(commandId, running);
+    this.opts.log.info('agent started', { commandId, pid: child.pid, pathId: cmd.pathId });
+    return { commandId };
+  }
+
+  private async upload(outDir: string, prefix: string): Promise<void> {
+    let files: string[];
+    try {
+      files = await filesUnder(outDir);
+    } catch {
+      return; // the agent wrote nothing
+    }
+    for (const f of files) {
+      const rel = relative(outDir, f).split(sep).join('/');
+      await this.opts.store.put(`${prefix}${rel}`, await readFile(f));
+    }
+  }
+
+  async status(commandId: string): Promise<CommandInvocation> {
+    const r = this.commands.get(commandId);
+    if (!r) return { status: 'Failed', detail: `unknown command ${commandId} (was this process restarted?)` };
+    return { status: r.status, detail: r.detail };
+  }
+
+  async cancel(commandId: string): Promise<void> {
+    const r = this.commands.get(commandId);
+    if (r?.status !== 'InProgress' || !r.child.pid) return;
+    r.status = 'Cancelled';
+    r.detail = 'cancelled after its deadline';
+    try {
+      process.kill(-r.child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await r.done;
+  }
+
+  /** After an interrupt: kill what runs and refuse new commands, so the run winds down fast. */
+  abort(): void {
+    this.aborted = true;
+    this.kill();
+  }
+
+  /** Wait for every child (used on shutdown so no process outlives the run). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.commands.values()].map((r) => r.done));
+  }
+
+  /** Kill every child still running. */
+  kill(): void {
+    for (const r of this.commands.values()) {
+      if (r.status === 'InProgress' && r.child.pid) {
+        try {
+          process.kill(-r.child.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * ObjectStore over a directory (default `.pathbench/`), same key layout as the S3 bucket.
+ * Writes go to a temporary file and are renamed into place, so a reader never sees half an
+ * object and a retried step overwrites atomically.
+ */
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import type { ObjectStore } from '../functions/ports.js';
+
+export class DirStore implements ObjectStore {
+  constructor(readonly root: string) {}
+
+  get location(): string {
+    return this.root;
+  }
+
+  private file(key: string): string {
+    if (key.startsWith('/') || key.split('/').some((p) => p === '..' || p === '')) {
+      throw new Error(`invalid object key: ${JSON.stringify(key)}`);
+    }
+    return join(this.root, ...key.split('/'));
+  }
+
+  async put(key: string, body: string | Uint8Array): Promise<void> {
+    const f = this.file(key);
+    await mkdir(dirname(f), { recursive: true });
+    const tmp = `${f}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    await writeFile(tmp, body);
+    await rename(tmp, f);
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await readFile(this.file(key));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  async getText(key: string): Promise<string | undefined> {
+    const b = await this.get(key);
+    return b === undefined ? undefined : Buffer.from(b).toString('utf8');
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    // Walk from the deepest directory the prefix names, then filter by the full prefix.
+    const dirPart = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    const start = dirPart ? this.file(dirPart) : this.root;
+    const out: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw e;
+      }
+      for (const ent of entries) {
+        const full = join(dir, ent.name);
+        if (ent.isDirectory()) await walk(full);
+        else if (!ent.name.includes('.tmp-')) {
+          const key = relative(this.root, full).split(sep).join('/');
+          if (key.startsWith(prefix)) out.push(key);
+        }
+      }
+    };
+    await walk(start);
+    return out.sort();
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.file(key), { force: true });
+  }
+}

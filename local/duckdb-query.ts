@@ -1,0 +1,167 @@
+/**
+ * Local QueryEngine: an in-memory DuckDB reading the object-store directory's JSONL samples
+ * through a `samples` view (hive-partitioned by path and run), so the same SQL files that run
+ * on Athena run here unchanged.
+ */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { errorMessage, QueryFailedError } from '../functions/core/errors.js';
+import type { QueryEngine, QueryParam } from '../functions/ports.js';
+import { type SqlColumn, samplesColumns } from '../functions/sql.js';
+
+/** Glue/Hive type names in samples.ddl.sql mapped to DuckDB types. */
+const DUCKDB_TYPES: Record<string, string> = {
+  string: 'VARCHAR',
+  varchar: 'VARCHAR',
+  int: 'INTEGER',
+  integer: 'INTEGER',
+  bigint: 'BIGINT',
+  smallint: 'SMALLINT',
+  tinyint: 'TINYINT',
+  double: 'DOUBLE',
+  float: 'FLOAT',
+  boolean: 'BOOLEAN',
+  timestamp: 'TIMESTAMP',
+  date: 'DATE',
+};
+
+/** The DuckDB type for a DDL column type; unknown types are a programming error in the DDL. */
+export function duckDbType(hiveType: string): string {
+  const t = DUCKDB_TYPES[hiveType.toLowerCase()];
+  if (!t) throw new QueryFailedError(`samples.ddl.sql: no DuckDB type for column type ${JSON.stringify(hiveType)}`);
+  return t;
+}
+
+/** A SQL string literal: single quotes doubled (DuckDB does not treat backslash specially). */
+export function sqlString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** A double-quoted SQL identifier. */
+function sqlIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * The `samples` view over the given JSONL files. With no files it is an empty view with the
+ * same typed columns, because read_json refuses an empty file list.
+ */
+export function samplesViewSql(files: string[]): string {
+  const { columns, partitions } = samplesColumns();
+  const all: SqlColumn[] = [...columns, ...partitions];
+  const selectList = all.map((c) => sqlIdent(c.name)).join(', ');
+  if (files.length === 0) {
+    const nulls = all.map((c) => `CAST(NULL AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ');
+    return `CREATE OR REPLACE VIEW samples AS SELECT ${nulls} WHERE false`;
+  }
+  // Explicit column types: keys a record has beyond these are ignored, missing ones are NULL,
+  // and nothing depends on DuckDB's type sniffing of whichever file it samples first.
+  const columnTypes = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
+  const hiveTypes = partitions.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
+  return [
+    `CREATE OR REPLACE VIEW samples AS SELECT ${selectList} FROM read_json(`,
+    `[${files.map(sqlString).join(', ')}],`,
+    `format = 'newline_delimited', columns = {${columnTypes}},`,
+    `hive_partitioning = true, hive_types = {${hiveTypes}}, hive_types_autocast = false)`,
+  ].join(' ');
+}
+
+async function subdirs(dir: string, prefix: string): Promise<string[]> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  return entries
+    .filter((e) => e.isDirectory() && e.name.startsWith(prefix) && e.name.length > prefix.length)
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
+/** Every `<dataDir>/samples/path=*\/run=*\/*.jsonl`, sorted. */
+export async function listSampleFiles(dataDir: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const pathDir of await subdirs(path.join(dataDir, 'samples'), 'path=')) {
+    for (const runDir of await subdirs(pathDir, 'run=')) {
+      const entries = await readdir(runDir, { withFileTypes: true });
+      for (const e of entries) {
+        if (e.isFile() && e.name.endsWith('.jsonl')) files.push(path.join(runDir, e.name));
+      }
+    }
+  }
+  return files.sort();
+}
+
+/** DuckDB hands back BIGINT/HUGEINT as bigint; callers want plain numbers (counts stay far below 2^53). */
+function plain(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object' && !(value instanceof Date) && !(value instanceof Uint8Array)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+/** QueryEngine over a local object-store directory (same key layout as S3). */
+export class DuckDbQueryEngine implements QueryEngine {
+  /** Serializes queries: each one replaces the view and then reads it. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+    /** Absolute path of the object-store directory. */
+    readonly dataDir: string,
+  ) {}
+
+  /** Open an in-memory DuckDB over `dataDir` (the local object store, e.g. `.pathbench/`). */
+  static async open(dataDir: string): Promise<DuckDbQueryEngine> {
+    const dir = path.resolve(dataDir);
+    // File names are passed to read_json, which expands glob patterns; refuse rather than misread.
+    if (/[*?[\]{}]/.test(dir)) throw new QueryFailedError(`data directory path has glob characters: ${dir}`);
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const engine = new DuckDbQueryEngine(instance, connection, dir);
+    await engine.refreshView('open');
+    return engine;
+  }
+
+  private async refreshView(label: string): Promise<void> {
+    try {
+      const files = await listSampleFiles(this.dataDir);
+      await this.connection.run(samplesViewSql(files));
+    } catch (e) {
+      throw new QueryFailedError(`${label}: cannot define the samples view: ${errorMessage(e)}`, { cause: e });
+    }
+  }
+
+  /** Run one statement with positional `?` parameters; rows as plain objects (bigints as numbers). */
+  query(sql: string, params: QueryParam[], label: string): Promise<Record<string, unknown>[]> {
+    const run = async () => {
+      // Re-list the files every time so samples written since the last query are seen.
+      await this.refreshView(label);
+      try {
+        const reader = await this.connection.runAndReadAll(sql, params.length > 0 ? params : undefined);
+        return reader.getRowObjectsJS().map((row) => plain(row) as Record<string, unknown>);
+      } catch (e) {
+        // First line only: DuckDB appends a multi-line excerpt of the SQL, which stays in `cause`.
+        throw new QueryFailedError(`${label}: ${errorMessage(e).split('\n')[0]}`, { cause: e });
+      }
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Hive partitioning discovers path=/run= directories by itself; nothing to register. */
+  async registerPartition(_pathId: string, _runId: string): Promise<void> {}
+
+  /** Release the connection and the database. */
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Runs statemachine/measurement.asl.json in-process with aws-local-stepfunctions. Every Task's
+ * `${Placeholder}` is resolved through the wiring table (functions/wiring.ts), the same table
+ * CDK uses for substitutions, so local and AWS cannot drift apart.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { StateMachine } from 'aws-local-stepfunctions';
+import type { Deps } from '../functions/ports.js';
+import { TASKS, type TaskName } from '../functions/wiring.js';
+
+// aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
+type WithResolvers = <T>() => { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
+const P = Promise as unknown as { withResolvers?: WithResolvers };
+if (!P.withResolvers) {
+  P.withResolvers = <T>() => {
+    let resolve!: (v: T) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    return { promise, resolve, reject };
+  };
+}
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const ASL_FILE = join(ROOT, 'statemachine', 'measurement.asl.json');
+
+type State = {
+  Type: string;
+  Resource?: string;
+  ItemProcessor?: { States: Record<string, State> };
+  Iterator?: { States: Record<string, State> };
+  Branches?: { States: Record<string, State> }[];
+};
+export type AslDefinition = { StartAt: string; States: Record<string, State> };
+
+export function loadDefinition(file = ASL_FILE): AslDefinition {
+  return JSON.parse(readFileSync(file, 'utf8')) as AslDefinition;
+}
+
+/** Every state of the definition, nested Map/Parallel states included, by name. */
+export function allStates(def: { States: Record<string, State> }): [string, State][] {
+  const out: [string, State][] = [];
+  for (const [name, s] of Object.entries(def.States)) {
+    out.push([name, s]);
+    const inner = s.ItemProcessor ?? s.Iterator;
+    if (inner) out.push(...allStates(inner));
+    for (const b of s.Branches ?? []) out.push(...allStates(b));
+  }
+  return out;
+}
+
+/** Task state name → wiring table entry, from each Task's `${Placeholder}` resource. */
+export function taskPlaceholders(def: AslDefinition): Record<string, TaskName> {
+  const out: Record<string, TaskName> = {};
+  for (const [name, s] of allStates(def)) {
+    if (s.Type !== 'Task') continue;
+    const m = /^\$\{(\w+)\}$/.exec(s.Resource ?? '');
+    if (!m || !(m[1] in TASKS))
+      throw new Error(`Task ${name} has resource ${s.Resource}, which is not in the wiring table`);
+    out[name] = m[1] as TaskName;
+  }
+  return out;
+}
+
+/** Replace every `${TaskName}` placeholder (the same substitution CDK performs). */
+export function substitutePlaceholders(def: AslDefinition, value: (task: TaskName) => string): AslDefinition {
+  const text = JSON.stringify(def).replace(/"\$\{(\w+)\}"/g, (_whole, name: string) => {
+    if (!(name in TASKS)) throw new Error(`placeholder \${${name}} is not in the wiring table`);
+    return JSON.stringify(value(name as TaskName));
+  });
+  return JSON.parse(text) as AslDefinition;
+}
+
+export interface ExecutionEvent {
+  type: string;
+  timestamp: number;
+  state?: { name: string; type: string };
+  Error?: string;
+  Cause?: string;
+  index?: number;
+}
+
+export interface RunMachineOptions {
+  deps: Deps;
+  input: unknown;
+  runId: string;
+  definition?: AslDefinition;
+  /** Wait state name → milliseconds (fake time in tests). */
+  waitTimeOverrides?: Record<string, number>;
+  onEvent?: (e: ExecutionEvent) => void;
+}
+
+export interface RunMachineResult {
+  status: 'SUCCEEDED' | 'FAILED';
+  output?: unknown;
+  error?: { name: string; message: string };
+  events: ExecutionEvent[];
+}
+
+export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachineResult> {
+  const definition = opts.definition ?? loadDefinition();
+  const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
+  for (const [stateName, task] of Object.entries(taskPlaceholders(definition))) {
+    handlers[stateName] = async (input: unknown) => {
+      // Lambda sees JSON, not shared objects: serialize both ways.
+      const out = await TASKS[task].run(opts.deps, JSON.parse(JSON.stringify(input)));
+      return out === undefined ? null : JSON.parse(JSON.stringify(out));
+    };
+  }
+  // Fill the placeholders the way CDK's definitionSubstitutions does on AWS; the handlers are
+  // bound by state name, so the ARN is only a label here.
+  const substituted = substitutePlaceholders(
+    definition,
+    (task) => `arn:aws:lambda:local:000000000000:function:pathbench-${task}`,
+  );
+  const machine = new StateMachine(substituted as never, { validationOptions: { checkArn: true } });
+  const startedAt = new Date().toISOString();
+  const execution = machine.run(
+    opts.input as never,
+    {
+      overrides: { taskResourceLocalHandlers: handlers, waitTimeOverrides: opts.waitTimeOverrides },
+      context: { Execution: { Name: opts.runId, StartTime: startedAt, Input: opts.input } },
+    } as never,
+  );
+  const events: ExecutionEvent[] = [];
+  const pump = (async () => {
+    for await (const e of execution.eventLogs as AsyncIterable<ExecutionEvent>) {
+      events.push(e);
+      opts.onEvent?.(e);
+    }
+  })();
+  try {
+    const output = await execution.result;
+    await pump.catch(() => undefined);
+    return { status: 'SUCCEEDED', output, events };
+  } catch (e) {
+    await pump.catch(() => undefined);
+    const err = e as Error & { cause?: Error };
+    const inner = err.cause instanceof Error ? err.cause : err;
+    return { status: 'FAILED', error: { name: inner.name, message: inner.message }, events };
+  }
+}

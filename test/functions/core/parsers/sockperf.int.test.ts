@@ -1,0 +1,134 @@
+/** sockperf runner + parser against the real sockperf on loopback, plus captured real logs. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { runSockperfWith } from '../../../../agent/probes/sockperf.js';
+import type { ProbeContext } from '../../../../agent/probes/types.js';
+import { ParseError } from '../../../../functions/core/errors.js';
+import type { SockperfProbe } from '../../../../functions/core/model.js';
+import { parseSockperf, SOCKPERF_NOTE } from '../../../../functions/core/parsers/sockperf.js';
+import { freePort } from '../../../helpers/ports.js';
+
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
+const fixture = (name: string) => readFileSync(path.join(ROOT, 'test/fixtures/sockperf', name), 'utf8');
+const meta = (sidecar?: string) => ({ runId: 'r1', pathId: 'p1', probe: 'sockperf', trial: 1, sidecar });
+
+const procs: ChildProcess[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const p of procs.splice(0)) if (p.exitCode === null) p.kill('SIGKILL');
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function bound(port: number, proto: 'tcp' | 'udp'): boolean {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return readFileSync(`/proc/net/${proto}`, 'utf8')
+    .split('\n')
+    .some((l) => l.trim().split(/\s+/)[1]?.endsWith(hex));
+}
+
+async function sockperfServer(mode: 'tcp' | 'udp'): Promise<number> {
+  const port = await freePort();
+  const args = ['server', '-i', '127.0.0.1', '-p', String(port), ...(mode === 'tcp' ? ['--tcp'] : [])];
+  procs.push(spawn('sockperf', args, { stdio: 'ignore' }));
+  for (let i = 0; i < 100 && !bound(port, mode); i++) await new Promise((r) => setTimeout(r, 30));
+  return port;
+}
+
+function ctx(port: number): ProbeContext {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pb-sockperf-'));
+  dirs.push(dir);
+  return { target: { host: '127.0.0.1', port }, outDir: dir, log: () => {} };
+}
+
+const probe = (mode: 'tcp' | 'udp'): SockperfProbe => ({
+  kind: 'sockperf',
+  name: 'sockperf',
+  mode,
+  durationSeconds: 2,
+});
+const read = (c: ProbeContext, f: string) => readFileSync(path.join(c.outDir, 'sockperf', f), 'utf8');
+
+describe('runSockperf + parseSockperf on loopback (real sockperf)', () => {
+  for (const mode of ['udp', 'tcp'] as const) {
+    it(`${mode}: one rtt_us record per exchange, round trip = 2 × sockperf's one-way, epoch times`, async () => {
+      const port = await sockperfServer(mode);
+      const c = ctx(port);
+      const out = await runSockperfWith(probe(mode), c, { command: 'sockperf' });
+      expect(out).toMatchObject({ status: 'ok', trials: 1, files: ['sockperf/1.csv', 'sockperf/1.meta.json'] });
+      const csv = read(c, '1.csv');
+      const sidecar = read(c, '1.meta.json');
+      const side = JSON.parse(sidecar);
+      const rows = csv.split('\n').filter((l) => /^\d+, /.test(l));
+      const recs = parseSockperf(csv, meta(sidecar));
+      expect(rows.length).toBeGreaterThan(100);
+      expect(recs).toHaveLength(rows.length);
+      const first = rows[0].split(',').map(Number);
+      expect(recs[0]).toMatchObject({
+        seq: first[0],
+        metric: 'rtt_us',
+        unit: 'us',
+        ok: true,
+        note: SOCKPERF_NOTE,
+        mode,
+      });
+      expect(recs[0].value).toBeCloseTo(first[3] * 2, 3);
+      // The round trip is also rx − tx on sockperf's own clock.
+      expect(recs[0].value).toBeCloseTo((first[2] - first[1]) * 1e6, 1);
+      const outOfRun = recs.filter(
+        (r) => !((r.value as number) > 0 && r.t_start >= side.startedAtMs - 50 && r.t_end <= side.endedAtMs + 50),
+      );
+      expect(outOfRun).toEqual([]);
+    });
+  }
+
+  it('no server (UDP): failed, reason no-replies; the header-only log parses to one failed record', async () => {
+    const c = ctx(await freePort());
+    const out = await runSockperfWith(probe('udp'), c, { command: 'sockperf' });
+    expect(out).toMatchObject({ status: 'failed', reason: 'no-replies' });
+    const recs = parseSockperf(read(c, '1.csv'), meta(read(c, '1.meta.json')));
+    expect(recs).toMatchObject([{ ok: false, value: null, metric: 'rtt_us', error: 'no-replies' }]);
+  });
+
+  it('no server (TCP): failed, reason connection-refused', async () => {
+    const c = ctx(await freePort());
+    const out = await runSockperfWith(probe('tcp'), c, { command: 'sockperf' });
+    expect(out).toMatchObject({ status: 'failed', reason: 'connection-refused' });
+    const csv = existsSync(path.join(c.outDir, 'sockperf/1.csv')) ? read(c, '1.csv') : '';
+    expect(parseSockperf(csv, meta(read(c, '1.meta.json')))).toMatchObject([
+      { ok: false, error: 'connection-refused' },
+    ]);
+  });
+
+  it('sockperf not installed: failed, reason sockperf-not-installed, only the sidecar', async () => {
+    const c = ctx(11111);
+    const out = await runSockperfWith(probe('udp'), c, { command: 'pb-no-such-sockperf' });
+    expect(out).toEqual({
+      status: 'failed',
+      files: ['sockperf/1.meta.json'],
+      trials: 1,
+      reason: 'sockperf-not-installed',
+    });
+  });
+});
+
+describe('parseSockperf on captured real logs', () => {
+  it('without a sidecar keeps sockperf clock times and says so', () => {
+    const recs = parseSockperf(fixture('udp-mps50.csv'), meta());
+    expect(recs.length).toBeGreaterThan(10);
+    expect(recs.every((r) => r.time_base === 'monotonic' && r.ok)).toBe(true);
+    expect(recs.map((r) => r.seq)).toEqual(recs.map((_, i) => i));
+  });
+
+  it('a no-reply log is one failed record; garbage is a ParseError', () => {
+    expect(parseSockperf(fixture('no-replies.csv'), meta())).toMatchObject([{ ok: false, error: 'no-replies' }]);
+    expect(() => parseSockperf('hello,world\n', meta())).toThrow(ParseError);
+    const bad = fixture('udp-mps50.csv').replace(/\n0, [^\n]*/, '\n0, x, y, z');
+    expect(() => parseSockperf(bad, meta())).toThrow(/line \d+/);
+  });
+});

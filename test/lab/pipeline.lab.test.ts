@@ -1,0 +1,143 @@
+/**
+ * The pipeline on the lab (needs root): the real ASL, agent and adapters against namespaces
+ * with real route swaps and a real token bucket. Covers what only a whole run can show: the
+ * credit on/off contrast (reboot before each path vs back to back) and routes restored after a
+ * path fails mid-run. Own prefix; proves in afterAll that nothing it made is left.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '../../functions/core/keys.js';
+import type { RunManifest, Summary } from '../../functions/core/model.js';
+import { createLabPorts } from '../../lab/index.js';
+import { labAvailable, labDown, labUp } from '../../lab/lab.js';
+import { listNamespaces } from '../../lab/sys.js';
+import { seed000Profile } from '../../lab/topology.js';
+import { DirStore } from '../../local/dir-store.js';
+import { runLocal, silentLogger } from '../../local/driver.js';
+
+const P = 'pb-tp-';
+const OPTS = { prefix: P };
+const profile = seed000Profile();
+const ip = (id: string) => profile.paths.find((p) => p.id === id)!.targetIp;
+let dir: string;
+
+beforeAll(async () => {
+  const a = await labAvailable();
+  expect(a, a.reason).toEqual({ ok: true });
+  await labDown(OPTS);
+  // Delay accuracy is lab.test.ts's business; these runs need the topology and the bucket.
+  await labUp({ ...OPTS, calibrate: false });
+  dir = await mkdtemp(join(tmpdir(), 'pathbench-lab-run-'));
+});
+
+afterAll(async () => {
+  await labDown(OPTS);
+  await rm(dir, { recursive: true, force: true });
+  expect((await listNamespaces()).filter((n) => n.startsWith(P))).toEqual([]);
+});
+
+/**
+ * Two paths, iperf3 only: 4 s at 0.5 s intervals each. The lab bucket lasts ~5 s at the peak
+ * rate, so one run fits in a full bucket; back to back, path A leaves ~1 s of it and the 3 s
+ * credit wait refills only part, so B falls off the cliff mid-run.
+ */
+function creditPlan(reboot: boolean) {
+  return {
+    name: `lab-credits-${reboot ? 'reboot' : 'no-reboot'}`,
+    defaults: {
+      client: { instanceId: `${P}client`, region: 'lab' },
+      reboot,
+      creditWaitSeconds: 3,
+      probes: [{ kind: 'iperf3', mode: 'tcp', durationSeconds: 4, intervalSeconds: 0.5, port: profile.ports.iperf3 }],
+    },
+    paths: [
+      { id: 'A', target: { host: ip('A'), port: profile.ports.tcp } },
+      { id: 'B', target: { host: ip('B'), port: profile.ports.tcp } },
+    ],
+  };
+}
+
+async function run(plan: unknown, runId: string, over: { wrap?: (argv: string[]) => string[] } = {}) {
+  const ports = await createLabPorts(OPTS);
+  return runLocal({
+    plan,
+    dataDir: dir,
+    runId,
+    log: silentLogger,
+    fleet: ports.fleet,
+    routes: ports.routes,
+    wrap: over.wrap ?? ports.wrap,
+  });
+}
+
+const throughput = (s: Summary, id: string) =>
+  s.paths.find((p) => p.id === id)?.results.find((r) => r.metric === 'throughput_bps');
+
+describe('burst credits through the pipeline', () => {
+  it('back to back (reboot: false) the second path hits the cliff and is flagged', async () => {
+    const r = await run(creditPlan(false), 'credits-off');
+    expect(r.execution.status).toBe('SUCCEEDED');
+    const s = r.summary as Summary;
+    expect(throughput(s, 'A')?.flags).toEqual([]);
+    const b = throughput(s, 'B');
+    expect(b?.flags.join(' ')).toMatch(/^credit-exhausted\(trial 1 @ interval \d+:/);
+    // the cliff is the bucket running dry: from the peak rate down to the tbf rate
+    const [, before, after] = /: ([\d.]+)G→([\d.]+)G\)/.exec(b?.flags[0] ?? '') ?? [];
+    expect(Number(before)).toBeGreaterThan(3 * Number(after));
+    // the unflagged intervals are the ones before the cliff, at the peak rate
+    expect(b?.unflagged?.p50).toBeGreaterThan(0.8e9);
+  });
+
+  it('with a reboot before each path (reboot: true) no path is flagged', async () => {
+    const r = await run(creditPlan(true), 'credits-on');
+    expect(r.execution.status).toBe('SUCCEEDED');
+    const s = r.summary as Summary;
+    for (const id of ['A', 'B']) {
+      expect(throughput(s, id)?.flags, id).toEqual([]);
+      expect(throughput(s, id)?.unflagged, id).toBeUndefined();
+    }
+    // the reboot really ran: stop, stopped, start, ready for each path
+    expect(s.paths.map((p) => p.steps[0]?.name)).toEqual(['Reboot', 'Reboot']);
+  });
+});
+
+describe('routes after a failing path', () => {
+  it('a path that swapped routes and then failed has them restored at the end of the run', async () => {
+    const ports = await createLabPorts(OPTS);
+    const tokyo = { region: 'lab', routeTableId: `${P}router`, destination: '10.1.0.0/16' };
+    const osaka = { region: 'lab', routeTableId: `${P}osaka`, destination: '10.0.0.0/16' };
+    const before = [await ports.routes.read(tokyo), await ports.routes.read(osaka)];
+    expect(before).toEqual(['labNextHop:peering', 'labNextHop:peering']);
+    const plan = {
+      name: 'lab-route-restore',
+      defaults: {
+        client: { instanceId: `${P}client`, region: 'lab' },
+        probes: [{ kind: 'tcp-connect', count: 20, intervalMs: 10 }],
+      },
+      paths: [
+        {
+          id: 'D',
+          target: { host: ip('D'), port: profile.ports.tcp },
+          routes: [
+            { ...tokyo, via: { labNextHop: 'tgw' } },
+            { ...osaka, via: { labNextHop: 'tgw' } },
+          ],
+        },
+      ],
+    };
+    // The agent "crashes" (exit 1) after the swap: the path fails at PollProbe.
+    const r = await run(plan, 'route-restore', { wrap: () => ['false'] });
+    expect(r.execution.status).toBe('SUCCEEDED');
+    const d = (r.summary as Summary).paths[0];
+    expect(d).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect([await ports.routes.read(tokyo), await ports.routes.read(osaka)]).toEqual(before);
+    const m = JSON.parse((await new DirStore(dir).getText(keys.manifest('route-restore'))) ?? '{}') as RunManifest;
+    expect(m.restore).toMatchObject({ status: 'ok', errors: [] });
+    expect(m.routeChanges.map((c) => [c.original, c.current])).toEqual([
+      ['labNextHop:peering', 'labNextHop:peering'],
+      ['labNextHop:peering', 'labNextHop:peering'],
+    ]);
+  });
+});

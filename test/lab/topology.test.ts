@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { resolveClient } from '../../lab/lab.js';
+import { connectStats } from '../../lab/measure.js';
+import {
+  allNamespaces,
+  buildCreditCommand,
+  buildDelayRuleCommands,
+  buildTopologyCommands,
+  labProfile,
+  queueDelays,
+  seed000Profile,
+} from '../../lab/topology.js';
+
+describe('lab topology (seed-000)', () => {
+  const profile = seed000Profile();
+  const prefix = 'pb-tu-';
+  const ours = new Set(allNamespaces(prefix));
+
+  it('reproduces the seed 000 latency ladder', () => {
+    expect(profile.paths.map((p) => [p.id, p.rttMs])).toEqual([
+      ['A', 0.21],
+      ['B', 1.65],
+      ['C', 8.89],
+      ['D', 11.01],
+      ['E', 13.32],
+    ]);
+    expect(new Set(profile.paths.map((p) => p.queue)).size).toBe(profile.paths.length);
+  });
+
+  it('runs every command inside a lab namespace, never in the root namespace', () => {
+    const cmds = [
+      ...buildTopologyCommands(prefix, profile),
+      ...buildDelayRuleCommands(prefix, profile),
+      buildCreditCommand(prefix, profile.credits),
+    ];
+    for (const c of cmds) {
+      const target = c[1] === '-n' ? c[2] : c[1] === 'netns' && (c[2] === 'add' || c[2] === 'exec') ? c[3] : undefined;
+      expect(target, c.join(' ')).toBeDefined();
+      expect(ours.has(target!), c.join(' ')).toBe(true);
+      // A veth's peer must land in a lab namespace too.
+      const peer = c.indexOf('netns', 2);
+      if (c.includes('veth')) expect(ours.has(c[peer + 1]), c.join(' ')).toBe(true);
+    }
+  });
+
+  it('gives both next hops a route to the same Osaka CIDR and activates the default one', () => {
+    const cmds = buildTopologyCommands(prefix, profile).map((c) => c.join(' '));
+    expect(cmds).toContain('ip -n pb-tu-router route replace 10.1.0.0/16 via 10.255.1.2');
+    expect(cmds).toContain('ip -n pb-tu-osaka route replace 10.0.0.0/16 via 10.255.3.1');
+    expect(profile.nextHops.map((h) => h.name)).toEqual(['peering', 'tgw']);
+  });
+
+  it('queues both directions of router paths with --queue-bypass (no loss without a helper)', () => {
+    const rules = buildDelayRuleCommands(prefix, profile).map((c) => c.join(' '));
+    expect(rules).toContain(
+      'ip netns exec pb-tu-router iptables -A FORWARD -d 10.0.3.0/24 -j NFQUEUE --queue-num 2 --queue-bypass',
+    );
+    expect(rules).toContain(
+      'ip netns exec pb-tu-router iptables -A FORWARD -s 10.0.3.0/24 -j NFQUEUE --queue-num 2 --queue-bypass',
+    );
+    expect(rules).toContain('ip netns exec pb-tu-tgw iptables -A FORWARD -j NFQUEUE --queue-num 4 --queue-bypass');
+    expect(rules.every((r) => r.endsWith('--queue-bypass'))).toBe(true);
+  });
+
+  it('splits the missing round trip into one-way queue delays', () => {
+    const d = queueDelays(profile, { A: 0.3, B: 0.05 });
+    expect(d[1]).toBe(0); // base already above the target: never negative
+    expect(d[2]).toBe(800); // (1.65 - 0.05) / 2 ms
+    expect(d[3]).toBe(4445);
+  });
+
+  it('rejects an unknown profile with a one-line error', () => {
+    expect(() => labProfile('seed-999')).toThrow(/unknown lab profile "seed-999"/);
+  });
+});
+
+describe('lab client state transitions', () => {
+  it('completes stopping → stopped and pending → running once due', () => {
+    const t0 = new Date('2030-01-01T00:00:00Z');
+    const stopping = {
+      state: 'stopping' as const,
+      since: t0.toISOString(),
+      until: '2030-01-01T00:00:01.500Z',
+      starts: 1,
+    };
+    expect(resolveClient(stopping, new Date('2030-01-01T00:00:01Z')).state).toBe('stopping');
+    expect(resolveClient(stopping, new Date('2030-01-01T00:00:02Z')).state).toBe('stopped');
+    const pending = { ...stopping, state: 'pending' as const };
+    expect(resolveClient(pending, new Date('2030-01-01T00:00:02Z')).state).toBe('running');
+  });
+});
+
+describe('connectStats', () => {
+  it('takes the shared nearest rank over the successful samples', () => {
+    const v = Array.from({ length: 200 }, (_, i) => i + 1);
+    expect(connectStats([...v, null, null])).toMatchObject({ n: 200, failed: 2, p50: 100, p95: 190, min: 1, max: 200 });
+    expect(connectStats([null])).toMatchObject({ n: 0, failed: 1 });
+    expect(connectStats([7]).p50).toBe(7);
+  });
+});

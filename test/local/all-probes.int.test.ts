@@ -1,0 +1,85 @@
+/**
+ * All five probe kinds through the whole pipeline on one loopback path
+ * (plans/local-all-probes.json): real iperf3, sockperf and ping, the agent's own servers.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SampleRecord, Summary } from '../../functions/core/model.js';
+import { type LocalRunResult, runLocal, silentLogger } from '../../local/driver.js';
+import { ROOT } from '../../local/run-machine.js';
+import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
+
+let dir: string;
+let targets: LoopbackTargets;
+let result: LocalRunResult;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pathbench-all-'));
+  targets = await startLoopbackTargets(silentLogger);
+  const plan = JSON.parse(await readFile(join(ROOT, 'plans', 'local-all-probes.json'), 'utf8'));
+  result = await runLocal({ plan, dataDir: dir, runId: 'it-all', log: silentLogger });
+});
+
+afterAll(async () => {
+  await targets?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function samples(probe: string, trial = 1): Promise<SampleRecord[]> {
+  const text = await readFile(join(dir, `samples/path=all/run=it-all/${probe}-${trial}.jsonl`), 'utf8');
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as SampleRecord);
+}
+
+describe('one path, five probe kinds', () => {
+  it('runs every kind and summarizes each metric', () => {
+    expect(result.execution.status).toBe('SUCCEEDED');
+    const s = result.summary as Summary;
+    expect(s.status).toBe('succeeded');
+    const metrics = s.paths[0].results.map((r) => `${r.probe}/${r.metric}`);
+    for (const m of [
+      'tcp-connect/connect_rtt_ms',
+      'http/http_latency_ms',
+      'iperf3/throughput_bps',
+      'iperf3/retransmits',
+      'sockperf/rtt_us',
+      'mtu/mtu_bytes',
+    ]) {
+      expect(metrics).toContain(m);
+    }
+    for (const r of s.paths[0].results) {
+      expect(r.n, `${r.probe}/${r.metric}`).toBeGreaterThan(0);
+      expect(r.loss, `${r.probe}/${r.metric}`).toBe(0);
+    }
+  });
+
+  it('keeps per-interval iperf3 records with real throughput, never an error as 0 bps', async () => {
+    const recs = (await samples('iperf3')).filter((r) => r.metric === 'throughput_bps');
+    expect(recs.length).toBe(3);
+    for (const r of recs) {
+      expect(r.ok).toBe(true);
+      expect(r.value).toBeGreaterThan(1e8);
+      expect(r.unit).toBe('bit/s');
+    }
+  });
+
+  it('stores sockperf round trips (one-way × 2) and the loopback MTU', async () => {
+    const sp = await samples('sockperf');
+    expect(sp.length).toBeGreaterThan(1000);
+    expect(sp[0]).toMatchObject({ metric: 'rtt_us', unit: 'us', ok: true });
+    const mtu = await samples('mtu');
+    expect(mtu).toHaveLength(1);
+    expect(mtu[0]).toMatchObject({ metric: 'mtu_bytes', value: 9001, ok: true });
+  });
+
+  it('carries the probes’ own cost for tcp-connect and http', () => {
+    const p = (result.summary as Summary).paths[0];
+    const o = p.probe_overhead_us as Record<string, { p50_us: number; p99_us: number }>;
+    expect(o['tcp-connect'].p50_us).toBeGreaterThan(0);
+    expect(o.http.p50_us).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * The `npm start` loopback plan end to end: real agent child processes, real listeners on
+ * 127.0.0.1, the real ASL in-process, a temp data directory and DuckDB.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunManifest, SampleRecord, Summary } from '../../functions/core/model.js';
+import { DirStore } from '../../local/dir-store.js';
+import { type LocalRunResult, runLocal, silentLogger } from '../../local/driver.js';
+import { ROOT } from '../../local/run-machine.js';
+import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
+
+const planFile = join(ROOT, 'plans', 'local-loopback.json');
+let dir: string;
+let targets: LoopbackTargets;
+let result: LocalRunResult;
+
+/** The real `pathbench` command, as a user runs it. */
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, 'cli/pathbench.mjs'), ...args], { encoding: 'utf8' });
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pathbench-it-'));
+  targets = await startLoopbackTargets(silentLogger);
+  const plan = JSON.parse(await readFile(planFile, 'utf8'));
+  result = await runLocal({ plan, dataDir: dir, runId: 'it-loopback', log: silentLogger });
+});
+
+afterAll(async () => {
+  await targets?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('local driver, loopback plan', () => {
+  it('succeeds as an execution and writes the contract layout', async () => {
+    expect(result.execution.status).toBe('SUCCEEDED');
+    const keys = await new DirStore(dir).list('');
+    for (const k of [
+      'runs/run=it-loopback/plan.json',
+      'runs/run=it-loopback/manifest.json',
+      'specs/run=it-loopback/path=plain/spec.json',
+      'raw/path=plain/run=it-loopback/tcp-connect/1.jsonl',
+      'raw/path=plain/run=it-loopback/agent.json',
+      'samples/path=plain/run=it-loopback/tcp-connect-1.jsonl',
+      'samples/path=closed/run=it-loopback/tcp-connect-1.jsonl',
+      'reports/run=it-loopback/summary.json',
+      'reports/run=it-loopback/summary.md',
+      'reports/run=it-loopback/summary.csv',
+    ]) {
+      expect(keys).toContain(k);
+    }
+    expect(keys).not.toContain('lock.json');
+  });
+
+  it('keeps one sample per attempt, failed ones included', async () => {
+    const text = await readFile(join(dir, 'samples/path=plain/run=it-loopback/tcp-connect-1.jsonl'), 'utf8');
+    const recs = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as SampleRecord);
+    expect(recs).toHaveLength(200);
+    expect(recs[0]).toMatchObject({
+      run_id: 'it-loopback',
+      path_id: 'plain',
+      probe: 'tcp-connect',
+      metric: 'connect_rtt_ms',
+      unit: 'ms',
+    });
+    const closed = (await readFile(join(dir, 'samples/path=closed/run=it-loopback/tcp-connect-1.jsonl'), 'utf8'))
+      .trim()
+      .split('\n');
+    expect(closed).toHaveLength(200);
+    expect(closed.every((l) => JSON.parse(l).ok === false && JSON.parse(l).error === 'refused')).toBe(true);
+  });
+
+  it('summarizes with the contract shape: loss on the closed port, the slow-accept target slower', () => {
+    const s = result.summary as Summary;
+    expect(s.runId).toBe('it-loopback');
+    expect(s.status).toBe('succeeded');
+    const by = Object.fromEntries(s.paths.map((p) => [p.id, p]));
+    const plain = by.plain.results[0];
+    expect(plain).toMatchObject({ probe: 'tcp-connect', metric: 'connect_rtt_ms', unit: 'ms', flags: [] });
+    expect(plain.n).toBe(200);
+    expect(plain.loss).toBe(0);
+    expect(plain.p50).toBeGreaterThan(0);
+    for (const k of ['p50', 'p95', 'p99', 'p999', 'max'] as const) expect(typeof plain[k]).toBe('number');
+    expect(by.closed.results[0]).toMatchObject({ n: 0, loss: 1, p50: null });
+    const slow = by['slow-accept'].results[0];
+    expect(slow.p50).toBeGreaterThan((plain.p50 ?? 0) * 10);
+    for (const p of s.paths) {
+      expect(p.status).toBe('succeeded');
+      expect(p.steps.map((x) => x.name)).toEqual(['WaitForCredits', 'Probe', 'Collect']);
+      for (const st of p.steps) expect(st.ms).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('records provenance and says that nothing was rebooted or swapped', async () => {
+    const m = JSON.parse(await readFile(join(dir, 'runs/run=it-loopback/manifest.json'), 'utf8')) as RunManifest;
+    expect(m.status).toBe('succeeded');
+    const agent = m.paths[0].provenance?.agent as Record<string, unknown>;
+    expect(agent).toMatchObject({
+      host: expect.any(String),
+      kernel: expect.any(String),
+      agentVersion: expect.any(String),
+    });
+    expect(m.paths[0].probes[0]).toMatchObject({ probe: 'tcp-connect', status: 'ok', samples: 200 });
+  });
+
+  it('recomputes the same summary from the samples with `pathbench report --local --json`', () => {
+    const r = cli('report', '--local', '--data', dir, 'it-loopback', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const again = JSON.parse(r.stdout) as Summary;
+    expect(again.paths.map((p) => p.results)).toEqual((result.summary as Summary).paths.map((p) => p.results));
+  });
+
+  it('`run --json` prints the summary contract on stdout and nothing else, exit 0', () => {
+    const data = join(dir, 'cli');
+    const r = cli('run', '--local', '--plan', planFile, '--data', data, '--run-id', 'it-cli', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout) as Summary;
+    expect(Object.keys(s)).toEqual(expect.arrayContaining(['runId', 'status', 'paths']));
+    expect(s).toMatchObject({ runId: 'it-cli', status: 'succeeded' });
+    for (const p of s.paths) {
+      expect(Object.keys(p)).toEqual(expect.arrayContaining(['id', 'label', 'status', 'steps', 'results']));
+      for (const st of p.steps) expect(Object.keys(st).sort()).toEqual(['ms', 'name', 'status']);
+      for (const res of p.results) {
+        expect(Object.keys(res)).toEqual(
+          expect.arrayContaining(['probe', 'metric', 'unit', 'n', 'loss', 'p50', 'p95', 'p99', 'p999', 'max', 'flags']),
+        );
+      }
+    }
+    expect(r.stderr).toMatch(/path 1\/3 plain/);
+    // the same run id again is refused: exit 2, nothing overwritten
+    const again = cli('run', '--local', '--plan', planFile, '--data', data, '--run-id', 'it-cli', '--json');
+    expect(again.status).toBe(2);
+    expect(again.stderr).toMatch(/RunExistsError: run it-cli already exists/);
+  });
+
+  it('rejects a bad plan with exit code 2, every problem listed, and no files written', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'pathbench-bad-'));
+    const bad = join(empty, 'bad.json');
+    await (await import('node:fs/promises')).writeFile(
+      bad,
+      JSON.stringify({ name: 'x', paths: [{ id: 'a b', target: { host: '127.0.0.1', port: 0 } }] }),
+    );
+    const r = cli('run', '--local', '--plan', bad, '--data', join(empty, 'data'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/paths\[0\]\.id/);
+    expect(r.stderr).toMatch(/paths\[0\]\.target\.port/);
+    expect(r.stderr).not.toMatch(/at .*\.ts:\d+/);
+    expect(r.stdout).toBe('');
+    expect((await (await import('node:fs/promises')).readdir(empty)).sort()).toEqual(['bad.json']);
+    await rm(empty, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,83 @@
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { TASK_NAMES } from '../../functions/wiring.js';
+import { allStates, loadDefinition, substitutePlaceholders, taskPlaceholders } from '../../local/run-machine.js';
+
+const validator = createRequire(import.meta.url)('asl-validator') as (
+  def: unknown,
+  opts?: { checkArn?: boolean; checkPaths?: boolean },
+) => { isValid: boolean; errorsText: (sep?: string) => string };
+
+const def = loadDefinition();
+type AnyState = Record<string, unknown> & { Type: string };
+const states = allStates(def) as [string, AnyState][];
+
+describe('statemachine/measurement.asl.json', () => {
+  it('is valid ASL once the placeholders are substituted (as CDK does)', () => {
+    const resolved = substitutePlaceholders(
+      def,
+      (t) => `arn:aws:lambda:us-east-1:123456789012:function:pathbench-${t}`,
+    );
+    const r = validator(resolved, { checkArn: true, checkPaths: true });
+    expect(r.errorsText('\n')).toBe('');
+    expect(r.isValid).toBe(true);
+  });
+
+  it('uses JSONPath only: no JSONata anywhere (the local interpreter would silently ignore it)', () => {
+    const text = JSON.stringify(def);
+    expect(text).not.toMatch(/"QueryLanguage"/);
+    expect(text).not.toMatch(/\{%/);
+    for (const [name, s] of states) {
+      for (const key of ['Arguments', 'Output', 'Assign', 'Condition', 'Items']) {
+        expect(s, `${name} uses JSONata field ${key}`).not.toHaveProperty(key);
+      }
+    }
+  });
+
+  it('resolves every Task through the wiring table and uses every wiring entry', () => {
+    const used = new Set(Object.values(taskPlaceholders(def)));
+    expect([...used].sort()).toEqual([...TASK_NAMES].sort());
+  });
+
+  it('walks paths one at a time', () => {
+    const map = def.States.MeasurePaths as unknown as AnyState;
+    expect(map.Type).toBe('Map');
+    expect(map.MaxConcurrency).toBe(1);
+  });
+
+  it('catches every Task inside the path iteration so one failing path cannot stop the run', () => {
+    const inner = allStates(
+      (def.States.MeasurePaths as unknown as { ItemProcessor: { States: Record<string, AnyState> } })
+        .ItemProcessor as never,
+    ) as [string, AnyState][];
+    const tasks = inner.filter(([, s]) => s.Type === 'Task');
+    expect(tasks.length).toBeGreaterThanOrEqual(9);
+    for (const [name, s] of tasks) {
+      const c = s.Catch as { ErrorEquals: string[] }[] | undefined;
+      expect(
+        c?.some((x) => x.ErrorEquals.includes('States.ALL')),
+        `${name} has no States.ALL catch`,
+      ).toBe(true);
+    }
+  });
+
+  it('restores routes, summarizes and releases the lock on every exit path after ValidatePlan', () => {
+    const s = def.States as unknown as Record<string, AnyState & { Next?: string; Catch?: { Next: string }[] }>;
+    expect(s.MeasurePaths.Next).toBe('RestoreRoutes');
+    expect(s.MeasurePaths.Catch?.[0].Next).toBe('RestoreRoutes');
+    expect(s.RestoreRoutes.Next).toBe('SummarizeRun');
+    expect(s.RestoreRoutes.Catch?.[0].Next).toBe('SummarizeRun');
+    expect(s.SummarizeRun.Next).toBe('ReleaseLock');
+    expect(s.SummarizeRun.Catch?.[0].Next).toBe('ReleaseLock');
+  });
+
+  it('bounds every wait: waits come from task output or the plan, and retries cap their delay', () => {
+    for (const [name, s] of states) {
+      if (s.Type === 'Wait') expect(s.SecondsPath ?? s.Seconds, name).toBeDefined();
+      for (const r of (s.Retry as { MaxAttempts: number; MaxDelaySeconds?: number }[] | undefined) ?? []) {
+        expect(r.MaxAttempts, name).toBeLessThanOrEqual(5);
+        expect(r.MaxDelaySeconds, name).toBeDefined();
+      }
+    }
+  });
+});

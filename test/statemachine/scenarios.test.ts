@@ -1,0 +1,313 @@
+/**
+ * The real ASL file, run in-process with fake time (every Wait overridden to 0 ms), through the
+ * wiring table and real handlers. Fakes stand in for the instance, route tables and the remote
+ * command only; store, DuckDB and lock are the real local adapters.
+ */
+
+import { rm } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keys } from '../../functions/core/keys.js';
+import type { RunManifest, Summary } from '../../functions/core/model.js';
+import { collectOutput } from '../../functions/pipeline/collect.js';
+import { POLL_LIMITS, sendProbe } from '../../functions/pipeline/path.js';
+import type { DirStore } from '../../local/dir-store.js';
+import { type ExecutionEvent, runStateMachine } from '../../local/run-machine.js';
+import { FakeFleet, FakeRoutes, FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../helpers/fakes.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function setup(over: Parameters<typeof scenarioDeps>[0] = {}) {
+  const s = await scenarioDeps(over);
+  cleanups.push(async () => {
+    s.query.close();
+    await rm(s.dir, { recursive: true, force: true });
+  });
+  return s;
+}
+
+const entered = (events: ExecutionEvent[]) => events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name);
+
+async function read<T>(store: DirStore, key: string): Promise<T> {
+  return JSON.parse((await store.getText(key)) ?? 'null') as T;
+}
+
+describe('state machine scenarios', () => {
+  it('HappyPath: reboots, waits, swaps and restores routes, measures every path, summarizes', async () => {
+    // Prepare
+    const fleet = new FakeFleet({ pollsToSettle: 2 });
+    const routes = new FakeRoutes();
+    routes.table.set('ap-northeast-1|rtb-tokyo|10.1.0.0/16', 'vpcPeeringConnectionId:pcx-1');
+    const { deps, store } = await setup({ fleet, routes });
+    // Act
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan() },
+      runId: 'happy',
+      waitTimeOverrides: noWaits(),
+    });
+    // Assess: the path taken
+    expect(r.status).toBe('SUCCEEDED');
+    const names = entered(r.events);
+    expect(names.filter((n) => n === 'StopClient')).toHaveLength(3);
+    expect(names.filter((n) => n === 'CheckStopped').length).toBeGreaterThanOrEqual(6);
+    expect(names.filter((n) => n === 'SwapRoutes')).toHaveLength(1);
+    expect(names.filter((n) => n === 'CollectOutput')).toHaveLength(3);
+    expect(names).not.toContain('RecordPathFailure');
+    expect(names.slice(-5)).toEqual(['RestoreRoutes', 'SummarizeRun', 'ReleaseLock', 'RunOutcome', 'RunSucceeded']);
+    // routes: Tokyo restored to peering, Osaka's created route removed again
+    expect(routes.table.get('ap-northeast-1|rtb-tokyo|10.1.0.0/16')).toBe('vpcPeeringConnectionId:pcx-1');
+    expect(routes.table.has('ap-northeast-3|rtb-osaka|10.0.0.0/16')).toBe(false);
+    expect(routes.calls).toContain('point ap-northeast-1|rtb-tokyo|10.1.0.0/16 transitGatewayId:tgw-1');
+    // contract layout and summary
+    expect(await store.list('samples/path=A/run=happy/')).toEqual(['samples/path=A/run=happy/tcp-connect-1.jsonl']);
+    const summary = await read<Summary>(store, keys.report('happy', 'json'));
+    expect(summary.status).toBe('succeeded');
+    expect(summary.paths.map((p) => p.id)).toEqual(['A', 'B', 'C']);
+    const res = summary.paths[0].results[0];
+    expect(res).toMatchObject({ probe: 'tcp-connect', metric: 'connect_rtt_ms', n: 9, loss: 0.1 });
+    expect(summary.paths[0].steps.map((s) => s.name)).toEqual(['Reboot', 'WaitForCredits', 'Probe', 'Collect']);
+    expect(summary.paths[1].steps.map((s) => s.name)).toContain('SwapRoutes');
+    const manifest = await read<RunManifest>(store, keys.manifest('happy'));
+    expect(manifest.status).toBe('succeeded');
+    expect(manifest.restore?.status).toBe('ok');
+    expect(await deps.lock.current()).toBeUndefined();
+    expect(r.output).toEqual({ runId: 'happy', status: 'succeeded', summaryKey: 'reports/run=happy/summary.json' });
+  });
+
+  it('ProbeFails: the failing path is recorded, the next path is still measured, routes restored', async () => {
+    const routes = new FakeRoutes();
+    const { deps, store } = await setup({ routes });
+    deps.runner = new FakeRunner(store, { B: 'fail' });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan() },
+      runId: 'probe-fails',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    expect(entered(r.events)).toContain('FailedPollProbe');
+    const summary = await read<Summary>(store, keys.report('probe-fails', 'json'));
+    expect(summary.status).toBe('partial');
+    const b = summary.paths.find((p) => p.id === 'B');
+    expect(b).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(b?.error).toMatch(/^ProbeCommandFailedError: probe command cmd-2 Failed: agent exited 1/);
+    expect(summary.paths.find((p) => p.id === 'C')?.status).toBe('succeeded');
+    expect(summary.paths.find((p) => p.id === 'C')?.results[0].n).toBe(9);
+    // B swapped routes before its probe failed: they are back
+    expect(routes.table.size).toBe(0);
+    expect((await read<RunManifest>(store, keys.manifest('probe-fails'))).restore?.status).toBe('ok');
+  });
+
+  it('ProbeCrashes: samples the agent wrote before it died are kept, the path still fails', async () => {
+    const { deps, store } = await setup();
+    deps.runner = new FakeRunner(store, { A: 'crash' });
+    const base = scenarioPlan(['A', 'C']);
+    const plan = {
+      ...base,
+      defaults: {
+        ...base.defaults,
+        probes: [
+          { kind: 'tcp-connect', name: 'first', count: 10, intervalMs: 10 },
+          { kind: 'tcp-connect', name: 'second', count: 10, intervalMs: 10 },
+        ],
+      },
+    };
+    const r = await runStateMachine({ deps, input: { plan }, runId: 'crash', waitTimeOverrides: noWaits() });
+    expect(r.status).toBe('SUCCEEDED');
+    // The three complete lines of the first probe are samples; the cut-off fourth is dropped.
+    expect(await store.list('samples/path=A/run=crash/')).toEqual(['samples/path=A/run=crash/first-1.jsonl']);
+    const manifest = await read<RunManifest>(store, keys.manifest('crash'));
+    const a = manifest.paths.find((p) => p.id === 'A');
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(a?.probes.map((p) => [p.probe, p.status, p.samples])).toEqual([
+      ['first', 'ok', 3],
+      ['second', 'failed', 0],
+    ]);
+    expect(a?.probes[1].reason).toMatch(/^no raw output: ProbeCommandFailedError: .*agent killed by signal 9/);
+    expect(a?.notes).toContain(
+      'kept 3 samples of first written before the probe command failed (1 line(s) cut off by the kill dropped)',
+    );
+    const summary = await read<Summary>(store, keys.report('crash', 'json'));
+    const sa = summary.paths.find((p) => p.id === 'A');
+    expect(sa).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(sa?.results.map((x) => [x.probe, x.n, x.loss])).toEqual([['first', 3, 0]]);
+    expect(summary.paths.find((p) => p.id === 'C')?.status).toBe('succeeded');
+  });
+
+  it('ProbeNeverFinishes: the poll loop is bounded and fails that path with a timeout error', async () => {
+    const { deps, store } = await setup();
+    deps.runner = new FakeRunner(store, { A: 'hang' });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A', 'C']) },
+      runId: 'hang',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    const polls = entered(r.events).filter((n) => n === 'PollProbe').length;
+    expect(polls).toBeGreaterThan(1);
+    expect(polls).toBeLessThanOrEqual(POLL_LIMITS.probe + 1);
+    const a = (await read<Summary>(store, keys.report('hang', 'json'))).paths[0];
+    expect(a.status).toBe('failed');
+    expect(a.error).toMatch(/^(ProbeTimeoutError|PollTimeoutError):.*cancelled$/);
+    // the overrunning command was stopped before the next path started
+    expect((deps.runner as FakeRunner).cancelled).toEqual(['cmd-1']);
+    expect((await read<Summary>(store, keys.report('hang', 'json'))).paths[1].status).toBe('succeeded');
+  });
+
+  it('StopNeverCompletes: the reboot poll is bounded by POLL_LIMITS.stopped', async () => {
+    const { deps, store } = await setup({ fleet: new FakeFleet({ neverStops: true }) });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'stuck',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(entered(r.events).filter((n) => n === 'CheckStopped')).toHaveLength(POLL_LIMITS.stopped);
+    const a = (await read<Summary>(store, keys.report('stuck', 'json'))).paths[0];
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'CheckStopped' });
+    expect(a.error).toMatch(/^PollTimeoutError: client i-0123456789abcdef0 not stopped after 60 polls/);
+  });
+
+  it('StartCapacityFails: the capacity error fails that path only', async () => {
+    const { deps, store } = await setup({ fleet: new FakeFleet({ startFails: true }) });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'capacity',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    const a = (await read<Summary>(store, keys.report('capacity', 'json'))).paths[0];
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'StartClient' });
+    expect(a.error).toMatch(/^InstanceCapacityError: InsufficientInstanceCapacity/);
+  });
+
+  it('RouteNeverActive: the swap fails that path and the original route is restored', async () => {
+    const routes = new FakeRoutes('transitGatewayId:tgw-3');
+    routes.table.set('ap-northeast-3|rtb-osaka|10.0.0.0/16', 'vpcPeeringConnectionId:pcx-1');
+    const { deps, store } = await setup({ routes });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['B']) },
+      runId: 'blackhole',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    const b = (await read<Summary>(store, keys.report('blackhole', 'json'))).paths[0];
+    expect(b).toMatchObject({ status: 'failed', failedStep: 'SwapRoutes' });
+    expect(routes.table.get('ap-northeast-3|rtb-osaka|10.0.0.0/16')).toBe('vpcPeeringConnectionId:pcx-1');
+    expect(routes.table.has('ap-northeast-1|rtb-tokyo|10.1.0.0/16')).toBe(false);
+  });
+
+  it('UnparseableOutput: the path is marked failed at CollectOutput and the raw file is kept', async () => {
+    const { deps, store } = await setup();
+    deps.runner = new FakeRunner(store, { A: 'garbage' });
+    await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'garbage',
+      waitTimeOverrides: noWaits(),
+    });
+    const a = (await read<Summary>(store, keys.report('garbage', 'json'))).paths[0];
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'CollectOutput' });
+    expect(await store.getText('raw/path=A/run=garbage/tcp-connect/1.jsonl')).toBe('this is not JSON\n');
+  });
+
+  it('InvalidPlan: the execution fails with every problem and nothing is written', async () => {
+    const { deps, store } = await setup();
+    const plan = scenarioPlan(['A']);
+    (plan.paths[0].target as { port: number }).port = 70000;
+    const r = await runStateMachine({ deps, input: { plan }, runId: 'bad', waitTimeOverrides: noWaits() });
+    expect(r.status).toBe('FAILED');
+    expect(r.error?.name).toBe('PlanInvalidError');
+    expect(r.error?.message).toMatch(/paths\[0\]\.target\.port/);
+    expect(await store.list('')).toEqual([]);
+  });
+
+  it('Locked: a second run on the same data directory is refused while the first holds the lock', async () => {
+    const { deps, store } = await setup();
+    await deps.lock.acquire('first');
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'second',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('FAILED');
+    expect(r.error?.name).toBe('RunLockedError');
+    expect(r.error?.message).toMatch(/run first/);
+    expect((await store.list('')).filter((k) => k !== 'lock.json')).toEqual([]);
+    expect((await deps.lock.current())?.runId).toBe('first');
+  });
+
+  it('RunIdReused: a second run with the same id is refused and the first run is left intact', async () => {
+    const { deps, store } = await setup();
+    const first = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'same',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(first.status).toBe('SUCCEEDED');
+    const before = await store.getText(keys.manifest('same'));
+    const second = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A', 'C']) },
+      runId: 'same',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(second.status).toBe('FAILED');
+    expect(second.error?.name).toBe('RunExistsError');
+    expect(await store.getText(keys.manifest('same'))).toBe(before);
+    expect(await store.list('samples/path=C/')).toEqual([]);
+    expect(await deps.lock.current()).toBeUndefined();
+  });
+
+  it('RestoreFails: the run fails, the failure is recorded, and the lock is still released', async () => {
+    const routes = new FakeRoutes();
+    routes.table.set('ap-northeast-1|rtb-tokyo|10.1.0.0/16', 'vpcPeeringConnectionId:pcx-1');
+    const { deps, store } = await setup({ routes });
+    const point = routes.point.bind(routes);
+    routes.point = async (r, t) => {
+      if (t.startsWith('vpcPeering')) throw new Error('UnauthorizedOperation');
+      return point(r, t);
+    };
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['B']) },
+      runId: 'norestore',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('FAILED');
+    expect(r.error?.name).toBe('RunFailedError');
+    expect(entered(r.events).slice(-4)).toEqual(['SummarizeRun', 'ReleaseLock', 'RunOutcome', 'RunFailed']);
+    const m = await read<RunManifest>(store, keys.manifest('norestore'));
+    expect(m.restore?.status).toBe('failed');
+    expect(m.restore?.errors[0]).toMatch(/UnauthorizedOperation/);
+    expect(m.status).toBe('failed');
+    expect(await deps.lock.current()).toBeUndefined();
+  });
+
+  it('is idempotent where Lambda retries: SendProbe resumes its command, CollectOutput rewrites the same keys', async () => {
+    const { deps, store } = await setup();
+    await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId: 'retry', waitTimeOverrides: noWaits() });
+    const runner = deps.runner as FakeRunner;
+    const ref = {
+      runId: 'retry',
+      pathId: 'A',
+      client: { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' },
+    };
+    const again = await sendProbe(deps, ref);
+    expect(again.commandId).toBe('cmd-1');
+    expect(runner.sent).toHaveLength(1);
+    const keysBefore = await store.list('');
+    const samplesBefore = await store.getText('samples/path=A/run=retry/tcp-connect-1.jsonl');
+    await collectOutput(deps, ref);
+    expect(await store.list('')).toEqual(keysBefore);
+    expect(await store.getText('samples/path=A/run=retry/tcp-connect-1.jsonl')).toBe(samplesBefore);
+  });
+});
