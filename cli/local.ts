@@ -1,13 +1,13 @@
 /**
  * Local commands: `run --local`, `demo` (what `npm start` runs) and `report --local`.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
 import { checkRunId, keys } from '../functions/core/keys.js';
-import type { Summary } from '../functions/core/model.js';
-import { buildSummary, renderTable } from '../functions/pipeline/summary.js';
+import type { ResolvedPlan, Summary } from '../functions/core/model.js';
+import { buildSummary, renderTable, runNotes } from '../functions/pipeline/summary.js';
 import { DirStore } from '../local/dir-store.js';
 import {
   DEFAULT_DATA_DIR,
@@ -18,9 +18,10 @@ import {
   usesLab,
 } from '../local/driver.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
-import { type ExecutionEvent, ROOT } from '../local/run-machine.js';
-import { startLoopbackTargets } from '../local/targets.js';
+import { ROOT } from '../local/run-machine.js';
+import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
 import { loadPlanFile } from './plan-file.js';
+import { liveStatus, RunProgress } from './progress.js';
 
 /**
  * Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input (nothing written), 3 another run
@@ -33,26 +34,6 @@ export function fail(message: string, code: number = EXIT.badInput): never {
   process.exit(code);
 }
 
-/** Progress on stderr: which path, which step, as the state machine enters it. */
-export function progressPrinter(total: () => number): (e: ExecutionEvent) => void {
-  let index = -1;
-  let lastPath = '';
-  return (e) => {
-    if (e.type === 'MapIterationStarted') index = e.index ?? index + 1;
-    if (e.type !== 'StateEntered' || !e.state) return;
-    const input = (e as unknown as { state: { input?: { path?: { id?: string } } } }).state.input;
-    const pathId = input?.path?.id;
-    const t = e.state.type;
-    if (pathId && (t === 'Task' || t === 'Wait')) {
-      if (pathId !== lastPath) {
-        lastPath = pathId;
-        process.stderr.write(`\n▶ path ${index + 1}/${total()} ${pathId}\n`);
-      }
-      process.stderr.write(`  · ${e.state.name}\n`);
-    } else if (!pathId && t === 'Task') process.stderr.write(`${e.state.name}\n`);
-  };
-}
-
 function exitFor(r: LocalRunResult): number {
   if (r.interrupted) return EXIT.interrupted;
   if (r.execution.status === 'FAILED' && r.execution.error?.name === 'RunLockedError') return EXIT.locked;
@@ -62,6 +43,7 @@ function exitFor(r: LocalRunResult): number {
   ) {
     return EXIT.badInput;
   }
+  if (nothingMeasured(r)) return EXIT.runFailed;
   return r.summary?.status === 'succeeded' && r.execution.status === 'SUCCEEDED' ? EXIT.ok : EXIT.runFailed;
 }
 
@@ -84,7 +66,7 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
       fail(errorMessage(e));
     }
   }
-  const raw = JSON.parse((await import('node:fs')).readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
+  const raw = JSON.parse(readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
   const paths = loaded.plan.paths.length;
   const log = flags.verbose
     ? stderrLogger()
@@ -93,21 +75,71 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
     `pathbench: running plan "${loaded.plan.name}" (${paths} path${paths === 1 ? '' : 's'}) on the local driver\n`,
   );
   let result: LocalRunResult;
+  const release = await prepareTargets(loaded.plan);
+  const progress = new RunProgress(loaded.plan);
   try {
     result = await runLocal({
       plan: raw,
       dataDir: flags.data,
       runId: flags.runId,
       log,
-      onEvent: progressPrinter(() => paths),
+      onEvent: progress.onEvent,
+      onSamples: progress.onSamples,
     });
   } catch (e) {
+    progress.stop();
+    await release();
     if (e instanceof PlanInvalidError) fail(e.message);
     if (e instanceof RunLockedError) fail(e.message, EXIT.locked);
     throw e;
   }
+  progress.stop();
+  await release();
   printResult(result, flags.json ?? false);
+  for (const n of result.summary ? runNotes(result.summary) : []) process.stderr.write(`pathbench: ${n}\n`);
   return exitFor(result);
+}
+
+/** No sample of any path succeeded (the summary carries a note saying why). */
+function nothingMeasured(r: LocalRunResult): boolean {
+  return !!r.summary && !r.summary.paths.some((p) => p.results.some((x) => x.n > 0));
+}
+
+/**
+ * What a plan's targets need on this machine, started before the run and stopped after it:
+ * the namespace lab for lab plans (brought up if it is not, and down again afterwards), the
+ * loopback target servers for plans aimed at their ports on 127.0.0.1 (unless something
+ * already listens there). Returns the clean-up.
+ */
+async function prepareTargets(plan: ResolvedPlan): Promise<() => Promise<void>> {
+  if (usesLab(plan)) {
+    const lab = await import('../lab/index.js');
+    if ((await lab.labStatus()).healthy) return async () => undefined;
+    process.stderr.write('pathbench: bringing the lab up (as `pathbench lab up`; the first time calibrates delays)\n');
+    const status = liveStatus('  lab: ');
+    try {
+      await lab.labUp({ profile: 'seed-000', onProgress: (l: string) => status.update(l) });
+    } finally {
+      status.done();
+    }
+    return async () => {
+      // Leave the machine as we found it: a lab we brought up goes down again.
+      await lab.labDown();
+      process.stderr.write('pathbench: lab removed again (`npx pathbench lab up` keeps one running)\n');
+    };
+  }
+  const ports = loopbackTargetPorts(plan);
+  if (ports.length === 0) return async () => undefined;
+  const free = await Promise.all(ports.map(async (port) => !(await listening(port))));
+  if (!free.some(Boolean)) {
+    process.stderr.write(`pathbench: 127.0.0.1:${ports.join(',')} already listening: using those targets\n`);
+    return async () => undefined;
+  }
+  const targets = await startLoopbackTargets(stderrLogger(true));
+  process.stderr.write(
+    `pathbench: loopback targets: ${targets.started.join('; ')}${targets.missing.length ? ` (not installed: ${targets.missing.join(', ')})` : ''}\n`,
+  );
+  return () => targets.stop();
 }
 
 export function printResult(r: LocalRunResult, json: boolean): void {
@@ -203,35 +235,5 @@ async function demo(o: { plan?: string; data: string; json?: boolean }): Promise
   }
   const file = join(ROOT, 'plans', planName.endsWith('.json') ? planName : `${planName}.json`);
   if (!existsSync(file)) fail(`no plan ${file}`);
-  const loaded = await loadPlanFile(file);
-  if (!loaded.ok) fail(loaded.problems.join('\n'));
-  const log = stderrLogger(true);
-  if (usesLab(loaded.plan)) {
-    const lab = await import('../lab/index.js');
-    const wasUp = (await lab.labStatus()).healthy;
-    if (!wasUp) {
-      process.stderr.write(
-        'pathbench: bringing the lab up (as `pathbench lab up`; the first time calibrates delays)\n',
-      );
-      await lab.labUp({ profile: 'seed-000', onProgress: (l: string) => process.stderr.write(`  ${l}\n`) });
-    }
-    try {
-      return await runPlanFile({ plan: file, data: o.data, json: o.json });
-    } finally {
-      // Leave the machine as we found it: a lab we brought up goes down again.
-      if (!wasUp) {
-        await lab.labDown();
-        process.stderr.write('pathbench: lab removed again (`npx pathbench lab up` keeps one running)\n');
-      }
-    }
-  }
-  const targets = await startLoopbackTargets(log);
-  process.stderr.write(
-    `pathbench: loopback targets: ${targets.started.join('; ')}${targets.missing.length ? ` (not installed: ${targets.missing.join(', ')})` : ''}\n`,
-  );
-  try {
-    return await runPlanFile({ plan: file, data: o.data, json: o.json });
-  } finally {
-    await targets.stop();
-  }
+  return runPlanFile({ plan: file, data: o.data, json: o.json });
 }

@@ -3,10 +3,15 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureAgentBundle } from '../agent/bundle.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const LAMBDA_ENTRY = path.join(ROOT, 'functions', 'lambda.ts');
 export const ASL_FILE = path.join(ROOT, 'statemachine', 'measurement.asl.json');
 export const QUERIES_DIR = path.join(ROOT, 'queries');
-export const AGENT_BUNDLE = path.join(ROOT, 'dist', 'agent.cjs');
+/**
+ * The agent bundle the stacks upload, built now if missing or stale (agent/bundle.ts): `cdk synth`
+ * and `pathbench deploy` need no build step and never ship an agent older than its sources.
+ */
+export const AGENT_BUNDLE = ensureAgentBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) }).path;
 export const LOCK_FILE = path.join(ROOT, 'package-lock.json');

@@ -5,7 +5,7 @@
  * equivalent of the document's `aws s3 cp --recursive` — even after a failure or timeout.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { RunAbortedError } from '../functions/core/errors.js';
@@ -24,6 +24,12 @@ export interface LocalCommandRunnerOptions {
 
 interface Running {
   child: ChildProcess;
+  pathId: string;
+  outDir: string;
+  /** Line-per-sample raw files (.jsonl) read so far: file → [bytes read, newlines seen]. */
+  counted: Map<string, [number, number]>;
+  /** The count once the agent has exited (its directory is gone after the upload). */
+  finalSamples?: number;
   status: CommandInvocation['status'];
   detail?: string;
   done: Promise<void>;
@@ -60,7 +66,14 @@ export class LocalCommandRunner implements CommandRunner {
     const base = [process.execPath, this.opts.agentPath, 'run', '--spec', specFile, '--out', outDir];
     const argv = this.opts.wrap ? this.opts.wrap(base, cmd.client) : base;
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const running: Running = { child, status: 'InProgress', done: Promise.resolve() };
+    const running: Running = {
+      child,
+      pathId: cmd.pathId,
+      outDir,
+      counted: new Map(),
+      status: 'InProgress',
+      done: Promise.resolve(),
+    };
     let tail = '';
     let partial = '';
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -87,6 +100,7 @@ export class LocalCommandRunner implements CommandRunner {
       });
       child.on('close', async (code, signal) => {
         clearTimeout(timer);
+        running.finalSamples = await this.countSamples(running);
         try {
           await this.upload(outDir, cmd.rawPrefix);
           await rm(work, { recursive: true, force: true });
@@ -140,6 +154,51 @@ export class LocalCommandRunner implements CommandRunner {
       // already gone
     }
     await r.done;
+  }
+
+  /**
+   * Samples written so far by the agent that is running now (one line per sample in its .jsonl
+   * raw files; iperf3, sockperf and mtu write theirs at the end): for progress display only.
+   * Reads each file from where it stopped last time, so a long probe costs little to watch.
+   */
+  async samplesSoFar(): Promise<{ pathId: string; samples: number } | undefined> {
+    const r = [...this.commands.values()].at(-1);
+    if (!r) return undefined;
+    return { pathId: r.pathId, samples: r.finalSamples ?? (await this.countSamples(r)) };
+  }
+
+  private async countSamples(r: Running): Promise<number> {
+    let files: string[] = [];
+    try {
+      files = (await filesUnder(r.outDir)).filter((f) => f.endsWith('.jsonl'));
+    } catch {
+      // nothing written yet
+    }
+    let samples = 0;
+    for (const f of files) {
+      const [from, seen] = r.counted.get(f) ?? [0, 0];
+      let count = seen;
+      let read = from;
+      try {
+        const fh = await open(f, 'r');
+        try {
+          const { size } = await fh.stat();
+          if (size > from) {
+            const buf = Buffer.alloc(size - from);
+            await fh.read(buf, 0, buf.length, from);
+            for (const byte of buf) if (byte === 10) count++;
+          }
+          read = Math.max(size, from);
+        } finally {
+          await fh.close();
+        }
+      } catch {
+        // rotated away: keep what was counted
+      }
+      r.counted.set(f, [read, count]);
+    }
+    for (const [, [, seen]] of r.counted) samples += seen;
+    return samples;
   }
 
   /** After an interrupt: kill what runs and refuse new commands, so the run winds down fast. */

@@ -4,8 +4,8 @@
  * fleet and routes.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { ensureAgentBundle } from '../agent/bundle.js';
 import { PlanInvalidError } from '../functions/core/errors.js';
 import { keys } from '../functions/core/keys.js';
 import type { ClientRef, ResolvedPlan, Summary } from '../functions/core/model.js';
@@ -16,9 +16,8 @@ import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
 import { FileLock } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
-import { type ExecutionEvent, ROOT, type RunMachineResult, runStateMachine } from './run-machine.js';
+import { type ExecutionEvent, type RunMachineResult, runStateMachine } from './run-machine.js';
 
-export const AGENT_BUNDLE = join(ROOT, 'dist', 'agent.cjs');
 export const DEFAULT_DATA_DIR = '.pathbench';
 
 /** Logs as one JSON object a line on stderr; quiet drops info lines. */
@@ -54,6 +53,8 @@ export interface LocalRunOptions {
   waitTimeOverrides?: Record<string, number>;
   onEvent?: (e: ExecutionEvent) => void;
   onAgentLine?: (line: string) => void;
+  /** Twice a second while a probe runs: samples its agent has written so far (progress display). */
+  onSamples?: (progress: { pathId: string; samples: number }) => void;
   /** Replace the fleet/routes (tests, the lab). */
   fleet?: Fleet;
   routes?: Routes;
@@ -81,7 +82,8 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
   const runId = opts.runId ?? newRunId();
   const log = opts.log ?? stderrLogger();
-  if (!existsSync(AGENT_BUNDLE)) throw new Error(`agent bundle ${AGENT_BUNDLE} is missing: run \`npm run build\``);
+  // Built when missing, rebuilt when its sources changed: a stale agent never measures.
+  const agent = ensureAgentBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) });
 
   let fleet = opts.fleet;
   let routes = opts.routes;
@@ -96,7 +98,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   const store = new DirStore(dataDir);
   const query = await DuckDbQueryEngine.open(dataDir);
   const runner = new LocalCommandRunner({
-    agentPath: AGENT_BUNDLE,
+    agentPath: agent.path,
     store,
     log,
     wrap,
@@ -127,6 +129,15 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  const onSamples = opts.onSamples;
+  const watch = onSamples
+    ? setInterval(() => {
+        runner.samplesSoFar().then(
+          (p) => p && onSamples(p),
+          () => undefined,
+        );
+      }, 500)
+    : undefined;
   try {
     const execution = await runStateMachine({
       deps,
@@ -145,6 +156,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       interrupted: interrupts > 0,
     };
   } finally {
+    if (watch) clearInterval(watch);
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     runner.kill();

@@ -5,9 +5,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { ensureAgentBundle } from '../agent/bundle.js';
+import type { ResolvedPlan } from '../functions/core/model.js';
 import type { Logger } from '../functions/ports.js';
-import { AGENT_BUNDLE } from './driver.js';
 
 /**
  * Fixed ports of the loopback plans' targets (plans/local-*.json). Below Linux's ephemeral
@@ -64,18 +66,33 @@ function waitForLine(child: ChildProcess, re: RegExp, ms: number, what: string):
   });
 }
 
+/** The loopback target ports a plan aims at (paths to 127.0.0.1/localhost on LOOPBACK_PORTS). */
+export function loopbackTargetPorts(plan: ResolvedPlan): number[] {
+  const known = new Set<number>(Object.values(LOOPBACK_PORTS));
+  const ports = new Set<number>();
+  for (const p of plan.paths) {
+    if (!['127.0.0.1', 'localhost'].includes(p.target.host)) continue;
+    for (const port of [p.target.port, ...p.probes.map((x) => ('port' in x ? x.port : undefined))])
+      if (port !== undefined && known.has(port)) ports.add(port);
+  }
+  return [...ports].sort((a, b) => a - b);
+}
+
+/** Whether something accepts connections on 127.0.0.1:port right now. */
+export function listening(port: number): Promise<boolean> {
+  return new Promise<boolean>((res) => {
+    const s = connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      res(true);
+    });
+    s.on('error', () => res(false));
+  });
+}
+
 async function waitForPort(port: number, ms: number): Promise<void> {
-  const { connect } = await import('node:net');
   const until = Date.now() + ms;
   for (;;) {
-    const ok = await new Promise<boolean>((res) => {
-      const s = connect({ host: '127.0.0.1', port }, () => {
-        s.destroy();
-        res(true);
-      });
-      s.on('error', () => res(false));
-    });
-    if (ok) return;
+    if (await listening(port)) return;
     if (Date.now() > until) throw new Error(`nothing listening on 127.0.0.1:${port} after ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -102,7 +119,7 @@ export async function startLoopbackTargets(log: Logger, ports = LOOPBACK_PORTS):
     const agent = spawn(
       process.execPath,
       [
-        AGENT_BUNDLE,
+        ensureAgentBundle().path,
         'serve',
         '--host',
         '127.0.0.1',

@@ -12,6 +12,11 @@ import { loadQuery } from '../sql.js';
 type Row = Record<string, unknown>;
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
+/** Notes about the run as a whole (e.g. that nothing was measured). */
+export function runNotes(s: Summary): string[] {
+  return Array.isArray(s.notes) ? (s.notes as string[]) : [];
+}
+
 /** Final status of a run from its manifest. */
 export function runStatus(m: RunManifest): RunManifest['status'] {
   const failed = m.paths.filter((p) => p.status !== 'succeeded').length;
@@ -106,7 +111,36 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (manifest.endedAt) summary.endedAt = manifest.endedAt;
     if (manifest.restore) summary.routesRestored = manifest.restore;
   }
+  if (!paths.some((p) => p.results.some((r) => r.n > 0))) {
+    // Nothing was measured: say so, with the likely cause, instead of a table of 100 % loss.
+    const attempted = paths.some((p) => p.results.length > 0);
+    const errors = attempted ? await deps.query.query(loadQuery('errors'), [runId], `errors-${runId}`) : [];
+    summary.notes = [nothingMeasuredNote(paths, errors)];
+  }
   return summary;
+}
+
+/** Why a run measured nothing, from its most common sample errors (queries/errors.sql) or path errors. */
+export function nothingMeasuredNote(paths: SummaryPath[], errors: Record<string, unknown>[]): string {
+  if (errors.length === 0) {
+    const failed = paths.find((p) => p.error);
+    return `nothing was measured: no path produced a sample${failed ? ` (${failed.id} failed at ${failed.failedStep}: ${failed.error})` : ''}`;
+  }
+  const top = errors.map((e) => `${String(e.error)} ×${Number(e.samples)}`).join(', ');
+  const main = String(errors[0].error);
+  return `nothing was measured: every sample of every path failed (${top}); likely cause: ${likelyCause(main)}`;
+}
+
+function likelyCause(error: string): string {
+  if (/refused/i.test(error))
+    return "nothing listens at the targets (connection refused): start a server on each target (pathbench starts its own only on the loopback plans' ports)";
+  if (/timeout|timed out/i.test(error))
+    return 'the targets do not answer (timeouts): a wrong address, a firewall or security group, or a route that goes nowhere';
+  if (/unreachable|no route/i.test(error)) return 'no route to the targets (unreachable)';
+  if (/ephemeral/i.test(error))
+    return 'the client ran out of ephemeral ports (TIME_WAIT); enable tcp_tw_reuse or use keep-alive';
+  if (/icmp/i.test(error)) return 'ICMP is blocked on the path (an NLB or a security group drops it)';
+  return `the most common error is "${error}"`;
 }
 
 /**
@@ -186,6 +220,7 @@ export function renderTable(s: Summary): string {
     text.push('', "the probes' own cost (self-calibrated on loopback before each path):", ...overhead);
   const failed = s.paths.filter((p) => p.error);
   for (const p of failed) text.push(`${p.id} failed at ${p.failedStep}: ${p.error}`);
+  for (const n of runNotes(s)) text.push(`note: ${n}`);
   for (const p of s.paths) for (const n of (p.notes as string[] | undefined) ?? []) text.push(`${p.id} note: ${n}`);
   return `${text.join('\n')}\n`;
 }
@@ -201,6 +236,7 @@ export function renderMarkdown(s: Summary): string {
     `|${HEAD.map((_, i) => (i >= 3 && i <= 8 ? '---:' : '---')).join('|')}|`,
     ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`),
     '',
+    ...runNotes(s).map((n) => `**note:** ${n}\n`),
   ];
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
@@ -277,12 +313,14 @@ export function renderHtml(s: Summary): string {
   const rows = tableRows(s)
     .map((r) => `<tr>${r.map((c, i) => `<td${i >= 3 && i <= 8 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`)
     .join('\n');
-  const notes = s.paths
-    .flatMap((p) => [
+  const notes = [
+    ...runNotes(s),
+    ...s.paths.flatMap((p) => [
       ...(p.error ? [`${p.id} failed at ${p.failedStep}: ${p.error}`] : []),
       ...overheadLines(p).map((l) => `${p.id} probe's own cost: ${l}`),
       ...((p.notes as string[] | undefined) ?? []).map((n) => `${p.id} note: ${n}`),
-    ])
+    ]),
+  ]
     .map((n) => `<li>${esc(n)}</li>`)
     .join('\n');
   return `<!doctype html>

@@ -3,12 +3,9 @@
  * AZs are pinned by AZ ID, never by name: names are shuffled per account (seed 004), IDs are not.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { App } from 'aws-cdk-lib';
 import { ConfigError } from '../../functions/core/errors.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { AGENT_BUNDLE } from '../paths.js';
 
 export interface TestbedProps {
   /** Account for both stacks; CDK_DEFAULT_ACCOUNT or context `testbedAccount`. Unset = environment-agnostic account. */
@@ -50,7 +47,7 @@ export const TESTBED_DEFAULTS: TestbedProps = {
   clientCidr: '10.0.0.0/16',
   peerCidr: '10.1.0.0/16',
   instanceType: 'c6i.large',
-  agentPath: path.join(ROOT, 'dist', 'agent.cjs'),
+  agentPath: AGENT_BUNDLE,
   stackPrefix: 'PathbenchTestbed',
 };
 

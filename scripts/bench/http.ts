@@ -13,12 +13,11 @@
  */
 
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { AGENT_BUNDLE, ensureAgentBundle } from '../../agent/bundle.js';
 import { calibrate } from '../../agent/calibrate.js';
 import { runHttp } from '../../agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
@@ -27,8 +26,7 @@ import { LAB_PORTS } from '../../lab/topology.js';
 import { labClientPrefix, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const AGENT = path.join(ROOT, 'dist', 'agent.cjs');
+const AGENT = AGENT_BUNDLE;
 
 const ROUNDS = 3;
 const REQUESTS = 3000;
@@ -164,11 +162,6 @@ async function probeInNetns(
   const p = report.probes[0];
   if (!p?.files.length) throw new Error(`http probe in namespace: ${p?.reason ?? 'no output'}`);
   return { ...(await readProbeFile(path.join(outDir, p.files[0]))), calibration: report.calibration?.http };
-}
-
-async function ensureAgentBundle(): Promise<void> {
-  if (existsSync(AGENT)) return;
-  await execFileP(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { timeout: 120_000 });
 }
 
 /** Start `agent.cjs serve --http 0` as a child; resolves with its port once the ready file exists. */
