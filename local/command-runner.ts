@@ -167,6 +167,15 @@ export class LocalCommandRunner implements CommandRunner {
     return { pathId: r.pathId, samples: r.finalSamples ?? (await this.countSamples(r)) };
   }
 
+  /** The latest count without reading anything (final once the agent has exited). */
+  samplesNow(): { pathId: string; samples: number } | undefined {
+    const r = [...this.commands.values()].at(-1);
+    if (!r) return undefined;
+    let counted = 0;
+    for (const [, [, seen]] of r.counted) counted += seen;
+    return { pathId: r.pathId, samples: r.finalSamples ?? counted };
+  }
+
   private async countSamples(r: Running): Promise<number> {
     let files: string[] = [];
     try {

@@ -144,7 +144,14 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       input: { plan: opts.plan },
       runId,
       waitTimeOverrides: opts.waitTimeOverrides,
-      onEvent: opts.onEvent,
+      onEvent: (e) => {
+        // A path's final count, before its end is reported.
+        if (onSamples && e.type === 'StateEntered' && /^Path(Succeeded|Failed)$/.test(e.state?.name ?? '')) {
+          const now = runner.samplesNow();
+          if (now) onSamples(now);
+        }
+        opts.onEvent?.(e);
+      },
     });
     await runner.drain();
     const text = await store.getText(keys.report(runId, 'json'));
