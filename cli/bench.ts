@@ -2,6 +2,7 @@
  * `pathbench bench` (npm run bench): figures, not pass/fail. Each part prints its own lines;
  * comparisons are ratios taken in one run, because this machine is noisy.
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { runLocal, silentLogger } from '../local/driver.js';
 import { type ExecutionEvent, ROOT } from '../local/run-machine.js';
 import { startLoopbackTargets } from '../local/targets.js';
 import { loadPlanFile } from './plan-file.js';
+import { liveStatus } from './progress.js';
 
 type Interval = [number, number];
 
@@ -107,9 +109,12 @@ async function labForBench(): Promise<{ down: () => Promise<void> } | undefined>
   }
   if ((await lab.labStatus()).healthy) return undefined;
   process.stderr.write('bench: bringing a lab up for the lab-path rows\n');
+  const status = liveStatus('bench: lab up: ');
   try {
-    await lab.labUp({ profile: 'seed-000' });
+    await lab.labUp({ profile: 'seed-000', onProgress: (l: string) => status.update(l) });
+    status.done();
   } catch (e) {
+    status.done();
     process.stderr.write(`bench: lab up failed (${(e as Error).message}); lab rows are skipped\n`);
     await lab.labDown().catch(() => undefined);
     return undefined;
@@ -155,14 +160,26 @@ export function registerBench(program: Command): void {
       const lab = chosen.some((p) => p.name === 'precision' || p.name === 'http') ? await labForBench() : undefined;
       let failed = false;
       try {
-        for (const p of chosen) {
-          process.stdout.write(`\n== ${p.name} ==\n`);
+        for (const [i, p] of chosen.entries()) {
+          // Which part runs and for how long, on stderr (live on a terminal); figures on stdout.
+          const status = liveStatus('bench: ');
+          const t0 = Date.now();
+          const tick = () =>
+            status.update(`${p.name} (${i + 1}/${chosen.length}) running ${Math.round((Date.now() - t0) / 1000)} s`);
+          tick();
+          const timer = process.stderr.isTTY ? setInterval(tick, 1000) : undefined;
+          let lines: string[] = [];
           try {
-            for (const l of await p.run()) process.stdout.write(`${l}\n`);
+            lines = await p.run();
           } catch (e) {
             failed = true;
-            process.stdout.write(`${p.name} failed: ${(e as Error).message}\n`);
+            lines = [`${p.name} failed: ${(e as Error).message}`];
+          } finally {
+            if (timer) clearInterval(timer);
+            status.done(`${p.name} (${i + 1}/${chosen.length}) done in ${Math.round((Date.now() - t0) / 1000)} s`);
           }
+          process.stdout.write(`\n== ${p.name} ==\n`);
+          for (const l of lines) process.stdout.write(`${l}\n`);
         }
       } finally {
         await lab?.down();

@@ -2,11 +2,13 @@
  * `pathbench lab up|status|down`: build, inspect and remove the local seed-000 twin. Needs root;
  * a missing precondition is one line on stderr and exit code 2.
  */
+
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
 import { LabInputError, LabUnavailableError } from '../../lab/errors.js';
 import { type LabStatus, labAvailable, labDown, labStatus, labUp } from '../../lab/lab.js';
 import { LAB_PROFILES } from '../../lab/topology.js';
+import { liveStatus } from '../progress.js';
 
 function fail(e: unknown): never {
   process.stderr.write(`pathbench lab: ${errorMessage(e).split('\n')[0]}\n`);
@@ -62,12 +64,13 @@ export function registerLab(program: Command): void {
           throw new LabInputError(`unknown lab profile "${o.profile}" (known: ${LAB_PROFILES.join(', ')})`);
         }
         await requireLab();
+        const status = liveStatus('lab up: ');
         const s = await labUp({
           profile: o.profile as (typeof LAB_PROFILES)[number],
           prefix: o.prefix,
           calibrate: o.calibrate,
-          onProgress: (l) => process.stderr.write(`${l}\n`),
-        });
+          onProgress: (l) => status.update(l),
+        }).finally(() => status.done());
         process.stdout.write(`${formatLabStatus(s)}\n`);
       } catch (e: unknown) {
         fail(e);
