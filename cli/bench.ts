@@ -11,8 +11,9 @@ import { keys } from '../functions/core/keys.js';
 import type { RunManifest } from '../functions/core/model.js';
 import { DirStore } from '../local/dir-store.js';
 import { runLocal, silentLogger } from '../local/driver.js';
-import { type ExecutionEvent, ROOT } from '../local/run-machine.js';
+import type { ExecutionEvent } from '../local/run-machine.js';
 import { startLoopbackTargets } from '../local/targets.js';
+import { ROOT } from './paths.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus } from './progress.js';
 

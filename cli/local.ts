@@ -1,5 +1,6 @@
 /**
- * Local commands: `run --local`, `demo` (what `npm start` runs) and `report --local`.
+ * Local commands: `run --local`, `demo` (what `npm start` runs), and `reportLocal` behind
+ * `report --local` (the command is registered in ./commands/report.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -18,8 +19,8 @@ import {
   usesLab,
 } from '../local/driver.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
-import { ROOT } from '../local/run-machine.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
+import { ROOT } from './paths.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus, RunProgress } from './progress.js';
 
@@ -179,15 +180,6 @@ export function registerLocal(program: Command): void {
     .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
     .option('--json', 'print the summary JSON on stdout')
     .action(async (o: { plan?: string; data: string; json?: boolean }) => process.exit(await demo(o)));
-
-  program
-    .command('report')
-    .description('recompute a run summary from the samples in a data directory (same SQL)')
-    .argument('<runId>')
-    .option('--local', 'read the local data directory (the default here)', true)
-    .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
-    .option('--json', 'print the summary JSON')
-    .action(async (runId: string, o: { data: string; json?: boolean }) => process.exit(await reportLocal(runId, o)));
 }
 
 export async function reportLocal(runId: string, o: { data: string; json?: boolean }): Promise<number> {

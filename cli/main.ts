@@ -1,5 +1,6 @@
 /**
- * The `pathbench` command line. Each area registers its own subcommands.
+ * The `pathbench` command line. Each area registers its own subcommands; no command is defined
+ * by two areas, so the order below is only the order of the help listing.
  */
 import { Command } from 'commander';
 import { errorMessage } from '../functions/core/errors.js';
@@ -7,6 +8,7 @@ import { registerBench } from './bench.js';
 import { registerAws } from './commands/aws.js';
 import { registerLab } from './commands/lab.js';
 import { registerParse } from './commands/parse.js';
+import { registerReport } from './commands/report.js';
 import { registerTestbed } from './commands/testbed.js';
 import { registerLocal } from './local.js';
 
@@ -14,6 +16,7 @@ const program = new Command('pathbench')
   .description('Measure cloud network paths with one Step Functions pipeline, on AWS or locally.')
   .showHelpAfterError();
 registerLocal(program);
+registerReport(program);
 registerParse(program);
 registerLab(program);
 registerAws(program);

@@ -3,11 +3,10 @@
  * DuckDB for Athena, a child process for SSM, and loopback no-ops or the namespace lab for the
  * fleet and routes.
  */
-import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { ensureAgentBundle } from '../agent/bundle.js';
 import { PlanInvalidError } from '../functions/core/errors.js';
-import { keys } from '../functions/core/keys.js';
+import { keys, newRunId } from '../functions/core/keys.js';
 import type { ClientRef, ResolvedPlan, Summary } from '../functions/core/model.js';
 import { parsePlan } from '../functions/core/plan.js';
 import type { Deps, Fleet, Logger, Routes } from '../functions/ports.js';
@@ -32,14 +31,6 @@ export function stderrLogger(quiet = false): Logger {
 }
 
 export const silentLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
-
-/** A run id like a console execution name: sortable time + a little randomness. */
-export function newRunId(now = new Date()): string {
-  return `${now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
-}
 
 export function usesLab(plan: ResolvedPlan): boolean {
   return plan.paths.some((p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via));

@@ -7,10 +7,8 @@
  * (`/pathbench/testbed/outputs/<stack>`), because the project ships the SSM client and not the
  * CloudFormation one; a saved `cdk deploy --outputs-file` works without any AWS access.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
@@ -30,12 +28,13 @@ import {
   TestbedOutputsError,
   type TestbedPlanJson,
 } from '../../infra/testbed/plan-from-outputs.js';
+import { type CdkRunner, runCdk } from '../cdk.js';
+import { type Outputs, OutputsFileError, readOutputsFile, TESTBED_OUTPUTS_FILE } from '../outputs-file.js';
+import { ROOT } from '../paths.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Exit code for unusable input or environment (no credentials, missing outputs). */
 const EXIT_BAD_INPUT = 2;
 const DEFAULT_PLAN_OUT = 'plans/tokyo-osaka.json';
-const DEFAULT_OUTPUTS_FILE = '.pathbench/testbed-outputs.json';
 
 // Kept in step with infra/testbed (TESTBED_DEFAULTS, testbedStackNames, outputsParameterName);
 // the CLI does not import the CDK app so that it starts without loading aws-cdk-lib.
@@ -56,18 +55,6 @@ export class TestbedCliError extends Error {
     this.name = 'TestbedCliError';
   }
 }
-
-export type Outputs = Record<string, Record<string, string>>;
-
-/** Runs `npx cdk …` in the repo root; resolves with the exit code. */
-export type CdkRunner = (args: string[]) => Promise<number>;
-
-const runCdk: CdkRunner = (args) =>
-  new Promise((resolve, reject) => {
-    const child = spawn('npx', ['cdk', ...args], { cwd: ROOT, stdio: 'inherit' });
-    child.on('error', reject);
-    child.on('close', (code) => resolve(code ?? 1));
-  });
 
 function isCredentialsError(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
@@ -117,23 +104,6 @@ export async function readDeployedOutputs(opts: {
     }
   }
   return out;
-}
-
-/** Read a `cdk deploy --outputs-file` JSON. */
-export async function readOutputsFile(file: string): Promise<Outputs> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e: unknown) {
-    throw new TestbedCliError(`cannot read outputs file ${file} (${errorMessage(e).replace(/, \w+ '.*'$/, '')})`);
-  }
-  try {
-    const json: unknown = JSON.parse(text);
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('expected an object');
-    return json as Outputs;
-  } catch (e: unknown) {
-    throw new TestbedCliError(`outputs file ${file} is not valid JSON (${errorMessage(e)})`);
-  }
 }
 
 /** Upper bound of one run's inter-region transfer for a testbed plan. */
@@ -225,7 +195,7 @@ export async function deployTestbed(opts: DeployTestbedOptions = {}): Promise<nu
   log(
     formatCostNote(fixedMonthlyCost({ ...DEFAULT_TESTBED_INVENTORY, instanceType }), planRunCost(sizing, instanceType)),
   );
-  const outputsFile = path.resolve(ROOT, opts.outputsFile ?? DEFAULT_OUTPUTS_FILE);
+  const outputsFile = path.resolve(ROOT, opts.outputsFile ?? TESTBED_OUTPUTS_FILE);
   await mkdir(path.dirname(outputsFile), { recursive: true });
   const context = { ...opts.context, ...(opts.instanceType ? { testbedInstanceType: opts.instanceType } : {}) };
   const args = [
@@ -256,7 +226,7 @@ export async function destroyTestbed(opts: { prefix?: string; yes?: boolean; run
 }
 
 function fail(e: unknown): never {
-  if (e instanceof TestbedCliError) {
+  if (e instanceof TestbedCliError || e instanceof OutputsFileError) {
     process.stderr.write(`pathbench: ${e.message}\n`);
     process.exit(EXIT_BAD_INPUT);
   }

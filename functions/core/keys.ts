@@ -2,6 +2,7 @@
  * The object-store key layout (DESIGN.md "S3 layout", a contract). Every key is built here and
  * nowhere else, so a retried step always overwrites the same object.
  */
+import { randomBytes } from 'node:crypto';
 import { SAFE_ID } from './model.js';
 
 function safe(kind: string, value: string): string {
@@ -15,6 +16,18 @@ const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
 export function checkRunId(runId: string): string {
   if (!RUN_ID.test(runId)) throw new Error(`unsafe run id: ${JSON.stringify(runId)}`);
   return runId;
+}
+
+/**
+ * A new run id, the same for local runs and AWS executions: sortable UTC time and a little
+ * randomness (`20261130T041917Z-e7b2fb`), valid as an execution name and in object keys.
+ */
+export function newRunId(now = new Date()): string {
+  const time = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return checkRunId(`${time}-${randomBytes(3).toString('hex')}`);
 }
 
 export const keys = {

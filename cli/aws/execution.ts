@@ -1,0 +1,160 @@
+/**
+ * Executions of the pipeline on AWS: start one (`pathbench start`, the run id is the execution
+ * name), follow it to its end with progress lines, and show its status (`pathbench status`).
+ */
+import { readFileSync } from 'node:fs';
+import {
+  DescribeExecutionCommand,
+  type ExecutionStatus,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
+  type SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { executionArn } from '../../functions/adapters/aws/lock.js';
+import { checkRunId, newRunId } from '../../functions/core/keys.js';
+import { formatProblems } from '../../functions/core/plan.js';
+import { loadPlanFile } from '../plan-file.js';
+import { type ClientsFor, makeClients } from './clients.js';
+import { AwsCliError, explainAwsError } from './errors.js';
+import { type CommonFlags, resolveStackConfig } from './stack-config.js';
+import { fetchSummary, summaryText } from './summary.js';
+
+/** One progress line per interesting history event (path starts, step entries, failures, the end). */
+export function progressLines(events: HistoryEvent[]): string[] {
+  const lines: string[] = [];
+  for (const ev of events) {
+    const entered = ev.stateEnteredEventDetails;
+    if (ev.type === 'MapIterationStarted') {
+      lines.push(`path #${(ev.mapIterationStartedEventDetails?.index ?? 0) + 1} started`);
+    } else if (ev.type === 'TaskStateEntered' && entered?.name) {
+      const pathId = pathIdOf(entered.input);
+      lines.push(`  ${pathId ? `[${pathId}] ` : ''}${entered.name}`);
+    } else if (ev.type === 'LambdaFunctionFailed' || ev.type === 'TaskFailed') {
+      const d = ev.lambdaFunctionFailedEventDetails ?? ev.taskFailedEventDetails;
+      lines.push(`  ! ${d?.error ?? 'error'}: ${(d?.cause ?? '').slice(0, 200)}`);
+    } else if (ev.type === 'MapIterationFailed') {
+      lines.push(`path #${(ev.mapIterationFailedEventDetails?.index ?? 0) + 1} failed`);
+    } else if (ev.type === 'ExecutionSucceeded') {
+      lines.push('execution succeeded');
+    } else if (ev.type === 'ExecutionFailed' || ev.type === 'ExecutionTimedOut' || ev.type === 'ExecutionAborted') {
+      const d = ev.executionFailedEventDetails;
+      lines.push(
+        `execution ${ev.type.slice('Execution'.length).toLowerCase()}${d ? `: ${d.error} ${d.cause ?? ''}` : ''}`,
+      );
+    }
+  }
+  return lines;
+}
+
+function pathIdOf(input: string | undefined): string | undefined {
+  if (!input) return undefined;
+  try {
+    const o = JSON.parse(input) as { pathId?: unknown; path?: { id?: unknown } };
+    const id = o.pathId ?? o.path?.id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const TERMINAL: ExecutionStatus[] = ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'];
+
+/** Print progress until the execution ends; resolves with its final status. */
+export async function followExecution(
+  sfn: SFNClient,
+  arn: string,
+  write: (line: string) => void,
+  opts: { sleep?: (ms: number) => Promise<void>; pollMs?: number } = {},
+): Promise<ExecutionStatus> {
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let seen = 0;
+  for (;;) {
+    const events: HistoryEvent[] = [];
+    let token: string | undefined;
+    do {
+      const page = await sfn.send(
+        new GetExecutionHistoryCommand({
+          executionArn: arn,
+          nextToken: token,
+          maxResults: 1000,
+          includeExecutionData: true,
+        }),
+      );
+      events.push(...(page.events ?? []));
+      token = page.nextToken;
+    } while (token);
+    for (const line of progressLines(events.slice(seen))) write(line);
+    seen = events.length;
+    const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn }));
+    if (d.status && TERMINAL.includes(d.status)) return d.status;
+    await sleep(opts.pollMs ?? 5_000);
+  }
+}
+
+export interface StartFlags extends CommonFlags {
+  plan?: string;
+  planName?: string;
+  runId?: string;
+  follow?: boolean;
+}
+
+/** Validate locally, start the execution (name = run id), optionally follow it. */
+export async function startRun(
+  flags: StartFlags,
+  env: Record<string, string | undefined>,
+  out: (text: string) => void,
+  clientsFor: ClientsFor = makeClients,
+): Promise<number> {
+  if (!flags.plan === !flags.planName) throw new AwsCliError('pass exactly one of --plan FILE or --plan-name NAME');
+  let input: Record<string, unknown>;
+  if (flags.plan) {
+    const result = await loadPlanFile(flags.plan);
+    if (!result.ok) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(result.problems)}`);
+    input = { plan: JSON.parse(readFileSync(flags.plan, 'utf8')) as unknown };
+  } else {
+    input = { planName: flags.planName };
+  }
+  const runId = checkRunId(flags.runId ?? newRunId());
+  const cfg = await resolveStackConfig(flags, env, clientsFor);
+  const { sfn, s3 } = clientsFor(cfg.region);
+  let arn: string;
+  try {
+    const res = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn: cfg.stateMachineArn, name: runId, input: JSON.stringify(input) }),
+    );
+    arn = res.executionArn ?? executionArn(cfg.stateMachineArn, runId);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'ExecutionAlreadyExists') throw new AwsCliError(`run ${runId} already exists`);
+    throw explainAwsError(e);
+  }
+  out(`started run ${runId}\n  ${arn}\n`);
+  if (!flags.follow) return 0;
+  const status = await followExecution(sfn, arn, (l) => out(`${l}\n`));
+  const summary = await fetchSummary(s3, cfg.bucket, runId);
+  if (summary) out(`\n${summaryText(summary)}`);
+  return status === 'SUCCEEDED' ? 0 : 1;
+}
+
+/** Print the status of a run's execution: when it started and stopped, and its error. */
+export async function runStatus(
+  runId: string,
+  flags: CommonFlags,
+  env: Record<string, string | undefined>,
+  out: (text: string) => void,
+  clientsFor: ClientsFor = makeClients,
+): Promise<number> {
+  const cfg = await resolveStackConfig(flags, env, clientsFor);
+  const { sfn } = clientsFor(cfg.region);
+  // The run id is the execution name: the ARN is checked first, then the id.
+  const arn = executionArn(cfg.stateMachineArn, runId);
+  checkRunId(runId);
+  const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn })).catch((e: unknown) => {
+    if (e instanceof Error && e.name === 'ExecutionDoesNotExist') throw new AwsCliError(`no run ${runId}`);
+    throw e;
+  });
+  out(
+    `run ${runId}: ${d.status}\n  started ${d.startDate?.toISOString()}${d.stopDate ? `\n  stopped ${d.stopDate.toISOString()}` : ''}${d.error ? `\n  ${d.error}: ${d.cause ?? ''}` : ''}\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,85 @@
+/**
+ * Finding the deployed pipeline: the state machine ARN and bucket come from flags, then
+ * PATHBENCH_STATE_MACHINE_ARN / PATHBENCH_BUCKET, then the saved `cdk deploy --outputs-file`
+ * (.pathbench/aws-outputs.json), then the stack's SSM parameter /pathbench/config (the project
+ * ships the SSM client, not the CloudFormation one).
+ */
+import { existsSync } from 'node:fs';
+import { GetParameterCommand } from '@aws-sdk/client-ssm';
+import type { Command } from 'commander';
+import { PIPELINE_OUTPUTS_FILE, readOutputsFile } from '../outputs-file.js';
+import { type ClientsFor, makeClients } from './clients.js';
+import { AwsCliError, explainAwsError } from './errors.js';
+
+const CONFIG_PARAMETER = '/pathbench/config';
+export const DEFAULT_STACK = 'Pathbench';
+
+export interface StackConfig {
+  stateMachineArn: string;
+  bucket: string;
+  region: string;
+}
+
+export interface CommonFlags {
+  region?: string;
+  stateMachine?: string;
+  bucket?: string;
+  stack?: string;
+}
+
+/** Add the flags every command that talks to the deployed pipeline takes (see CommonFlags). */
+export function commonOptions(cmd: Command): Command {
+  return cmd
+    .option('--region <region>', 'AWS region (default: from the state machine ARN or AWS_REGION)')
+    .option('--state-machine <arn>', 'state machine ARN (default: stack outputs)')
+    .option('--bucket <name>', 'data bucket (default: stack outputs)')
+    .option('--stack <name>', 'pipeline stack name', DEFAULT_STACK);
+}
+
+/** The saved outputs of one stack; undefined when `pathbench deploy` has not saved any here. */
+async function savedOutputs(stack: string): Promise<Record<string, string> | undefined> {
+  if (!existsSync(PIPELINE_OUTPUTS_FILE)) return undefined;
+  return (await readOutputsFile(PIPELINE_OUTPUTS_FILE))[stack];
+}
+
+/** Region of an ARN ("arn:aws:states:<region>:…"). */
+function arnRegion(arn: string): string | undefined {
+  return arn.split(':')[3] || undefined;
+}
+
+/** Find the state machine and bucket: flags > env > outputs file > SSM /pathbench/config. */
+export async function resolveStackConfig(
+  flags: CommonFlags,
+  env: Record<string, string | undefined>,
+  clientsFor: ClientsFor = makeClients,
+): Promise<StackConfig> {
+  let sm = flags.stateMachine ?? env.PATHBENCH_STATE_MACHINE_ARN;
+  let bucket = flags.bucket ?? env.PATHBENCH_BUCKET;
+  if (!sm || !bucket) {
+    const saved = await savedOutputs(flags.stack ?? DEFAULT_STACK);
+    sm ??= saved?.StateMachineArn;
+    bucket ??= saved?.BucketName;
+  }
+  const region = flags.region ?? (sm ? arnRegion(sm) : undefined) ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  if (!sm || !bucket) {
+    let value: string | undefined;
+    try {
+      const out = await clientsFor(region).ssm.send(new GetParameterCommand({ Name: CONFIG_PARAMETER }));
+      value = out.Parameter?.Value;
+    } catch (e) {
+      if (e instanceof Error && e.name === 'ParameterNotFound') {
+        throw new AwsCliError(
+          `the pipeline is not deployed in ${region ?? 'this region'} (no ${CONFIG_PARAMETER}); run \`pathbench deploy\` or pass --state-machine and --bucket`,
+        );
+      }
+      throw explainAwsError(e);
+    }
+    const cfg = JSON.parse(value ?? '{}') as Record<string, string>;
+    sm ??= cfg.StateMachineArn;
+    bucket ??= cfg.BucketName;
+  }
+  if (!sm || !bucket) throw new AwsCliError(`${CONFIG_PARAMETER} lacks StateMachineArn or BucketName`);
+  const finalRegion = region ?? arnRegion(sm);
+  if (!finalRegion) throw new AwsCliError('no AWS region: set AWS_REGION or pass --region');
+  return { stateMachineArn: sm, bucket, region: finalRegion };
+}
