@@ -1,6 +1,6 @@
 /**
  * Ports: the interfaces between pipeline logic and the world. Each has an AWS adapter
- * (functions/adapters/aws) and a local adapter (functions/adapters/local).
+ * (functions/adapters/aws) and local ones (local/, lab/fleet.ts, lab/routes.ts); docs/architecture.md.
  */
 import type { ClientRef, RouteEntry, RouteTarget } from './core/model.js';
 

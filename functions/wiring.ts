@@ -1,5 +1,5 @@
 /**
- * The one table that wires the state machine (STYLE.md 6). Every `${Placeholder}` in
+ * The one table that wires the state machine (docs/architecture.md). Every `${Placeholder}` in
  * statemachine/measurement.asl.json has exactly one entry here; CDK substitutions and IAM grants
  * and the local runner are all derived from it, so they cannot drift apart.
  */

@@ -1,5 +1,6 @@
 /**
- * Lab errors. Names end in Error (STYLE.md 4); the CLI maps LabUnavailableError to exit 2.
+ * Lab errors. Names end in Error (the ASL and the CLI match on error names); the CLI maps
+ * LabUnavailableError to exit 2.
  */
 import { PathbenchError } from '../functions/core/errors.js';
 

@@ -139,8 +139,8 @@ async function buildTool(name: 'nfq-delay' | 'tcp-rtt'): Promise<string> {
 }
 
 /**
- * Path to the fallback TCP-connect timer lab/tcp-rtt.c (built on demand). Only used when the
- * precise helper (functions/agent/native/tcping.ts) cannot be built here.
+ * Path to the fallback TCP-connect timer lab/native/tcp-rtt.c (built on demand). Only used when the
+ * precise helper (agent/native/tcping.ts) cannot be built here.
  */
 export async function tcpRttTool(): Promise<string> {
   return buildTool('tcp-rtt');

@@ -3,11 +3,11 @@
  * (to calibrate and verify the delays) and nearest-rank percentiles. The probe agent does the
  * real measuring for runs; this only keeps the lab honest about its own accuracy.
  *
- * The lab measures with the pipeline's own precise helper (functions/agent/native/tcping.ts):
+ * The lab measures with the pipeline's own precise helper (agent/native/tcping.ts):
  * its primary value is the kernel's handshake RTT (TCP_INFO tcpi_rtt), exactly what a run
  * reports as connect_rtt_ms, and it cannot be inflated by the measuring process waking up late
  * on a busy machine. Only when the helper cannot be built does the lab fall back to its own
- * C timer (lab/tcp-rtt.c, application clock), and it says so.
+ * C timer (lab/native/tcp-rtt.c, application clock), and it says so.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -104,7 +104,7 @@ export async function measureConnectTcping(
 
 /**
  * TCP-connect round trips (ms, null = failed) from inside network namespace `ns` to host:port,
- * timed by the lab's fallback C tool (lab/tcp-rtt.c). Application clock: on a busy machine it
+ * timed by the lab's fallback C tool (lab/native/tcp-rtt.c). Application clock: on a busy machine it
  * over-reads by the tool's wake-up time, so it is used only when the precise helper is missing.
  */
 export async function measureConnectC(

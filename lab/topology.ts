@@ -98,7 +98,7 @@ const both = (cidr: string): string[][] => [
   ['-s', cidr],
 ];
 
-/** Seed 000's five paths (DESIGN.md "Lab"). */
+/** Seed 000's five paths A–E (docs/lab.md). */
 export function seed000Profile(): LabProfile {
   return {
     name: 'seed-000',

@@ -1,6 +1,6 @@
--- The samples table: one normalized measurement per line (DESIGN.md "Sample record").
+-- The samples table: one normalized measurement per line (SampleRecord in functions/core/model.ts, docs/data.md).
 -- Single source of truth for the columns: infra builds the Glue table from this file and the
--- local DuckDB view reads its column types from it (functions/core/sql.ts samplesColumns()).
+-- local DuckDB view reads its column types from it (functions/sql.ts samplesColumns()).
 -- ${database} and ${location} are filled in by code; keep one column per line.
 CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   run_id string,

@@ -97,7 +97,7 @@ static int valid_host(const char *h) {
   return 1;
 }
 
-/* Same failure vocabulary as the Node probe (functions/agent/probes/tcp-connect.ts). */
+/* Same failure vocabulary as the Node probe (agent/probes/tcp-connect.ts). */
 static void print_error(int err) {
   switch (err) {
     case ECONNREFUSED:

@@ -4,7 +4,7 @@
  * format `<probe>/1.jsonl`: one line per attempt
  * `{seq, t_start, t_end, ok, rtt_ms, error?, clock}` (t_* epoch ms, rtt_ms null when failed).
  *
- * Two measuring paths, same raw format: the precise native helper (functions/agent/native,
+ * Two measuring paths, same raw format: the precise native helper (agent/native,
  * compiled C; rtt_ms = kernel handshake RTT, app_rtt_ms = its busy-polled connect time) when it
  * can be built and run here, else the Node path below (clock "app-hrtime"). The Node path
  * costs ~0.1–0.2 ms of event-loop overhead per sample; fine for cross-AZ/-region paths,
@@ -125,7 +125,7 @@ export const runTcpConnect: ProbeRunner<TcpConnectProbe> = async (probe, ctx) =>
 };
 
 /**
- * The precise path: the native helper (functions/agent/native/tcping.ts) measures the series
+ * The precise path: the native helper (agent/native/tcping.ts) measures the series
  * and writes the raw lines itself (kernel figure as rtt_ms, app-observed figure as
  * app_rtt_ms). Returns `unavailable` with the reason when the helper cannot be used here.
  */

@@ -1,5 +1,5 @@
 /**
- * The object-store key layout (DESIGN.md "S3 layout", a contract). Every key is built here and
+ * The object-store key layout (a contract, docs/data.md "S3 key layout"). Every key is built here and
  * nowhere else, so a retried step always overwrites the same object.
  */
 import { randomBytes } from 'node:crypto';

@@ -112,7 +112,7 @@ export interface ResolvedPlan {
 
 export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
 
-/** One normalized measurement (DESIGN.md "Sample record"). Times are epoch milliseconds. */
+/** One normalized measurement (the sample record contract, docs/data.md). Times are epoch milliseconds. */
 export interface SampleRecord {
   run_id: string;
   path_id: string;

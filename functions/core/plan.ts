@@ -1,7 +1,7 @@
 /**
  * The plan model: validates a plan (parsed JSON) with zod, reports every problem at once as
  * "dotted.path[i]: what is wrong", and resolves defaults into a ResolvedPlan whose paths carry
- * everything the pipeline needs. Pure except loadPlanFile, which only reads the file.
+ * everything the pipeline needs. Pure: reading a plan file is cli/plan-file.ts.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';

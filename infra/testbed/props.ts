@@ -28,7 +28,7 @@ export interface TestbedProps {
   peerCidr: string;
   /** Instance type of all four hosts (context `testbedInstanceType`). */
   instanceType: string;
-  /** AZ IDs of the client-side PrivateLink endpoint; default the client AZ only (see README). */
+  /** AZ IDs of the client-side PrivateLink endpoint; default the client AZ only (docs/testbed.md, "PrivateLink"). */
   privateLinkEndpointAzIds?: string[];
   /** The probe agent bundle shipped to the hosts as an asset. */
   agentPath: string;

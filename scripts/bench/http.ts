@@ -32,7 +32,7 @@ const ROUNDS = 3;
 const REQUESTS = 3000;
 const PAYLOAD = 1024;
 const WRK_SECONDS = 3;
-/** Path A's target address inside the lab (functions/lab/topology.ts, seed-000 profile). */
+/** Path A's target address inside the lab (lab/topology.ts, seed-000 profile). */
 const LAB_A_HOST = '10.0.2.10';
 
 function median(xs: number[]): number {

@@ -1,7 +1,7 @@
 /**
  * What every raw-output parser implements: tool-native text in, normalized sample records out
- * (DESIGN.md record contract). Pure: no I/O. Throws ParseError with a one-line reason when the
- * input is not that tool's output.
+ * (the sample record contract: SampleRecord in ../model.ts, docs/data.md). Pure: no I/O. Throws
+ * ParseError with a one-line reason when the input is not that tool's output.
  */
 import type { SampleRecord } from '../model.js';
 

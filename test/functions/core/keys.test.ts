@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkRunId, keys, parseRawKey, routeKey } from '../../../functions/core/keys.js';
 
-describe('key layout (DESIGN.md contract)', () => {
+describe('key layout (the S3 layout contract, docs/data.md)', () => {
   it('builds the contract keys', () => {
     expect(keys.plan('r1')).toBe('runs/run=r1/plan.json');
     expect(keys.manifest('r1')).toBe('runs/run=r1/manifest.json');

@@ -2,11 +2,10 @@
  * The plan model: defaults, merging, and that every kind of bad input is reported with the
  * field's path and what is wrong — all problems at once.
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../../cli/plan-file.js';
 import { PlanInvalidError } from '../../../functions/core/errors.js';
 import type { PlanResult, ResolvedPlan } from '../../../functions/core/model.js';
@@ -721,60 +720,6 @@ describe('formatting', () => {
   it('prints one problem a line under a count', () => {
     expect(formatProblems(['a: x', 'b: y'])).toBe('plan has 2 problems:\n  a: x\n  b: y');
     expect(formatProblems(['a: x'])).toBe('plan has 1 problem:\n  a: x');
-  });
-});
-
-describe('loadPlanFile', () => {
-  let dir: string;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'pb-plan-test-'));
-  });
-
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it('reads and validates a plan file', async () => {
-    // Prepare
-    const file = path.join(dir, 'ok.json');
-    await writeFile(file, `\uFEFF${JSON.stringify(minimal())}`);
-
-    // Act
-    const plan = expectOk(await loadPlanFile(file));
-
-    // Assess
-    expect(plan.paths.map((p) => p.id)).toEqual(['A']);
-  });
-
-  it('reports a file that is not JSON', async () => {
-    // Prepare
-    const file = path.join(dir, 'bad.json');
-    await writeFile(file, '{ "name": "x", paths: [] }');
-
-    // Act
-    const problems = expectProblems(await loadPlanFile(file));
-
-    // Assess
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^plan: not valid JSON \(.+\)$/);
-  });
-
-  it('reports a missing file', async () => {
-    // Prepare
-    const file = path.join(dir, 'missing.json');
-
-    // Act
-    const problems = expectProblems(await loadPlanFile(file));
-
-    // Assess
-    expect(problems).toEqual([`plan: cannot read ${file} (ENOENT: no such file or directory)`]);
-  });
-
-  it('reports validation problems of a readable file', async () => {
-    const file = path.join(dir, 'invalid.json');
-    await writeFile(file, JSON.stringify({ name: 'x', paths: [] }));
-    expect(expectProblems(await loadPlanFile(file))).toEqual(['paths: at least one path is required']);
   });
 });
 

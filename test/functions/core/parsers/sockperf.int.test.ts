@@ -1,19 +1,15 @@
-/** sockperf runner + parser against the real sockperf on loopback, plus captured real logs. */
+/** sockperf runner + parser against the real sockperf on loopback (captured logs: sockperf.test.ts). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSockperfWith } from '../../../../agent/probes/sockperf.js';
 import type { ProbeContext } from '../../../../agent/probes/types.js';
-import { ParseError } from '../../../../functions/core/errors.js';
 import type { SockperfProbe } from '../../../../functions/core/model.js';
 import { parseSockperf, SOCKPERF_NOTE } from '../../../../functions/core/parsers/sockperf.js';
 import { freePort } from '../../../helpers/ports.js';
 
-const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
-const fixture = (name: string) => readFileSync(path.join(ROOT, 'test/fixtures/sockperf', name), 'utf8');
 const meta = (sidecar?: string) => ({ runId: 'r1', pathId: 'p1', probe: 'sockperf', trial: 1, sidecar });
 
 const procs: ChildProcess[] = [];
@@ -114,21 +110,5 @@ describe('runSockperf + parseSockperf on loopback (real sockperf)', () => {
       trials: 1,
       reason: 'sockperf-not-installed',
     });
-  });
-});
-
-describe('parseSockperf on captured real logs', () => {
-  it('without a sidecar keeps sockperf clock times and says so', () => {
-    const recs = parseSockperf(fixture('udp-mps50.csv'), meta());
-    expect(recs.length).toBeGreaterThan(10);
-    expect(recs.every((r) => r.time_base === 'monotonic' && r.ok)).toBe(true);
-    expect(recs.map((r) => r.seq)).toEqual(recs.map((_, i) => i));
-  });
-
-  it('a no-reply log is one failed record; garbage is a ParseError', () => {
-    expect(parseSockperf(fixture('no-replies.csv'), meta())).toMatchObject([{ ok: false, error: 'no-replies' }]);
-    expect(() => parseSockperf('hello,world\n', meta())).toThrow(ParseError);
-    const bad = fixture('udp-mps50.csv').replace(/\n0, [^\n]*/, '\n0, x, y, z');
-    expect(() => parseSockperf(bad, meta())).toThrow(/line \d+/);
   });
 });
