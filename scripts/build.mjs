@@ -2,8 +2,8 @@
 /**
  * Bundles the probe agent (agent/main.ts) into ONE dependency-free file,
  * dist/agent.cjs, that runs on the client instance with node built-ins only. The agent
- * version comes from package.json; `.c` sources are imported as text so the precision helper
- * can compile its C code on the instance.
+ * version comes from package.json; `.c` and `.h` sources are imported as text so the precision
+ * helper can compile its C code on the instance.
  */
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -27,7 +27,7 @@ try {
     sourcemap: false,
     banner: { js: '#!/usr/bin/env node' },
     define: { __AGENT_VERSION__: JSON.stringify(pkg.version) },
-    loader: { '.c': 'text' },
+    loader: { '.c': 'text', '.h': 'text' },
     // platform "node" already leaves node: built-ins external; anything else must be bundled.
     logLevel: 'warning',
     metafile: true,
