@@ -1,5 +1,5 @@
 /**
- * PathbenchFunction: the Lambda defaults in one place (STYLE.md 7): arm64, Node 24 runtime (bundle targets Node 20), ESM bundle
+ * PathbenchFunction: the Lambda defaults in one place: arm64, Node 24 runtime (bundle targets Node 20), ESM bundle
  * built locally by esbuild from node_modules (no Docker), source maps, kept class names (the
  * ASL's Retry/Catch match on error names), an explicit log group with retention, and the
  * queries/ directory shipped next to the bundle.
