@@ -14,7 +14,8 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, errorMessage } from '../functions/core/errors.js';
-import { type AgentReport, type AgentSpec, PROBE_KINDS, type ProbeKind, SAFE_ID } from '../functions/core/model.js';
+import type { AgentReport, AgentSpec } from '../functions/core/model.js';
+import { parseAgentSpec } from '../functions/core/plan.js';
 import { AGENT_VERSION, type AgentLog, runSpec } from './run.js';
 import { type ServeOptions, startServers } from './server.js';
 
@@ -31,49 +32,15 @@ const log: AgentLog = (message, data) => {
   process.stderr.write(`[agent ${new Date().toISOString()}] ${message}${tail}\n`);
 };
 
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
-
 /**
- * Shallow structural check of a spec: enough that the agent cannot write outside DIR or
- * misread an option. The pipeline validated the plan in depth before the spec was written.
+ * The spec, validated with the core's schemas (the probes are exactly what a plan resolves
+ * into), so the agent cannot write outside DIR or misread an option. Throws a ConfigError
+ * naming every bad field: "bad spec: pathId: expected a safe id …, got "../etc"".
  */
 export function checkSpec(x: unknown): AgentSpec {
-  function fail(what: string): never {
-    throw new ConfigError(`bad spec: ${what}`);
-  }
-  if (!isRecord(x)) return fail('not a JSON object');
-  if (typeof x.runId !== 'string' || !SAFE_ID.test(x.runId)) fail('runId must be a safe id');
-  if (typeof x.pathId !== 'string' || !SAFE_ID.test(x.pathId)) fail('pathId must be a safe id');
-  const t = x.target;
-  if (!isRecord(t) || typeof t.host !== 'string' || t.host === '') fail('target.host must be a non-empty string');
-  if (!isRecord(t) || !isPort(t.port)) fail('target.port must be an integer 1-65535');
-  if (!Array.isArray(x.probes)) fail('probes must be an array');
-  const names = new Set<string>();
-  for (const [i, p] of (x.probes as unknown[]).entries()) {
-    if (!isRecord(p)) fail(`probes[${i}] is not an object`);
-    if (!PROBE_KINDS.includes(p.kind as ProbeKind)) fail(`probes[${i}].kind must be one of ${PROBE_KINDS.join(', ')}`);
-    if (typeof p.name !== 'string' || !SAFE_ID.test(p.name)) fail(`probes[${i}].name must be a safe id`);
-    if (names.has(p.name as string)) fail(`probes[${i}].name "${p.name}" is used twice`);
-    names.add(p.name as string);
-    for (const [k, v] of Object.entries(p)) {
-      if (typeof v === 'number' && !(Number.isFinite(v) && v >= 0)) fail(`probes[${i}].${k} must be a number ≥ 0`);
-    }
-    if (p.port !== undefined && !isPort(p.port)) fail(`probes[${i}].port must be an integer 1-65535`);
-  }
-  const skipped = x.skipped ?? [];
-  if (!Array.isArray(skipped)) fail('skipped must be an array');
-  for (const [i, s] of (skipped as unknown[]).entries()) {
-    if (!isRecord(s) || typeof s.name !== 'string' || typeof s.reason !== 'string') {
-      fail(`skipped[${i}] must be {name, reason}`);
-    }
-  }
-  return { ...(x as unknown as AgentSpec), skipped: skipped as AgentSpec['skipped'] };
-}
-
-function isPort(v: unknown): boolean {
-  return Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535;
+  const result = parseAgentSpec(x);
+  if (!result.ok) throw new ConfigError(`bad spec: ${result.problems.join('; ')}`);
+  return result.spec;
 }
 
 /**

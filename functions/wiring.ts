@@ -7,22 +7,37 @@
 import * as h from './handlers/index.js';
 import type { Deps } from './ports.js';
 
-/** What a task touches; CDK turns these into IAM grants, the local runner ignores them. */
-export type Capability = 'store:read' | 'store:write' | 'fleet' | 'routes' | 'runner' | 'query' | 'lock';
+/**
+ * What a Lambda touches. CDK grants each one as a fixed set of IAM statements
+ * (infra/grants.ts), and nothing else; the local runner ignores them.
+ *   store:read, store:write  the data bucket's run prefixes
+ *   fleet     stop, start and describe the client instances
+ *   routes    change route entries (and put them back)
+ *   runner    send, poll and cancel the probe command on a client
+ *   query     Athena queries over the samples table, its Glue partitions
+ *   lock      the run lock, and whether the execution holding it has ended
+ *   plans     named plans, read for `{ planName }` inputs
+ */
+export type Capability = 'store:read' | 'store:write' | 'fleet' | 'routes' | 'runner' | 'query' | 'lock' | 'plans';
 
-export interface TaskWiring {
-  /** Core logic: validated input in, small JSON out. */
-  run: (deps: Deps, input: unknown) => Promise<unknown>;
+/** What CDK needs to deploy one Lambda: its grants, its timeout, its description. */
+export interface LambdaWiring {
   needs: Capability[];
   /** Lambda timeout; waiting happens in the state machine, so these stay short. */
   timeoutSeconds: number;
   description: string;
 }
 
+export interface TaskWiring extends LambdaWiring {
+  /** Core logic: validated input in, small JSON out. */
+  run: (deps: Deps, input: unknown) => Promise<unknown>;
+}
+
 export const TASKS = {
   ValidatePlan: {
     run: h.validatePlan,
-    needs: ['store:read', 'store:write', 'lock'],
+    // The only task that resolves `{ planName }` inputs.
+    needs: ['store:read', 'store:write', 'lock', 'plans'],
     timeoutSeconds: 30,
     description: 'validate the plan, take the run lock, write plan, specs and manifest',
   },
@@ -103,3 +118,15 @@ export const TASKS = {
 
 export type TaskName = keyof typeof TASKS;
 export const TASK_NAMES = Object.keys(TASKS) as TaskName[];
+
+/**
+ * The one Lambda that is not a task: an EventBridge rule runs it (functions/lambda.ts,
+ * CleanupAfterExecution) after an execution ended FAILED, TIMED_OUT or ABORTED, when the ASL's
+ * own RestoreRoutes/ReleaseLock may not have run.
+ */
+export const CLEANUP = {
+  handler: 'CleanupAfterExecution',
+  needs: ['store:read', 'store:write', 'routes', 'lock'],
+  timeoutSeconds: 180,
+  description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',
+} satisfies LambdaWiring & { handler: string };

@@ -7,8 +7,9 @@
  */
 import type { ClientRef } from '../functions/core/model.js';
 import type { Fleet, InstanceInfo } from '../functions/ports.js';
+import { resolveClient } from './client.js';
 import { LabStateError } from './errors.js';
-import { type LabOptions, labLocation, resolveClient } from './lab.js';
+import { type LabOptions, labLocation } from './location.js';
 import { type LabState, listNamespaces, readState, run, tryRun, writeState } from './sys.js';
 import { buildCreditCommand, hostOf, seed000Profile } from './topology.js';
 

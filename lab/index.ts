@@ -5,8 +5,8 @@
 
 import type { ClientRef } from '../functions/core/model.js';
 import type { Fleet, Routes } from '../functions/ports.js';
+import { labClientWrap } from './client.js';
 import { LabFleet, type LabFleetOptions } from './fleet.js';
-import { labClientWrap } from './lab.js';
 import { LabRoutes } from './routes.js';
 
 export { LabCommandError, LabInputError, LabStateError, LabUnavailableError } from './errors.js';

@@ -9,16 +9,13 @@
  * on a busy machine. Only when the helper cannot be built does the lab fall back to its own
  * C timer (lab/native/tcp-rtt.c, application clock), and it says so.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { ensureTcping, parseTcpingLines, runTcping } from '../agent/native/tcping.js';
 import { nearestRank } from '../functions/core/stats.js';
 import { LabCommandError } from './errors.js';
-
-const execFileP = promisify(execFile);
+import { run } from './sys.js';
 
 export interface ConnectStats {
   n: number;
@@ -118,10 +115,9 @@ export async function measureConnectC(
   const intervalMs = opts.intervalMs ?? 20;
   const timeoutMs = opts.timeoutMs ?? 1000;
   const pin = opts.cpu === undefined ? [] : ['taskset', '-c', String(opts.cpu)];
-  const { stdout } = await execFileP(
-    'ip',
-    ['netns', 'exec', ns, ...pin, tool, host, String(port), String(count), String(intervalMs), String(timeoutMs)],
-    { timeout: count * (intervalMs + timeoutMs) + 10_000 },
+  const stdout = await run(
+    ['ip', 'netns', 'exec', ns, ...pin, tool, host, String(port), String(count), String(intervalMs), String(timeoutMs)],
+    { timeoutMs: count * (intervalMs + timeoutMs) + 10_000 },
   );
   return JSON.parse(stdout) as (number | null)[];
 }
@@ -146,7 +142,7 @@ export async function connectMeter(
   const tool = await fallbackTool();
   return {
     clock: 'tcp-rtt-c',
-    note: `precise tcping helper unavailable (${built.reason}); delays measured with lab/tcp-rtt.c (application clock, load-sensitive)`,
+    note: `precise tcping helper unavailable (${built.reason}); delays measured with lab/native/tcp-rtt.c (application clock, load-sensitive)`,
     measure: (ns, host, port, o) => measureConnectC(tool, ns, host, port, { ...o, ...pin }),
   };
 }

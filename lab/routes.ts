@@ -6,12 +6,28 @@
 import { RouteSwapError } from '../functions/core/errors.js';
 import type { RouteEntry, RouteTarget } from '../functions/core/model.js';
 import type { Routes } from '../functions/ports.js';
-import { type LabOptions, labLocation, readLabRoute } from './lab.js';
+import { parseIpRoute, sameDestination } from './ip-route.js';
+import { type LabOptions, labLocation } from './location.js';
 import { readState, run } from './sys.js';
 
 type RouteKey = Omit<RouteEntry, 'via'>;
 
 const CIDR_RE = /^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$/;
+
+/** Read a router namespace's route for `destination` as "labNextHop:<name>", "none", or "via:<ip>". */
+export async function readLabRoute(
+  ns: string,
+  destination: string,
+  hops: Record<string, string>,
+): Promise<RouteTarget> {
+  const routes = parseIpRoute(await run(['ip', '-n', ns, 'route', 'show', destination]));
+  const r = routes.find((x) => sameDestination(x.destination, destination));
+  if (!r) return 'none';
+  if (r.type !== 'unicast') return r.type;
+  const name = Object.entries(hops).find(([, ip]) => ip === r.via)?.[0];
+  if (name) return `labNextHop:${name}`;
+  return r.via ? `via:${r.via}` : `dev:${r.dev ?? '?'}`;
+}
 
 export class LabRoutes implements Routes {
   constructor(private readonly opts: LabOptions = {}) {}

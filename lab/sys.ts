@@ -2,7 +2,7 @@
  * The lab's only contact with the machine: running commands, spawning tracked background
  * processes inside namespaces, checking and ending them by PID, and the crash-safe state file.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   closeSync,
   existsSync,
@@ -15,26 +15,22 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { runTool } from '../agent/probes/iperf3.js';
 import type { InstanceState } from '../functions/ports.js';
 import { LabCommandError } from './errors.js';
 import type { Argv, LabCredits, LabPathDef, LabPorts, LabProfileName, LabRole } from './topology.js';
 
-const execFileP = promisify(execFile);
-
-/** Run a command; throws LabCommandError with the command and its stderr on failure. */
+/**
+ * Run a command (the agent's bounded runner: no shell, own process group, killed at the
+ * timeout); throws LabCommandError with the command and its stderr on failure.
+ */
 export async function run(argv: Argv, opts: { timeoutMs?: number } = {}): Promise<string> {
-  try {
-    const { stdout } = await execFileP(argv[0], argv.slice(1), {
-      timeout: opts.timeoutMs ?? 30_000,
-      maxBuffer: 16 << 20,
-    });
-    return stdout;
-  } catch (e: unknown) {
-    const err = e as { stderr?: string; message?: string };
-    const detail = (err.stderr || err.message || String(e)).trim().split('\n')[0];
-    throw new LabCommandError(`${argv.join(' ')}: ${detail}`, { cause: e });
-  }
+  const r = await runTool(argv[0], argv.slice(1), { timeoutMs: opts.timeoutMs ?? 30_000 });
+  if (r.exitCode === 0 && !r.timedOut) return r.stdout;
+  const why =
+    r.spawnError ?? (r.timedOut ? 'timed out' : r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`);
+  const detail = (r.stderr.trim() || why).split('\n')[0];
+  throw new LabCommandError(`${argv.join(' ')}: ${detail}`, { cause: r });
 }
 
 /** Run a command and report success instead of throwing. */
@@ -137,6 +133,44 @@ export async function stopProcess(p: Pick<LabProcess, 'pid' | 'startTime'>, grac
   }
   for (let i = 0; i < 40 && isAlive(p); i++) await sleep(25);
   return true;
+}
+
+/** Poll `check` every 50 ms until it holds; LabCommandError after timeoutMs. */
+export async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  throw new LabCommandError(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** Whether something listens on `port` inside namespace `ns`. */
+export async function listening(ns: string, port: number, proto: 'tcp' | 'udp' = 'tcp'): Promise<boolean> {
+  try {
+    const out = await run([
+      'ip',
+      'netns',
+      'exec',
+      ns,
+      'ss',
+      '-Hn',
+      proto === 'tcp' ? '-tl' : '-ul',
+      `sport = :${port}`,
+    ]);
+    return out.trim().length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The last 2000 characters of a log file ('' when unreadable). */
+export function tail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').slice(-2000);
+  } catch {
+    return '';
+  }
 }
 
 export type DelayMechanism = 'netem' | 'nfqueue';

@@ -1,7 +1,8 @@
 /**
  * The lab's topology as data: a local twin of seed 000's Tokyo/Osaka paths. Pure: names,
  * addresses, links, routes, delay placement and the exact `ip`/`tc`/`iptables` argv to build
- * it. The executor (lab.ts) only runs what this module returns, so the layout is unit-testable.
+ * it. The executor (lab.ts and its steps) only runs what this module returns, so the layout is
+ * unit-testable.
  *
  *   pb-client ──c0── pb-router ──a0── pb-a        (A same AZ)
  *                      │ ├──b0── pb-b             (B cross AZ)
@@ -12,6 +13,7 @@
  * Delays live in the FORWARD chain of the namespace that owns a path (router for A/B/E, the hop
  * namespace for C/D), half per direction, so swapping the route genuinely changes the RTT.
  */
+import { TARGET_PORTS, type TargetPorts } from '../functions/core/target-ports.js';
 
 export const LAB_PROFILES = ['seed-000'] as const;
 export type LabProfileName = (typeof LAB_PROFILES)[number];
@@ -27,14 +29,10 @@ export const PREFIX_RE = /^pb-[a-z0-9-]{0,6}$/;
 export const TOKYO_CIDR = '10.0.0.0/16';
 export const OSAKA_CIDR = '10.1.0.0/16';
 
-export interface LabPorts {
-  tcp: number;
-  http: number;
-  iperf3: number;
-  sockperf: number;
-}
+export type LabPorts = TargetPorts;
 
-export const LAB_PORTS: LabPorts = { tcp: 7000, http: 8080, iperf3: 5201, sockperf: 11111 };
+/** The lab's targets listen where the testbed's do (one list for both). */
+export const LAB_PORTS: LabPorts = TARGET_PORTS;
 
 export interface LabLink {
   /** Namespace role and interface name on each end. */

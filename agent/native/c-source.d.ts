@@ -1,5 +1,11 @@
-// C sources are imported as text: esbuild's `.c` text loader inlines them into the agent bundle.
+// C sources and headers are imported as text: esbuild's `.c` and `.h` text loaders inline them
+// into the agent bundle (scripts/build.mjs).
 declare module '*.c' {
+  const source: string;
+  export default source;
+}
+
+declare module '*.h' {
   const source: string;
   export default source;
 }

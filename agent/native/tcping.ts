@@ -1,6 +1,7 @@
 /**
- * The precise tcp-connect helper: compiles tcping.c on the client (gcc; AL2023 via dnf) into a
- * per-user cache keyed by a hash of the source, and runs it. Owns the precise raw line format
+ * The precise tcp-connect helper: compiles its C files (TCPING_SOURCES, this directory; tcping.c
+ * says which file does what) on the client (gcc; AL2023 via dnf) into a per-user cache keyed by a
+ * hash of the sources, and runs it. Owns the precise raw line format
  * (a superset of the Node probe's):
  *   {seq, t_start, t_end, ok, rtt_ms, error?, clock, kernel_rtt_us?, app_rtt_ms}
  * rtt_ms is the kernel's handshake RTT (TCP_INFO tcpi_rtt, clock "kernel-tcpi_rtt") when the
@@ -72,30 +73,56 @@ export interface TcpingRunResult {
 const CFLAGS = ['-O2', '-std=gnu11', '-Wall'];
 const HOST_RE = /^[A-Za-z0-9_.:-]{1,253}$/;
 
-/**
- * The helper's C source. Bundled: inlined by esbuild's `.c` text loader. From source (vitest,
- * tsx cannot import `.c`): read from disk through a module esbuild does not bundle.
- */
-export async function loadTcpingSource(): Promise<string> {
-  try {
-    const mod = (await import('./tcping.c')) as { default: unknown };
-    if (typeof mod.default === 'string' && mod.default.includes('int main(')) return mod.default;
-  } catch {
-    // Not bundled: fall through to the disk copy.
-  }
-  const fromDisk = './source-from-disk.js';
-  const m = (await import(fromDisk)) as { readTcpingSource: () => Promise<string> };
-  return m.readTcpingSource();
+/** The helper's C files (this directory), compiled together in one gcc call; tcping.c has main(). */
+export const TCPING_SOURCES = [
+  'common.h',
+  'common.c',
+  'tcp-connect.c',
+  'listener.c',
+  'http-client.c',
+  'tcping.c',
+] as const;
+
+/** One of the helper's files and its text. */
+export interface TcpingSource {
+  name: (typeof TCPING_SOURCES)[number];
+  text: string;
 }
 
-/** Cache key: source, flags and machine, so a changed helper is never served stale. */
-export function tcpingHash(source: string): string {
-  return createHash('sha256')
-    .update(source)
-    .update(CFLAGS.join(' '))
-    .update(`${process.platform}-${process.arch}`)
-    .digest('hex')
-    .slice(0, 16);
+/**
+ * The helper's C files, in TCPING_SOURCES order. Bundled: inlined by esbuild's `.c` and `.h`
+ * text loaders (scripts/build.mjs). From source (vitest, tsx cannot import `.c`): read from disk
+ * through a module esbuild does not bundle.
+ */
+export async function loadTcpingSources(): Promise<TcpingSource[]> {
+  try {
+    // Literal specifiers, one per file of TCPING_SOURCES, so esbuild inlines each.
+    const mods = (await Promise.all([
+      import('./common.h'),
+      import('./common.c'),
+      import('./tcp-connect.c'),
+      import('./listener.c'),
+      import('./http-client.c'),
+      import('./tcping.c'),
+    ])) as { default: unknown }[];
+    const texts = mods.map((m) => m.default);
+    if (texts.every((t): t is string => typeof t === 'string') && texts[texts.length - 1].includes('int main(')) {
+      return TCPING_SOURCES.map((name, i) => ({ name, text: texts[i] }));
+    }
+  } catch {
+    // Not bundled: fall through to the disk copies.
+  }
+  const fromDisk = './source-from-disk.js';
+  const m = (await import(fromDisk)) as { readTcpingSources: (names: readonly string[]) => Promise<string[]> };
+  const texts = await m.readTcpingSources(TCPING_SOURCES);
+  return TCPING_SOURCES.map((name, i) => ({ name, text: texts[i] }));
+}
+
+/** Cache key: every file (name and text), flags and machine, so a changed helper is never served stale. */
+export function tcpingHash(sources: readonly TcpingSource[]): string {
+  const h = createHash('sha256');
+  for (const s of sources) h.update(s.name).update('\0').update(s.text).update('\0');
+  return h.update(CFLAGS.join(' ')).update(`${process.platform}-${process.arch}`).digest('hex').slice(0, 16);
 }
 
 /** Where compiled helpers live: $XDG_CACHE_HOME/pathbench, ~/.cache/pathbench, or a per-user tmp dir. */
@@ -134,8 +161,8 @@ async function compile(cacheDir: string, compiler: string): Promise<EnsureResult
   if (process.platform !== 'linux') {
     return { ok: false, reason: `precise tcp-connect helper needs Linux (TCP_INFO), this is ${process.platform}` };
   }
-  const source = await loadTcpingSource();
-  const hash = tcpingHash(source);
+  const sources = await loadTcpingSources();
+  const hash = tcpingHash(sources);
   const bin = path.join(cacheDir, `tcping-${hash}`);
   try {
     const problem = await privateDir(cacheDir);
@@ -148,11 +175,19 @@ async function compile(cacheDir: string, compiler: string): Promise<EnsureResult
     () => false,
   );
   if (!cached) {
-    const src = path.join(cacheDir, `tcping-${hash}.c`);
+    // The sources are kept next to the binary (tcping-<hash>.src/) to show what was compiled.
+    // They are written into a directory of this process's own, so a concurrent build of the
+    // same hash never reads a file another one is still writing.
+    const srcDir = `${bin}.src`;
+    const buildDir = `${srcDir}.${process.pid}.tmp`;
     const tmp = `${bin}.${process.pid}.tmp`;
-    await writeFile(src, source, { mode: 0o600 });
-    const r = await run(compiler, [...CFLAGS, '-o', tmp, src], 120_000);
+    await rm(buildDir, { recursive: true, force: true });
+    await mkdir(buildDir, { mode: 0o700 });
+    for (const s of sources) await writeFile(path.join(buildDir, s.name), s.text, { mode: 0o600 });
+    const units = sources.filter((s) => s.name.endsWith('.c')).map((s) => path.join(buildDir, s.name));
+    const r = await run(compiler, [...CFLAGS, '-o', tmp, ...units], 120_000);
     if (r.error?.code === 'ENOENT') {
+      await rm(buildDir, { recursive: true, force: true });
       return {
         ok: false,
         reason: `${compiler} not found on PATH (AL2023: dnf install -y gcc); precise helper unavailable`,
@@ -160,6 +195,7 @@ async function compile(cacheDir: string, compiler: string): Promise<EnsureResult
     }
     if (r.error || r.code !== 0) {
       await rm(tmp, { force: true });
+      await rm(buildDir, { recursive: true, force: true });
       const first = r.stderr.split('\n').find((l) => /error/i.test(l)) ?? r.stderr.split('\n')[0] ?? '';
       return {
         ok: false,
@@ -169,10 +205,14 @@ async function compile(cacheDir: string, compiler: string): Promise<EnsureResult
     await chmod(tmp, 0o700);
     // Atomic: a concurrent or interrupted build never leaves a half-written binary at `bin`.
     await rename(tmp, bin);
+    // The same for the sources; a concurrent build of the same hash may have put them there first.
+    await rm(srcDir, { recursive: true, force: true }).catch(() => undefined);
+    await rename(buildDir, srcDir).catch(() => rm(buildDir, { recursive: true, force: true }));
     // Builds of older sources are dead weight; best effort, a concurrent agent may hold one.
+    // (tcping-<hash>.c is the single-file layout of earlier agents.)
     for (const f of await readdir(cacheDir).catch(() => [] as string[])) {
-      if (/^tcping-[0-9a-f]{16}(\.c)?$/.test(f) && !f.startsWith(`tcping-${hash}`)) {
-        await rm(path.join(cacheDir, f), { force: true }).catch(() => undefined);
+      if (/^tcping-[0-9a-f]{16}(\.c|\.src)?$/.test(f) && !f.startsWith(`tcping-${hash}`)) {
+        await rm(path.join(cacheDir, f), { recursive: true, force: true }).catch(() => undefined);
       }
     }
   }
@@ -265,7 +305,7 @@ export interface HttpingRunOptions {
   prefix?: string[];
 }
 
-/** The C client's limit (tcping.c HTTP_MAX_CONCURRENCY); beyond it the Node client runs. */
+/** The C client's limit (http-client.c HTTP_MAX_CONCURRENCY); beyond it the Node client runs. */
 export const HTTPING_MAX_CONCURRENCY = 64;
 
 const ADDRESS_RE = /^[0-9A-Fa-f.:]{2,45}$/;
@@ -356,7 +396,7 @@ async function runHelper(
   }
 }
 
-/** A running quiet listener (see tcping.c --listen). */
+/** A running quiet listener (`tcping --listen`, listener.c). */
 export interface QuietListener {
   port: number;
   pid: number;

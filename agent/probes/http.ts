@@ -9,7 +9,7 @@
  *
  * Before trial 1, up to WARMUP_REQUESTS unrecorded requests warm the client and the target.
  * Latency is request start → last body byte. Up to 64 connections the requests go through the C
- * helper (tcping.c `--http`, CLOCK_MONOTONIC, busy-polled); beyond, through the probe's own
+ * helper (http-client.c `--http`, CLOCK_MONOTONIC, busy-polled); beyond, through the probe's own
  * HTTP/1.1 client on a bare socket (http-wire.ts, `process.hrtime.bigint()`), which costs about
  * half of what Node's `http` module does per request. A timeout, reset, unreadable answer
  * ("bad-response") or non-2xx answer is a failed sample with a reason; EADDRNOTAVAIL
@@ -43,7 +43,7 @@ export const HTTPING_TOOL = 'tcping --http (C helper, busy-poll, CLOCK_MONOTONIC
  * Run the http probe: one raw file per trial. Status is "failed" only when no request of any
  * trial succeeded or the host does not resolve.
  *
- * Client: up to HTTPING_MAX_CONCURRENCY connections the C helper's http mode (tcping.c
+ * Client: up to HTTPING_MAX_CONCURRENCY connections the C helper's http mode (http-client.c,
  * `--http`, clock "httping-monotonic") — about wrk's cost per request and none of a fresh Node
  * process's warm-up stalls; beyond that, or where the helper cannot be built (the reason is in
  * `tools.httping` and so in the manifest's notes), the Node client below (clock "app-hrtime").

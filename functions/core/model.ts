@@ -3,6 +3,7 @@
  * docs/architecture.md describes these contracts; every module imports its types from here.
  */
 import { z } from 'zod';
+import { intIn, isValidHost, matching, numberIn, quoted } from './fields.js';
 
 /** Safe identifier: used in S3 keys, SQL values and file names. */
 export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -10,59 +11,117 @@ export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 export const PROBE_KINDS = ['tcp-connect', 'iperf3', 'http', 'sockperf', 'mtu'] as const;
 export type ProbeKind = (typeof PROBE_KINDS)[number];
 
-export interface TcpConnectProbe {
-  kind: 'tcp-connect';
+/** iperf3 bitrate syntax: a number with an optional K/M/G suffix. */
+export const BITRATE = /^\d+(\.\d+)?[KMG]?$/;
+
+// ---------------------------------------------------------------------------------------------
+// Probes as the agent runs them: every option set and the probe named. These schemas are the
+// contract: the types below are inferred from them, the agent validates its spec with them, and
+// plan.ts builds a plan's probe input from them (name optional, defaults for the options).
+
+/** A safe id in a message that says what was expected and what was received. */
+export const safeId = matching(
+  SAFE_ID,
+  'a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
+);
+const probeName = matching(
+  SAFE_ID,
+  'a safe probe name (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
+);
+const port = intIn(1, 65535);
+const mode = z.enum(['tcp', 'udp']);
+
+const bitrate = z
+  .string()
+  .refine((s) => BITRATE.test(s), {
+    error: (iss) => `expected an iperf3 bitrate such as "1G", "500M" or "100K", got ${quoted(iss.input)}`,
+  })
+  .refine((s) => !BITRATE.test(s) || Number.parseFloat(s) > 0, {
+    error: () =>
+      'bitrate 0 means unbounded, which saturates the sender and measures the instance, not the path; give a rate such as "1G"',
+  });
+
+export const tcpConnectProbeSchema = z.strictObject({
+  kind: z.literal('tcp-connect'),
   /** Unique within a path; defaults to the kind (with -2, -3 … for repeats of a kind). */
-  name: string;
-  count: number;
-  intervalMs: number;
-  timeoutMs: number;
+  name: probeName,
+  count: intIn(1, 1_000_000),
+  intervalMs: intIn(0, 60_000),
+  timeoutMs: intIn(1, 60_000),
   /** Overrides the path's target port for this probe. */
-  port?: number;
-}
+  port: port.optional(),
+});
+export type TcpConnectProbe = z.output<typeof tcpConnectProbeSchema>;
 
-export interface Iperf3Probe {
-  kind: 'iperf3';
-  name: string;
-  mode: 'tcp' | 'udp';
-  streams: number;
-  durationSeconds: number;
-  repeats: number;
-  intervalSeconds: number;
+export const iperf3ProbeSchema = z.strictObject({
+  kind: z.literal('iperf3'),
+  name: probeName,
+  mode,
+  streams: intIn(1, 128),
+  durationSeconds: intIn(1, 3600),
+  repeats: intIn(1, 100),
+  intervalSeconds: numberIn(0.1, 60),
   /** UDP target bitrate, iperf3 syntax ("1G", "500M"). Never unbounded by default. */
-  bitrate?: string;
-  port?: number;
+  bitrate: bitrate.optional(),
+  port: port.optional(),
+});
+export type Iperf3Probe = z.output<typeof iperf3ProbeSchema>;
+
+export const httpProbeSchema = z.strictObject({
+  kind: z.literal('http'),
+  name: probeName,
+  count: intIn(1, 1_000_000),
+  concurrency: intIn(1, 1024),
+  keepAlive: z.boolean(),
+  payloadBytes: intIn(0, 104_857_600),
+  trials: intIn(1, 100),
+  timeoutMs: intIn(1, 60_000),
+  port: port.optional(),
+});
+export type HttpProbe = z.output<typeof httpProbeSchema>;
+
+export const sockperfProbeSchema = z.strictObject({
+  kind: z.literal('sockperf'),
+  name: probeName,
+  mode,
+  durationSeconds: intIn(1, 3600),
+  port: port.optional(),
+});
+export type SockperfProbe = z.output<typeof sockperfProbeSchema>;
+
+/** The mtu probe's fields without the min < max rule (plan.ts extends them; see mtuBoundsInOrder). */
+export const mtuProbeFields = z.strictObject({
+  kind: z.literal('mtu'),
+  name: probeName,
+  min: intIn(68, 65535),
+  max: intIn(68, 65535),
+  timeoutMs: intIn(1, 60_000),
+});
+
+/** The mtu probe's min < max rule, for its spec and its plan input alike. */
+export function mtuBoundsInOrder<T extends z.ZodType<{ min: number; max: number }>>(schema: T): T {
+  // Only compare when both bounds are valid integers, so a bad bound is reported once.
+  return schema.refine((p) => !(Number.isInteger(p.min) && Number.isInteger(p.max)) || p.min < p.max, {
+    path: ['max'],
+    error: (iss) => {
+      const p = iss.input as { min: number; max: number };
+      return `expected max > min (${p.min}), got ${p.max}`;
+    },
+  });
 }
 
-export interface HttpProbe {
-  kind: 'http';
-  name: string;
-  count: number;
-  concurrency: number;
-  keepAlive: boolean;
-  payloadBytes: number;
-  trials: number;
-  timeoutMs: number;
-  port?: number;
-}
+export const mtuProbeSchema = mtuBoundsInOrder(mtuProbeFields);
+export type MtuProbe = z.output<typeof mtuProbeSchema>;
 
-export interface SockperfProbe {
-  kind: 'sockperf';
-  name: string;
-  mode: 'tcp' | 'udp';
-  durationSeconds: number;
-  port?: number;
-}
-
-export interface MtuProbe {
-  kind: 'mtu';
-  name: string;
-  min: number;
-  max: number;
-  timeoutMs: number;
-}
-
-export type ProbeSpec = TcpConnectProbe | Iperf3Probe | HttpProbe | SockperfProbe | MtuProbe;
+/** One probe as the agent runs it (a plan's probe after plan.ts resolved it); kinds from PROBE_KINDS. */
+export const probeSpecSchema = z.discriminatedUnion('kind', [
+  tcpConnectProbeSchema,
+  iperf3ProbeSchema,
+  httpProbeSchema,
+  sockperfProbeSchema,
+  mtuProbeSchema,
+]) satisfies z.ZodType<{ kind: ProbeKind }>;
+export type ProbeSpec = z.output<typeof probeSpecSchema>;
 
 export type RouteVia =
   | { vpcPeeringConnectionId: string }
@@ -84,12 +143,13 @@ export interface RouteEntry {
 export const clientRefSchema = z.object({ instanceId: z.string().min(1), region: z.string().min(1) });
 export type ClientRef = z.infer<typeof clientRefSchema>;
 
-export interface SkippedProbe {
-  name: string;
-  reason: string;
+export const skippedProbeSchema = z.strictObject({
+  name: probeName,
+  reason: z.string(),
   /** The skipped probe's kind, when known (the agent lists it under that kind in agent.json). */
-  kind?: ProbeKind;
-}
+  kind: z.enum(PROBE_KINDS).optional(),
+});
+export type SkippedProbe = z.output<typeof skippedProbeSchema>;
 
 /** A path after defaults were merged in: everything the pipeline needs, nothing optional left. */
 export interface ResolvedPath {
@@ -265,14 +325,37 @@ export interface Summary {
   [extra: string]: unknown;
 }
 
+/** A path's target: the host (a hostname or an IP literal; it reaches tool command lines) and port. */
+export const targetSchema = z.strictObject({
+  host: z.string().refine(isValidHost, {
+    error: (iss) => `expected a hostname or an IPv4/IPv6 address, got ${quoted(iss.input)}`,
+  }),
+  port,
+});
+
 /** What the agent executes for one path (specs/run=<runId>/path=<id>/spec.json). */
-export interface AgentSpec {
-  runId: string;
-  pathId: string;
-  target: { host: string; port: number };
-  probes: ProbeSpec[];
-  skipped: SkippedProbe[];
-}
+export const agentSpecSchema = z.strictObject({
+  runId: safeId,
+  pathId: safeId,
+  target: targetSchema,
+  probes: z.array(probeSpecSchema).superRefine((probes, ctx) => {
+    // Probe names are the agent's output directories: one each.
+    const first = new Map<string, number>();
+    probes.forEach((p, i) => {
+      const prev = first.get(p.name);
+      if (prev === undefined) first.set(p.name, i);
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          input: p.name,
+          message: `duplicate probe name ${quoted(p.name)} (also probes[${prev}])`,
+        });
+    });
+  }),
+  skipped: z.array(skippedProbeSchema).default([]),
+});
+export type AgentSpec = z.output<typeof agentSpecSchema>;
 
 /** What the agent writes next to the raw files as agent.json: provenance of the measurement. */
 export interface AgentReport {

@@ -3,11 +3,17 @@
  * "dotted.path[i]: what is wrong", and resolves defaults into a ResolvedPlan whose paths carry
  * everything the pipeline needs. Pure: reading a plan file is cli/plan-file.ts.
  */
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import { PlanInvalidError } from './errors.js';
+import { type Issue, intIn, matching, quoted, shown, typeName } from './fields.js';
 import {
+  type AgentSpec,
+  agentSpecSchema,
   type ClientRef,
+  httpProbeSchema,
+  iperf3ProbeSchema,
+  mtuBoundsInOrder,
+  mtuProbeFields,
   type PlanResult,
   PROBE_KINDS,
   type ProbeKind,
@@ -15,16 +21,19 @@ import {
   type ResolvedPath,
   type ResolvedPlan,
   type RouteVia,
-  SAFE_ID,
   type SkippedProbe,
+  safeId,
+  sockperfProbeSchema,
+  targetSchema,
+  tcpConnectProbeSchema,
 } from './model.js';
+
+export { isValidHost } from './fields.js';
 
 /** Plan names may contain spaces (they are shown, not used as keys). */
 export const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/;
 /** Cloud identifiers (instance, region, route table, next-hop ids): no spaces, no shell metacharacters. */
 export const SAFE_STRING = /^[A-Za-z0-9._-]+$/;
-/** iperf3 bitrate syntax: a number with an optional K/M/G suffix. */
-export const BITRATE = /^\d+(\.\d+)?[KMG]?$/;
 
 /** The route target keys a plan may use in `via`; exactly one per route. */
 export const VIA_KEYS = [
@@ -42,55 +51,6 @@ const MAX_SAFE_STRING = 128;
 const MAX_LABEL = 200;
 const MAX_REASON = 500;
 
-// ---------------------------------------------------------------------------------------------
-// Message helpers. zod's default messages do not say what was received or what the allowed
-// range is, so every field that can fail in an interesting way carries its own message.
-
-type Issue = z.core.$ZodRawIssue;
-
-function typeName(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  return typeof v;
-}
-
-/** How a received value is shown after "got": numbers by value, anything else by type. */
-function shown(v: unknown): string {
-  return typeof v === 'number' ? String(v) : typeName(v);
-}
-
-/** A received string, quoted and cut short so one bad field cannot flood the output. */
-function quoted(v: unknown): string {
-  if (typeof v !== 'string') return typeName(v);
-  const s = v.length > 60 ? `${v.slice(0, 57)}...` : v;
-  return JSON.stringify(s);
-}
-
-function intIn(min: number, max: number) {
-  const range = (iss: Issue) => `expected an integer ${min}–${max}, got ${shown(iss.input)}`;
-  return z
-    .number({ error: range })
-    .int({ error: range })
-    .min(min, { error: (iss) => `expected an integer ≥ ${min}, got ${shown(iss.input)}` })
-    .max(max, { error: range });
-}
-
-function numberIn(min: number, max: number) {
-  const range = (iss: Issue) => `expected a number ${min}–${max}, got ${shown(iss.input)}`;
-  return z.number({ error: range }).min(min, { error: range }).max(max, { error: range });
-}
-
-/** A non-empty string matching `re`; `what` describes the expected form in the message. */
-function matching(re: RegExp, what: string, maxLength = Number.POSITIVE_INFINITY) {
-  return z.string().refine((s) => s.length <= maxLength && re.test(s), {
-    error: (iss) => `expected ${what}, got ${iss.input === '' ? 'an empty string' : quoted(iss.input)}`,
-  });
-}
-
-const safeId = matching(
-  SAFE_ID,
-  'a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
-);
 const safeString = matching(
   SAFE_STRING,
   `a non-empty id (letters, digits, ".", "_", "-", at most ${MAX_SAFE_STRING} characters)`,
@@ -99,22 +59,6 @@ const safeString = matching(
 
 // ---------------------------------------------------------------------------------------------
 // Field validators that are more than a regex.
-
-const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
-
-/**
- * True for a DNS hostname (RFC 1123 labels) or an IPv4/IPv6 literal. The host reaches tool
- * command lines (iperf3, sockperf, ping), so anything else — spaces, shell metacharacters,
- * slashes, URLs, IPv6 zone ids — is refused here rather than escaped later.
- */
-export function isValidHost(host: string): boolean {
-  if (host.includes('%')) return false;
-  if (isIP(host) !== 0) return true;
-  if (host.length === 0 || host.length > 253) return false;
-  // An all-numeric dotted string that isIP rejected is a mistyped address, not a hostname.
-  if (/^[\d.]+$/.test(host)) return false;
-  return host.split('.').every((label) => HOST_LABEL.test(label));
-}
 
 /** Why an IPv4 CIDR is not acceptable, or undefined when it is. Host bits must be zero. */
 export function cidrProblem(cidr: string): string | undefined {
@@ -138,80 +82,52 @@ export function cidrProblem(cidr: string): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Schemas. Every object is strict so that a typo ("targte") is a problem, not a silent default.
 
-const probeName = matching(
-  SAFE_ID,
-  'a safe probe name (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
+// A plan's probe is its spec (model.ts) with the name optional and defaults for the options.
+const tcp = tcpConnectProbeSchema.shape;
+const tcpConnectInput = tcpConnectProbeSchema.extend({
+  name: tcp.name.optional(),
+  count: tcp.count.default(300),
+  intervalMs: tcp.intervalMs.default(200),
+  timeoutMs: tcp.timeoutMs.default(400),
+});
+
+const iperf3 = iperf3ProbeSchema.shape;
+const iperf3Input = iperf3ProbeSchema.extend({
+  name: iperf3.name.optional(),
+  mode: iperf3.mode.default('tcp'),
+  streams: iperf3.streams.default(1),
+  durationSeconds: iperf3.durationSeconds.default(10),
+  repeats: iperf3.repeats.default(1),
+  intervalSeconds: iperf3.intervalSeconds.default(1),
+});
+
+const http = httpProbeSchema.shape;
+const httpInput = httpProbeSchema.extend({
+  name: http.name.optional(),
+  count: http.count.default(1000),
+  concurrency: http.concurrency.default(1),
+  keepAlive: http.keepAlive.default(true),
+  payloadBytes: http.payloadBytes.default(1024),
+  trials: http.trials.default(1),
+  timeoutMs: http.timeoutMs.default(2000),
+});
+
+const sockperf = sockperfProbeSchema.shape;
+const sockperfInput = sockperfProbeSchema.extend({
+  name: sockperf.name.optional(),
+  mode: sockperf.mode.default('udp'),
+  durationSeconds: sockperf.durationSeconds.default(5),
+});
+
+const mtu = mtuProbeFields.shape;
+const mtuInput = mtuBoundsInOrder(
+  mtuProbeFields.extend({
+    name: mtu.name.optional(),
+    min: mtu.min.default(1200),
+    max: mtu.max.default(9001),
+    timeoutMs: mtu.timeoutMs.default(1000),
+  }),
 );
-const port = intIn(1, 65535);
-const mode = z.enum(['tcp', 'udp']);
-
-const tcpConnectInput = z.strictObject({
-  kind: z.literal('tcp-connect'),
-  name: probeName.optional(),
-  count: intIn(1, 1_000_000).default(300),
-  intervalMs: intIn(0, 60_000).default(200),
-  timeoutMs: intIn(1, 60_000).default(400),
-  port: port.optional(),
-});
-
-const bitrate = z
-  .string()
-  .refine((s) => BITRATE.test(s), {
-    error: (iss) => `expected an iperf3 bitrate such as "1G", "500M" or "100K", got ${quoted(iss.input)}`,
-  })
-  .refine((s) => !BITRATE.test(s) || Number.parseFloat(s) > 0, {
-    error: () =>
-      'bitrate 0 means unbounded, which saturates the sender and measures the instance, not the path; give a rate such as "1G"',
-  });
-
-const iperf3Input = z.strictObject({
-  kind: z.literal('iperf3'),
-  name: probeName.optional(),
-  mode: mode.default('tcp'),
-  streams: intIn(1, 128).default(1),
-  durationSeconds: intIn(1, 3600).default(10),
-  repeats: intIn(1, 100).default(1),
-  intervalSeconds: numberIn(0.1, 60).default(1),
-  bitrate: bitrate.optional(),
-  port: port.optional(),
-});
-
-const httpInput = z.strictObject({
-  kind: z.literal('http'),
-  name: probeName.optional(),
-  count: intIn(1, 1_000_000).default(1000),
-  concurrency: intIn(1, 1024).default(1),
-  keepAlive: z.boolean().default(true),
-  payloadBytes: intIn(0, 104_857_600).default(1024),
-  trials: intIn(1, 100).default(1),
-  timeoutMs: intIn(1, 60_000).default(2000),
-  port: port.optional(),
-});
-
-const sockperfInput = z.strictObject({
-  kind: z.literal('sockperf'),
-  name: probeName.optional(),
-  mode: mode.default('udp'),
-  durationSeconds: intIn(1, 3600).default(5),
-  port: port.optional(),
-});
-
-const mtuInput = z
-  .strictObject({
-    kind: z.literal('mtu'),
-    name: probeName.optional(),
-    min: intIn(68, 65535).default(1200),
-    max: intIn(68, 65535).default(9001),
-    timeoutMs: intIn(1, 60_000).default(1000),
-  })
-  // Only compare when both bounds are valid integers, so a bad bound is reported once.
-  .refine((p) => !(Number.isInteger(p.min) && Number.isInteger(p.max)) || p.min < p.max, {
-    path: ['max'],
-    error: (iss) => {
-      const p = iss.input as { min: number; max: number };
-      return `expected max > min (${p.min}), got ${p.max}`;
-    },
-  });
 
 /** One probe as written in a plan (kind-specific options, defaults applied, name optional). */
 export const probeInputSchema = z.discriminatedUnion('kind', [
@@ -276,13 +192,6 @@ const routeSchema = z.strictObject({
   via: viaSchema,
 });
 
-const targetSchema = z.strictObject({
-  host: z.string().refine(isValidHost, {
-    error: (iss) => `expected a hostname or an IPv4/IPv6 address, got ${quoted(iss.input)}`,
-  }),
-  port,
-});
-
 const skipSchema = z.strictObject({
   probe: z.string().min(1, { error: 'expected a probe name or kind, got an empty string' }),
   reason: z.string().refine((s) => s.trim().length > 0 && s.length <= MAX_REASON, {
@@ -336,8 +245,8 @@ interface Problem {
   message: string;
 }
 
-/** Render a zod-style path as `paths[2].target.port`; the empty path is the plan itself. */
-export function formatPath(path: readonly Key[]): string {
+/** Render a zod-style path as `paths[2].target.port`; the empty path is the document itself (`root`). */
+export function formatPath(path: readonly Key[], root = 'plan'): string {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;
@@ -347,7 +256,7 @@ export function formatPath(path: readonly Key[]): string {
       else out += `[${JSON.stringify(s)}]`;
     }
   }
-  return out || 'plan';
+  return out || root;
 }
 
 const KINDS_LIST = PROBE_KINDS.join(', ');
@@ -569,6 +478,23 @@ export function parsePlan(input: unknown): PlanResult {
     return { ok: false, problems: [...new Set(lines)] };
   }
   return { ok: true, plan: { name: parsed.data.name, paths: resolvePaths(parsed.data) } };
+}
+
+export type SpecResult = { ok: true; spec: AgentSpec } | { ok: false; problems: string[] };
+
+/**
+ * Validate an agent spec (parsed JSON; the agent's `run --spec`) against the same probe schemas
+ * the plan's probes resolve into. Returns every problem, in the order the fields are written,
+ * each as "dotted.path[i]: what is wrong"; never throws for bad input.
+ */
+export function parseAgentSpec(input: unknown): SpecResult {
+  if (!isRecord(input)) return { ok: false, problems: [`expected a JSON object, got ${typeName(input)}`] };
+  const parsed = agentSpecSchema.safeParse(input, { error: fallbackMessage });
+  if (parsed.success) return { ok: true, spec: parsed.data };
+  const lines = inDocumentOrder(input, issueProblems(parsed.error.issues)).map(
+    (p) => `${formatPath(p.path, 'spec')}: ${p.message}`,
+  );
+  return { ok: false, problems: [...new Set(lines)] };
 }
 
 /**

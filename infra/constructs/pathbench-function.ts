@@ -1,8 +1,8 @@
 /**
- * PathbenchFunction: the Lambda defaults in one place, so every function gets them: arm64, Node 24
- * runtime (bundle targets Node 20), ESM bundle built locally by esbuild from node_modules (no
- * Docker), source maps, kept class names (the ASL's Retry/Catch match on error names), an explicit
- * log group with retention, and the queries/ directory shipped next to the bundle.
+ * PathbenchFunction: the Lambda defaults in one place: arm64, Node 24 runtime (bundle targets Node 20), ESM bundle
+ * built locally by esbuild from node_modules (no Docker), source maps, kept class names (the
+ * ASL's Retry/Catch match on error names), an explicit log group with retention, and the
+ * queries/ directory shipped next to the bundle.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';

@@ -5,6 +5,7 @@
  * imports them, so the stacks and the plan builder cannot drift apart. Pure.
  */
 import { PathbenchError } from '../../functions/core/errors.js';
+import { TARGET_PORTS } from '../../functions/core/target-ports.js';
 
 /** CfnOutput keys of the testbed stacks. Prefixed so they never collide with other stacks' outputs. */
 export const TESTBED_OUTPUTS = {
@@ -34,8 +35,8 @@ export const TESTBED_OUTPUTS = {
 } as const;
 export type TestbedOutputName = keyof typeof TESTBED_OUTPUTS;
 
-/** Ports the target servers listen on (user data) and the plan probes (one list, both sides). */
-export const TESTBED_PORTS = { tcp: 7000, http: 8080, iperf3: 5201, sockperf: 11111 } as const;
+/** Ports the target servers listen on (user data) and the plan probes: the target ports the lab uses too. */
+export const TESTBED_PORTS = TARGET_PORTS;
 
 /** Path ids whose traffic crosses the region boundary (billed inter-region transfer). */
 export const TESTBED_INTER_REGION_PATHS = ['C', 'D', 'E'] as const;

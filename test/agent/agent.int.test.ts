@@ -95,7 +95,10 @@ describe('agent bundle', () => {
     await writeFile(bad, JSON.stringify({ runId: 'r', pathId: '../etc', target: { host: 'x', port: 1 }, probes: [] }));
     const res = await agent('run', '--spec', bad, '--out', path.join(dir, 'bad-out'));
     expect(res.code).toBe(1);
-    expect(res.stderr.split('\n')[0]).toBe('agent: bad spec: pathId must be a safe id');
+    expect(res.stderr.split('\n')[0]).toBe(
+      'agent: bad spec: pathId: expected a safe id (letters, digits, "-", "_", starting with a letter or digit, ' +
+        'at most 63 characters), got "../etc"',
+    );
     expect(existsSync(path.join(dir, 'bad-out', 'agent.json'))).toBe(false);
   });
 

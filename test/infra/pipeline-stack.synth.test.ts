@@ -11,8 +11,10 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
 import { TASK_NAMES } from '../../functions/wiring.js';
+import { aslPlaceholders, CLEANUP_STATUSES } from '../../infra/constructs/orchestration.js';
+import { MANAGED_TAG } from '../../infra/grants.js';
 import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
-import { aslPlaceholders, CLEANUP_STATUSES, MANAGED_TAG, PipelineStack } from '../../infra/pipeline-stack.js';
+import { PipelineStack } from '../../infra/pipeline-stack.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 

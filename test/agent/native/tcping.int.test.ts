@@ -10,12 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate } from '../../../agent/calibrate.js';
 import {
   ensureTcping,
+  loadTcpingSources,
   parseTcpingLines,
   runTcping,
   startQuietListener,
   TCPING_CLOCK,
+  TCPING_SOURCES,
   TcpingArgumentError,
   tcpingArgs,
+  tcpingHash,
 } from '../../../agent/native/tcping.js';
 import { freePort } from '../../helpers/ports.js';
 
@@ -50,19 +53,34 @@ describe('ensureTcping', () => {
     expect((await stat(cacheDir)).mode & 0o077).toBe(0);
   });
 
+  it('keys the cache by every source file, not only the one with main()', async () => {
+    const sources = await loadTcpingSources();
+    expect(sources.map((s) => s.name)).toEqual([...TCPING_SOURCES]);
+    expect(path.basename(bin)).toBe(`tcping-${tcpingHash(sources)}`);
+    for (const name of TCPING_SOURCES) {
+      const changed = sources.map((s) => (s.name === name ? { ...s, text: `${s.text}\n` } : s));
+      expect(tcpingHash(changed), name).not.toBe(tcpingHash(sources));
+    }
+  });
+
   it('removes builds of older sources when it compiles a new one', async () => {
     const cacheDir = path.join(dir, 'prune');
     await mkdir(cacheDir, { recursive: true, mode: 0o700 });
     await writeFile(path.join(cacheDir, 'tcping-0000000000000000'), 'stale');
+    await writeFile(path.join(cacheDir, 'tcping-1111111111111111.c'), 'stale single-file source');
+    await mkdir(path.join(cacheDir, 'tcping-2222222222222222.src'));
+    await writeFile(path.join(cacheDir, 'tcping-2222222222222222.src', 'tcping.c'), 'stale');
     await writeFile(path.join(cacheDir, 'unrelated.txt'), 'keep');
     const r = await ensureTcping({ cacheDir });
     expect(r.ok).toBe(true);
     const files = (await readdir(cacheDir)).sort();
     expect(files).toEqual([
       path.basename(r.ok ? r.path : ''),
-      `${path.basename(r.ok ? r.path : '')}.c`,
+      `${path.basename(r.ok ? r.path : '')}.src`,
       'unrelated.txt',
     ]);
+    // The sources it compiled stay next to the binary, every file of the helper.
+    expect((await readdir(`${r.ok ? r.path : ''}.src`)).sort()).toEqual([...TCPING_SOURCES].sort());
   });
 
   it('reports a missing compiler clearly instead of failing silently', async () => {

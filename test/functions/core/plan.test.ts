@@ -14,6 +14,7 @@ import {
   formatPath,
   formatProblems,
   isValidHost,
+  parseAgentSpec,
   parsePlan,
   probeNames,
   requirePlan,
@@ -804,5 +805,100 @@ describe('example plans', () => {
       { kind: 'sockperf', name: 'sockperf', port: 29301, mode: 'udp', durationSeconds: 2 },
       { kind: 'mtu', name: 'mtu', min: 1200, max: 9001, timeoutMs: 1000 },
     ]);
+  });
+});
+
+describe('parseAgentSpec: the agent checks its spec with the probe schemas a plan resolves into', () => {
+  function spec(overrides: Json = {}): Json {
+    return {
+      runId: 'run-1',
+      pathId: 'A',
+      target: { host: '10.1.0.10', port: 7000 },
+      probes: [{ kind: 'tcp-connect', name: 'tcp-connect', count: 3, intervalMs: 10, timeoutMs: 100 }],
+      skipped: [],
+      ...overrides,
+    };
+  }
+  function problems(input: unknown): string[] {
+    const r = parseAgentSpec(input);
+    if (r.ok) throw new Error('expected problems, the spec was accepted');
+    return r.problems;
+  }
+
+  it('accepts every spec a plan resolves into, unchanged (all probe kinds, skipped probes)', () => {
+    // Prepare: a plan with every kind and both skips, resolved as the pipeline does (specFor).
+    const resolved = expectOk(
+      parsePlan(
+        withPath({
+          probes: [
+            { kind: 'tcp-connect' },
+            { kind: 'iperf3', mode: 'udp' },
+            { kind: 'http', port: 8080 },
+            { kind: 'sockperf' },
+            { kind: 'mtu' },
+            { kind: 'tcp-connect', name: 'second' },
+          ],
+          skipProbes: [{ probe: 'mtu', reason: 'no ICMP' }],
+        }),
+      ),
+    );
+    const p = resolved.paths[0];
+    const written = JSON.parse(
+      JSON.stringify({ runId: 'run-1', pathId: p.id, target: p.target, probes: p.probes, skipped: p.skipped }),
+    );
+    // Act
+    const r = parseAgentSpec(written);
+    // Assess
+    expect(r).toEqual({ ok: true, spec: written });
+    expect(r.ok && r.spec.probes.map((x) => x.kind)).toEqual([
+      'tcp-connect',
+      'iperf3',
+      'http',
+      'sockperf',
+      'tcp-connect',
+    ]);
+  });
+
+  it('treats a missing skipped list as empty', () => {
+    const { skipped: _, ...rest } = spec();
+    expect(parseAgentSpec(rest)).toMatchObject({ ok: true, spec: { skipped: [] } });
+  });
+
+  it.each([
+    [
+      'an unsafe path id',
+      spec({ pathId: '../etc' }),
+      [
+        'pathId: expected a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters), got "../etc"',
+      ],
+    ],
+    ['not an object', [], ['expected a JSON object, got array']],
+    [
+      'a bad target',
+      spec({ target: { host: 'a b', port: 0 } }),
+      [
+        'target.host: expected a hostname or an IPv4/IPv6 address, got "a b"',
+        'target.port: expected an integer ≥ 1, got 0',
+      ],
+    ],
+    [
+      'an unknown kind',
+      spec({ probes: [{ kind: 'ping', name: 'ping' }] }),
+      ['probes[0].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu)'],
+    ],
+    [
+      'a missing or out-of-range option',
+      spec({ probes: [{ kind: 'tcp-connect', name: 'a', count: -1, intervalMs: 10 }] }),
+      ['probes[0].count: expected an integer ≥ 1, got -1', 'probes[0].timeoutMs: required'],
+    ],
+    [
+      'a name used twice',
+      spec({ probes: [spec().probes, spec().probes].flat() }),
+      ['probes[1].name: duplicate probe name "tcp-connect" (also probes[0])'],
+    ],
+    ['an unknown field', spec({ extra: 1 }), ['extra: unknown field "extra"']],
+    ['a bad skipped entry', spec({ skipped: [{ name: 'mtu' }] }), ['skipped[0].reason: required']],
+  ])('rejects %s, naming the field', (_what, input, expected) => {
+    expect(problems(input)).toEqual(expected);
   });
 });

@@ -1,0 +1,130 @@
+/**
+ * DataLake: where measurements live and how they are queried. The data bucket (versioned,
+ * retained with the stack, its access logs in a second bucket), the Glue database and samples
+ * table (columns from queries/samples.ddl.sql), the Athena workgroup with encrypted results and a
+ * scan cutoff, and one named query per .sql file under queries/.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as athena from 'aws-cdk-lib/aws-athena';
+import * as glue from 'aws-cdk-lib/aws-glue';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { loadQuery, samplesColumns } from '../../functions/sql.js';
+import { ack } from '../nag.js';
+import { QUERIES_DIR } from '../paths.js';
+
+/** Object prefixes of the data bucket (core/keys.ts) plus SSM command output. */
+export const DATA_PREFIXES = ['runs/', 'specs/', 'raw/', 'samples/', 'reports/', 'ssm-output/'] as const;
+/** Where the workgroup writes query results. */
+export const ATHENA_RESULTS = 'athena-results/';
+
+export interface DataLakeProps {
+  /** Glue database name; default "pathbench". */
+  databaseName?: string;
+  /** Athena per-query scan limit; default 10 GiB. */
+  bytesScannedCutoffPerQuery?: number;
+}
+
+export class DataLake extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly databaseName: string;
+  readonly tableName = 'samples';
+  readonly workgroup: athena.CfnWorkGroup;
+  readonly workgroupName = 'pathbench';
+
+  constructor(scope: Construct, id: string, props: DataLakeProps = {}) {
+    super(scope, id);
+
+    const accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      lifecycleRules: [{ expiration: Duration.days(90) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    ack(accessLogs, 'This is the access-log bucket; logging it into itself would loop.', 'AwsSolutions-S1');
+    this.bucket = new s3.Bucket(this, 'Data', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: true,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'data/',
+      lifecycleRules: [
+        { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        { prefix: ATHENA_RESULTS, expiration: Duration.days(30) },
+        { prefix: 'ssm-output/', expiration: Duration.days(30) },
+      ],
+      // Measurements are the product; never delete them with the stack.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const samples = this.bucket.s3UrlForObject('samples/');
+
+    this.databaseName = props.databaseName ?? 'pathbench';
+    const database = new glue.CfnDatabase(this, 'Database', {
+      catalogId: Aws.ACCOUNT_ID,
+      databaseInput: { name: this.databaseName, description: 'pathbench measurements' },
+    });
+    const { columns, partitions } = samplesColumns();
+    const table = new glue.CfnTable(this, 'SamplesTable', {
+      catalogId: Aws.ACCOUNT_ID,
+      databaseName: this.databaseName,
+      tableInput: {
+        name: this.tableName,
+        description: 'one normalized measurement per line (queries/samples.ddl.sql)',
+        tableType: 'EXTERNAL_TABLE',
+        parameters: { classification: 'json', EXTERNAL: 'TRUE' },
+        partitionKeys: partitions.map((c) => ({ name: c.name, type: c.type })),
+        storageDescriptor: {
+          columns: columns.map((c) => ({ name: c.name, type: c.type })),
+          location: samples,
+          inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
+          outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
+          serdeInfo: { serializationLibrary: 'org.openx.data.jsonserde.JsonSerDe' },
+        },
+      },
+    });
+    table.node.addDependency(database);
+
+    this.workgroup = new athena.CfnWorkGroup(this, 'Workgroup', {
+      name: this.workgroupName,
+      description: 'pathbench queries (results encrypted under athena-results/)',
+      state: 'ENABLED',
+      recursiveDeleteOption: true,
+      workGroupConfiguration: {
+        enforceWorkGroupConfiguration: true,
+        publishCloudWatchMetricsEnabled: true,
+        bytesScannedCutoffPerQuery: props.bytesScannedCutoffPerQuery ?? 10 * 1024 ** 3,
+        engineVersion: { selectedEngineVersion: 'Athena engine version 3' },
+        resultConfiguration: {
+          outputLocation: this.bucket.s3UrlForObject(ATHENA_RESULTS),
+          encryptionConfiguration: { encryptionOption: 'SSE_S3' },
+        },
+      },
+    });
+    for (const name of sqlFiles(QUERIES_DIR)) {
+      const q = new athena.CfnNamedQuery(this, `Query${name.replace(/[^A-Za-z0-9]/g, '_')}`, {
+        name: `pathbench-${name.replace(/[/.]/g, '-')}`,
+        description: `queries/${name}.sql`,
+        database: this.databaseName,
+        workGroup: this.workgroupName,
+        queryString: loadQuery(name, { database: this.databaseName, location: samples }),
+      });
+      q.node.addDependency(this.workgroup);
+      q.node.addDependency(database);
+    }
+  }
+}
+
+/** Every .sql file under queries/, as a loadQuery name ("percentiles", "views/x"). */
+function sqlFiles(dir: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (e.isDirectory()) out.push(...sqlFiles(path.join(dir, e.name), `${prefix}${e.name}/`));
+    else if (e.name.endsWith('.sql')) out.push(`${prefix}${e.name.slice(0, -4)}`);
+  }
+  return out;
+}

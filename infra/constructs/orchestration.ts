@@ -1,0 +1,177 @@
+/**
+ * Orchestration: the measurement run itself. The run-lock table, one Lambda per task of the
+ * wiring table (functions/wiring.ts) with IAM derived from its needs (infra/grants.ts), the state
+ * machine from statemachine/measurement.asl.json with every `${Task}` substituted by that task's
+ * function, and the cleanup: when an execution ends FAILED, TIMED_OUT or ABORTED (where the ASL's
+ * own finish states may never have run), a Lambda restores its routes and releases its lock.
+ */
+import { readFileSync } from 'node:fs';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
+import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { ENV } from '../../functions/adapters/aws/deps.js';
+import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/plans.js';
+import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
+import { capabilityGrants, grantNeeds } from '../grants.js';
+import { ack, arnRef } from '../nag.js';
+import { ASL_FILE } from '../paths.js';
+import type { DataLake } from './data-lake.js';
+import { PathbenchFunction } from './pathbench-function.js';
+import type { Probe } from './probe.js';
+
+/** Execution statuses after which the ASL's own RestoreRoutes/ReleaseLock may not have run. */
+export const CLEANUP_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
+
+/** The state machine definition with every `${Task}` placeholder a key of the wiring table. */
+export function aslPlaceholders(definition: string): string[] {
+  return [...new Set([...definition.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]))].sort();
+}
+
+export interface OrchestrationProps {
+  lake: DataLake;
+  probe: Probe;
+}
+
+export class Orchestration extends Construct {
+  readonly lockTable: dynamodb.Table;
+  readonly functions: Record<TaskName, PathbenchFunction>;
+  readonly stateMachine: sfn.StateMachine;
+  readonly cleanupFunction: PathbenchFunction;
+  readonly cleanupRule: events.Rule;
+  /** Where cleanup events land that could not be delivered or kept failing. */
+  readonly cleanupDlq: sqs.Queue;
+
+  constructor(scope: Construct, id: string, { lake, probe }: OrchestrationProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+
+    this.lockTable = new dynamodb.Table(this, 'RunLock', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: 'expiresAt',
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    // --- functions ------------------------------------------------------------------------
+    // A fixed name, so functions can know the state machine's ARN without a reference to it
+    // (the state machine already references every function: a Ref back would be a cycle).
+    const stateMachineName = `${stack.stackName}-Measurement`.slice(0, 80);
+    const stateMachineArn = stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const environment: Record<string, string> = {
+      [ENV.bucket]: lake.bucket.bucketName,
+      [ENV.workgroup]: lake.workgroupName,
+      [ENV.database]: lake.databaseName,
+      [ENV.table]: lake.tableName,
+      [ENV.lockTable]: this.lockTable.tableName,
+      [ENV.document]: probe.document.ref,
+      [ENV.agentBucket]: probe.agentAsset.s3BucketName,
+      [ENV.agentKey]: probe.agentAsset.s3ObjectKey,
+      [ENV.planPrefix]: DEFAULT_PLAN_PREFIX,
+      [ENV.stateMachineArn]: stateMachineArn,
+    };
+    const grants = capabilityGrants(this, {
+      bucket: lake.bucket,
+      lockTable: this.lockTable,
+      documentArn: probe.documentArn,
+      workgroupName: lake.workgroupName,
+      databaseName: lake.databaseName,
+      tableName: lake.tableName,
+      stateMachineName,
+    });
+    const functions = {} as Record<TaskName, PathbenchFunction>;
+    for (const name of TASK_NAMES) {
+      const task = TASKS[name];
+      const f = new PathbenchFunction(this, name, {
+        handler: name,
+        description: task.description,
+        timeoutSeconds: task.timeoutSeconds,
+        environment,
+      });
+      grantNeeds(f, task.needs, grants);
+      functions[name] = f;
+    }
+    this.functions = functions;
+
+    // --- state machine --------------------------------------------------------------------
+    const definition = readFileSync(ASL_FILE, 'utf8');
+    const unknown = aslPlaceholders(definition).filter((p) => !(p in TASKS));
+    if (unknown.length > 0) {
+      throw new Error(
+        `statemachine/measurement.asl.json uses placeholders not in functions/wiring.ts: ${unknown.join(', ')}`,
+      );
+    }
+    const smLogs = new logs.LogGroup(this, 'StateMachineLogs', {
+      retention: logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stateMachine = new sfn.StateMachine(this, 'Measurement', {
+      stateMachineName,
+      comment: 'pathbench measurement pipeline',
+      definitionBody: sfn.DefinitionBody.fromFile(ASL_FILE),
+      definitionSubstitutions: Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn])),
+      logs: { destination: smLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      tracingEnabled: true,
+      timeout: Duration.hours(24),
+    });
+    for (const name of TASK_NAMES) functions[name].fn.grantInvoke(this.stateMachine);
+    ack(
+      this.stateMachine,
+      'Invoke grants cover function versions (arn:…:*); log delivery and X-Ray actions have no resource-level permissions.',
+      'AwsSolutions-IAM5[Resource::*]',
+      ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
+    );
+
+    // --- cleanup after executions that could not finish themselves ------------------------------
+    // The cleanup function and its rule sit directly in the stack, as they did before this
+    // construct existed: EventBridge names the rule's invoke permission after the function's
+    // construct path and the DLQ policy statement after the rule's, so below this construct the
+    // permission would be replaced on deploy (the stack's logical-ID scheme does not reach those).
+    this.cleanupFunction = new PathbenchFunction(stack, 'Cleanup', {
+      handler: CLEANUP.handler,
+      description: CLEANUP.description,
+      timeoutSeconds: CLEANUP.timeoutSeconds,
+      environment,
+    });
+    grantNeeds(this.cleanupFunction, CLEANUP.needs, grants);
+    this.cleanupDlq = new sqs.Queue(this, 'CleanupDlq', {
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      retentionPeriod: Duration.days(14),
+    });
+    ack(this.cleanupDlq, 'This queue is itself the dead-letter queue of the cleanup.', 'AwsSolutions-SQS3');
+    // EventBridge invokes asynchronously: its DLQ catches events it could not deliver, the
+    // function's on-failure destination catches events whose cleanup kept failing.
+    this.cleanupFunction.fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: new lambdaDestinations.SqsDestination(this.cleanupDlq),
+    });
+    this.cleanupRule = new events.Rule(stack, 'CleanupRule', {
+      description: 'pathbench: clean up routes and the run lock after an execution that did not finish itself',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...CLEANUP_STATUSES] },
+      },
+      targets: [
+        new eventTargets.LambdaFunction(this.cleanupFunction.fn, {
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(6),
+          deadLetterQueue: this.cleanupDlq,
+        }),
+      ],
+    });
+  }
+}

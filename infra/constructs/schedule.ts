@@ -1,0 +1,50 @@
+/**
+ * Schedule: the EventBridge Scheduler schedule that starts a measurement run (DISABLED unless
+ * asked for), with retries and a dead-letter queue for the starts that failed.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { ack } from '../nag.js';
+
+export interface ScheduleProps {
+  stateMachine: sfn.IStateMachine;
+  /** EventBridge Scheduler expression; default "cron(0 18 ? * SUN *)". */
+  expression?: string;
+  /** The schedule is created DISABLED unless this is true. */
+  enabled?: boolean;
+  /** Named plan (SSM /pathbench/plans/<name>) the schedule starts; default "default". */
+  planName?: string;
+  /** An inline plan for the schedule instead of a named one. */
+  plan?: Record<string, unknown>;
+}
+
+export class Schedule extends Construct {
+  /** The schedule's dead-letter queue: a message here is a run that could not start. */
+  readonly dlq: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: ScheduleProps) {
+    super(scope, id);
+    this.dlq = new sqs.Queue(this, 'ScheduleDlq', {
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      retentionPeriod: Duration.days(14),
+    });
+    ack(this.dlq, 'This queue is itself the dead-letter queue of the schedule.', 'AwsSolutions-SQS3');
+    const input = props.plan ? { plan: props.plan } : { planName: props.planName ?? 'default' };
+    new scheduler.Schedule(this, 'Schedule', {
+      description: 'pathbench: scheduled measurement run',
+      schedule: scheduler.ScheduleExpression.expression(props.expression ?? 'cron(0 18 ? * SUN *)'),
+      enabled: props.enabled ?? false,
+      target: new targets.StepFunctionsStartExecution(props.stateMachine, {
+        input: scheduler.ScheduleTargetInput.fromObject(input),
+        deadLetterQueue: this.dlq,
+        retryAttempts: 2,
+        maxEventAge: Duration.hours(1),
+      }),
+    });
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * IAM for the pipeline's Lambdas as a pure derivation of the wiring table (functions/wiring.ts):
+ * a function's role gets the statements of each capability in its `needs`, and nothing else.
+ * Each capability also names the cdk-nag IAM5 findings its statements cause, so exactly those
+ * are acknowledged on the function.
+ */
+import { Aws, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/plans.js';
+import type { Capability } from '../functions/wiring.js';
+import { ATHENA_RESULTS, DATA_PREFIXES } from './constructs/data-lake.js';
+import type { PathbenchFunction } from './constructs/pathbench-function.js';
+import { ack, arnRef } from './nag.js';
+
+/** Tag every instance and route table pathbench may touch; IAM only allows those. */
+export const MANAGED_TAG = { key: 'pathbench:managed', value: 'true' } as const;
+
+/** The resources the capabilities are granted on. */
+export interface GrantTargets {
+  bucket: s3.IBucket;
+  lockTable: dynamodb.ITable;
+  documentArn: string;
+  workgroupName: string;
+  databaseName: string;
+  tableName: string;
+  /** The state machine's fixed name: lock holders may describe its executions. */
+  stateMachineName: string;
+}
+
+/** What one capability grants a role, and the cdk-nag IAM5 findings (`Resource::…`) that causes. */
+interface CapabilityGrant {
+  grant: (role: iam.IRole) => void;
+  wildcards: string[];
+}
+
+/**
+ * Every capability's grant. A role gets them in this table's order (not in the order its needs
+ * are listed), so its policy depends only on which capabilities it needs.
+ */
+export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capability, CapabilityGrant> {
+  const stack = Stack.of(scope);
+  const { bucket } = t;
+  const statements =
+    (...ss: iam.PolicyStatementProps[]) =>
+    (role: iam.IRole) => {
+      for (const s of ss) role.addToPrincipalPolicy(new iam.PolicyStatement(s));
+    };
+  const tagged = { StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } };
+  const instances = `arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:instance/*`;
+  const objects = (prefixes: readonly string[]) => prefixes.map((p) => `Resource::${arnRef(bucket)}/${p}*`);
+
+  return {
+    'store:read': {
+      grant: statements(
+        { actions: ['s3:GetObject'], resources: DATA_PREFIXES.map((p) => bucket.arnForObjects(`${p}*`)) },
+        {
+          actions: ['s3:ListBucket'],
+          resources: [bucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': DATA_PREFIXES.map((p) => `${p}*`) } },
+        },
+      ),
+      wildcards: objects(DATA_PREFIXES),
+    },
+    'store:write': {
+      grant: statements({
+        actions: ['s3:PutObject', 's3:DeleteObject'],
+        resources: DATA_PREFIXES.filter((p) => p !== 'ssm-output/').map((p) => bucket.arnForObjects(`${p}*`)),
+      }),
+      wildcards: objects(DATA_PREFIXES),
+    },
+    fleet: {
+      grant: statements(
+        { actions: ['ec2:StopInstances', 'ec2:StartInstances'], resources: [instances], conditions: tagged },
+        {
+          actions: ['ec2:DescribeInstances', 'ec2:DescribeAvailabilityZones', 'ssm:DescribeInstanceInformation'],
+          resources: ['*'],
+        },
+      ),
+      wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
+    },
+    routes: {
+      grant: statements(
+        {
+          actions: ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute'],
+          resources: [`arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:route-table/*`],
+          conditions: tagged,
+        },
+        { actions: ['ec2:DescribeRouteTables'], resources: ['*'] },
+      ),
+      wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:route-table/*'],
+    },
+    runner: {
+      grant: statements(
+        { actions: ['ssm:SendCommand'], resources: [t.documentArn] },
+        {
+          actions: ['ssm:SendCommand'],
+          resources: [instances],
+          conditions: { StringEquals: { [`ssm:resourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } },
+        },
+        // CancelCommand stops a probe that overran its deadline; like GetCommandInvocation it has no
+        // resource-level permissions.
+        { actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands', 'ssm:CancelCommand'], resources: ['*'] },
+      ),
+      wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
+    },
+    query: {
+      grant: statements(
+        {
+          actions: [
+            'athena:StartQueryExecution',
+            'athena:GetQueryExecution',
+            'athena:GetQueryResults',
+            'athena:StopQueryExecution',
+          ],
+          resources: [stack.formatArn({ service: 'athena', resource: 'workgroup', resourceName: t.workgroupName })],
+        },
+        {
+          actions: [
+            'glue:GetDatabase',
+            'glue:GetTable',
+            'glue:GetPartition',
+            'glue:GetPartitions',
+            'glue:CreatePartition',
+            'glue:BatchCreatePartition',
+          ],
+          resources: [
+            stack.formatArn({ service: 'glue', resource: 'catalog' }),
+            stack.formatArn({ service: 'glue', resource: 'database', resourceName: t.databaseName }),
+            stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${t.databaseName}/${t.tableName}` }),
+          ],
+        },
+        // Athena reads samples and writes results with the caller's credentials.
+        {
+          actions: ['s3:GetObject'],
+          resources: [bucket.arnForObjects('samples/*'), bucket.arnForObjects(`${ATHENA_RESULTS}*`)],
+        },
+        {
+          actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+          resources: [bucket.arnForObjects(`${ATHENA_RESULTS}*`)],
+        },
+        {
+          actions: ['s3:ListBucket', 's3:GetBucketLocation', 's3:ListBucketMultipartUploads'],
+          resources: [bucket.bucketArn],
+        },
+      ),
+      wildcards: objects(['samples/', ATHENA_RESULTS]),
+    },
+    lock: {
+      grant: (role) => {
+        t.lockTable.grant(role, 'dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem');
+        // A lock whose holder execution has ended may be taken over (functions/adapters/aws/lock.ts).
+        statements({
+          actions: ['states:DescribeExecution'],
+          resources: [`arn:${Aws.PARTITION}:states:${Aws.REGION}:${Aws.ACCOUNT_ID}:execution:${t.stateMachineName}:*`],
+        })(role);
+      },
+      wildcards: [
+        `Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${t.stateMachineName}:*`,
+      ],
+    },
+    plans: {
+      grant: statements({
+        actions: ['ssm:GetParameter'],
+        resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter${DEFAULT_PLAN_PREFIX}*`],
+      }),
+      wildcards: [`Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${DEFAULT_PLAN_PREFIX}*`],
+    },
+  };
+}
+
+/** Grant a function exactly its needs, and acknowledge exactly the findings they cause. */
+export function grantNeeds(
+  f: PathbenchFunction,
+  needs: readonly Capability[],
+  grants: Record<Capability, CapabilityGrant>,
+): void {
+  const role = f.fn.role!;
+  const wildcards = new Set<string>();
+  for (const [capability, g] of Object.entries(grants) as [Capability, CapabilityGrant][]) {
+    if (!needs.includes(capability)) continue;
+    g.grant(role);
+    for (const w of g.wildcards) wildcards.add(w);
+  }
+  ack(
+    f.fn,
+    'AWSLambdaBasicExecutionRole only allows writing the function’s own logs.',
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+  );
+  ack(
+    f.fn,
+    'Per-run keys under fixed prefixes; EC2/SSM Describe* and GetCommandInvocation have no resource-level permissions; Stop/Start, route changes and SendCommand are limited by the pathbench:managed tag.',
+    ...[...wildcards].map((w) => `AwsSolutions-IAM5[${w}]`),
+  );
+}

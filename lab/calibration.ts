@@ -1,0 +1,120 @@
+/**
+ * Calibration of the paths' delays: a start value per path (the last calibration made with the
+ * same mechanism and clock, else a guess), then a closed loop that measures TCP-connect p50
+ * from the client (kernel tcpi_rtt, the figure a run reports as connect_rtt_ms) and moves each
+ * path's added delay by its error until every path is on target.
+ */
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LabBuilder } from './builder.js';
+import { applyDelays } from './delay.js';
+import { LabCommandError } from './errors.js';
+import { type ConnectMeter, type MeterClock, robustP50 } from './measure.js';
+import { setNextHop } from './next-hop.js';
+import type { DelayMechanism } from './sys.js';
+import type { LabPathDef } from './topology.js';
+
+/**
+ * Calibration sampling per path and measurement: the median p50 of 5 short rounds of 20
+ * connects 10 ms apart, so up to two rounds spoiled by a neighbour's load burst do not count.
+ */
+const CALIBRATION_SAMPLING = { rounds: 5, count: 20, intervalMs: 10 };
+
+/**
+ * Starting point for a path's added delay before any calibration: the bare topology (veths,
+ * two NFQUEUE trips) measures about this much by the kernel clock here.
+ */
+const BARE_RTT_GUESS_MS = 0.08;
+
+function previousCalibration(
+  dir: string,
+  mechanism: DelayMechanism,
+  clock: MeterClock,
+): Record<string, number> | undefined {
+  try {
+    const c = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as {
+      mechanism: string;
+      clock?: string;
+      addedRttUs: Record<string, number>;
+    };
+    // A calibration made with another clock (the old application timer) is off by its bias.
+    return c.mechanism === mechanism && c.clock === clock ? c.addedRttUs : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Set every path's starting added delay: the previous calibration's when it fits, else the guess. */
+export function seedDelays(b: LabBuilder, clock: MeterClock): void {
+  const prev = previousCalibration(b.dir, b.state.delay.mechanism, clock);
+  for (const p of b.profile.paths)
+    b.state.delay.addedRttUs[p.id] = prev?.[p.id] ?? Math.max(0, Math.round((p.rttMs - BARE_RTT_GUESS_MS) * 1000));
+}
+
+/**
+ * Connect p50 per path from the client: the median of several short rounds' p50s, so a
+ * burst of load on a busy machine moves one round, not the calibration.
+ */
+async function measureAll(b: LabBuilder, meter: ConnectMeter): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  const measureOne = async (p: LabPathDef) => {
+    try {
+      const r = await robustP50(meter, b.ns('client'), p.targetIp, b.profile.ports.tcp, CALIBRATION_SAMPLING);
+      out[p.id] = r.p50;
+    } catch (e: unknown) {
+      throw new LabCommandError(`calibration of path ${p.id}: ${(e as Error).message}`, { cause: e });
+    }
+  };
+  for (const p of b.profile.paths.filter((x) => x.nextHop !== 'tgw')) await measureOne(p);
+  const viaTgw = b.profile.paths.filter((x) => x.nextHop === 'tgw');
+  if (viaTgw.length > 0) {
+    await setNextHop(b, 'tgw');
+    try {
+      for (const p of viaTgw) await measureOne(p);
+    } finally {
+      await setNextHop(b, b.profile.defaultNextHop);
+    }
+  }
+  return out;
+}
+
+/** Closed loop: measure p50 per path, move each path's added delay by its error, repeat. */
+export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: string | undefined): Promise<void> {
+  const { profile, state } = b;
+  const tolerance = (target: number) => Math.max(0.01 * target, 0.02);
+  let measured: Record<string, number> = {};
+  const rounds = 6;
+  for (let round = 1; round <= rounds; round++) {
+    measured = await measureAll(b, meter);
+    // A path already at zero added delay cannot get faster: the bare topology is the floor.
+    const off = profile.paths.filter(
+      (p) =>
+        Math.abs(measured[p.id] - p.rttMs) > tolerance(p.rttMs) &&
+        !(measured[p.id] > p.rttMs && (state.delay.addedRttUs[p.id] ?? 0) === 0),
+    );
+    const line = `calibration round ${round} (${meter.clock}): ${profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}`).join(' ')} ms`;
+    b.log(line);
+    // Kept next to the state so a later accuracy complaint can be traced to how it converged.
+    appendFileSync(join(b.dir, 'calibration.log'), `${new Date().toISOString()} ${line}\n`);
+    if (off.length === 0 || round === rounds) break;
+    // Damped after the first round: the first step removes the start guess's bias, later
+    // errors are partly noise, and a full step would chase it back and forth.
+    const gain = round === 1 ? 1 : 0.7;
+    for (const p of off) {
+      // Bounded step: one noisy round (a busy machine) must not throw a path far off.
+      const limit = Math.max(300, 200 * p.rttMs);
+      const step = Math.max(-limit, Math.min(limit, gain * (p.rttMs - measured[p.id]) * 1000));
+      const next = (state.delay.addedRttUs[p.id] ?? 0) + step;
+      state.delay.addedRttUs[p.id] = Math.max(0, Math.round(next));
+    }
+    await applyDelays(b, nfqBin);
+  }
+  state.delay.calibration = Object.fromEntries(
+    profile.paths.map((p) => [p.id, { targetMs: p.rttMs, measuredMs: Number(measured[p.id].toFixed(4)) }]),
+  );
+  b.save();
+  writeFileSync(
+    join(b.dir, 'calibration.json'),
+    `${JSON.stringify({ mechanism: state.delay.mechanism, clock: meter.clock, addedRttUs: state.delay.addedRttUs }, null, 2)}\n`,
+  );
+}

@@ -1,0 +1,93 @@
+/**
+ * The paths' delays: tc netem on the delay namespace's egress when the kernel has it, else the
+ * NFQUEUE delay helper (lab/native/nfq-delay.c) behind iptables rules, one per delay namespace.
+ */
+
+import { buildHelper } from './build-helpers.js';
+import type { LabBuilder } from './builder.js';
+import { LabCommandError, LabInputError, LabUnavailableError } from './errors.js';
+import { type DelayMechanism, isAlive, labCpu, run, tail, tryRun, waitFor } from './sys.js';
+import { buildDelayRuleCommands, type LabPathDef, type LabProfile, type LabRole, queuesByRole } from './topology.js';
+
+async function hasNetem(ns: string): Promise<boolean> {
+  const ok = await tryRun(['tc', '-n', ns, 'qdisc', 'add', 'dev', 'lo', 'root', 'netem', 'delay', '0ms']);
+  if (ok) await tryRun(['tc', '-n', ns, 'qdisc', 'del', 'dev', 'lo', 'root']);
+  return ok;
+}
+
+/** Interface on `role` facing `towards` (the egress a netem delay goes on). */
+function egressIf(profile: LabProfile, role: LabRole, towards: LabRole): string | undefined {
+  for (const l of profile.links) {
+    if (l.a.role === role && l.b.role === towards) return l.a.ifname;
+    if (l.b.role === role && l.a.role === towards) return l.b.ifname;
+  }
+  return undefined;
+}
+
+/** Where a path's delay sits for netem: the delay namespace's link towards the target side. */
+function netemIf(profile: LabProfile, p: LabPathDef): string {
+  const towards: LabRole = p.delayRole === 'router' ? p.targetRole : 'osaka';
+  const ifname = egressIf(profile, p.delayRole, towards);
+  if (!ifname) throw new LabInputError(`no link from ${p.delayRole} towards ${towards} for path ${p.id}`);
+  return ifname;
+}
+
+/**
+ * Pick the delay mechanism (netem when `want` allows and the kernel has it) and record it in
+ * the state; for NFQUEUE build the helper and install the queue rules. Returns the helper's
+ * path (undefined with netem), which applyDelays needs.
+ */
+export async function setUpDelayMechanism(b: LabBuilder, want: 'auto' | DelayMechanism): Promise<string | undefined> {
+  const netem = want === 'nfqueue' ? false : await hasNetem(b.ns('router'));
+  if (want === 'netem' && !netem) throw new LabUnavailableError('tc netem is not available in this kernel');
+  b.state.delay.mechanism = netem ? 'netem' : 'nfqueue';
+  if (netem) return undefined;
+  const nfqBin = await buildHelper('nfq-delay');
+  for (const cmd of buildDelayRuleCommands(b.prefix, b.profile)) await run(cmd);
+  return nfqBin;
+}
+
+/** Apply the current addedRttUs with the chosen mechanism (restarting helpers for NFQUEUE). */
+export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Promise<void> {
+  const added = b.state.delay.addedRttUs;
+  if (b.state.delay.mechanism === 'netem') {
+    for (const p of b.profile.paths) {
+      const us = Math.max(0, Math.round(added[p.id] ?? 0));
+      await run([
+        'tc',
+        '-n',
+        b.ns(p.delayRole),
+        'qdisc',
+        'replace',
+        'dev',
+        netemIf(b.profile, p),
+        'root',
+        'netem',
+        'delay',
+        `${us}us`,
+        'limit',
+        '100000',
+      ]);
+    }
+    return;
+  }
+  if (!nfqBin) throw new LabCommandError('nfq-delay helper is not built');
+  for (const [role, queues] of queuesByRole(b.profile)) {
+    const args = queues.map((q) => {
+      const p = b.profile.paths.find((x) => x.queue === q)!;
+      // Half per direction: one-way delays stay symmetric like a real long link.
+      return `${q}:${Math.max(0, (added[p.id] ?? 0) / 2).toFixed(1)}`;
+    });
+    const procRole = `delay-${role}`;
+    await b.stopRole(procRole);
+    const proc = b.spawn(procRole, b.ns(role), [nfqBin, '--cpu', String(labCpu()), ...args]);
+    await waitFor(
+      `nfq-delay in ${b.ns(role)}`,
+      () => {
+        if (!isAlive(proc)) throw new LabCommandError(`nfq-delay exited in ${b.ns(role)}: ${tail(proc.log)}`);
+        return tail(proc.log).includes('nfq-delay: ready');
+      },
+      5000,
+    );
+  }
+}

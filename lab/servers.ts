@@ -1,0 +1,81 @@
+/**
+ * The servers in every target namespace: iperf3, sockperf (when installed) and the agent's own
+ * target servers (`agent serve`: TCP and HTTP `/bytes/<n>`, agent/server.ts), the same ones
+ * a real target instance runs.
+ *
+ * `agent serve` runs from the bundle (dist/agent.cjs, what real clients run; built first when it
+ * is missing or stale). If it cannot be built or does not start, it runs from source
+ * (agent/main.ts through tsx) instead; the state then says server "fallback".
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { AGENT_BUNDLE, ensureAgentBundle } from '../agent/bundle.js';
+import type { LabBuilder } from './builder.js';
+import { type LabState, listening, tryRun, waitFor } from './sys.js';
+import { targetRoles } from './topology.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const AGENT_SOURCE = join(ROOT, 'agent', 'main.ts');
+
+/** `node … serve` argv: the bundle, or the agent's source through the tsx loader. */
+function agentServeArgv(server: LabState['server'], serveArgs: string[]): string[] {
+  if (server === 'agent') return [process.execPath, AGENT_BUNDLE, 'serve', ...serveArgs];
+  // An absolute loader URL: the namespace's process may start in any working directory.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return [process.execPath, '--import', tsx, AGENT_SOURCE, 'serve', ...serveArgs];
+}
+
+/** Start every target namespace's servers and wait until they listen. */
+export async function startServers(b: LabBuilder): Promise<void> {
+  const ports = b.profile.ports;
+  const haveSockperf = await tryRun(['sh', '-c', 'command -v sockperf']);
+  let server: LabState['server'] = 'agent';
+  try {
+    ensureAgentBundle();
+  } catch {
+    server = 'fallback';
+  }
+  for (const role of targetRoles(b.profile)) {
+    const ns = b.ns(role);
+    b.spawn('iperf3', ns, ['iperf3', '-s', '-p', String(ports.iperf3)]);
+    if (haveSockperf) {
+      b.spawn('sockperf-tcp', ns, ['sockperf', 'server', '--tcp', '-i', '0.0.0.0', '-p', String(ports.sockperf)]);
+      b.spawn('sockperf-udp', ns, ['sockperf', 'server', '-i', '0.0.0.0', '-p', String(ports.sockperf)]);
+    }
+    const ready = join(b.dir, `${ns}.ready`);
+    writeFileSync(ready, '');
+    const serveArgs = [
+      '--host',
+      '0.0.0.0',
+      '--tcp',
+      String(ports.tcp),
+      '--http',
+      String(ports.http),
+      '--ready-file',
+      ready,
+    ];
+    const readyNow = () => readFileSync(ready, 'utf8').length > 0 || false;
+    let started = false;
+    if (server === 'agent') {
+      b.spawn('target', ns, agentServeArgv(server, serveArgs));
+      try {
+        await waitFor(`agent serve in ${ns}`, async () => readyNow() || (await listening(ns, ports.tcp)), 10_000);
+        started = true;
+      } catch {
+        // The bundle exists but cannot serve yet: fall back for the whole lab, say so in the state.
+        b.log(`agent serve did not become ready in ${ns}; running the agent's servers from source`);
+        await b.stopRole('target');
+        server = 'fallback';
+      }
+    }
+    if (!started) {
+      b.spawn('target', ns, agentServeArgv(server, serveArgs));
+      await waitFor(`target server in ${ns}`, () => readyNow(), 10_000);
+    }
+    await waitFor(`iperf3 server in ${ns}`, () => listening(ns, ports.iperf3), 10_000);
+  }
+  b.state.server = server;
+  b.save();
+}
