@@ -133,7 +133,9 @@ describe('local driver, loopback plan', () => {
         );
       }
     }
-    expect(r.stderr).toMatch(/path 1\/3 plain/);
+    expect(r.stderr).toMatch(/\[1\/3 plain\] starting/);
+    // its targets were already listening (this suite started them): used, not started again
+    expect(r.stderr).toContain('already listening: using those targets');
     // the same run id again is refused: exit 2, nothing overwritten
     const again = cli('run', '--local', '--plan', planFile, '--data', data, '--run-id', 'it-cli', '--json');
     expect(again.status).toBe(2);
