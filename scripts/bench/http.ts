@@ -23,6 +23,7 @@ import { calibrate } from '../../agent/calibrate.js';
 import { runHttp } from '../../agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
+import { percentileOf } from '../../functions/core/stats.js';
 import { LAB_PORTS } from '../../lab/topology.js';
 import { labClientPrefix, stat } from './stat.js';
 
@@ -37,10 +38,8 @@ const WRK_SECONDS = 3;
 /** Path A's target address inside the lab (functions/lab/topology.ts, seed-000 profile). */
 const LAB_A_HOST = '10.0.2.10';
 
-function median(xs: number[]): number {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)] : Number.NaN;
-}
+/** The rounds' middle figure, unreadable (NaN) rounds dropped: nearest-rank p50, so the lower middle of an even count. */
+const middleOfRounds = (xs: number[]): number => percentileOf(xs.filter(Number.isFinite), 500) ?? Number.NaN;
 
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 
@@ -218,8 +217,8 @@ async function labPathA(dir: string): Promise<string[]> {
     w.push(await wrk(url, prefix));
   }
   const so = stat(ours);
-  const wp50 = median(w.map((x) => x.p50));
-  const wp99 = median(w.map((x) => x.p99));
+  const wp50 = middleOfRounds(w.map((x) => x.p50));
+  const wp99 = middleOfRounds(w.map((x) => x.p99));
   const lines = [
     `lab path A (${lab}client → ${url}, keep-alive, c=1, ${ROUNDS} interleaved rounds):`,
     `  ${'client'.padEnd(40)} ${'n'.padStart(7)} ${'p50 µs'.padStart(8)} ${'p99 µs'.padStart(8)}`,
@@ -280,8 +279,8 @@ export async function benchHttp(): Promise<{ lines: string[] }> {
         w.push(await wrk(url));
       }
       const so = stat(ours.flat());
-      const wp50 = median(w.map((x) => x.p50));
-      const wp99 = median(w.map((x) => x.p99));
+      const wp50 = middleOfRounds(w.map((x) => x.p50));
+      const wp99 = middleOfRounds(w.map((x) => x.p99));
       say(
         `http precision, loopback, agent serve (separate process) ${url}, keep-alive, c=1, ${ROUNDS} interleaved rounds:`,
       );
