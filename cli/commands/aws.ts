@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
@@ -203,7 +204,6 @@ export async function followExecution(
   write: (line: string) => void,
   opts: { sleep?: (ms: number) => Promise<void>; pollMs?: number } = {},
 ): Promise<ExecutionStatus> {
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let seen = 0;
   for (;;) {
     const events: HistoryEvent[] = [];
@@ -224,7 +224,7 @@ export async function followExecution(
     seen = events.length;
     const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn }));
     if (d.status && TERMINAL.includes(d.status)) return d.status;
-    await sleep(opts.pollMs ?? 5_000);
+    await (opts.sleep ?? sleep)(opts.pollMs ?? 5_000);
   }
 }
 

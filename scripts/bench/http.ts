@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { calibrate } from '../../agent/calibrate.js';
@@ -193,7 +194,7 @@ async function startServeChild(dir: string): Promise<{ port: number; child: Chil
     if (child.exitCode !== null) throw new Error(`agent serve exited ${child.exitCode}: ${stderr.trim()}`);
     const text = await readFile(ready, 'utf8').catch(() => undefined);
     if (text) return { port: (JSON.parse(text) as { http: number }).http, child, stop };
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   await stop();
   throw new Error(`agent serve not ready after 10 s: ${stderr.trim()}`);

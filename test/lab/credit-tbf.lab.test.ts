@@ -8,6 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IPERF3_DEFAULTS, runIperf3With } from '../../agent/probes/iperf3.js';
 import { flagCreditCliffs, formatCreditFlag } from '../../functions/core/credit.js';
@@ -67,7 +68,7 @@ beforeAll(async () => {
   chmodSync(wrapper, 0o755);
   for (let i = 0; i < 100; i++) {
     if (sh('ip', 'netns', 'exec', S, 'ss', '-Hltn', `sport = :${PORT}`).trim()) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 });
 

@@ -4,6 +4,7 @@
  * back-off, paged results typed by the result-set metadata, partition registration.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AthenaClient,
   type ColumnInfo,
@@ -15,8 +16,7 @@ import {
 import { QueryFailedError } from '../../core/errors.js';
 import { checkRunId } from '../../core/keys.js';
 import { SAFE_ID } from '../../core/model.js';
-import type { QueryEngine, QueryParam } from '../../ports.js';
-import { realSleep, type Sleep } from './util.js';
+import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 
 export interface AthenaQueryEngineConfig {
   workgroup: string;
@@ -81,7 +81,7 @@ export class AthenaQueryEngine implements QueryEngine {
   ) {
     this.table = config.table ?? 'samples';
     this.maxWaitMs = config.maxWaitMs ?? 240_000;
-    this.sleep = config.sleep ?? realSleep;
+    this.sleep = config.sleep ?? sleep;
     this.salt = config.salt ?? randomUUID;
   }
 

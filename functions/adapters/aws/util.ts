@@ -1,5 +1,5 @@
 /**
- * Small helpers shared by the AWS adapters: error-name narrowing, JSON logging, sleeping.
+ * Small helpers shared by the AWS adapters: error-name narrowing, JSON logging.
  */
 import type { Logger } from '../../ports.js';
 
@@ -14,9 +14,6 @@ export function isAwsError(e: unknown, ...names: string[]): boolean {
   const n = awsErrorName(e);
   return n !== undefined && names.includes(n);
 }
-
-export type Sleep = (ms: number) => Promise<void>;
-export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One JSON line per log event, so CloudWatch Logs Insights can filter on fields. */
 export function jsonLogger(write: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Logger {
