@@ -32,8 +32,8 @@ export interface AthenaQueryEngineConfig {
   salt?: () => string;
 }
 
-/** Strings we are willing to turn into SQL literals: ids, labels, ISO times, metric names. */
-const SAFE_STRING = /^[A-Za-z0-9 _.:,/+-]{0,256}$/;
+/** Text we quote as an SQL literal (ids, labels, ISO times, metric names): nothing that can end the quotes. */
+const SQL_LITERAL_TEXT = /^[A-Za-z0-9 _.:,/+-]{0,256}$/;
 
 /** Render one `?` parameter as an SQL literal; rejects anything outside the safe pattern. */
 export function sqlLiteral(p: QueryParam): string {
@@ -41,7 +41,7 @@ export function sqlLiteral(p: QueryParam): string {
     if (!Number.isFinite(p)) throw new QueryFailedError(`query parameter is not a finite number: ${p}`);
     return String(p);
   }
-  if (typeof p !== 'string' || !SAFE_STRING.test(p)) {
+  if (typeof p !== 'string' || !SQL_LITERAL_TEXT.test(p)) {
     throw new QueryFailedError(`query parameter is not a safe string: ${JSON.stringify(p)}`);
   }
   return `'${p}'`;
