@@ -26,7 +26,7 @@ import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
 import { percentileOf } from '../../functions/core/stats.js';
 import { LAB_PORTS } from '../../lab/topology.js';
-import { labClientPrefix, stat } from './stat.js';
+import { f1, labClientPrefix, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,8 +41,6 @@ const LAB_A_HOST = '10.0.2.10';
 
 /** The rounds' middle figure, unreadable (NaN) rounds dropped: nearest-rank p50, so the lower middle of an even count. */
 const middleOfRounds = (xs: number[]): number => percentileOf(xs.filter(Number.isFinite), 500) ?? Number.NaN;
-
-const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 
 function row(name: string, n: string, p50: number, p99: number): string {
   return `  ${name.padEnd(40)} ${n.padStart(7)} ${f1(p50).padStart(8)} ${f1(p99).padStart(8)}`;

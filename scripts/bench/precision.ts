@@ -28,7 +28,7 @@ import { calibrate } from '../../agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../agent/native/tcping.js';
 import { labCpu } from '../../lab/sys.js';
 import { haveTool } from '../../local/targets.js';
-import { labClientPrefix, type Stat, stat } from './stat.js';
+import { f1, labClientPrefix, type Stat, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 
@@ -37,8 +37,6 @@ const HELPER_N = 500;
 const NODE_N = 500;
 const NPING_PAIRS = 100;
 const GAP_MS = 2;
-
-const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 
 function row(name: string, s: Stat): string {
   return `  ${name.padEnd(38)} ${String(s.n).padStart(5)} ${f1(s.p50).padStart(8)} ${f1(s.p99).padStart(8)}`;

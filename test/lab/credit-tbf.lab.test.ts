@@ -4,7 +4,7 @@
  * the first seconds and then falls to the bucket's rate — the seed's credit cliff. The detector
  * must flag that run and must not flag the same run without shaping. Root; namespaces pb-tcr-c/-s.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { IPERF3_DEFAULTS, runIperf3With } from '../../agent/probes/iperf3.js';
 import { flagCreditCliffs, formatCreditFlag } from '../../functions/core/credit.js';
 import type { Iperf3Probe } from '../../functions/core/model.js';
 import { parseIperf3 } from '../../functions/core/parsers/iperf3.js';
+import { sh } from '../helpers/sh.js';
 
 const C = 'pb-tcr-c';
 const S = 'pb-tcr-s';
@@ -21,7 +22,6 @@ const C_IF = 'pb-tcrc0';
 const S_IF = 'pb-tcrs0';
 const S_IP = '10.213.78.2';
 const PORT = 5201;
-const sh = (...args: string[]) => execFileSync(args[0], args.slice(1), { stdio: 'pipe' }).toString();
 const quiet = (...args: string[]) => {
   try {
     sh(...args);
