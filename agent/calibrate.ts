@@ -53,7 +53,7 @@ export type CalibratedKind = 'tcp-connect' | 'http';
 /** What a calibration yields: the figures manifests and summaries carry as probe_overhead_us. */
 export type Calibration = ProbeOverhead;
 
-/** Nearest-rank percentile with an integer rank, as the SQL does: rank = ceil(q·n/100). */
+/** x rounded to two decimals. */
 function round2(x: number): number {
   return Math.round(x * 100) / 100;
 }

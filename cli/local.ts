@@ -8,16 +8,10 @@ import type { Command } from 'commander';
 import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
 import { checkRunId, keys } from '../functions/core/keys.js';
 import type { ResolvedPlan, Summary } from '../functions/core/model.js';
+import { stderrLogger } from '../functions/log.js';
 import { buildSummary, renderTable, runNotes } from '../functions/pipeline/summary.js';
 import { DirStore } from '../local/dir-store.js';
-import {
-  DEFAULT_DATA_DIR,
-  type LocalRunResult,
-  runLocal,
-  silentLogger,
-  stderrLogger,
-  usesLab,
-} from '../local/driver.js';
+import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, usesLab } from '../local/driver.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
 import { ROOT } from './paths.js';
@@ -69,9 +63,7 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
   }
   const raw = JSON.parse(readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
   const paths = loaded.plan.paths.length;
-  const log = flags.verbose
-    ? stderrLogger()
-    : { ...silentLogger, warn: stderrLogger().warn, error: stderrLogger().error };
+  const log = stderrLogger(!flags.verbose);
   process.stderr.write(
     `pathbench: running plan "${loaded.plan.name}" (${paths} path${paths === 1 ? '' : 's'}) on the local driver\n`,
   );

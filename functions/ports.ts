@@ -104,6 +104,9 @@ export interface PlanSource {
   get(name: string): Promise<unknown | undefined>;
 }
 
+/** A pause that tests can replace; the real one is setTimeout from node:timers/promises. */
+export type Sleep = (ms: number) => Promise<void>;
+
 export interface Logger {
   info(message: string, data?: Record<string, unknown>): void;
   warn(message: string, data?: Record<string, unknown>): void;
@@ -124,5 +127,5 @@ export interface Deps {
   driver: 'local' | 'aws';
   now: () => Date;
   /** Short in-task pauses (route verification back-off); tests pass a no-op. */
-  sleep?: (ms: number) => Promise<void>;
+  sleep?: Sleep;
 }

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureTcping, parseTcpingLines, runTcping } from '../agent/native/tcping.js';
-import { nearestRank } from '../functions/core/stats.js';
+import { median, nearestRank } from '../functions/core/stats.js';
 import { LabCommandError } from './errors.js';
 import { run } from './sys.js';
 
@@ -37,14 +37,6 @@ export function connectStats(samples: (number | null)[]): ConnectStats {
     min: ok[0] ?? Number.NaN,
     max: ok[ok.length - 1] ?? Number.NaN,
   };
-}
-
-/** Median of a few values (mean of the middle two for an even count). */
-export function median(values: number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 export interface ConnectOptions {

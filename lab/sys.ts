@@ -15,6 +15,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { runTool } from '../agent/probes/iperf3.js';
 import type { InstanceState } from '../functions/ports.js';
 import { LabCommandError } from './errors.js';
@@ -110,8 +111,6 @@ export function spawnInNamespace(role: string, ns: string, argv: Argv, log: stri
     closeSync(fd);
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** SIGTERM, then SIGKILL after graceMs; only when the PID is still the recorded process. */
 export async function stopProcess(p: Pick<LabProcess, 'pid' | 'startTime'>, graceMs = 2000): Promise<boolean> {

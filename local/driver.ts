@@ -9,6 +9,7 @@ import { PlanInvalidError } from '../functions/core/errors.js';
 import { keys, newRunId } from '../functions/core/keys.js';
 import type { ClientRef, ResolvedPlan, Summary } from '../functions/core/model.js';
 import { parsePlan } from '../functions/core/plan.js';
+import { stderrLogger } from '../functions/log.js';
 import type { Deps, Fleet, Logger, Routes } from '../functions/ports.js';
 import { LocalCommandRunner } from './command-runner.js';
 import { DirStore } from './dir-store.js';
@@ -18,19 +19,6 @@ import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
 import { type ExecutionEvent, type RunMachineResult, runStateMachine } from './run-machine.js';
 
 export const DEFAULT_DATA_DIR = '.pathbench';
-
-/** Logs as one JSON object a line on stderr; quiet drops info lines. */
-export function stderrLogger(quiet = false): Logger {
-  const w = (level: string, message: string, data?: Record<string, unknown>) =>
-    process.stderr.write(`${JSON.stringify({ level, message, ...data })}\n`);
-  return {
-    info: (m, d) => (quiet ? undefined : w('info', m, d)),
-    warn: (m, d) => w('warn', m, d),
-    error: (m, d) => w('error', m, d),
-  };
-}
-
-export const silentLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
 export function usesLab(plan: ResolvedPlan): boolean {
   return plan.paths.some((p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via));

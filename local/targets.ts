@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureAgentBundle } from '../agent/bundle.js';
 import type { ResolvedPlan } from '../functions/core/model.js';
 import type { Logger } from '../functions/ports.js';
@@ -94,7 +95,7 @@ async function waitForPort(port: number, ms: number): Promise<void> {
   for (;;) {
     if (await listening(port)) return;
     if (Date.now() > until) throw new Error(`nothing listening on 127.0.0.1:${port} after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 
@@ -145,7 +146,7 @@ export async function startLoopbackTargets(log: Logger, ports = LOOPBACK_PORTS):
     if (haveTool('sockperf')) {
       const sp = spawn('sockperf', ['server', '-i', '127.0.0.1', '-p', String(ports.sockperf)], { stdio: 'ignore' });
       children.push(sp);
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       if (sp.exitCode !== null) throw new Error('sockperf server exited at start');
       started.push(`sockperf server: ${ports.sockperf}`);
     } else missing.push('sockperf');

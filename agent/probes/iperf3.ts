@@ -20,6 +20,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Iperf3Probe } from '../../functions/core/model.js';
 import { classifyIperf3Error, extractJsonObject } from '../../functions/core/parsers/iperf3.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from './types.js';
@@ -189,7 +190,7 @@ export async function runIperf3With(probe: Iperf3Probe, ctx: ProbeContext, opt: 
         backoffMs: Math.round(backoff),
       });
       ctx.log('iperf3 server busy, retrying', { probe: probe.name, repeat, attempt, backoffMs: Math.round(backoff) });
-      await new Promise((r) => setTimeout(r, backoff));
+      await sleep(backoff);
     }
     const rawName = `${repeat}.json`;
     // Raw first: iperf3's stdout verbatim; the stand-in only when there is no stdout at all.

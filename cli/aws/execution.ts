@@ -2,7 +2,9 @@
  * Executions of the pipeline on AWS: start one (`pathbench start`, the run id is the execution
  * name), follow it to its end with progress lines, and show its status (`pathbench status`).
  */
+
 import { readFileSync } from 'node:fs';
+import { setTimeout as pause } from 'node:timers/promises';
 import {
   DescribeExecutionCommand,
   type ExecutionStatus,
@@ -67,7 +69,7 @@ export async function followExecution(
   write: (line: string) => void,
   opts: { sleep?: (ms: number) => Promise<void>; pollMs?: number } = {},
 ): Promise<ExecutionStatus> {
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = opts.sleep ?? pause;
   let seen = 0;
   for (;;) {
     const events: HistoryEvent[] = [];

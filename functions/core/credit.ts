@@ -20,6 +20,7 @@
  * intervals before and from firstLowIndex (same unit as the series).
  */
 import type { SampleRecord } from './model.js';
+import { median } from './stats.js';
 
 export const CREDIT_RULE = {
   minBefore: 3,
@@ -45,12 +46,6 @@ export interface TrialCreditCliff extends CreditCliff {
 }
 
 export const CREDIT_FLAG = 'credit-exhausted';
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
 
 /**
  * Find a burst-credit cliff in a per-interval throughput series (rule in the module header).

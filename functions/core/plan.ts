@@ -32,8 +32,6 @@ export { isValidHost } from './fields.js';
 
 /** Plan names may contain spaces (they are shown, not used as keys). */
 export const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/;
-/** Cloud identifiers (instance, region, route table, next-hop ids): no spaces, no shell metacharacters. */
-export const SAFE_STRING = /^[A-Za-z0-9._-]+$/;
 
 /** The route target keys a plan may use in `via`; exactly one per route. */
 export const VIA_KEYS = [
@@ -47,14 +45,16 @@ export const VIA_KEYS = [
 ] as const;
 export type ViaKey = (typeof VIA_KEYS)[number];
 
-const MAX_SAFE_STRING = 128;
 const MAX_LABEL = 200;
 const MAX_REASON = 500;
 
-const safeString = matching(
-  SAFE_STRING,
-  `a non-empty id (letters, digits, ".", "_", "-", at most ${MAX_SAFE_STRING} characters)`,
-  MAX_SAFE_STRING,
+/** Cloud ids (and lab next-hop addresses) for AWS calls and `ip` commands: dots, but no spaces or shell syntax. */
+const CLOUD_ID = /^[A-Za-z0-9._-]+$/;
+const MAX_CLOUD_ID = 128;
+const cloudId = matching(
+  CLOUD_ID,
+  `a non-empty id (letters, digits, ".", "_", "-", at most ${MAX_CLOUD_ID} characters)`,
+  MAX_CLOUD_ID,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -139,17 +139,17 @@ export const probeInputSchema = z.discriminatedUnion('kind', [
 ]);
 export type ProbeInput = z.output<typeof probeInputSchema>;
 
-const clientSchema = z.strictObject({ instanceId: safeString, region: safeString });
+const clientSchema = z.strictObject({ instanceId: cloudId, region: cloudId });
 
 const viaSchema = z
   .strictObject({
-    vpcPeeringConnectionId: safeString.optional(),
-    transitGatewayId: safeString.optional(),
-    gatewayId: safeString.optional(),
-    natGatewayId: safeString.optional(),
-    networkInterfaceId: safeString.optional(),
-    vpcEndpointId: safeString.optional(),
-    labNextHop: safeString.optional(),
+    vpcPeeringConnectionId: cloudId.optional(),
+    transitGatewayId: cloudId.optional(),
+    gatewayId: cloudId.optional(),
+    natGatewayId: cloudId.optional(),
+    networkInterfaceId: cloudId.optional(),
+    vpcEndpointId: cloudId.optional(),
+    labNextHop: cloudId.optional(),
   })
   .refine((v) => VIA_KEYS.filter((k) => v[k] !== undefined).length === 1, {
     error: (iss) => {
@@ -183,8 +183,8 @@ function toVia(key: ViaKey, id: string): RouteVia {
 }
 
 const routeSchema = z.strictObject({
-  region: safeString,
-  routeTableId: safeString,
+  region: cloudId,
+  routeTableId: cloudId,
   destination: z.string().superRefine((s, ctx) => {
     const problem = cidrProblem(s);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, input: s });

@@ -37,6 +37,25 @@ export function nearestRank(sortedValues: ArrayLike<number>, p: number): number 
   return rank === 0 ? null : sortedValues[rank - 1];
 }
 
+/** The nearest-rank percentile of values in any order (read from a sorted copy); null when there are none. */
+export function percentileOf(values: readonly number[], perMille: number): number | null {
+  return nearestRank(
+    [...values].sort((a, b) => a - b),
+    perMille,
+  );
+}
+
+/**
+ * The median of values in any order: the middle value, or the mean of the two middle values for
+ * an even count (so, unlike the nearest-rank p50, it can fall between samples); NaN when empty.
+ */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
 /** Percentiles and max of one series (null when it is empty). */
 export interface PercentileFigures {
   n: number;

@@ -3,6 +3,7 @@
  * swap, probe send and bounded poll, failure record. Each is one short task; every wait happens
  * in the state machine.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   errorMessage,
   InstanceCapacityError,
@@ -97,7 +98,7 @@ export function viaTarget(via: RouteVia): string {
 async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: string, attempts = 5): Promise<boolean> {
   for (let i = 0; i < attempts; i++) {
     if (await deps.routes.verify(r, target)) return true;
-    await (deps.sleep ?? ((ms: number) => new Promise<void>((res) => setTimeout(res, ms))))(200 * 2 ** i);
+    await (deps.sleep ?? sleep)(200 * 2 ** i);
   }
   return false;
 }

@@ -16,14 +16,16 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { AGENT_BUNDLE, ensureAgentBundle } from '../../agent/bundle.js';
 import { calibrate } from '../../agent/calibrate.js';
 import { runHttp } from '../../agent/probes/http.js';
 import type { AgentSpec, HttpProbe } from '../../functions/core/model.js';
 import { parseHttp } from '../../functions/core/parsers/http.js';
+import { percentileOf } from '../../functions/core/stats.js';
 import { LAB_PORTS } from '../../lab/topology.js';
-import { labClientPrefix, stat } from './stat.js';
+import { f1, labClientPrefix, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 const AGENT = AGENT_BUNDLE;
@@ -35,12 +37,8 @@ const WRK_SECONDS = 3;
 /** Path A's target address inside the lab (lab/topology.ts, seed-000 profile). */
 const LAB_A_HOST = '10.0.2.10';
 
-function median(xs: number[]): number {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)] : Number.NaN;
-}
-
-const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+/** The rounds' middle figure, unreadable (NaN) rounds dropped: nearest-rank p50, so the lower middle of an even count. */
+const middleOfRounds = (xs: number[]): number => percentileOf(xs.filter(Number.isFinite), 500) ?? Number.NaN;
 
 function row(name: string, n: string, p50: number, p99: number): string {
   return `  ${name.padEnd(40)} ${n.padStart(7)} ${f1(p50).padStart(8)} ${f1(p99).padStart(8)}`;
@@ -187,7 +185,7 @@ async function startServeChild(dir: string): Promise<{ port: number; child: Chil
     if (child.exitCode !== null) throw new Error(`agent serve exited ${child.exitCode}: ${stderr.trim()}`);
     const text = await readFile(ready, 'utf8').catch(() => undefined);
     if (text) return { port: (JSON.parse(text) as { http: number }).http, child, stop };
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   await stop();
   throw new Error(`agent serve not ready after 10 s: ${stderr.trim()}`);
@@ -211,8 +209,8 @@ async function labPathA(dir: string): Promise<string[]> {
     w.push(await wrk(url, prefix));
   }
   const so = stat(ours);
-  const wp50 = median(w.map((x) => x.p50));
-  const wp99 = median(w.map((x) => x.p99));
+  const wp50 = middleOfRounds(w.map((x) => x.p50));
+  const wp99 = middleOfRounds(w.map((x) => x.p99));
   const lines = [
     `lab path A (${lab}client → ${url}, keep-alive, c=1, ${ROUNDS} interleaved rounds):`,
     `  ${'client'.padEnd(40)} ${'n'.padStart(7)} ${'p50 µs'.padStart(8)} ${'p99 µs'.padStart(8)}`,
@@ -273,8 +271,8 @@ export async function benchHttp(): Promise<{ lines: string[] }> {
         w.push(await wrk(url));
       }
       const so = stat(ours.flat());
-      const wp50 = median(w.map((x) => x.p50));
-      const wp99 = median(w.map((x) => x.p99));
+      const wp50 = middleOfRounds(w.map((x) => x.p50));
+      const wp99 = middleOfRounds(w.map((x) => x.p99));
       say(
         `http precision, loopback, agent serve (separate process) ${url}, keep-alive, c=1, ${ROUNDS} interleaved rounds:`,
       );

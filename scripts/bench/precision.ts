@@ -22,12 +22,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { calibrate } from '../../agent/calibrate.js';
 import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../agent/native/tcping.js';
 import { labCpu } from '../../lab/sys.js';
 import { haveTool } from '../../local/targets.js';
-import { labClientPrefix, type Stat, stat } from './stat.js';
+import { f1, labClientPrefix, type Stat, stat } from './stat.js';
 
 const execFileP = promisify(execFile);
 
@@ -36,8 +37,6 @@ const HELPER_N = 500;
 const NODE_N = 500;
 const NPING_PAIRS = 100;
 const GAP_MS = 2;
-
-const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 
 function row(name: string, s: Stat): string {
   return `  ${name.padEnd(38)} ${String(s.n).padStart(5)} ${f1(s.p50).padStart(8)} ${f1(s.p99).padStart(8)}`;
@@ -76,7 +75,7 @@ async function helperSeries(
 async function nodeSeries(port: number, count: number, gapMs: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < count; i++) {
-    await new Promise((r) => setTimeout(r, gapMs));
+    await sleep(gapMs);
     const v = await new Promise<number | null>((resolve) => {
       const s = new net.Socket();
       const t0 = process.hrtime.bigint();
@@ -165,9 +164,9 @@ async function startWire(
     filter,
   ];
   const child = spawn(cmd, args, { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 700));
+  await sleep(700);
   return async () => {
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     child.kill('SIGINT');
     await once(child, 'exit');
     const { stdout } = await execFileP('tcpdump', ['-nn', '-tt', '--time-stamp-precision=nano', '-r', file], {

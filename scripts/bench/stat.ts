@@ -20,6 +20,9 @@ export function stat(values: number[]): Stat {
   };
 }
 
+/** A figure with one decimal for the bench tables; n/a when there is none (NaN). */
+export const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+
 /**
  * The argv prefix that runs a command inside a running lab's client namespace — the same wrap
  * the lab gives the pipeline's agent (pinned to the delay helpers' CPU: a cross-CPU wake-up adds

@@ -16,7 +16,7 @@ import {
   runTcping,
   startQuietListener,
 } from '../../agent/native/tcping.js';
-import { nearestRank } from '../../functions/core/stats.js';
+import { percentileOf } from '../../functions/core/stats.js';
 
 const execFileP = promisify(execFile);
 
@@ -36,12 +36,6 @@ afterAll(async () => {
   await listener?.close();
   await rm(dir, { recursive: true, force: true });
 });
-
-const p50 = (xs: number[]): number =>
-  nearestRank(
-    [...xs].sort((a, b) => a - b),
-    500,
-  ) as number;
 
 async function npingPairsUs(port: number, pairs: number): Promise<number[]> {
   const out: number[] = [];
@@ -86,7 +80,7 @@ describe('precise tcp-connect helper vs nping on loopback', () => {
       nping.push(...(await npingPairsUs(listener.port, 40)));
     }
     expect(nping.length).toBe(160);
-    const [k, a, n] = [p50(kernel), p50(app), p50(nping)];
+    const [k, a, n] = [kernel, app, nping].map((xs) => percentileOf(xs, 500) as number);
     console.log(`loopback p50 µs: tcping kernel ${k}, tcping app ${a.toFixed(1)}, nping ${n}`);
     // Target is 10 µs; allow 30 here for a loaded CI box. A Node-style probe is ~80 µs off.
     expect(Math.abs(k - n)).toBeLessThan(30);
@@ -99,7 +93,10 @@ describe('precise tcp-connect helper vs nping on loopback', () => {
     const c = await calibrate('tcp-connect', { count: 200, intervalMs: 2 });
     const out = path.join(dir, 'cmp.jsonl');
     await runTcping({ host: '127.0.0.1', port: listener.port, count: 200, intervalMs: 2, timeoutMs: 400, out });
-    const k = p50(parseTcpingLines(await readFile(out, 'utf8')).map((l) => (l.rtt_ms as number) * 1000));
+    const k = percentileOf(
+      parseTcpingLines(await readFile(out, 'utf8')).map((l) => (l.rtt_ms as number) * 1000),
+      500,
+    ) as number;
     expect(c.n).toBe(200);
     expect(Math.abs(c.p50_us - k)).toBeLessThan(10);
   });

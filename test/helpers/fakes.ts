@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { InstanceCapacityError } from '../../functions/core/errors.js';
 import { routeKey } from '../../functions/core/keys.js';
 import type { AgentSpec, ClientRef, RouteEntry } from '../../functions/core/model.js';
+import { silentLogger } from '../../functions/log.js';
 import type {
   CommandInvocation,
   CommandRunner,
@@ -16,7 +17,6 @@ import type {
   Fleet,
   InstanceInfo,
   InstanceState,
-  Logger,
   ProbeCommand,
   Routes,
 } from '../../functions/ports.js';
@@ -24,8 +24,6 @@ import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { FileLock } from '../../local/file-lock.js';
 import { allStates, loadDefinition } from '../../local/run-machine.js';
-
-export const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** Every Wait state of the real definition, overridden to 0 ms: fake time. */
 export function noWaits(): Record<string, number> {
@@ -198,8 +196,8 @@ export async function scenarioDeps(
     routes: over.routes ?? new FakeRoutes(),
     runner: over.runner ?? new FakeRunner(store),
     query,
-    lock: over.lock ?? new FileLock(dir, quiet),
-    log: quiet,
+    lock: over.lock ?? new FileLock(dir, silentLogger),
+    log: silentLogger,
     driver: 'local',
     now: () => new Date(),
     sleep: async () => {},

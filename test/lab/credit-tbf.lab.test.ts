@@ -4,15 +4,17 @@
  * the first seconds and then falls to the bucket's rate — the seed's credit cliff. The detector
  * must flag that run and must not flag the same run without shaping. Root; namespaces pb-tcr-c/-s.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IPERF3_DEFAULTS, runIperf3With } from '../../agent/probes/iperf3.js';
 import { flagCreditCliffs, formatCreditFlag } from '../../functions/core/credit.js';
 import type { Iperf3Probe } from '../../functions/core/model.js';
 import { parseIperf3 } from '../../functions/core/parsers/iperf3.js';
+import { sh } from '../helpers/sh.js';
 
 const C = 'pb-tcr-c';
 const S = 'pb-tcr-s';
@@ -20,7 +22,6 @@ const C_IF = 'pb-tcrc0';
 const S_IF = 'pb-tcrs0';
 const S_IP = '10.213.78.2';
 const PORT = 5201;
-const sh = (...args: string[]) => execFileSync(args[0], args.slice(1), { stdio: 'pipe' }).toString();
 const quiet = (...args: string[]) => {
   try {
     sh(...args);
@@ -67,7 +68,7 @@ beforeAll(async () => {
   chmodSync(wrapper, 0o755);
   for (let i = 0; i < 100; i++) {
     if (sh('ip', 'netns', 'exec', S, 'ss', '-Hltn', `sport = :${PORT}`).trim()) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 });
 

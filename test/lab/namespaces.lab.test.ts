@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LabFleet } from '../../lab/fleet.js';
@@ -198,7 +199,7 @@ describe('burst credits and LabFleet', () => {
       const d = await fleet.describe(CLIENT);
       seenStates.push(d.state);
       if (d.state === want) return seenStates;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     throw new Error(`client never reached ${want}: ${seenStates.join(',')}`);
   }
@@ -231,7 +232,7 @@ describe('repair and teardown', () => {
     const st = readState(defaultStateDir(PREFIX))!;
     const victim = st.processes.find((p) => p.role === 'iperf3')!;
     process.kill(victim.pid, 'SIGKILL');
-    for (let i = 0; i < 40 && isAlive(victim); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 40 && isAlive(victim); i++) await sleep(25);
     const broken = await labStatus(OPTS);
     expect(broken.healthy).toBe(false);
     expect(broken.problems.join(' ')).toMatch(/iperf3/);

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunManifest, SampleRecord, Summary } from '../../functions/core/model.js';
+import { silentLogger } from '../../functions/log.js';
 import { DirStore } from '../../local/dir-store.js';
-import { type LocalRunResult, runLocal, silentLogger } from '../../local/driver.js';
+import { type LocalRunResult, runLocal } from '../../local/driver.js';
 import { ROOT } from '../../local/run-machine.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
 

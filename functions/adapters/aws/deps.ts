@@ -9,6 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../../core/errors.js';
+import { jsonLogger } from '../../log.js';
 import type { Deps, PlanSource } from '../../ports.js';
 import { Ec2SsmFleet } from './fleet.js';
 import { DynamoRunLock, executionActiveCheck, executionArn } from './lock.js';
@@ -17,7 +18,6 @@ import { AthenaQueryEngine } from './query.js';
 import { Ec2Routes } from './routes.js';
 import { SsmCommandRunner } from './runner.js';
 import { S3ObjectStore } from './store.js';
-import { jsonLogger } from './util.js';
 
 /** Environment variable names the Lambda functions read (CDK sets exactly these). */
 export const ENV = {

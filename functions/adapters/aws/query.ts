@@ -4,6 +4,7 @@
  * back-off, paged results typed by the result-set metadata, partition registration.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AthenaClient,
   type ColumnInfo,
@@ -15,8 +16,7 @@ import {
 import { QueryFailedError } from '../../core/errors.js';
 import { checkRunId } from '../../core/keys.js';
 import { SAFE_ID } from '../../core/model.js';
-import type { QueryEngine, QueryParam } from '../../ports.js';
-import { realSleep, type Sleep } from './util.js';
+import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 
 export interface AthenaQueryEngineConfig {
   workgroup: string;
@@ -32,8 +32,8 @@ export interface AthenaQueryEngineConfig {
   salt?: () => string;
 }
 
-/** Strings we are willing to turn into SQL literals: ids, labels, ISO times, metric names. */
-const SAFE_STRING = /^[A-Za-z0-9 _.:,/+-]{0,256}$/;
+/** Text we quote as an SQL literal (ids, labels, ISO times, metric names): nothing that can end the quotes. */
+const SQL_LITERAL_TEXT = /^[A-Za-z0-9 _.:,/+-]{0,256}$/;
 
 /** Render one `?` parameter as an SQL literal; rejects anything outside the safe pattern. */
 export function sqlLiteral(p: QueryParam): string {
@@ -41,7 +41,7 @@ export function sqlLiteral(p: QueryParam): string {
     if (!Number.isFinite(p)) throw new QueryFailedError(`query parameter is not a finite number: ${p}`);
     return String(p);
   }
-  if (typeof p !== 'string' || !SAFE_STRING.test(p)) {
+  if (typeof p !== 'string' || !SQL_LITERAL_TEXT.test(p)) {
     throw new QueryFailedError(`query parameter is not a safe string: ${JSON.stringify(p)}`);
   }
   return `'${p}'`;
@@ -81,7 +81,7 @@ export class AthenaQueryEngine implements QueryEngine {
   ) {
     this.table = config.table ?? 'samples';
     this.maxWaitMs = config.maxWaitMs ?? 240_000;
-    this.sleep = config.sleep ?? realSleep;
+    this.sleep = config.sleep ?? sleep;
     this.salt = config.salt ?? randomUUID;
   }
 

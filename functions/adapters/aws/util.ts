@@ -1,7 +1,6 @@
 /**
- * Small helpers shared by the AWS adapters: error-name narrowing, JSON logging, sleeping.
+ * Small helpers shared by the AWS adapters: error-name narrowing.
  */
-import type { Logger } from '../../ports.js';
 
 /** The SDK error name (the service's error code) of an unknown throwable, or undefined. */
 export function awsErrorName(e: unknown): string | undefined {
@@ -13,18 +12,4 @@ export function awsErrorName(e: unknown): string | undefined {
 export function isAwsError(e: unknown, ...names: string[]): boolean {
   const n = awsErrorName(e);
   return n !== undefined && names.includes(n);
-}
-
-export type Sleep = (ms: number) => Promise<void>;
-export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** One JSON line per log event, so CloudWatch Logs Insights can filter on fields. */
-export function jsonLogger(write: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Logger {
-  const emit = (level: string, message: string, data?: Record<string, unknown>) =>
-    write(JSON.stringify({ level, message, time: new Date().toISOString(), ...data }));
-  return {
-    info: (m, d) => emit('info', m, d),
-    warn: (m, d) => emit('warn', m, d),
-    error: (m, d) => emit('error', m, d),
-  };
 }

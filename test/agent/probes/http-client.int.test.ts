@@ -10,6 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTcping } from '../../../agent/native/tcping.js';
 import { HTTPING_TOOL, type HttpClientChoice, httpRunner } from '../../../agent/probes/http.js';
@@ -41,7 +42,7 @@ function servers() {
     return (server.address() as net.AddressInfo).port;
   };
   const closeAll = async (): Promise<number[]> => {
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     for (const c of closers.splice(0)) await c();
     return leftOpen;
   };

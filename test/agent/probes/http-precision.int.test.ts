@@ -13,7 +13,7 @@ import { runSpec } from '../../../agent/run.js';
 import { type RunningServers, startServers } from '../../../agent/server.js';
 import type { HttpProbe, ProbeOverhead } from '../../../functions/core/model.js';
 import { parseHttp } from '../../../functions/core/parsers/http.js';
-import { nearestRank } from '../../../functions/core/stats.js';
+import { percentileOf } from '../../../functions/core/stats.js';
 import { parseWrk, wrkTimeUs } from '../../../scripts/bench/http.js';
 
 const execFileP = promisify(execFile);
@@ -41,12 +41,6 @@ const probe = (count: number): HttpProbe => ({
   trials: 1,
   timeoutMs: 2000,
 });
-
-const p50 = (xs: number[]): number =>
-  nearestRank(
-    [...xs].sort((a, b) => a - b),
-    500,
-  ) as number;
 
 describe('wrk output', () => {
   it('reads time units', () => {
@@ -85,7 +79,7 @@ describe('http probe vs wrk on loopback (keep-alive, c=1)', () => {
       expect(w.p99).toBeGreaterThanOrEqual(w.p50);
       wrkP50.push(w.p50);
     }
-    const oursP50 = p50(ours);
+    const oursP50 = percentileOf(ours, 500) as number;
     const wrkMin = Math.min(...wrkP50);
     expect(oursP50).toBeGreaterThan(0);
     expect(oursP50).toBeLessThan(5 * wrkMin + 100);

@@ -3,7 +3,6 @@ import {
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
   EC2Client,
-  EC2ServiceException,
   StartInstancesCommand,
   StopInstancesCommand,
 } from '@aws-sdk/client-ec2';
@@ -12,8 +11,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Ec2SsmFleet } from '../../../../functions/adapters/aws/fleet.js';
 import { InstanceCapacityError } from '../../../../functions/core/errors.js';
+import { ec2Err } from '../../../helpers/aws.js';
 
-const ec2Err = (name: string) => new EC2ServiceException({ name, $fault: 'client', $metadata: {}, message: name });
 const client = { instanceId: 'i-0abc', region: 'ap-northeast-1' };
 const ec2 = mockClient(EC2Client);
 const ssm = mockClient(SSMClient);

@@ -4,15 +4,14 @@ import {
   DeleteRouteCommand,
   DescribeRouteTablesCommand,
   EC2Client,
-  EC2ServiceException,
   ReplaceRouteCommand,
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Ec2Routes, parseRouteTarget } from '../../../../functions/adapters/aws/routes.js';
 import { RouteSwapError } from '../../../../functions/core/errors.js';
+import { ec2Err } from '../../../helpers/aws.js';
 
-const ec2Err = (name: string) => new EC2ServiceException({ name, $fault: 'client', $metadata: {}, message: name });
 const ec2 = mockClient(EC2Client);
 const regions: string[] = [];
 const routes = new Ec2Routes((region) => {

@@ -12,7 +12,6 @@ import {
   DescribeInstancesCommand,
   DescribeRouteTablesCommand,
   EC2Client,
-  EC2ServiceException,
   ReplaceRouteCommand,
   StartInstancesCommand,
   StopInstancesCommand,
@@ -31,9 +30,9 @@ import { SsmCommandRunner } from '../../../../functions/adapters/aws/runner.js';
 import { keys } from '../../../../functions/core/keys.js';
 import type { RunManifest, Summary } from '../../../../functions/core/model.js';
 import { runStateMachine } from '../../../../local/run-machine.js';
+import { ec2Err } from '../../../helpers/aws.js';
 import { FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../../../helpers/fakes.js';
 
-const ec2Err = (name: string) => new EC2ServiceException({ name, $fault: 'client', $metadata: {}, message: name });
 const CLIENT = 'i-0123456789abcdef0';
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { IPERF3_DEFAULTS, runIperf3With } from '../../../../agent/probes/iperf3.js';
 import type { ProbeContext } from '../../../../agent/probes/types.js';
@@ -43,7 +44,7 @@ async function iperf3Server(extra: string[] = []): Promise<number> {
   // Ready when the port is in LISTEN state. (A probing connect would use up the -1 server's one test.)
   for (let i = 0; i < 100; i++) {
     if (isListening(port)) return port;
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
   }
   throw new Error('iperf3 server did not start');
 }
@@ -143,7 +144,7 @@ describe('runIperf3 + parseIperf3 on loopback (real iperf3)', () => {
     const port = await iperf3Server();
     const hog = spawn('iperf3', ['-c', '127.0.0.1', '-p', String(port), '-t', '8', '-b', '10M'], { stdio: 'ignore' });
     procs.push(hog);
-    await new Promise((r) => setTimeout(r, 700));
+    await sleep(700);
     const c = ctx(port);
     const t0 = Date.now();
     const out = await runIperf3With(probe(), c, { ...IPERF3_DEFAULTS, busyAttempts: 3, backoffBaseMs: 200 });

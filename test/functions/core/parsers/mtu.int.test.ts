@@ -4,7 +4,6 @@
  * dropping ICMP echo (→ icmp-blocked, never a number). Needs root for the namespace. The ping
  * texts and malformed files without ping are in mtu.test.ts.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MTU_DEFAULTS, runMtuWith } from '../../../../agent/probes/mtu.js';
 import type { MtuProbe } from '../../../../functions/core/model.js';
 import { parseMtu } from '../../../../functions/core/parsers/mtu.js';
+import { sh } from '../../../helpers/sh.js';
 
 const NS = 'pb-tcr-ms';
 const HOST_IF = 'pb-tcrm0';
@@ -27,7 +27,6 @@ const probe = (over: Partial<MtuProbe> = {}): MtuProbe => ({
   timeoutMs: 500,
   ...over,
 });
-const sh = (...args: string[]) => execFileSync(args[0], args.slice(1), { stdio: 'pipe' }).toString();
 
 function ctx(host: string) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pb-mtu-'));

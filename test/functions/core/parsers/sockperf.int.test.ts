@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSockperfWith } from '../../../../agent/probes/sockperf.js';
 import type { ProbeContext } from '../../../../agent/probes/types.js';
@@ -32,7 +33,7 @@ async function sockperfServer(mode: 'tcp' | 'udp'): Promise<number> {
   const port = await freePort();
   const args = ['server', '-i', '127.0.0.1', '-p', String(port), ...(mode === 'tcp' ? ['--tcp'] : [])];
   procs.push(spawn('sockperf', args, { stdio: 'ignore' }));
-  for (let i = 0; i < 100 && !bound(port, mode); i++) await new Promise((r) => setTimeout(r, 30));
+  for (let i = 0; i < 100 && !bound(port, mode); i++) await sleep(30);
   return port;
 }
 
