@@ -9,7 +9,8 @@ import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/cor
 import { checkRunId, keys } from '../functions/core/keys.js';
 import type { ResolvedPlan, Summary } from '../functions/core/model.js';
 import { stderrLogger } from '../functions/log.js';
-import { buildSummary, renderTable, runNotes } from '../functions/pipeline/summary.js';
+import { renderTable, runNotes } from '../functions/pipeline/report.js';
+import { buildSummary } from '../functions/pipeline/summary.js';
 import { DirStore } from '../local/dir-store.js';
 import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, usesLab } from '../local/driver.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
