@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../cli/plan-file.js';
-import type { PlanResult, ResolvedPlan } from '../../functions/core/model.js';
+import { expectOk, expectProblems } from '../helpers/plans.js';
 
 /** The smallest valid plan. */
 function minimal(): Record<string, unknown> {
@@ -19,16 +19,6 @@ function minimal(): Record<string, unknown> {
       },
     ],
   };
-}
-
-function expectOk(result: PlanResult): ResolvedPlan {
-  if (!result.ok) throw new Error(`expected a valid plan, got:\n${result.problems.join('\n')}`);
-  return result.plan;
-}
-
-function expectProblems(result: PlanResult): string[] {
-  if (result.ok) throw new Error('expected problems, the plan was accepted');
-  return result.problems;
 }
 
 describe('loadPlanFile', () => {

@@ -8,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../../cli/plan-file.js';
 import { PlanInvalidError } from '../../../functions/core/errors.js';
-import type { PlanResult, ResolvedPlan } from '../../../functions/core/model.js';
 import {
   cidrProblem,
   formatPath,
@@ -19,6 +18,7 @@ import {
   probeNames,
   requirePlan,
 } from '../../../functions/core/plan.js';
+import { expectOk, expectProblems } from '../../helpers/plans.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -42,16 +42,6 @@ function minimal(): Json {
 function withPath(overrides: Json, base: Json = minimal()): Json {
   const paths = base.paths as Json[];
   return { ...base, paths: [{ ...paths[0], ...overrides }] };
-}
-
-function expectOk(result: PlanResult): ResolvedPlan {
-  if (!result.ok) throw new Error(`expected a valid plan, got:\n${result.problems.join('\n')}`);
-  return result.plan;
-}
-
-function expectProblems(result: PlanResult): string[] {
-  if (result.ok) throw new Error('expected problems, the plan was accepted');
-  return result.problems;
 }
 
 describe('parsePlan: valid plans', () => {

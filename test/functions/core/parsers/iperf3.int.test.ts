@@ -11,9 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { IPERF3_DEFAULTS, runIperf3With } from '../../../../agent/probes/iperf3.js';
 import type { ProbeContext } from '../../../../agent/probes/types.js';
-import type { Iperf3Probe } from '../../../../functions/core/model.js';
 import { parseIperf3 } from '../../../../functions/core/parsers/iperf3.js';
 import { freePort } from '../../../helpers/ports.js';
+import { iperf3Probe as probe } from '../../../helpers/probes.js';
 
 const meta = (trial = 1, sidecar?: string) => ({ runId: 'r1', pathId: 'p1', probe: 'iperf3-tcp', trial, sidecar });
 
@@ -55,17 +55,6 @@ function ctx(port: number): ProbeContext & { lines: string[] } {
   const lines: string[] = [];
   return { target: { host: '127.0.0.1', port }, outDir: dir, log: (m) => lines.push(m), lines };
 }
-
-const probe = (over: Partial<Iperf3Probe> = {}): Iperf3Probe => ({
-  kind: 'iperf3',
-  name: 'iperf3-tcp',
-  mode: 'tcp',
-  streams: 2,
-  durationSeconds: 3,
-  repeats: 1,
-  intervalSeconds: 1,
-  ...over,
-});
 
 function readTrial(c: ProbeContext, name: string, trial: number) {
   const raw = readFileSync(path.join(c.outDir, name, `${trial}.json`), 'utf8');

@@ -9,23 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { iperf3Args } from '../../../../agent/probes/iperf3.js';
 import { ParseError } from '../../../../functions/core/errors.js';
-import type { Iperf3Probe } from '../../../../functions/core/model.js';
 import { extractJsonObject, parseIperf3 } from '../../../../functions/core/parsers/iperf3.js';
+import { iperf3Probe as probe } from '../../../helpers/probes.js';
 
 const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const fixture = (name: string) => readFileSync(path.join(ROOT, 'test/fixtures/iperf3', name), 'utf8');
 const meta = () => ({ runId: 'r1', pathId: 'p1', probe: 'iperf3-tcp', trial: 1 });
-
-const probe = (over: Partial<Iperf3Probe> = {}): Iperf3Probe => ({
-  kind: 'iperf3',
-  name: 'iperf3-tcp',
-  mode: 'tcp',
-  streams: 2,
-  durationSeconds: 3,
-  repeats: 1,
-  intervalSeconds: 1,
-  ...over,
-});
 
 describe('parseIperf3 on captured real output', () => {
   it('text after the JSON is ignored (and noted)', () => {
