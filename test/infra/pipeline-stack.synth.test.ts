@@ -10,7 +10,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
-import { TASK_NAMES } from '../../functions/wiring.js';
+import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
 import { aslPlaceholders, CLEANUP_STATUSES } from '../../infra/constructs/orchestration.js';
 import { MANAGED_TAG } from '../../infra/grants.js';
 import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
@@ -334,6 +334,28 @@ describe('pipeline stack', () => {
     expect(JSON.stringify(describe?.Resource)).toContain(':execution:Pathbench-Measurement:*');
     expect(statementsOf('PollProbe').flatMap(actionsOf)).toContain('ssm:CancelCommand');
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('states:DescribeExecution');
+  });
+
+  it("derives every task's grants from the wiring table: a capability's actions appear exactly where it is needed", () => {
+    // One marker action per capability that no other capability grants.
+    const marker: Partial<Record<Capability, string>> = {
+      plans: 'ssm:GetParameter',
+      routes: 'ec2:ReplaceRoute',
+      runner: 'ssm:SendCommand',
+      query: 'athena:StartQueryExecution',
+      lock: 'dynamodb:DeleteItem',
+      fleet: 'ec2:StopInstances',
+    };
+    for (const task of TASK_NAMES) {
+      const actions = statementsOf(task).flatMap(actionsOf);
+      const needs: readonly Capability[] = TASKS[task].needs;
+      for (const [cap, action] of Object.entries(marker)) {
+        expect(
+          actions.includes(action),
+          `${task} ${needs.includes(cap as Capability) ? 'needs' : 'must not get'} ${cap}`,
+        ).toBe(needs.includes(cap as Capability));
+      }
+    }
   });
 
   it('has a lock table with TTL and point-in-time recovery', () => {
