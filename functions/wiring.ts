@@ -11,7 +11,7 @@ import type { Deps } from './ports.js';
  * What a Lambda touches. CDK grants each one as a fixed set of IAM statements
  * (infra/grants.ts), and nothing else; the local runner ignores them.
  *   store:read, store:write  the data bucket's run prefixes
- *   fleet     stop, start and describe the client instances
+ *   fleet     stop, start and describe the client instances (and their types' bandwidth)
  *   routes    change route entries (and put them back)
  *   runner    send, poll and cancel the probe command on a client
  *   query     Athena queries over the samples table, its Glue partitions
@@ -43,9 +43,10 @@ export const TASKS = {
   },
   BeginPath: {
     run: h.beginPath,
-    needs: ['store:read', 'store:write'],
-    timeoutSeconds: 15,
-    description: 'mark a path running in the manifest',
+    // fleet: the client's instance type and baseline / peak bandwidth for the manifest.
+    needs: ['store:read', 'store:write', 'fleet'],
+    timeoutSeconds: 30,
+    description: "mark a path running, record the client's instance type and baseline / peak bandwidth",
   },
   StopClient: {
     run: h.stopClient,

@@ -75,7 +75,13 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       grant: statements(
         { actions: ['ec2:StopInstances', 'ec2:StartInstances'], resources: [instances], conditions: tagged },
         {
-          actions: ['ec2:DescribeInstances', 'ec2:DescribeAvailabilityZones', 'ssm:DescribeInstanceInformation'],
+          actions: [
+            'ec2:DescribeInstances',
+            'ec2:DescribeAvailabilityZones',
+            // The instance type's baseline / peak network bandwidth (BeginPath, the manifest's `client`).
+            'ec2:DescribeInstanceTypes',
+            'ssm:DescribeInstanceInformation',
+          ],
           resources: ['*'],
         },
       ),

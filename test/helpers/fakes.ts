@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InstanceCapacityError } from '../../functions/core/errors.js';
 import { routeKey } from '../../functions/core/keys.js';
-import type { AgentSpec, ClientRef, RouteEntry } from '../../functions/core/model.js';
+import type { AgentSpec, ClientNetwork, ClientRef, RouteEntry } from '../../functions/core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import type {
   CommandInvocation,
@@ -41,7 +41,15 @@ export class FakeFleet implements Fleet {
   state: InstanceState = 'running';
   private pending = 0;
   calls: string[] = [];
-  constructor(private readonly opts: { pollsToSettle?: number; neverStops?: boolean; startFails?: boolean } = {}) {}
+  constructor(
+    private readonly opts: {
+      pollsToSettle?: number;
+      neverStops?: boolean;
+      startFails?: boolean;
+      /** What network() answers (default: nothing known); an Error is thrown instead. */
+      network?: ClientNetwork | Error;
+    } = {},
+  ) {}
   async stop(c: ClientRef) {
     this.calls.push(`stop ${c.instanceId}`);
     this.state = 'stopping';
@@ -60,6 +68,11 @@ export class FakeFleet implements Fleet {
       if (this.state === 'pending') this.state = 'running';
     }
     return { instanceId: c.instanceId, state: this.state, commandReady: this.state === 'running', azId: 'apne1-az4' };
+  }
+  async network(c: ClientRef): Promise<ClientNetwork | undefined> {
+    this.calls.push(`network ${c.instanceId}`);
+    if (this.opts.network instanceof Error) throw this.opts.network;
+    return this.opts.network;
   }
 }
 
