@@ -336,6 +336,15 @@ describe('pipeline stack', () => {
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('states:DescribeExecution');
   });
 
+  it("lets BeginPath read the client's instance type bandwidth, and the fleet tasks too", () => {
+    for (const task of ['BeginPath', 'DescribeClient']) {
+      const describe = statementsOf(task).find((s) => actionsOf(s).includes('ec2:DescribeInstanceTypes'));
+      expect(describe?.Resource).toBe('*');
+      expect(actionsOf(describe as Record<string, unknown>)).toContain('ec2:DescribeInstances');
+    }
+    expect(statementsOf('CollectOutput').flatMap(actionsOf)).not.toContain('ec2:DescribeInstanceTypes');
+  });
+
   it('has a lock table with TTL and point-in-time recovery', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       BillingMode: 'PAY_PER_REQUEST',
