@@ -2,7 +2,7 @@
  * Ports: the interfaces between pipeline logic and the world. Each has an AWS adapter
  * (functions/adapters/aws) and local ones (local/, lab/fleet.ts, lab/routes.ts); docs/architecture.md.
  */
-import type { ClientRef, RouteEntry, RouteTarget } from './core/model.js';
+import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget } from './core/model.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
@@ -36,6 +36,11 @@ export interface Fleet {
   stop(client: ClientRef): Promise<void>;
   start(client: ClientRef): Promise<void>;
   describe(client: ClientRef, since?: string): Promise<InstanceInfo>;
+  /**
+   * The client's network facts (instance type, AZ id, baseline and peak bandwidth in bit/s), or
+   * undefined where there is no instance to ask about (loopback).
+   */
+  network(client: ClientRef): Promise<ClientNetwork | undefined>;
 }
 
 export interface Routes {

@@ -11,14 +11,24 @@ import type { Deps } from './ports.js';
  * What a Lambda touches. CDK grants each one as a fixed set of IAM statements
  * (infra/grants.ts), and nothing else; the local runner ignores them.
  *   store:read, store:write  the data bucket's run prefixes
- *   fleet     stop, start and describe the client instances
+ *   fleet     stop, start and describe the client instances (and their types' bandwidth)
+ *   fleet:read  describe only: the client's instance type, AZ and bandwidth (no stop/start)
  *   routes    change route entries (and put them back)
  *   runner    send, poll and cancel the probe command on a client
  *   query     Athena queries over the samples table, its Glue partitions
  *   lock      the run lock, and whether the execution holding it has ended
  *   plans     named plans, read for `{ planName }` inputs
  */
-export type Capability = 'store:read' | 'store:write' | 'fleet' | 'routes' | 'runner' | 'query' | 'lock' | 'plans';
+export type Capability =
+  | 'store:read'
+  | 'store:write'
+  | 'fleet'
+  | 'fleet:read'
+  | 'routes'
+  | 'runner'
+  | 'query'
+  | 'lock'
+  | 'plans';
 
 /** What CDK needs to deploy one Lambda: its grants, its timeout, its description. */
 export interface LambdaWiring {
@@ -43,9 +53,10 @@ export const TASKS = {
   },
   BeginPath: {
     run: h.beginPath,
-    needs: ['store:read', 'store:write'],
-    timeoutSeconds: 15,
-    description: 'mark a path running in the manifest',
+    // fleet:read: the client's instance type and baseline / peak bandwidth for the manifest.
+    needs: ['store:read', 'store:write', 'fleet:read'],
+    timeoutSeconds: 30,
+    description: "mark a path running, record the client's instance type and baseline / peak bandwidth",
   },
   StopClient: {
     run: h.stopClient,

@@ -81,6 +81,14 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       ),
       wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
     },
+    // The instance type's baseline / peak network bandwidth (BeginPath, the manifest's `client`).
+    'fleet:read': {
+      grant: statements({
+        actions: ['ec2:DescribeInstances', 'ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypes'],
+        resources: ['*'],
+      }),
+      wildcards: ['Resource::*'],
+    },
     routes: {
       grant: statements(
         {

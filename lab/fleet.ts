@@ -5,13 +5,17 @@
  * time so the state machine's poll loops are exercised, and live in the state file so any
  * process (CLI, runner, test) sees the same instance state.
  */
-import type { ClientRef } from '../functions/core/model.js';
+import type { ClientNetwork, ClientRef } from '../functions/core/model.js';
 import type { Fleet, InstanceInfo } from '../functions/ports.js';
 import { resolveClient } from './client.js';
 import { LabStateError } from './errors.js';
 import { type LabOptions, labLocation } from './location.js';
 import { type LabState, listNamespaces, readState, run, tryRun, writeState } from './sys.js';
-import { buildCreditCommand, hostOf, seed000Profile } from './topology.js';
+import { buildCreditCommand, hostOf, seed000Profile, tcRateBps } from './topology.js';
+
+/** What the lab client calls itself where EC2 has an instance type and an AZ id. */
+const LAB_INSTANCE_TYPE = 'netns';
+const LAB_AZ_ID = 'lab-az1';
 
 export interface LabFleetOptions extends LabOptions {
   /** How long stopping/pending last (ms); default 1500. */
@@ -75,9 +79,23 @@ export class LabFleet implements Fleet {
       instanceId: client.instanceId,
       state: exists ? now.state : 'terminated',
       commandReady: exists && now.state === 'running',
-      azId: 'lab-az1',
-      instanceType: 'netns',
+      azId: LAB_AZ_ID,
+      instanceType: LAB_INSTANCE_TYPE,
       ...(exists ? {} : { stateReason: 'lab client namespace is gone' }),
+    };
+  }
+
+  /**
+   * The burst-credit token bucket the lab configured (lab state `credits`): its sustained `rate`
+   * is the client's baseline, its `peakrate` the bandwidth while the bucket has tokens.
+   */
+  async network(client: ClientRef): Promise<ClientNetwork> {
+    const { state } = this.load(client);
+    return {
+      instanceType: LAB_INSTANCE_TYPE,
+      azId: LAB_AZ_ID,
+      baselineBps: tcRateBps(state.credits.rate),
+      peakBps: tcRateBps(state.credits.peakrate),
     };
   }
 }

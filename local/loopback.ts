@@ -17,6 +17,10 @@ export class LoopbackFleet implements Fleet {
   async describe(client: ClientRef): Promise<InstanceInfo> {
     return { instanceId: client.instanceId, state: 'running', commandReady: true };
   }
+  /** No instance, no instance type: nothing to say about baseline or peak bandwidth. */
+  async network(_client: ClientRef): Promise<undefined> {
+    return undefined;
+  }
 }
 
 /** Remembers what it was told so read/verify stay consistent, but changes no real route. */

@@ -18,8 +18,21 @@
  * firstLowIndex is k, moved back over directly preceding low intervals (a cliff at index 1 or 2
  * is found at k = 3 and reported where it happened); before/after are the medians of the
  * intervals before and from firstLowIndex (same unit as the series).
+ *
+ * The plateau (`at-baseline`, thresholds in AT_BASELINE_RULE): the seed's later paths had no
+ * cliff at all: their credits were already spent, so they read the client's BASELINE bandwidth
+ * (0.77 Gbit/s on c6i.large, baseline 0.781) from their first interval. A trial is at baseline when
+ *  - the client's baseline and peak are known and the peak is above baseline × (1 + tolerance)
+ *    (without a burst above the baseline there is no plateau to fall onto: a trial at the
+ *    instance's only rate says nothing about credits);
+ *  - it has at least minIntervals (6) intervals, the same minimum as the cliff rule;
+ *  - the MEDIAN of its first headIntervals (3) intervals is within ±tolerance (5 %) of the
+ *    baseline — it sat there from the start (a median, so a slow-start interval 0 does not
+ *    matter) — and so is the median of the whole trial, which is also below the peak;
+ *  - it has no burst-credit cliff (a cliff down to the baseline is flagged `credit-exhausted`
+ *    from the fall on; its first intervals are high, so the head test fails anyway).
  */
-import type { SampleRecord } from './model.js';
+import type { ClientNetwork, SampleRecord } from './model.js';
 import { median } from './stats.js';
 
 export const CREDIT_RULE = {
@@ -79,12 +92,8 @@ export function detectCreditCliff(series: number[], rule: Partial<CreditRule> = 
   return undefined;
 }
 
-/**
- * Run the detector on every (probe, trial) throughput series in `records` (ok records, in seq
- * order), set `flag: "credit-exhausted"` IN PLACE on the throughput records from the first low
- * interval on, and return the detections (firstLowIndex = that interval's seq). Idempotent.
- */
-export function flagCreditCliffs(records: SampleRecord[]): TrialCreditCliff[] {
+/** The ok throughput records of each (probe, trial), in seq order. */
+function throughputSeries(records: SampleRecord[]): SampleRecord[][] {
   const series = new Map<string, SampleRecord[]>();
   for (const rec of records) {
     if (rec.metric !== 'throughput_bps' || !rec.ok || typeof rec.value !== 'number') continue;
@@ -93,9 +102,17 @@ export function flagCreditCliffs(records: SampleRecord[]): TrialCreditCliff[] {
     list.push(rec);
     series.set(key, list);
   }
+  return [...series.values()].map((list) => list.sort((a, b) => a.seq - b.seq));
+}
+
+/**
+ * Run the detector on every (probe, trial) throughput series in `records` (ok records, in seq
+ * order), set `flag: "credit-exhausted"` IN PLACE on the throughput records from the first low
+ * interval on, and return the detections (firstLowIndex = that interval's seq). Idempotent.
+ */
+export function flagCreditCliffs(records: SampleRecord[]): TrialCreditCliff[] {
   const cliffs: TrialCreditCliff[] = [];
-  for (const list of series.values()) {
-    list.sort((a, b) => a.seq - b.seq);
+  for (const list of throughputSeries(records)) {
     const found = detectCreditCliff(list.map((x) => x.value as number));
     if (!found) continue;
     const from = list[found.firstLowIndex].seq;
@@ -122,4 +139,90 @@ export function formatCreditFlag(
   cliff: Pick<TrialCreditCliff, 'trial' | 'firstLowIndex' | 'before' | 'after'>,
 ): string {
   return `${CREDIT_FLAG}(trial ${cliff.trial} @ interval ${cliff.firstLowIndex}: ${gbps(cliff.before)}→${gbps(cliff.after)})`;
+}
+
+export const AT_BASELINE_RULE = {
+  minIntervals: 6,
+  headIntervals: 3,
+  tolerance: 0.05,
+} as const;
+
+export type AtBaselineRule = { -readonly [K in keyof typeof AT_BASELINE_RULE]: number };
+
+export const AT_BASELINE_FLAG = 'at-baseline';
+
+export interface AtBaseline {
+  /** Median of the whole trial (the series' unit, bit/s for iperf3). */
+  median: number;
+  /** Median of the first headIntervals intervals. */
+  head: number;
+}
+
+/** A plateau tied to one iperf3 trial. */
+export interface TrialAtBaseline {
+  probe: string;
+  trial: number;
+  median: number;
+  baselineBps: number;
+  intervals: number;
+}
+
+/**
+ * Whether a per-interval throughput series (bit/s) sat at the client's baseline bandwidth from
+ * its first intervals (rule in the module header). Returns the medians when it did, undefined
+ * when it did not, the series is too short, or the baseline / a peak above it is not known.
+ * A cliff is not checked here: flagAtBaseline skips trials that have one.
+ */
+export function detectAtBaseline(
+  series: number[],
+  network: Pick<ClientNetwork, 'baselineBps' | 'peakBps'> | undefined,
+  rule: Partial<AtBaselineRule> = {},
+): AtBaseline | undefined {
+  const r: AtBaselineRule = { ...AT_BASELINE_RULE, ...rule };
+  if (series.some((v) => !Number.isFinite(v))) throw new RangeError('throughput series must be finite numbers');
+  const baseline = network?.baselineBps;
+  const peak = network?.peakBps;
+  if (!baseline || baseline <= 0 || !peak || !(peak > baseline * (1 + r.tolerance))) return undefined;
+  if (series.length < Math.max(r.minIntervals, r.headIntervals)) return undefined;
+  const near = (v: number) => Math.abs(v - baseline) <= r.tolerance * baseline;
+  const head = median(series.slice(0, r.headIntervals));
+  const all = median(series);
+  if (!near(head) || !near(all) || !(all < peak)) return undefined;
+  return { median: all, head };
+}
+
+/**
+ * Flag every (probe, trial) throughput series in `records` that sits at the baseline: set
+ * `flag: "at-baseline"` IN PLACE on all its ok throughput records and return the detections.
+ * A trial that already carries a flag (a credit cliff: run flagCreditCliffs first) is left alone.
+ * Idempotent.
+ */
+export function flagAtBaseline(
+  records: SampleRecord[],
+  network: Pick<ClientNetwork, 'baselineBps' | 'peakBps'> | undefined,
+): TrialAtBaseline[] {
+  const found: TrialAtBaseline[] = [];
+  const baselineBps = network?.baselineBps;
+  if (!baselineBps) return found;
+  for (const list of throughputSeries(records)) {
+    if (list.some((rec) => rec.flag !== undefined && rec.flag !== null && rec.flag !== AT_BASELINE_FLAG)) continue;
+    const hit = detectAtBaseline(
+      list.map((x) => x.value as number),
+      network,
+    );
+    if (!hit) continue;
+    for (const rec of list) rec.flag = AT_BASELINE_FLAG;
+    found.push({ probe: list[0].probe, trial: list[0].trial, median: hit.median, baselineBps, intervals: list.length });
+  }
+  found.sort((a, b) => a.probe.localeCompare(b.probe) || a.trial - b.trial);
+  return found;
+}
+
+/** Human note for the path, e.g. "iperf3 trial 2 sat at the client's baseline bandwidth (0.77G, baseline 0.78G, peak 12.5G) …". */
+export function formatAtBaselineNote(t: TrialAtBaseline, peakBps?: number): string {
+  return (
+    `${t.probe} trial ${t.trial} sat at the client's baseline bandwidth from its first interval ` +
+    `(median ${gbps(t.median)} over ${t.intervals} intervals, baseline ${gbps(t.baselineBps)}` +
+    `${peakBps ? `, peak ${gbps(peakBps)}` : ''}): the burst credits were spent, it measured the instance, not the path`
+  );
 }

@@ -217,6 +217,18 @@ export interface ProbeProvenance {
   tools?: Record<string, string>;
   /** Burst-credit cliffs found in this probe's throughput series. */
   credit?: { trial: number; firstLowIndex: number; before: number; after: number }[];
+  /** Trials whose throughput sat at the client's baseline bandwidth from the start (flag `at-baseline`). */
+  atBaseline?: { trial: number; median: number; baselineBps: number; intervals: number }[];
+}
+
+/** The client's network facts: instance type, AZ id, and its baseline / peak (burst) bandwidth in bit/s. */
+export interface ClientNetwork {
+  instanceType?: string;
+  azId?: string;
+  /** Sustained bandwidth once the burst credits are spent (EC2 BaselineBandwidthInGbps; the lab's tbf rate). */
+  baselineBps?: number;
+  /** Bandwidth while credits last (EC2 PeakBandwidthInGbps; the lab's tbf peakrate). */
+  peakBps?: number;
 }
 
 export interface PathManifest {
@@ -236,6 +248,8 @@ export interface PathManifest {
   probeCommand?: ProbeCommandState;
   /** The agent's own cost per latency probe kind, self-calibrated on loopback before this path. */
   probe_overhead_us?: Partial<Record<ProbeKind, ProbeOverhead>>;
+  /** The client's type, AZ id and baseline / peak bandwidth, asked of the Fleet at BeginPath. */
+  client?: ClientNetwork;
 }
 
 /** The state machine's view of a sent probe command (SendProbe → PollProbe loop). */
@@ -312,6 +326,8 @@ export interface SummaryPath {
   error?: string;
   steps: { name: string; status: StepStatus; ms: number }[];
   results: ResultRow[];
+  /** Where the path was measured from: the client's instance type, AZ id, baseline and peak bandwidth (bit/s). */
+  provenance?: { instanceType?: string; azId?: string; baselineBps?: number; peakBps?: number };
   [extra: string]: unknown;
 }
 

@@ -2,14 +2,17 @@
  * CollectOutput: the raw tool files are already in the store (the command runner put them
  * there); parse each into sample records, write one JSONL per probe trial, register the
  * partition and record provenance. A parse failure marks the path, never deletes raw data.
+ * iperf3 trials are checked for a burst-credit cliff and, against the client's baseline
+ * bandwidth recorded at BeginPath, for a plateau at the baseline (functions/core/credit.ts).
  */
 
-import { flagCreditCliffs } from '../core/credit.js';
+import { flagAtBaseline, flagCreditCliffs, formatAtBaselineNote } from '../core/credit.js';
 import { CollectError, errorMessage } from '../core/errors.js';
 import { keys, RAW_EXT } from '../core/keys.js';
 import type {
   AgentReport,
   AgentSpec,
+  ClientNetwork,
   PathManifest,
   ProbeKind,
   ProbeOverhead,
@@ -19,7 +22,7 @@ import type {
 import { parseRaw } from '../core/parsers/index.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
-import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 
 /** The metric a probe kind reports, for a failed record when a probe left no raw file. */
 export const PRIMARY_METRIC: Record<ProbeKind, { metric: string; unit: string }> = {
@@ -52,6 +55,7 @@ async function parseProbes(
   pathId: string,
   spec: AgentSpec,
   salvage?: { reason: string; cutLines: number },
+  network?: ClientNetwork,
 ): Promise<Parsed> {
   const prefix = keys.rawPrefix(pathId, runId);
   const rawKeys = await deps.store.list(prefix);
@@ -125,6 +129,18 @@ async function parseProbes(
         if (probe.kind === 'iperf3') {
           const cliffs = flagCreditCliffs(records);
           if (cliffs.length) prov.credit = [...(prov.credit ?? []), ...cliffs];
+          // After the cliffs: a trial with a cliff is not also a plateau.
+          const plateaus = flagAtBaseline(records, network);
+          if (plateaus.length)
+            prov.atBaseline = [
+              ...(prov.atBaseline ?? []),
+              ...plateaus.map(({ trial, median, baselineBps, intervals }) => ({
+                trial,
+                median,
+                baselineBps,
+                intervals,
+              })),
+            ];
         }
         const key = keys.samples(pathId, runId, probe.name, f.trial);
         await deps.store.put(key, toJsonl(records), 'application/x-ndjson');
@@ -157,6 +173,13 @@ async function parseProbes(
 /** What the manifest learns from a parse: provenance, degraded tools, agent facts, calibration. */
 function recordProvenance(p: PathManifest, { provenance, report }: Parsed): void {
   p.probes = provenance;
+  // A trial at the baseline is flagged in the samples; the note says what that means.
+  for (const pr of provenance) {
+    for (const t of pr.atBaseline ?? []) {
+      const text = formatAtBaselineNote({ probe: pr.probe, ...t }, p.client?.peakBps);
+      if (!p.notes.includes(text)) p.notes.push(text);
+    }
+  }
   // A degraded measurement must say so where readers look, not only in agent.json.
   for (const pr of provenance) {
     for (const [tool, v] of Object.entries(pr.tools ?? {})) {
@@ -184,10 +207,12 @@ async function readSpec(deps: Deps, runId: string, pathId: string): Promise<Agen
 
 export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples: number; probes: number }> {
   const { runId, pathId } = ref;
-  await updateManifest(deps.store, runId, (m) => stepStarted(pathEntry(m, pathId), 'Collect', deps.now()));
+  const manifest = await updateManifest(deps.store, runId, (m) =>
+    stepStarted(pathEntry(m, pathId), 'Collect', deps.now()),
+  );
   const spec = await readSpec(deps, runId, pathId);
   if (!spec) throw new CollectError(`no spec for path ${pathId}`);
-  const parsed = await parseProbes(deps, runId, pathId, spec);
+  const parsed = await parseProbes(deps, runId, pathId, spec, undefined, pathEntry(manifest, pathId).client);
   const { failures, total, provenance } = parsed;
   await deps.query.registerPartition(pathId, runId);
 
@@ -219,7 +244,8 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
   const rawKeys = await deps.store.list(keys.rawPrefix(pathId, runId));
   if (!rawKeys.some((k) => !k.endsWith('agent.json'))) return { samples: 0 };
   const cut = { reason, cutLines: 0 };
-  const parsed = await parseProbes(deps, runId, pathId, spec, cut);
+  const client = pathEntry(await loadManifest(deps.store, runId), pathId).client;
+  const parsed = await parseProbes(deps, runId, pathId, spec, cut, client);
   if (parsed.total > 0) await deps.query.registerPartition(pathId, runId);
   const kept = parsed.provenance.filter((p) => p.samples > 0).map((p) => p.probe);
   await updateManifest(deps.store, runId, (m) => {

@@ -13,7 +13,15 @@ import {
   RouteSwapError,
 } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
-import type { ClientRef, PathManifest, ProbeCommandState, ProbeSpec, RouteEntry, RouteVia } from '../core/model.js';
+import type {
+  ClientNetwork,
+  ClientRef,
+  PathManifest,
+  ProbeCommandState,
+  ProbeSpec,
+  RouteEntry,
+  RouteVia,
+} from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
@@ -23,13 +31,32 @@ import { loadResolvedPlan } from './validate.js';
 /** Upper bounds of the poll loops: the state machine never waits forever. */
 export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
 
+/**
+ * Mark the path running and record the client's network facts (instance type, AZ id, baseline
+ * and peak bandwidth: `client` in the manifest; CollectOutput flags trials at the baseline with
+ * them). Facts the fleet cannot give are a note, never a failed path: they describe the
+ * measurement, they are not part of it.
+ */
 export async function beginPath(deps: Deps, ref: PathRef): Promise<void> {
+  const plan = await loadResolvedPlan(deps, ref.runId);
+  const path = plan.paths.find((p) => p.id === ref.pathId);
+  if (!path) throw new Error(`path ${ref.pathId} not in plan`);
+  let client: ClientNetwork | undefined;
+  let failure: string | undefined;
+  try {
+    client = await deps.fleet.network(path.client);
+  } catch (e) {
+    failure = `client network facts (instance type, baseline / peak bandwidth) unavailable: ${errorMessage(e)}`;
+    deps.log.warn('client network facts unavailable', { ...ref, error: errorMessage(e) });
+  }
   await updateManifest(deps.store, ref.runId, (m) => {
     const p = pathEntry(m, ref.pathId);
     p.status = 'running';
     p.startedAt = deps.now().toISOString();
+    if (client) p.client = client;
+    if (failure) note(p, failure);
   });
-  deps.log.info('path started', { ...ref });
+  deps.log.info('path started', { ...ref, ...(client ?? {}) });
 }
 
 export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {

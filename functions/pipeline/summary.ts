@@ -3,7 +3,7 @@
  * and DuckDB, path status and steps from the manifest when there is one; its renderings for
  * people are report.ts (console table, Markdown, CSV) and report-html.ts.
  */
-import { formatCreditFlag } from '../core/credit.js';
+import { AT_BASELINE_FLAG, formatCreditFlag } from '../core/credit.js';
 import { keys } from '../core/keys.js';
 import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
 import type { Deps } from '../ports.js';
@@ -53,11 +53,15 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     const isThroughput = r.metric === 'throughput_bps';
     // The manifest knows the levels before/after a cliff; samples alone only know where.
     const cliffs = manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe)?.credit;
+    const probeFlags = flagRows.filter((f) => f.path === r.path && f.probe === r.probe);
+    const other = probeFlags.filter((f) => f.flag !== AT_BASELINE_FLAG);
+    // `at-baseline` once per result, as the contract names it; which trials is in the path's notes.
     const flags = !isThroughput
       ? []
-      : cliffs
-        ? cliffs.map((c) => formatCreditFlag(c))
-        : flagRows.filter((f) => f.path === r.path && f.probe === r.probe).map((f) => formatFlag(String(f.flag), f));
+      : [
+          ...(cliffs ? cliffs.map((c) => formatCreditFlag(c)) : other.map((f) => formatFlag(String(f.flag), f))),
+          ...(probeFlags.some((f) => f.flag === AT_BASELINE_FLAG) ? [AT_BASELINE_FLAG] : []),
+        ];
     const result: ResultRow = {
       probe: String(r.probe),
       metric: String(r.metric),
@@ -92,6 +96,16 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (mp?.failedStep) sp.failedStep = mp.failedStep;
     if (mp?.error) sp.error = mp.error;
     if (mp?.probe_overhead_us) sp.probe_overhead_us = mp.probe_overhead_us;
+    if (mp?.client) {
+      const { instanceType, azId, baselineBps, peakBps } = mp.client;
+      sp.provenance = {
+        ...(sp.provenance ?? {}),
+        ...(instanceType !== undefined ? { instanceType } : {}),
+        ...(azId !== undefined ? { azId } : {}),
+        ...(baselineBps !== undefined ? { baselineBps } : {}),
+        ...(peakBps !== undefined ? { peakBps } : {}),
+      };
+    }
     const skipped = mp?.probes.filter((p) => p.status === 'skipped').map((p) => ({ probe: p.probe, reason: p.reason }));
     if (skipped?.length) sp.skipped = skipped;
     if (mp?.notes.length) sp.notes = mp.notes;

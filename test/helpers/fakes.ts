@@ -7,8 +7,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InstanceCapacityError } from '../../functions/core/errors.js';
-import { routeKey } from '../../functions/core/keys.js';
-import type { AgentSpec, ClientRef, RouteEntry } from '../../functions/core/model.js';
+import { RAW_EXT, routeKey } from '../../functions/core/keys.js';
+import type { AgentSpec, ClientNetwork, ClientRef, ProbeKind, RouteEntry } from '../../functions/core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import type {
   CommandInvocation,
@@ -41,7 +41,15 @@ export class FakeFleet implements Fleet {
   state: InstanceState = 'running';
   private pending = 0;
   calls: string[] = [];
-  constructor(private readonly opts: { pollsToSettle?: number; neverStops?: boolean; startFails?: boolean } = {}) {}
+  constructor(
+    private readonly opts: {
+      pollsToSettle?: number;
+      neverStops?: boolean;
+      startFails?: boolean;
+      /** What network() answers (default: nothing known); an Error is thrown instead. */
+      network?: ClientNetwork | Error;
+    } = {},
+  ) {}
   async stop(c: ClientRef) {
     this.calls.push(`stop ${c.instanceId}`);
     this.state = 'stopping';
@@ -60,6 +68,11 @@ export class FakeFleet implements Fleet {
       if (this.state === 'pending') this.state = 'running';
     }
     return { instanceId: c.instanceId, state: this.state, commandReady: this.state === 'running', azId: 'apne1-az4' };
+  }
+  async network(c: ClientRef): Promise<ClientNetwork | undefined> {
+    this.calls.push(`network ${c.instanceId}`);
+    if (this.opts.network instanceof Error) throw this.opts.network;
+    return this.opts.network;
   }
 }
 
@@ -100,6 +113,8 @@ export class FakeRunner implements CommandRunner {
     /** 'crash': the first probe wrote 3 lines and half of a fourth, then the agent died. */
     private readonly behaviour: Record<string, 'ok' | 'fail' | 'hang' | 'garbage' | 'crash'> = {},
     private readonly rttMs: Record<string, number> = {},
+    /** Raw tool output per path and probe kind (e.g. a captured iperf3 JSON), instead of tcp-connect lines. */
+    private readonly raw: Record<string, Partial<Record<ProbeKind, string>>> = {},
   ) {}
   private byId = new Map<string, ProbeCommand>();
   async send(cmd: ProbeCommand) {
@@ -111,6 +126,11 @@ export class FakeRunner implements CommandRunner {
       const spec = JSON.parse((await this.store.getText(cmd.specKey)) ?? '{}') as AgentSpec;
       const t0 = Date.parse('2026-11-30T00:00:00Z');
       for (const p of spec.probes) {
+        const captured = b === 'ok' ? this.raw[cmd.pathId]?.[p.kind] : undefined;
+        if (captured !== undefined) {
+          await this.store.put(`${cmd.rawPrefix}${p.name}/1.${RAW_EXT[p.kind]}`, captured);
+          continue;
+        }
         const lines =
           b === 'garbage'
             ? 'this is not JSON\n'
@@ -142,7 +162,7 @@ export class FakeRunner implements CommandRunner {
             kind: p.kind,
             status: 'ok',
             trials: 1,
-            files: [`${p.name}/1.jsonl`],
+            files: [`${p.name}/1.${RAW_EXT[p.kind]}`],
             startedAt: new Date(t0).toISOString(),
             endedAt: new Date(t0 + 10).toISOString(),
           })),

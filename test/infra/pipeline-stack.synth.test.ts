@@ -345,6 +345,7 @@ describe('pipeline stack', () => {
       query: 'athena:StartQueryExecution',
       lock: 'dynamodb:DeleteItem',
       fleet: 'ec2:StopInstances',
+      'fleet:read': 'ec2:DescribeInstanceTypes',
     };
     for (const task of TASK_NAMES) {
       const actions = statementsOf(task).flatMap(actionsOf);
@@ -356,6 +357,19 @@ describe('pipeline stack', () => {
         ).toBe(needs.includes(cap as Capability));
       }
     }
+  });
+
+  it("lets BeginPath read the client's instance type and bandwidth, and nothing more of the fleet", () => {
+    const begin = statementsOf('BeginPath');
+    const describe = begin.find((s) => actionsOf(s).includes('ec2:DescribeInstanceTypes'));
+    expect(describe?.Resource).toBe('*');
+    expect(actionsOf(describe as Record<string, unknown>).sort()).toEqual([
+      'ec2:DescribeAvailabilityZones',
+      'ec2:DescribeInstanceTypes',
+      'ec2:DescribeInstances',
+    ]);
+    expect(begin.flatMap(actionsOf)).not.toContain('ec2:StopInstances');
+    expect(statementsOf('CollectOutput').flatMap(actionsOf)).not.toContain('ec2:DescribeInstanceTypes');
   });
 
   it('has a lock table with TTL and point-in-time recovery', () => {

@@ -4,10 +4,12 @@
  * command only; store, DuckDB and lock are the real local adapters.
  */
 
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../functions/core/keys.js';
-import type { RunManifest, Summary } from '../../functions/core/model.js';
+import type { RunManifest, SampleRecord, Summary } from '../../functions/core/model.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
 import { POLL_LIMITS, sendProbe } from '../../functions/pipeline/path.js';
 import type { DirStore } from '../../local/dir-store.js';
@@ -75,6 +77,96 @@ describe('state machine scenarios', () => {
     expect(manifest.restore?.status).toBe('ok');
     expect(await deps.lock.current()).toBeUndefined();
     expect(r.output).toEqual({ runId: 'happy', status: 'succeeded', summaryKey: 'reports/run=happy/summary.json' });
+  });
+
+  it('CreditPlateau: the client bandwidth from BeginPath reaches the manifest and summary; a trial at it is flagged', async () => {
+    // Prepare: the lab's token bucket as the client's network facts; three captured iperf3 runs
+    // (A: the tbf cliff, B: paced at 195 Mbit/s from the first interval, C: unshaped loopback).
+    const network = { instanceType: 'netns', azId: 'lab-az1', baselineBps: 200e6, peakBps: 1e9 };
+    const fleet = new FakeFleet({ network });
+    const { deps, store, query } = await setup({ fleet });
+    const fixture = (name: string) => readFileSync(join(import.meta.dirname, '../fixtures/iperf3', name), 'utf8');
+    deps.runner = new FakeRunner(
+      store,
+      {},
+      {},
+      {
+        A: { iperf3: fixture('tcp-tbf-cliff.json') },
+        B: { iperf3: fixture('tcp-paced-baseline.json') },
+        C: { iperf3: fixture('tcp-p2.json') },
+      },
+    );
+    const base = scenarioPlan();
+    const plan = {
+      ...base,
+      defaults: { ...base.defaults, reboot: false, probes: [{ kind: 'iperf3', name: 'tput', durationSeconds: 8 }] },
+    };
+    // Act
+    const r = await runStateMachine({ deps, input: { plan }, runId: 'plateau', waitTimeOverrides: noWaits() });
+    // Assess: the state machine took no new path; every path asked the fleet once
+    expect(r.status).toBe('SUCCEEDED');
+    expect(entered(r.events).filter((n) => n === 'BeginPath')).toHaveLength(3);
+    expect(fleet.calls.filter((c) => c.startsWith('network '))).toHaveLength(3);
+    const manifest = await read<RunManifest>(store, keys.manifest('plateau'));
+    expect(manifest.paths.map((p) => p.client)).toEqual([network, network, network]);
+    const [a, b, c] = manifest.paths;
+    expect(a.probes[0].credit).toMatchObject([{ trial: 1, firstLowIndex: 5 }]);
+    expect(a.probes[0].atBaseline).toBeUndefined();
+    expect(b.probes[0].credit).toBeUndefined();
+    expect(b.probes[0].atBaseline).toEqual([
+      { trial: 1, median: expect.any(Number), baselineBps: 200e6, intervals: 8 },
+    ]);
+    expect(b.probes[0].atBaseline?.[0].median).toBeCloseTo(195e6, -5);
+    expect(b.notes).toContain(
+      "tput trial 1 sat at the client's baseline bandwidth from its first interval (median 0.20G over 8 intervals, baseline 0.20G, peak 1.0G): the burst credits were spent, it measured the instance, not the path",
+    );
+    expect(c.probes[0].atBaseline).toBeUndefined();
+    // the samples' flag column
+    const samples = ((await store.getText('samples/path=B/run=plateau/tput-1.jsonl')) ?? '')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as SampleRecord)
+      .filter((x) => x.metric === 'throughput_bps');
+    expect(samples).toHaveLength(8);
+    expect(new Set(samples.map((x) => x.flag))).toEqual(new Set(['at-baseline']));
+    const flagRows = await query.query(
+      'SELECT path, flag, COUNT(*) AS n FROM samples WHERE run = ? AND flag IS NOT NULL GROUP BY path, flag ORDER BY path',
+      ['plateau'],
+      'flags',
+    );
+    expect(flagRows.map((x) => [x.path, x.flag, Number(x.n)])).toEqual([
+      ['A', 'credit-exhausted', 7],
+      ['B', 'at-baseline', 8],
+    ]);
+    // the summary: flags next to each other, provenance from the manifest's client
+    const summary = await read<Summary>(store, keys.report('plateau', 'json'));
+    const tput = (id: string) =>
+      summary.paths.find((p) => p.id === id)?.results.find((x) => x.metric === 'throughput_bps');
+    expect(tput('A')?.flags).toEqual(['credit-exhausted(trial 1 @ interval 5: 0.96G→0.20G)']);
+    expect(tput('B')?.flags).toEqual(['at-baseline']);
+    expect(tput('B')?.unflagged).toMatchObject({ n: 0, p50: null });
+    expect(tput('C')?.flags).toEqual([]);
+    expect(summary.paths.map((p) => p.provenance)).toEqual([network, network, network]);
+  });
+
+  it('CreditPlateau: a fleet that cannot tell the bandwidth leaves a note, not a failed path', async () => {
+    const fleet = new FakeFleet({ network: new Error('UnauthorizedOperation: ec2:DescribeInstanceTypes') });
+    const { deps, store } = await setup({ fleet });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'no-network',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    const manifest = await read<RunManifest>(store, keys.manifest('no-network'));
+    expect(manifest.paths[0]).toMatchObject({ status: 'succeeded' });
+    expect(manifest.paths[0].client).toBeUndefined();
+    expect(manifest.paths[0].notes).toContain(
+      'client network facts (instance type, baseline / peak bandwidth) unavailable: UnauthorizedOperation: ec2:DescribeInstanceTypes',
+    );
+    const summary = await read<Summary>(store, keys.report('no-network', 'json'));
+    expect(summary.paths[0].provenance).toBeUndefined();
   });
 
   it('ProbeFails: the failing path is recorded, the next path is still measured, routes restored', async () => {

@@ -1,17 +1,20 @@
 /**
  * Fleet adapter on EC2 + SSM: stop/start the client instance, describe it (state, AZ id,
- * instance type, state reason) and tell whether the SSM agent is back online after a start.
+ * instance type, state reason), tell whether the SSM agent is back online after a start, and
+ * report its instance type's baseline and peak network bandwidth (DescribeInstanceTypes).
  */
 import {
+  type _InstanceType,
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
+  DescribeInstanceTypesCommand,
   type EC2Client,
   StartInstancesCommand,
   StopInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { DescribeInstanceInformationCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { InstanceCapacityError } from '../../core/errors.js';
-import type { ClientRef } from '../../core/model.js';
+import type { ClientNetwork, ClientRef } from '../../core/model.js';
 import type { Fleet, InstanceInfo, InstanceState } from '../../ports.js';
 import { isAwsError } from './util.js';
 
@@ -26,6 +29,8 @@ export class Ec2SsmFleet implements Fleet {
   readonly pollSeconds: number;
   /** AZ name → AZ id, per region; AZ names differ per account, ids do not (seed 004). */
   private readonly azIds = new Map<string, string>();
+  /** Instance type → its network card's bandwidth, per region; the figures are fixed per type. */
+  private readonly bandwidths = new Map<string, Pick<ClientNetwork, 'baselineBps' | 'peakBps'>>();
 
   constructor(
     private readonly clients: RegionalClients,
@@ -102,6 +107,51 @@ export class Ec2SsmFleet implements Fleet {
       instanceType: inst.InstanceType,
       stateReason,
     };
+  }
+
+  /**
+   * Instance type and AZ id (DescribeInstances, AZ name → id as in describe) and the type's
+   * baseline and peak bandwidth from DescribeInstanceTypes: NetworkInfo.NetworkCards of the
+   * default network card (the one the primary interface, and so the probes, use), in Gbps → bit/s.
+   */
+  async network(client: ClientRef): Promise<ClientNetwork> {
+    const { ec2 } = this.clients(client.region);
+    const out = await ec2.send(new DescribeInstancesCommand({ InstanceIds: [client.instanceId] }));
+    const inst = out.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === client.instanceId);
+    if (!inst) throw new Error(`instance ${client.instanceId} not found in ${client.region}`);
+    const azId =
+      inst.Placement?.AvailabilityZoneId ??
+      (inst.Placement?.AvailabilityZone ? await this.azId(client.region, inst.Placement.AvailabilityZone) : undefined);
+    const instanceType = inst.InstanceType;
+    const bandwidth = instanceType ? await this.bandwidth(client.region, instanceType) : {};
+    return {
+      ...(instanceType ? { instanceType } : {}),
+      ...(azId ? { azId } : {}),
+      ...bandwidth,
+    };
+  }
+
+  private async bandwidth(
+    region: string,
+    instanceType: _InstanceType,
+  ): Promise<Pick<ClientNetwork, 'baselineBps' | 'peakBps'>> {
+    const cacheKey = `${region}/${instanceType}`;
+    const cached = this.bandwidths.get(cacheKey);
+    if (cached) return cached;
+    const { ec2 } = this.clients(region);
+    const out = await ec2.send(new DescribeInstanceTypesCommand({ InstanceTypes: [instanceType] }));
+    const net = out.InstanceTypes?.find((t) => t.InstanceType === instanceType)?.NetworkInfo;
+    const cardIndex = net?.DefaultNetworkCardIndex ?? 0;
+    const card = net?.NetworkCards?.find((c) => (c.NetworkCardIndex ?? 0) === cardIndex) ?? net?.NetworkCards?.[0];
+    const bps = (gbps: number | undefined) => (gbps === undefined ? undefined : Math.round(gbps * 1e9));
+    const baselineBps = bps(card?.BaselineBandwidthInGbps);
+    const peakBps = bps(card?.PeakBandwidthInGbps);
+    const found = {
+      ...(baselineBps !== undefined ? { baselineBps } : {}),
+      ...(peakBps !== undefined ? { peakBps } : {}),
+    };
+    if (net) this.bandwidths.set(cacheKey, found);
+    return found;
   }
 
   private async state(client: ClientRef): Promise<string | undefined> {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { CREDIT_FLAG, detectCreditCliff, flagCreditCliffs, formatCreditFlag } from '../../../functions/core/credit.js';
+import {
+  AT_BASELINE_FLAG,
+  CREDIT_FLAG,
+  detectAtBaseline,
+  detectCreditCliff,
+  flagAtBaseline,
+  flagCreditCliffs,
+  formatAtBaselineNote,
+  formatCreditFlag,
+} from '../../../functions/core/credit.js';
 import type { SampleRecord } from '../../../functions/core/model.js';
 
 const G = 1e9;
@@ -89,5 +98,107 @@ describe('flagCreditCliffs', () => {
     // Idempotent: a second pass finds the same and flags nothing new.
     expect(flagCreditCliffs(records)).toEqual(cliffs);
     expect(records.filter((r) => r.flag === CREDIT_FLAG)).toHaveLength(6);
+  });
+});
+
+describe('detectAtBaseline', () => {
+  // c6i.large: baseline 0.781 Gbit/s, peak 12.5 Gbit/s (EC2 DescribeInstanceTypes).
+  const c6i = { baselineBps: 0.781 * G, peakBps: 12.5 * G };
+
+  it('flags the seed symptom: a later path reading 0.77 Gbit/s from its first interval', () => {
+    const series = [0.74, 0.77, 0.77, 0.78, 0.77, 0.76, 0.77, 0.77, 0.77, 0.77].map((g) => g * G);
+    expect(detectAtBaseline(series, c6i)).toEqual({ median: 0.77 * G, head: 0.77 * G });
+  });
+
+  it('does not flag a trial above the baseline (the burst rate, or anywhere between)', () => {
+    expect(detectAtBaseline(fill(10, 9.8 * G), c6i)).toBeUndefined();
+    expect(detectAtBaseline(fill(10, 0.9 * G), c6i)).toBeUndefined();
+    // just outside ±5 %: 0.83 is +6.3 %, 0.74 is −5.3 %
+    expect(detectAtBaseline(fill(10, 0.83 * G), c6i)).toBeUndefined();
+    expect(detectAtBaseline(fill(10, 0.74 * G), c6i)).toBeUndefined();
+    // well below the baseline is a slow path, not a plateau
+    expect(detectAtBaseline(fill(10, 0.3 * G), c6i)).toBeUndefined();
+  });
+
+  it('does not flag a cliff down to the baseline: its first intervals are high', () => {
+    // even when most of the trial sits at the baseline (whole median 0.77 G)
+    const series = [...fill(4, 9.8 * G), ...fill(16, 0.77 * G)];
+    expect(detectAtBaseline(series, c6i)).toBeUndefined();
+    expect(detectCreditCliff(series)).toMatchObject({ firstLowIndex: 4 });
+  });
+
+  it('does not flag a trial that starts at the baseline and climbs back to the burst rate', () => {
+    expect(detectAtBaseline([...fill(3, 0.77 * G), ...fill(7, 9.8 * G)], c6i)).toBeUndefined();
+  });
+
+  it('ignores a slow-start interval 0', () => {
+    expect(detectAtBaseline([0.2 * G, ...fill(9, 0.78 * G)], c6i)).toMatchObject({ median: 0.78 * G });
+  });
+
+  it('needs enough intervals', () => {
+    expect(detectAtBaseline(fill(5, 0.77 * G), c6i)).toBeUndefined();
+    expect(detectAtBaseline(fill(6, 0.77 * G), c6i)).toMatchObject({ median: 0.77 * G });
+    expect(detectAtBaseline([], c6i)).toBeUndefined();
+  });
+
+  it('needs a known baseline and a peak above it', () => {
+    const series = fill(10, 0.77 * G);
+    expect(detectAtBaseline(series, undefined)).toBeUndefined();
+    expect(detectAtBaseline(series, {})).toBeUndefined();
+    expect(detectAtBaseline(series, { peakBps: 12.5 * G })).toBeUndefined();
+    expect(detectAtBaseline(series, { baselineBps: 0.781 * G })).toBeUndefined();
+    // no burst above the baseline (a large instance type): its only rate is no plateau
+    expect(detectAtBaseline(series, { baselineBps: 0.781 * G, peakBps: 0.781 * G })).toBeUndefined();
+  });
+
+  it('rejects non-finite values', () => {
+    expect(() => detectAtBaseline([1, Number.NaN, 3, 4, 5, 6], c6i)).toThrow(/finite/);
+  });
+});
+
+describe('flagAtBaseline', () => {
+  const rec = (trial: number, seq: number, value: number | null, metric = 'throughput_bps'): SampleRecord => ({
+    run_id: 'r',
+    path_id: 'p',
+    probe: 'iperf3-tcp',
+    kind: 'iperf3',
+    trial,
+    seq,
+    t_start: seq * 1000,
+    t_end: seq * 1000 + 1000,
+    metric,
+    value,
+    unit: 'bit/s',
+    ok: value !== null,
+  });
+  const lab = { baselineBps: 200e6, peakBps: 1e9 };
+
+  it('flags every throughput interval of the trials at the baseline, after the cliff pass', () => {
+    const records = [
+      ...fill(8, 195e6).map((v, i) => rec(1, i, v)), // at the baseline from the start
+      ...fill(8, 195e6).map((_, i) => rec(1, i, 2, 'retransmits')),
+      ...[...fill(5, 960e6), ...fill(7, 195e6)].map((v, i) => rec(2, i, v)), // a cliff down to it
+      ...fill(8, 960e6).map((v, i) => rec(3, i, v)), // bursting
+      rec(4, 0, null),
+    ];
+    expect(flagCreditCliffs(records)).toMatchObject([{ trial: 2, firstLowIndex: 5 }]);
+    const found = flagAtBaseline(records, lab);
+    expect(found).toEqual([{ probe: 'iperf3-tcp', trial: 1, median: 195e6, baselineBps: 200e6, intervals: 8 }]);
+    expect(records.filter((r) => r.flag === AT_BASELINE_FLAG).map((r) => [r.trial, r.seq, r.metric])).toEqual(
+      Array.from({ length: 8 }, (_, i) => [1, i, 'throughput_bps']),
+    );
+    // the cliff trial keeps its own flag only
+    expect(new Set(records.filter((r) => r.trial === 2).map((r) => r.flag))).toEqual(new Set([undefined, CREDIT_FLAG]));
+    // idempotent
+    expect(flagAtBaseline(records, lab)).toEqual(found);
+    expect(formatAtBaselineNote(found[0], lab.peakBps)).toBe(
+      "iperf3-tcp trial 1 sat at the client's baseline bandwidth from its first interval (median 0.20G over 8 intervals, baseline 0.20G, peak 1.0G): the burst credits were spent, it measured the instance, not the path",
+    );
+  });
+
+  it('flags nothing without a baseline', () => {
+    const records = fill(8, 195e6).map((v, i) => rec(1, i, v));
+    expect(flagAtBaseline(records, undefined)).toEqual([]);
+    expect(records.some((r) => r.flag !== undefined)).toBe(false);
   });
 });

@@ -2,6 +2,8 @@
 import {
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
+  DescribeInstanceTypesCommand,
+  type DescribeInstanceTypesCommandOutput,
   EC2Client,
   StartInstancesCommand,
   StopInstancesCommand,
@@ -132,5 +134,106 @@ describe('Ec2SsmFleet', () => {
     expect((await fleet.describe(client)).commandReady).toBe(false);
     expect((await fleet.describe(client)).commandReady).toBe(false);
     expect(ssm.commandCalls(DescribeInstanceInformationCommand)).toHaveLength(1);
+  });
+
+  describe('network', () => {
+    // A fresh adapter per test: the AZ id and bandwidth caches must not carry over.
+    const fresh = () =>
+      new Ec2SsmFleet((region) => ({ ec2: new EC2Client({ region }), ssm: new SSMClient({ region }) }));
+    // The shape DescribeInstanceTypes returns for c6i.large (one network card).
+    const c6iLarge = {
+      $metadata: {},
+      InstanceTypes: [
+        {
+          InstanceType: 'c6i.large',
+          NetworkInfo: {
+            NetworkPerformance: 'Up to 12.5 Gigabit',
+            MaximumNetworkInterfaces: 3,
+            MaximumNetworkCards: 1,
+            DefaultNetworkCardIndex: 0,
+            NetworkCards: [
+              {
+                NetworkCardIndex: 0,
+                NetworkPerformance: 'Up to 12.5 Gigabit',
+                MaximumNetworkInterfaces: 3,
+                BaselineBandwidthInGbps: 0.781,
+                PeakBandwidthInGbps: 12.5,
+              },
+            ],
+          },
+        },
+      ],
+    } satisfies DescribeInstanceTypesCommandOutput;
+
+    it('returns type, AZ id and the type’s baseline / peak bandwidth in bit/s, cached per type', async () => {
+      ec2.on(DescribeInstancesCommand).resolves(instance('running'));
+      ec2
+        .on(DescribeAvailabilityZonesCommand)
+        .resolves({ AvailabilityZones: [{ ZoneName: 'ap-northeast-1a', ZoneId: 'apne1-az4' }] });
+      ec2.on(DescribeInstanceTypesCommand).resolves(c6iLarge);
+      const f = fresh();
+      expect(await f.network(client)).toEqual({
+        instanceType: 'c6i.large',
+        azId: 'apne1-az4',
+        baselineBps: 781_000_000,
+        peakBps: 12_500_000_000,
+      });
+      expect(ec2.commandCalls(DescribeInstancesCommand)[0].args[0].input).toEqual({ InstanceIds: ['i-0abc'] });
+      expect(ec2.commandCalls(DescribeInstanceTypesCommand)[0].args[0].input).toEqual({ InstanceTypes: ['c6i.large'] });
+      await f.network(client);
+      expect(ec2.commandCalls(DescribeInstanceTypesCommand)).toHaveLength(1);
+      expect(ec2.commandCalls(DescribeAvailabilityZonesCommand)).toHaveLength(1);
+      // No machine was stopped or started to learn this.
+      expect(ec2.commandCalls(StopInstancesCommand)).toHaveLength(0);
+      expect(ssm.commandCalls(DescribeInstanceInformationCommand)).toHaveLength(0);
+    });
+
+    it('uses the default network card of a multi-card type and the AZ id the instance already names', async () => {
+      ec2.on(DescribeInstancesCommand).resolves(
+        instance('stopped', {
+          InstanceType: 'c6in.32xlarge',
+          Placement: { AvailabilityZone: 'ap-northeast-1a', AvailabilityZoneId: 'apne1-az4' },
+        }),
+      );
+      ec2.on(DescribeInstanceTypesCommand).resolves({
+        InstanceTypes: [
+          {
+            InstanceType: 'c6in.32xlarge',
+            NetworkInfo: {
+              DefaultNetworkCardIndex: 1,
+              NetworkCards: [
+                { NetworkCardIndex: 0, BaselineBandwidthInGbps: 100, PeakBandwidthInGbps: 100 },
+                { NetworkCardIndex: 1, BaselineBandwidthInGbps: 50, PeakBandwidthInGbps: 60 },
+              ],
+            },
+          },
+        ],
+      });
+      expect(await fresh().network(client)).toEqual({
+        instanceType: 'c6in.32xlarge',
+        azId: 'apne1-az4',
+        baselineBps: 50e9,
+        peakBps: 60e9,
+      });
+      expect(ec2.commandCalls(DescribeAvailabilityZonesCommand)).toHaveLength(0);
+    });
+
+    it('leaves out figures the type does not publish, and fails for an unknown instance', async () => {
+      ec2.on(DescribeInstancesCommand).resolvesOnce(instance('running')).resolvesOnce({ Reservations: [] });
+      ec2.on(DescribeAvailabilityZonesCommand).resolves({ AvailabilityZones: [] });
+      ec2.on(DescribeInstanceTypesCommand).resolves({
+        InstanceTypes: [{ InstanceType: 'c6i.large', NetworkInfo: { NetworkPerformance: 'Up to 12.5 Gigabit' } }],
+      });
+      const f = fresh();
+      expect(await f.network(client)).toEqual({ instanceType: 'c6i.large' });
+      await expect(f.network(client)).rejects.toThrow(/i-0abc not found/);
+    });
+
+    it('passes EC2 errors on (BeginPath turns them into a note)', async () => {
+      ec2.on(DescribeInstancesCommand).resolves(instance('running'));
+      ec2.on(DescribeAvailabilityZonesCommand).resolves({ AvailabilityZones: [] });
+      ec2.on(DescribeInstanceTypesCommand).rejects(ec2Err('UnauthorizedOperation'));
+      await expect(fresh().network(client)).rejects.toMatchObject({ name: 'UnauthorizedOperation' });
+    });
   });
 });
