@@ -217,6 +217,8 @@ export interface ProbeProvenance {
   tools?: Record<string, string>;
   /** Burst-credit cliffs found in this probe's throughput series. */
   credit?: { trial: number; firstLowIndex: number; before: number; after: number }[];
+  /** The clocks this probe's values came from (the distinct SampleRecord.clock of its samples). */
+  clocks?: string[];
 }
 
 export interface PathManifest {
@@ -312,7 +314,23 @@ export interface SummaryPath {
   error?: string;
   steps: { name: string; status: StepStatus; ms: number }[];
   results: ResultRow[];
+  /** Where and how the path was measured: client type and bandwidth, agent, tool versions, clock per probe. */
+  provenance?: PathProvenance;
   [extra: string]: unknown;
+}
+
+/** SummaryPath.provenance, from the manifest (functions/pipeline/provenance.ts). */
+export interface PathProvenance {
+  instanceType?: string;
+  azId?: string;
+  baselineBps?: number;
+  peakBps?: number;
+  agentVersion?: string;
+  kernel?: string;
+  /** Tool name → version (or why it was unavailable), over the path's probes. */
+  tools?: Record<string, string>;
+  /** Probe name → the clock(s) its figures came from, joined with "+". */
+  clocks?: Record<string, string>;
 }
 
 export interface Summary {
