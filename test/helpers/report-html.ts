@@ -1,0 +1,46 @@
+/**
+ * What the page's charts hold, read from ECharts' SVG output: each figure's kind and its series,
+ * counted three ways (legend entries, plotted line groups, bar series with drawn elements).
+ */
+export interface ChartCount {
+  kind: string;
+  caption: string;
+  /** Distinct series indices among the legend's entries. */
+  legend: number;
+  /** Legend entry texts, in order. */
+  names: string[];
+  /** Clipped groups, one per drawn line series. */
+  lines: number;
+  /** Distinct series indices among drawn data elements (bars, symbols). */
+  drawn: number;
+}
+
+export function chartsIn(html: string): ChartCount[] {
+  return html
+    .split('<figure')
+    .slice(1)
+    .map((f) => {
+      const kind = /data-chart="([^"]+)"/.exec(f)?.[1] ?? '';
+      const caption = /<figcaption>([^<]*)<\/figcaption>/.exec(f)?.[1] ?? '';
+      const distinct = (type: string) =>
+        new Set(
+          [
+            ...f.matchAll(
+              new RegExp(`ecmeta_series_index="(\\d+)" ecmeta_data_index="\\d+" ecmeta_ssr_type="${type}"`, 'g'),
+            ),
+          ].map((m) => m[1]),
+        ).size;
+      // Legend texts are the <text> elements placed right before each legend hit area.
+      const names = [...f.matchAll(/<text[^>]*>([^<]*)<\/text>\s*<path[^>]*ecmeta_ssr_type="legend"/g)].map(
+        (m) => m[1],
+      );
+      return {
+        kind,
+        caption,
+        legend: distinct('legend'),
+        names,
+        lines: (f.match(/<g clip-path=/g) ?? []).length,
+        drawn: distinct('chart'),
+      };
+    });
+}
