@@ -117,7 +117,7 @@ describe('buildSummary', () => {
       ],
     };
     const store = new DirStore(dir);
-    await store.put(keys.manifest('r1'), JSON.stringify(manifest), 'application/json');
+    await store.put(keys.manifest('r1'), JSON.stringify(manifest));
     const query = await DuckDbQueryEngine.open(dir);
     try {
       const s = await buildSummary({ store, query }, 'r1');
