@@ -316,10 +316,10 @@ function resultsTable(s: Summary): string {
           ci ? `[${fmt(ci[0], r.metric)}, ${fmt(ci[1], r.metric)}]` : '',
           tail !== undefined ? `${tail} beyond` : '',
         ].filter(Boolean);
-        return `<td${cls(`n${thin.has(key) ? ' thin' : ''}`)}>${esc(fmt(v, r.metric))}${sub.length ? `<small>${esc(sub.join(' · '))}</small>` : ''}</td>`;
+        return `<td${cls(`n${thin.has(key) ? ' thin' : ''}`)}>${esc(fmt(v, r.metric))}${sub.map((t) => `<small>${esc(t)}</small>`).join('')}</td>`;
       };
       const trials = r.trials
-        ? `${r.trials.count}<small>spread p50 ${r.trials.p50_spread_pct}% · p99 ${r.trials.p99_spread_pct}%</small>`
+        ? `${r.trials.count}<small>p50 spread ${r.trials.p50_spread_pct}%</small><small>p99 spread ${r.trials.p99_spread_pct}%</small>`
         : '';
       const flags = [state, ...r.flags]
         .filter(Boolean)
@@ -414,7 +414,7 @@ ${rows.join('\n')}
 
 const STYLE = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#222}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:.5rem 0;font-size:13px}table.results td,table.results th{white-space:nowrap}td,th{padding:.3rem .55rem;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5rem 0;font-size:13px}table.results td.n,table.results th{white-space:nowrap}td,th{padding:.3rem .55rem;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top}
 thead th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 small{display:block;color:#777;font-size:.78em;white-space:nowrap}.thin{color:#b85f00}tr.sub td,tr.sub th{color:#666}
 .flag{display:inline-block;padding:0 .35em;margin:0 .15em .15em 0;border-radius:3px;background:#eee;font-size:.82em}

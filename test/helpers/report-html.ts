@@ -44,3 +44,29 @@ export function chartsIn(html: string): ChartCount[] {
       };
     });
 }
+
+/**
+ * The charts a summary should produce, from its JSON alone: kind and series count in page order
+ * (relative: p50/p95/p99 per probe and metric compared; per latency group a CDF with a line per
+ * path and a histogram per path; throughput: a line per trial per path and probe).
+ */
+export function expectedCharts(s: Record<string, unknown>): { kind: string; series: number }[] {
+  type G = { probe: string; metric: string; path: string; trial?: number };
+  const key = (x: G) => `${x.probe} ${x.metric}`;
+  const grouped = <T extends G>(xs: T[], k: (x: T) => string) => {
+    const m = new Map<string, T[]>();
+    for (const x of xs) m.set(k(x), [...(m.get(k(x)) ?? []), x]);
+    return [...m.values()];
+  };
+  const comparisons = (s.comparisons ?? []) as G[];
+  const distributions = (s.distributions ?? []) as G[];
+  const series = (s.series ?? []) as G[];
+  return [
+    ...grouped(comparisons, key).map(() => ({ kind: 'relative', series: 3 })),
+    ...grouped(distributions, key).flatMap((g) => [
+      { kind: 'cdf', series: g.length },
+      ...g.map(() => ({ kind: 'histogram', series: 1 })),
+    ]),
+    ...grouped(series, (x) => `${x.path} ${key(x)}`).map((g) => ({ kind: 'series', series: g.length })),
+  ];
+}

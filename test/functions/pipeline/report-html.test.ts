@@ -48,10 +48,12 @@ describe('summary.html of a full summary', () => {
 
   it('shows each percentile with its interval and tail, thin tails marked, and the trial spread', () => {
     const d = full.paths[3].results[0] as unknown as { ci95: { p50: number[] }; tail: { p50: number } };
-    expect(html).toContain(`[${d.ci95.p50[0].toFixed(3)}, ${d.ci95.p50[1].toFixed(3)}] · ${d.tail.p50} beyond`);
+    expect(html).toContain(
+      `[${d.ci95.p50[0].toFixed(3)}, ${d.ci95.p50[1].toFixed(3)}]</small><small>${d.tail.p50} beyond</small>`,
+    );
     expect(html).toMatch(/<td class="n thin">0\.350/); // A's p99.9 from 3,000 samples
     expect(html).toContain('<span class="flag warn">thin-tail:p999</span>');
-    expect(html).toMatch(/spread p50 [\d.]+% · p99 [\d.]+%/);
+    expect(html).toMatch(/p50 spread [\d.]+%<\/small><small>p99 spread [\d.]+%/);
   });
 
   it('has the difference table with verdicts', () => {
