@@ -157,7 +157,7 @@ function distributionCharts(ds: Distribution[], results: (path: string, d: Distr
     out.push(figure('cdf', `${g[0].probe} ${g[0].metric}: latency CDF per path`, svg));
     for (const d of g) {
       const modes = results(d.path, d)?.modes ?? [];
-      const label = (b: { lo: number; hi: number }) => fmt(((b.lo * b.hi) ** 0.5 * k) as number, d.metric);
+      const label = (b: { lo: number; hi: number }) => fmt((b.lo * b.hi) ** 0.5 * k, d.metric);
       const names = d.bins.map(label);
       const modeBins = modes
         .map((m) => ({ m, i: d.bins.findIndex((b) => m.at >= b.lo && m.at <= b.hi) }))
