@@ -219,6 +219,8 @@ export interface ProbeProvenance {
   credit?: { trial: number; firstLowIndex: number; before: number; after: number }[];
   /** Trials whose throughput sat at the client's baseline bandwidth from the start (flag `at-baseline`). */
   atBaseline?: { trial: number; median: number; baselineBps: number; intervals: number }[];
+  /** The clocks this probe's values came from (the distinct SampleRecord.clock of its samples). */
+  clocks?: string[];
 }
 
 /** The client's network facts: instance type, AZ id, and its baseline / peak (burst) bandwidth in bit/s. */
@@ -326,9 +328,23 @@ export interface SummaryPath {
   error?: string;
   steps: { name: string; status: StepStatus; ms: number }[];
   results: ResultRow[];
-  /** Where the path was measured from: the client's instance type, AZ id, baseline and peak bandwidth (bit/s). */
-  provenance?: { instanceType?: string; azId?: string; baselineBps?: number; peakBps?: number };
+  /** Where and how the path was measured: client type and bandwidth, agent, tool versions, clock per probe. */
+  provenance?: PathProvenance;
   [extra: string]: unknown;
+}
+
+/** SummaryPath.provenance, from the manifest (functions/pipeline/provenance.ts). */
+export interface PathProvenance {
+  instanceType?: string;
+  azId?: string;
+  baselineBps?: number;
+  peakBps?: number;
+  agentVersion?: string;
+  kernel?: string;
+  /** Tool name → version (or why it was unavailable), over the path's probes. */
+  tools?: Record<string, string>;
+  /** Probe name → the clock(s) its figures came from, joined with "+". */
+  clocks?: Record<string, string>;
 }
 
 export interface Summary {

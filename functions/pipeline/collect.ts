@@ -147,6 +147,8 @@ async function parseProbes(
         prov.sampleKeys.push(key);
         prov.samples += records.length;
         total += records.length;
+        const clocks = new Set([...(prov.clocks ?? []), ...records.flatMap((r) => (r.clock ? [r.clock] : []))]);
+        if (clocks.size) prov.clocks = [...clocks].sort();
       } catch (e) {
         prov.status = 'parse-failed';
         prov.reason = `${f.key}: ${errorMessage(e)}`;

@@ -20,7 +20,8 @@ export function overheadLines(p: SummaryPath): string[] {
   );
 }
 
-function fmt(v: number | null, metric: string): string {
+/** A figure as the tables show it: throughput in Gbit/s, three significant-ish digits otherwise. */
+export function fmt(v: number | null, metric: string): string {
   if (v === null) return '–';
   if (metric === 'throughput_bps') return (v / 1e9).toFixed(2);
   if (Math.abs(v) >= 100) return v.toFixed(0);
@@ -28,7 +29,8 @@ function fmt(v: number | null, metric: string): string {
   return v.toFixed(3);
 }
 
-const unitOf = (r: ResultRow) => (r.metric === 'throughput_bps' ? 'Gbit/s' : r.unit);
+/** The unit the tables show a result in (throughput in Gbit/s). */
+export const unitOf = (r: Pick<ResultRow, 'metric' | 'unit'>) => (r.metric === 'throughput_bps' ? 'Gbit/s' : r.unit);
 
 /** Rows of the human tables: one per path × result (the seed's layout: path, n, loss, p50…). */
 export function tableRows(s: Summary): string[][] {

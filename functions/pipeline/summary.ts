@@ -8,6 +8,7 @@ import { keys } from '../core/keys.js';
 import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
+import { pathProvenance } from './provenance.js';
 import { renderCsv, renderMarkdown } from './report.js';
 import { renderHtml } from './report-html.js';
 
@@ -96,16 +97,8 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (mp?.failedStep) sp.failedStep = mp.failedStep;
     if (mp?.error) sp.error = mp.error;
     if (mp?.probe_overhead_us) sp.probe_overhead_us = mp.probe_overhead_us;
-    if (mp?.client) {
-      const { instanceType, azId, baselineBps, peakBps } = mp.client;
-      sp.provenance = {
-        ...(sp.provenance ?? {}),
-        ...(instanceType !== undefined ? { instanceType } : {}),
-        ...(azId !== undefined ? { azId } : {}),
-        ...(baselineBps !== undefined ? { baselineBps } : {}),
-        ...(peakBps !== undefined ? { peakBps } : {}),
-      };
-    }
+    const provenance = mp && pathProvenance(mp);
+    if (provenance) sp.provenance = provenance;
     const skipped = mp?.probes.filter((p) => p.status === 'skipped').map((p) => ({ probe: p.probe, reason: p.reason }));
     if (skipped?.length) sp.skipped = skipped;
     if (mp?.notes.length) sp.notes = mp.notes;
