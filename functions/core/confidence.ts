@@ -3,7 +3,8 @@
  * nearest-rank percentile, the samples beyond each percentile (thin-tail flags), the interval
  * of a difference of two independent percentiles with its verdict, and the trial-to-trial
  * spread. Pure arithmetic; the values at the interval's ranks come from SQL
- * (queries/percentile_ranks.sql) or from a sorted array (valueAtRank).
+ * (queries/percentile_windows.sql, the values within rankWindow of each percentile) or from a
+ * sorted array (valueAtRank).
  *
  * Hand-written binomial: no statistics library is installed, and the rank choice must be exact
  * (a library's floating CDF or normal approximation can move a rank by one).
@@ -126,6 +127,26 @@ export function percentileRanks(n: number, perMille: number): RankInterval | nul
   lo = Math.min(lo, rank);
   up = Math.max(up, rank);
   return { rank, lo, hi: up, coverage: coverage(lo, up) };
+}
+
+/**
+ * Half-width of the window of ranks around a percentile's nearest rank that
+ * queries/percentile_windows.sql returns: ceil(sqrt(9·n·k·(1000 − k) / 10^6)) + 3 (three binomial
+ * standard deviations plus three), the same IEEE operations in the same order as the SQL.
+ * percentileRanks and spreadRanks stay inside it (checked for every n up to 20,000 and a grid to
+ * 2·10^8 by test/functions/core/confidence.test.ts).
+ */
+export function rankWindow(n: number, perMille: number): number {
+  return Math.ceil(Math.sqrt((9 * n * perMille * (1000 - perMille)) / 1_000_000)) + 3;
+}
+
+/** Every integer rank a percentile's interval and spread read (distinct, ascending); none for n = 0. */
+export function neededRanks(n: number, perMille: number): number[] {
+  const ci = percentileRanks(n, perMille);
+  const spread = spreadRanks(n, perMille);
+  if (!ci || !spread) return [];
+  const set = new Set([ci.rank, ci.lo, ci.hi, ...neighbourRanks(spread.lo), ...neighbourRanks(spread.hi)]);
+  return [...set].sort((a, b) => a - b);
 }
 
 /** The value at a 1-based rank of ascending-sorted values. */

@@ -2,8 +2,8 @@
  * Confidence for the summary: each result's 95 % intervals, tail counts, thin-tail flags and
  * trial-to-trial spread, and the comparisons between paths (path − baseline per percentile,
  * with an interval and a verdict). Two queries per run, for every group at once:
- * queries/percentile_ranks.sql (the exact values at the intervals' ranks) and
- * queries/trial_spread.sql. The statistics are functions/core/confidence.ts.
+ * queries/percentile_windows.sql (the exact values around each percentile, where its interval's
+ * ranks lie) and queries/trial_spread.sql. The statistics are functions/core/confidence.ts.
  */
 import {
   comparable,
@@ -14,7 +14,6 @@ import {
   type IntervalColumn,
   interpolateAt,
   microsecondsIn,
-  neighbourRanks,
   percentileRanks,
   type RankInterval,
   spreadRanks,
@@ -32,21 +31,10 @@ import type {
   RunManifest,
   SummaryPath,
 } from '../core/model.js';
-import type { Deps, QueryParam } from '../ports.js';
+import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
 
 type Row = Record<string, unknown>;
-
-/** The one-pair VALUES row of queries/percentile_ranks.sql, repeated once per wanted (n, rank). */
-const RANK_ROW = 'VALUES (?, ?)';
-
-/** queries/percentile_ranks.sql asking for `pairs` (n, rank) pairs (at least one). */
-export function rankQuery(pairs: number): string {
-  const sql = loadQuery('percentile_ranks');
-  if (!Number.isInteger(pairs) || pairs < 1) throw new RangeError(`expected at least one (n, rank) pair, got ${pairs}`);
-  if (sql.split(RANK_ROW).length !== 2) throw new Error(`queries/percentile_ranks.sql must contain "${RANK_ROW}" once`);
-  return sql.replace(RANK_ROW, `VALUES ${Array.from({ length: pairs }, () => '(?, ?)').join(', ')}`);
-}
 
 /** One group of samples: (path, probe, metric, unit). */
 const groupKey = (path: unknown, probe: unknown, metric: unknown, unit: unknown) =>
@@ -69,39 +57,42 @@ export function ranksFor(n: number): GroupRanks | undefined {
   return { ci, spread };
 }
 
-/** Every integer rank a group of n samples needs read (sorted, distinct). */
-export function wantedRanks(n: number): number[] {
-  const r = ranksFor(n);
-  if (!r) return [];
-  const set = new Set<number>();
-  for (const { column } of INTERVAL_PERCENTILES) {
-    set.add(r.ci[column].lo).add(r.ci[column].hi).add(r.ci[column].rank);
-    for (const x of [r.spread[column].lo, r.spread[column].hi]) for (const k of neighbourRanks(x)) set.add(k);
+/** Runs of equal values by rank: [first_rank, last_rank, value], ascending. */
+type RankRuns = [number, number, number][];
+
+/** The value at a rank from its runs (binary search); undefined outside them. */
+export function valueInRuns(runs: RankRuns, rank: number): number | undefined {
+  let lo = 0;
+  let hi = runs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [first, last, value] = runs[mid];
+    if (rank < first) hi = mid - 1;
+    else if (rank > last) lo = mid + 1;
+    else return value;
   }
-  return [...set].sort((a, b) => a - b);
+  return undefined;
 }
 
-/** Values at ranks per group, from one run of queries/percentile_ranks.sql. */
-export async function valuesAtRanks(
+/** The values around every group's percentiles, from one run of queries/percentile_windows.sql. */
+export async function valuesAroundPercentiles(
   deps: Pick<Deps, 'query'>,
   runId: string,
-  sizes: Iterable<number>,
-): Promise<Map<string, Map<number, number>>> {
-  const params: QueryParam[] = [runId];
-  let pairs = 0;
-  for (const n of new Set(sizes)) {
-    for (const rank of wantedRanks(n)) {
-      params.push(n, rank);
-      pairs += 1;
-    }
-  }
-  const out = new Map<string, Map<number, number>>();
-  if (pairs === 0) return out;
-  const rows = await deps.query.query(rankQuery(pairs), params, `percentile-ranks-${runId}`);
+): Promise<Map<string, RankRuns>> {
+  const rows = await deps.query.query(loadQuery('percentile_windows'), [runId], `percentile-windows-${runId}`);
+  const out = new Map<string, RankRuns>();
   for (const r of rows) {
     const key = groupKey(r.path, r.probe, r.metric, r.unit);
-    if (!out.has(key)) out.set(key, new Map());
-    out.get(key)?.set(Number(r.at_rank), Number(r.value));
+    if (!out.has(key)) out.set(key, []);
+    out.get(key)?.push([Number(r.first_rank), Number(r.last_rank), Number(r.value)]);
+  }
+  // The three percentiles' windows overlap for small n: one run per value, in rank order.
+  for (const [key, runs] of out) {
+    runs.sort((x, y) => x[0] - y[0]);
+    out.set(
+      key,
+      runs.filter((run, i) => i === 0 || run[0] !== runs[i - 1][0]),
+    );
   }
   return out;
 }
@@ -158,11 +149,7 @@ export async function addConfidence(
 ): Promise<Comparison[]> {
   const groups = rows.filter((r) => r.subset === 'all' && Number(r.n) > 0);
   if (groups.length === 0) return [];
-  const values = await valuesAtRanks(
-    deps,
-    runId,
-    groups.map((r) => Number(r.n)),
-  );
+  const values = await valuesAroundPercentiles(deps, runId);
   const spreads = await trialSpreads(deps, runId);
 
   const kinds = new Map(groups.map((r) => [groupKey(r.path, r.probe, r.metric, r.unit), r.kind as string | null]));
@@ -174,9 +161,9 @@ export async function addConfidence(
       const ranks = ranksFor(result.n);
       if (!at || !ranks) continue;
       const valueAt = (rank: number) => {
-        const v = at.get(rank);
+        const v = valueInRuns(at, rank);
         if (v === undefined)
-          throw new Error(`queries/percentile_ranks.sql returned no value at rank ${rank} for ${key}`);
+          throw new Error(`queries/percentile_windows.sql returned no value at rank ${rank} of ${result.n} for ${key}`);
         return v;
       };
       const ci95 = {} as NonNullable<ResultRow['ci95']>;
