@@ -36,3 +36,41 @@ export async function writeSamples(dir: string, records: Record<string, unknown>
   }
   return [...files.keys()];
 }
+
+/** A standard normal draw from a uniform source (Box–Muller; one of the pair is used). */
+export function normalFrom(rand: () => number): () => number {
+  return () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+}
+
+/** Standard normal quantiles for the percentiles the reports carry (per-mille → z). */
+export const NORMAL_QUANTILE: Record<number, number> = {
+  500: 0,
+  950: 1.6448536269514722,
+  990: 2.3263478740408408,
+};
+
+/** A latency-like distribution with a known quantile function: a sampler and its percentile at per-mille k. */
+export interface KnownDistribution {
+  name: string;
+  draw: () => number;
+  quantile: (perMille: number) => number;
+}
+
+/** Log-normal exp(mu + sigma·Z): a right-skewed latency. */
+export function lognormal(rand: () => number, mu: number, sigma: number): KnownDistribution {
+  const z = normalFrom(rand);
+  return {
+    name: `lognormal(${mu}, ${sigma})`,
+    draw: () => Math.exp(mu + sigma * z()),
+    quantile: (k) => Math.exp(mu + sigma * NORMAL_QUANTILE[k]),
+  };
+}
+
+/** shift + Exponential(mean): a floor plus queueing. */
+export function shiftedExponential(rand: () => number, shift: number, mean: number): KnownDistribution {
+  return {
+    name: `${shift} + exponential(${mean})`,
+    draw: () => shift - mean * Math.log(1 - rand()),
+    quantile: (k) => shift - mean * Math.log(1 - k / 1000),
+  };
+}
