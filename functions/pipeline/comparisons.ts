@@ -149,8 +149,8 @@ export async function addConfidence(
 ): Promise<Comparison[]> {
   const groups = rows.filter((r) => r.subset === 'all' && Number(r.n) > 0);
   if (groups.length === 0) return [];
-  const values = await valuesAroundPercentiles(deps, runId);
-  const spreads = await trialSpreads(deps, runId);
+  // Independent of each other: on Athena they run side by side.
+  const [values, spreads] = await Promise.all([valuesAroundPercentiles(deps, runId), trialSpreads(deps, runId)]);
 
   const kinds = new Map(groups.map((r) => [groupKey(r.path, r.probe, r.metric, r.unit), r.kind as string | null]));
   const estimates = new Map<string, Spreads>();
