@@ -106,7 +106,6 @@ export async function trialSpreads(deps: Pick<Deps, 'query'>, runId: string): Pr
 /** A result's percentile with its sampling-spread bounds, for a difference. */
 interface Spreads {
   kind: string | null;
-  n: number;
   estimates: Record<IntervalColumn, Estimate>;
 }
 
@@ -189,7 +188,7 @@ export async function addConfidence(
           p99_spread_pct: Number(spread.p99_spread_pct),
         };
       }
-      estimates.set(key, { kind: kinds.get(key) ?? null, n: result.n, estimates: est });
+      estimates.set(key, { kind: kinds.get(key) ?? null, estimates: est });
     }
   }
 
