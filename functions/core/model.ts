@@ -165,9 +165,17 @@ export interface ResolvedPath {
   creditWaitSeconds: number;
 }
 
+/** One comparison of a plan's `compare`: `path` − `baseline`, per percentile (summary.comparisons). */
+export interface PathPair {
+  path: string;
+  baseline: string;
+}
+
 export interface ResolvedPlan {
   name: string;
   paths: ResolvedPath[];
+  /** The comparisons to report: the plan's `compare`, or every other path vs the first; absent when there are none. */
+  compare?: PathPair[];
 }
 
 export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
@@ -302,6 +310,8 @@ export interface RunManifest {
   restore?: { status: 'ok' | 'failed'; at: string; errors: string[] };
   /** Run-level remarks, e.g. "execution ABORTED" written by the cleanup after an aborted run. */
   notes?: string[];
+  /** The resolved plan's comparisons (path − baseline), for the summary. */
+  compare?: PathPair[];
 }
 
 export interface ResultRow {
@@ -318,6 +328,32 @@ export interface ResultRow {
   flags: string[];
   /** The same figures over unflagged intervals only (present when some interval carries a flag). */
   unflagged?: Pick<ResultRow, 'n' | 'loss' | 'p50' | 'p95' | 'p99' | 'p999' | 'max'>;
+  /** Distribution-free 95 % order-statistic interval [lo, hi] of each percentile (functions/core/confidence.ts). */
+  ci95?: { p50: [number, number]; p95: [number, number]; p99: [number, number] };
+  /** How many samples lie beyond each percentile (n − its nearest rank); below 10 the figure is flagged thin-tail. */
+  tail?: { p50: number; p95: number; p99: number; p999: number };
+  /** Trial-to-trial spread when the probe ran several trials: (max − min) / min of the per-trial p50 and p99, in %. */
+  trials?: { count: number; p50_spread_pct: number; p99_spread_pct: number };
+}
+
+/** One percentile of a comparison: path − baseline, in % of the baseline, its 95 % interval and verdict. */
+export interface DiffCell {
+  diff: number;
+  pct: number;
+  ci95: [number, number];
+  verdict: 'faster' | 'slower' | 'no clear difference';
+}
+
+/** path − baseline for one probe and metric (summary.comparisons); units as in the results. */
+export interface Comparison {
+  path: string;
+  baseline: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  p50: DiffCell;
+  p95: DiffCell;
+  p99: DiffCell;
 }
 
 export interface SummaryPath {
@@ -354,6 +390,8 @@ export interface Summary {
   startedAt?: string;
   endedAt?: string;
   paths: SummaryPath[];
+  /** Differences between paths per percentile, with intervals and verdicts (functions/pipeline/comparisons.ts). */
+  comparisons?: Comparison[];
   [extra: string]: unknown;
 }
 

@@ -14,6 +14,7 @@ import {
   iperf3ProbeSchema,
   mtuBoundsInOrder,
   mtuProbeFields,
+  type PathPair,
   type PlanResult,
   PROBE_KINDS,
   type ProbeKind,
@@ -225,6 +226,9 @@ const pathSchema = z.strictObject({
   creditWaitSeconds: creditWaitSeconds.optional(),
 });
 
+/** One comparison: `path` − `baseline` (both path ids of the plan; a path may be its own baseline). */
+const compareSchema = z.strictObject({ path: safeId, baseline: safeId });
+
 /** The plan as written (before defaults are merged into paths). */
 export const planInputSchema = z.strictObject({
   name: matching(
@@ -233,6 +237,8 @@ export const planInputSchema = z.strictObject({
   ),
   defaults: defaultsSchema.optional(),
   paths: z.array(pathSchema).min(1, { error: 'at least one path is required' }),
+  /** Comparisons to report; without it every other path is compared with the first. */
+  compare: z.array(compareSchema).optional(),
 });
 export type PlanInput = z.output<typeof planInputSchema>;
 
@@ -363,6 +369,8 @@ function crossProblems(raw: unknown): Problem[] {
       });
   });
 
+  out.push(...compareProblems(raw.compare, paths));
+
   paths.forEach((p, i) => {
     if (!isRecord(p)) return;
     const at = (...rest: Key[]): Key[] => ['paths', i, ...rest];
@@ -423,8 +431,42 @@ function crossProblems(raw: unknown): Problem[] {
   return out;
 }
 
+/** Each comparison names paths of this plan, once. */
+function compareProblems(compare: unknown, paths: unknown[]): Problem[] {
+  if (!Array.isArray(compare)) return [];
+  const ids = paths
+    .filter(isRecord)
+    .map((p) => p.id)
+    .filter((id): id is string => typeof id === 'string');
+  const out: Problem[] = [];
+  const first = new Map<string, number>();
+  compare.forEach((c, i) => {
+    if (!isRecord(c)) return;
+    for (const field of ['path', 'baseline'] as const) {
+      const id = c[field];
+      if (typeof id === 'string' && id !== '' && !ids.includes(id))
+        out.push({
+          path: ['compare', i, field],
+          message: `${quoted(id)} is not a path of this plan (paths: ${ids.join(', ') || 'none'})`,
+        });
+    }
+    const key = JSON.stringify([c.path, c.baseline]);
+    const prev = first.get(key);
+    if (prev === undefined) first.set(key, i);
+    else out.push({ path: ['compare', i], message: `duplicate comparison (also compare[${prev}])` });
+  });
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Resolution (only reached when there are no problems).
+
+/** The plan's comparisons, or every other path vs the first path. */
+function resolveCompare(plan: PlanInput): PathPair[] {
+  if (plan.compare) return plan.compare.map((c) => ({ path: c.path, baseline: c.baseline }));
+  const [first, ...rest] = plan.paths;
+  return rest.map((p) => ({ path: p.id, baseline: first.id }));
+}
 
 function resolveProbe(p: ProbeInput, name: string): ProbeSpec {
   // kind and name lead so specs and reports read naturally; the spread keeps every defaulted option.
@@ -477,7 +519,10 @@ export function parsePlan(input: unknown): PlanResult {
     const lines = inDocumentOrder(input, problems).map((p) => `${formatPath(p.path)}: ${p.message}`);
     return { ok: false, problems: [...new Set(lines)] };
   }
-  return { ok: true, plan: { name: parsed.data.name, paths: resolvePaths(parsed.data) } };
+  const plan: ResolvedPlan = { name: parsed.data.name, paths: resolvePaths(parsed.data) };
+  const compare = resolveCompare(parsed.data);
+  if (compare.length > 0) plan.compare = compare;
+  return { ok: true, plan };
 }
 
 export type SpecResult = { ok: true; spec: AgentSpec } | { ok: false; problems: string[] };

@@ -2,7 +2,7 @@
  * The run summary for people: the console table, Markdown and CSV (the HTML page is
  * report-html.ts). Every rendering reads only the summary JSON (summary.ts builds it).
  */
-import type { ProbeOverhead, ResultRow, Summary, SummaryPath } from '../core/model.js';
+import type { Comparison, DiffCell, ProbeOverhead, ResultRow, Summary, SummaryPath } from '../core/model.js';
 
 /** Notes about the run as a whole (e.g. that nothing was measured). */
 export function runNotes(s: Summary): string[] {
@@ -32,6 +32,20 @@ export function fmt(v: number | null, metric: string): string {
 /** The unit the tables show a result in (throughput in Gbit/s). */
 export const unitOf = (r: Pick<ResultRow, 'metric' | 'unit'>) => (r.metric === 'throughput_bps' ? 'Gbit/s' : r.unit);
 
+/** "1.234 [1.200–1.300]": a percentile with its 95 % interval when there is one. */
+function withInterval(v: number | null, ci: [number, number] | undefined, metric: string): string {
+  const value = fmt(v, metric);
+  return ci ? `${value} [${fmt(ci[0], metric)}–${fmt(ci[1], metric)}]` : value;
+}
+
+/** "trials 3: p50 ±1.2 %, p99 ±17.0 %" when the probe ran several trials. */
+function trialsNote(r: ResultRow): string {
+  const t = r.trials;
+  return t
+    ? `trials ${t.count}: p50 spread ${t.p50_spread_pct.toFixed(1)}%, p99 spread ${t.p99_spread_pct.toFixed(1)}%`
+    : '';
+}
+
 /** Rows of the human tables: one per path × result (the seed's layout: path, n, loss, p50…). */
 export function tableRows(s: Summary): string[][] {
   const out: string[][] = [];
@@ -41,9 +55,8 @@ export function tableRows(s: Summary): string[][] {
       continue;
     }
     for (const r of p.results) {
-      const rowsOf: [string, ResultRow | NonNullable<ResultRow['unflagged']>, string[]][] = [[r.probe, r, r.flags]];
-      if (r.unflagged) rowsOf.push([`${r.probe} (unflagged)`, r.unflagged, []]);
-      for (const [label, f, flags] of rowsOf) out.push(tableRow(p, r, label, f, flags));
+      out.push(tableRow(p, r, r.probe, r, [...r.flags, trialsNote(r)], r.ci95));
+      if (r.unflagged) out.push(tableRow(p, r, `${r.probe} (unflagged)`, r.unflagged, []));
     }
   }
   return out;
@@ -55,6 +68,7 @@ function tableRow(
   label: string,
   f: Pick<ResultRow, 'n' | 'loss' | 'p50' | 'p95' | 'p99' | 'max'>,
   flags: string[],
+  ci?: ResultRow['ci95'],
 ): string[] {
   return [
     p.id,
@@ -62,9 +76,9 @@ function tableRow(
     `${r.metric} [${unitOf(r)}]`,
     String(f.n),
     `${(f.loss * 100).toFixed(1)}%`,
-    fmt(f.p50, r.metric),
-    fmt(f.p95, r.metric),
-    fmt(f.p99, r.metric),
+    withInterval(f.p50, ci?.p50, r.metric),
+    withInterval(f.p95, ci?.p95, r.metric),
+    withInterval(f.p99, ci?.p99, r.metric),
     fmt(f.max, r.metric),
     [p.status === 'succeeded' ? '' : `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`, ...flags]
       .filter(Boolean)
@@ -72,17 +86,67 @@ function tableRow(
   ];
 }
 
-export const HEAD = ['path', 'probe', 'metric', 'n', 'loss', 'p50', 'p95', 'p99', 'max', 'notes'];
+export const HEAD = [
+  'path',
+  'probe',
+  'metric',
+  'n',
+  'loss',
+  'p50 [95% CI]',
+  'p95 [95% CI]',
+  'p99 [95% CI]',
+  'max',
+  'notes',
+];
 
-export function renderTable(s: Summary): string {
-  const rows = [HEAD, ...tableRows(s)];
-  const widths = HEAD.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+/** The difference table's columns: path − baseline per percentile (the seed's B−A rows). */
+export const DIFF_HEAD = ['comparison', 'probe', 'metric', 'p50', 'p95', 'p99'];
+
+function signed(v: number, metric: string): string {
+  const t = fmt(v, metric);
+  return v > 0 ? `+${t}` : t;
+}
+
+/** "+0.203 (+13.6%) [0.158, 0.256] slower" */
+function diffText(c: DiffCell, metric: string): string {
+  const pct = `${c.pct > 0 ? '+' : ''}${c.pct.toFixed(1)}%`;
+  return `${signed(c.diff, metric)} (${pct}) [${signed(c.ci95[0], metric)}, ${signed(c.ci95[1], metric)}] ${c.verdict}`;
+}
+
+/** Rows of the difference table: one per comparison, probe and metric. */
+export function diffRows(s: Summary): string[][] {
+  return (s.comparisons ?? []).map((c: Comparison) => [
+    `${c.path} − ${c.baseline}`,
+    c.probe,
+    `${c.metric} [${unitOf(c)}]`,
+    diffText(c.p50, c.metric),
+    diffText(c.p95, c.metric),
+    diffText(c.p99, c.metric),
+  ]);
+}
+
+/** A plain-text table: numeric columns (by index) right-aligned. */
+function textTable(head: string[], rows: string[][], right: (i: number) => boolean): string[] {
+  const all = [head, ...rows];
+  const widths = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
   const line = (r: string[]) =>
     r
-      .map((c, i) => (i >= 3 && i <= 8 ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .map((c, i) => (right(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
       .join('  ')
       .trimEnd();
-  const text = [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)];
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
+}
+
+const INTERVAL_NOTE =
+  '[…] = 95 % interval (distribution-free, order statistics); thin-tail:pXX = fewer than 10 samples beyond that percentile';
+const DIFF_NOTE =
+  'path − baseline per percentile (% of baseline) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost';
+
+export function renderTable(s: Summary): string {
+  const text = textTable(HEAD, tableRows(s), (i) => i >= 3 && i <= 8);
+  text.push(INTERVAL_NOTE);
+  const diffs = diffRows(s);
+  if (diffs.length) text.push('', 'differences:', ...textTable(DIFF_HEAD, diffs, (i) => i >= 3), DIFF_NOTE);
   const overhead = s.paths.flatMap((p) => overheadLines(p).map((l) => `  ${p.id}: ${l}`));
   if (overhead.length)
     text.push('', "the probes' own cost (self-calibrated on loopback before each path):", ...overhead);
@@ -93,6 +157,8 @@ export function renderTable(s: Summary): string {
   return `${text.join('\n')}\n`;
 }
 
+const mdRow = (r: string[]) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+
 export function renderMarkdown(s: Summary): string {
   const rows = tableRows(s);
   const md = [
@@ -102,10 +168,24 @@ export function renderMarkdown(s: Summary): string {
     '',
     `| ${HEAD.join(' | ')} |`,
     `|${HEAD.map((_, i) => (i >= 3 && i <= 8 ? '---:' : '---')).join('|')}|`,
-    ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`),
+    ...rows.map(mdRow),
+    '',
+    `_${INTERVAL_NOTE}_`,
     '',
     ...runNotes(s).map((n) => `**note:** ${n}\n`),
   ];
+  const diffs = diffRows(s);
+  if (diffs.length)
+    md.push(
+      '## Differences',
+      '',
+      `| ${DIFF_HEAD.join(' | ')} |`,
+      `|${DIFF_HEAD.map((_, i) => (i >= 3 ? '---:' : '---')).join('|')}|`,
+      ...diffs.map(mdRow),
+      '',
+      `_${DIFF_NOTE}_`,
+      '',
+    );
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
     for (const l of overheadLines(p)) md.push(`- **${p.id}** probe's own cost: ${l}`);
@@ -117,58 +197,99 @@ export function renderMarkdown(s: Summary): string {
   return `${md.join('\n')}\n`;
 }
 
+/**
+ * One CSV cell. Text that starts with = + - @ is prefixed with a single quote, so a spreadsheet
+ * does not run it as a formula; numbers stay numbers (a number is never a formula, and quoting
+ * would turn every negative difference into text).
+ */
+export function csvCell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  let t = String(v);
+  if (typeof v !== 'number' && /^[=+\-@]/.test(t)) t = `'${t}`;
+  return /[",\n\r]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+}
+
+export const CSV_HEAD = [
+  'run_id',
+  'path',
+  'label',
+  'status',
+  'probe',
+  'subset',
+  'metric',
+  'unit',
+  'n',
+  'loss',
+  'p50',
+  'p95',
+  'p99',
+  'p999',
+  'max',
+  'flags',
+  'p50_ci_lo',
+  'p50_ci_hi',
+  'p95_ci_lo',
+  'p95_ci_hi',
+  'p99_ci_lo',
+  'p99_ci_hi',
+  'tail_p99',
+  'tail_p999',
+  'trials',
+  'p50_spread_pct',
+  'p99_spread_pct',
+];
+
+export const CSV_DIFF_HEAD = [
+  'run_id',
+  'comparison',
+  'path',
+  'baseline',
+  'probe',
+  'metric',
+  'unit',
+  ...['p50', 'p95', 'p99'].flatMap((p) => [`${p}_diff`, `${p}_pct`, `${p}_ci_lo`, `${p}_ci_hi`, `${p}_verdict`]),
+];
+
+/**
+ * The results, one line per path × result × subset; then, after an empty line, the differences
+ * (their own header, first column `comparison`) when the run has any.
+ */
 export function renderCsv(s: Summary): string {
-  const head = [
-    'run_id',
-    'path',
-    'label',
-    'status',
-    'probe',
-    'subset',
-    'metric',
-    'unit',
-    'n',
-    'loss',
-    'p50',
-    'p95',
-    'p99',
-    'p999',
-    'max',
-    'flags',
-  ];
-  const q = (v: unknown) => {
-    const t = v === null || v === undefined ? '' : String(v);
-    return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
-  };
-  const lines = [head.join(',')];
+  const lines = [CSV_HEAD.join(',')];
   for (const p of s.paths) {
     for (const r of p.results) {
-      const subsets: [string, NonNullable<ResultRow['unflagged']>, string][] = [['all', r, r.flags.join(' ')]];
-      if (r.unflagged) subsets.push(['unflagged', r.unflagged, '']);
-      for (const [subset, f, flags] of subsets) {
-        lines.push(
-          [
-            s.runId,
-            p.id,
-            p.label,
-            p.status,
-            r.probe,
-            subset,
-            r.metric,
-            r.unit,
-            f.n,
-            f.loss,
-            f.p50,
-            f.p95,
-            f.p99,
-            f.p999,
-            f.max,
-            flags,
-          ]
-            .map(q)
-            .join(','),
-        );
+      const ci = r.ci95;
+      const extra = [
+        ci?.p50[0],
+        ci?.p50[1],
+        ci?.p95[0],
+        ci?.p95[1],
+        ci?.p99[0],
+        ci?.p99[1],
+        r.tail?.p99,
+        r.tail?.p999,
+        r.trials?.count,
+        r.trials?.p50_spread_pct,
+        r.trials?.p99_spread_pct,
+      ];
+      const subsets: [string, NonNullable<ResultRow['unflagged']>, string, unknown[]][] = [
+        ['all', r, r.flags.join(' '), extra],
+      ];
+      if (r.unflagged) subsets.push(['unflagged', r.unflagged, '', []]);
+      for (const [subset, f, flags, more] of subsets) {
+        const cells: unknown[] = [s.runId, p.id, p.label, p.status, r.probe, subset, r.metric, r.unit, f.n, f.loss];
+        cells.push(f.p50, f.p95, f.p99, f.p999, f.max, flags, ...more);
+        while (cells.length < CSV_HEAD.length) cells.push(undefined);
+        lines.push(cells.map(csvCell).join(','));
       }
+    }
+  }
+  if (s.comparisons?.length) {
+    lines.push('', CSV_DIFF_HEAD.join(','));
+    for (const c of s.comparisons) {
+      const cells: unknown[] = [s.runId, `${c.path} - ${c.baseline}`, c.path, c.baseline, c.probe, c.metric, c.unit];
+      for (const d of [c.p50, c.p95, c.p99]) cells.push(d.diff, d.pct, d.ci95[0], d.ci95[1], d.verdict);
+      lines.push(cells.map(csvCell).join(','));
     }
   }
   return `${lines.join('\n')}\n`;

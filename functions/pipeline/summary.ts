@@ -8,6 +8,7 @@ import { keys } from '../core/keys.js';
 import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
+import { addConfidence } from './comparisons.js';
 import { pathProvenance } from './provenance.js';
 import { renderCsv, renderMarkdown } from './report.js';
 import { renderHtml } from './report-html.js';
@@ -104,6 +105,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (mp?.notes.length) sp.notes = mp.notes;
     return sp;
   });
+  const comparisons = await addConfidence(deps, runId, rows, paths, manifest);
   const summary: Summary = {
     runId,
     status: manifest ? (manifest.status === 'running' ? runStatus(manifest) : manifest.status) : 'succeeded',
@@ -115,6 +117,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (manifest.endedAt) summary.endedAt = manifest.endedAt;
     if (manifest.restore) summary.routesRestored = manifest.restore;
   }
+  if (comparisons.length > 0) summary.comparisons = comparisons;
   if (!paths.some((p) => p.results.some((r) => r.n > 0))) {
     // Nothing was measured: say so, with the likely cause, instead of a table of 100 % loss.
     const attempted = paths.some((p) => p.results.length > 0);

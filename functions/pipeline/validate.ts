@@ -82,6 +82,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       paths: plan.paths.map((p) => ({ id: p.id, label: p.label, status: 'pending', steps: [], probes: [], notes: [] })),
       routeChanges: [],
     };
+    if (plan.compare) manifest.compare = plan.compare;
     await saveManifest(deps.store, manifest);
     deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
     return {

@@ -84,7 +84,16 @@ describe('local driver, loopback plan', () => {
     expect(s.status).toBe('succeeded');
     const by = Object.fromEntries(s.paths.map((p) => [p.id, p]));
     const plain = by.plain.results[0];
-    expect(plain).toMatchObject({ probe: 'tcp-connect', metric: 'connect_rtt_ms', unit: 'ms', flags: [] });
+    // 200 samples: p99 and p99.9 rest on fewer than 10 samples beyond them, and say so
+    expect(plain).toMatchObject({
+      probe: 'tcp-connect',
+      metric: 'connect_rtt_ms',
+      unit: 'ms',
+      flags: ['thin-tail:p99', 'thin-tail:p999'],
+      tail: { p50: 100, p95: 10, p99: 2, p999: 0 },
+    });
+    expect(plain.ci95?.p50[0]).toBeLessThanOrEqual(plain.p50 ?? 0);
+    expect(plain.ci95?.p50[1]).toBeGreaterThanOrEqual(plain.p50 ?? 0);
     expect(plain.n).toBe(200);
     expect(plain.loss).toBe(0);
     expect(plain.p50).toBeGreaterThan(0);
@@ -92,6 +101,11 @@ describe('local driver, loopback plan', () => {
     expect(by.closed.results[0]).toMatchObject({ n: 0, loss: 1, p50: null });
     const slow = by['slow-accept'].results[0];
     expect(slow.p50).toBeGreaterThan((plain.p50 ?? 0) * 10);
+    // the plan declares no comparisons: every other path against the first; the closed port measured nothing
+    expect(s.comparisons?.map((c) => [c.path, c.baseline, c.probe, c.metric])).toEqual([
+      ['slow-accept', 'plain', 'tcp-connect', 'connect_rtt_ms'],
+    ]);
+    expect(s.comparisons?.[0].p50.verdict).toBe('slower');
     for (const p of s.paths) {
       expect(p.status).toBe('succeeded');
       expect(p.steps.map((x) => x.name)).toEqual(['WaitForCredits', 'Probe', 'Collect']);
@@ -109,6 +123,14 @@ describe('local driver, loopback plan', () => {
       agentVersion: expect.any(String),
     });
     expect(m.paths[0].probes[0]).toMatchObject({ probe: 'tcp-connect', status: 'ok', samples: 200 });
+    // the resolved comparisons travel with the run, and the stored summary.json carries them
+    expect(m.compare).toEqual([
+      { path: 'slow-accept', baseline: 'plain' },
+      { path: 'closed', baseline: 'plain' },
+    ]);
+    const stored = JSON.parse(await readFile(join(dir, 'reports/run=it-loopback/summary.json'), 'utf8')) as Summary;
+    expect(stored.comparisons).toEqual((result.summary as Summary).comparisons);
+    expect(stored.comparisons?.length).toBe(1);
   });
 
   it('recomputes the same summary from the samples with `pathbench report --local --json`', () => {

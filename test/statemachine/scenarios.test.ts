@@ -142,10 +142,12 @@ describe('state machine scenarios', () => {
     const summary = await read<Summary>(store, keys.report('plateau', 'json'));
     const tput = (id: string) =>
       summary.paths.find((p) => p.id === id)?.results.find((x) => x.metric === 'throughput_bps');
-    expect(tput('A')?.flags).toEqual(['credit-exhausted(trial 1 @ interval 5: 0.96G→0.20G)']);
-    expect(tput('B')?.flags).toEqual(['at-baseline']);
+    // (a handful of intervals is always a thin tail: those flags are beside the point here)
+    const credit = (id: string) => tput(id)?.flags.filter((f) => !f.startsWith('thin-tail'));
+    expect(credit('A')).toEqual(['credit-exhausted(trial 1 @ interval 5: 0.96G→0.20G)']);
+    expect(credit('B')).toEqual(['at-baseline']);
     expect(tput('B')?.unflagged).toMatchObject({ n: 0, p50: null });
-    expect(tput('C')?.flags).toEqual([]);
+    expect(credit('C')).toEqual([]);
     for (const p of summary.paths) expect(p.provenance).toMatchObject(network);
   });
 

@@ -892,3 +892,59 @@ describe('parseAgentSpec: the agent checks its spec with the probe schemas a pla
     expect(problems(input)).toEqual(expected);
   });
 });
+
+describe('parsePlan: compare', () => {
+  const twoPaths = (compare?: unknown): Json => {
+    const base = minimal();
+    const a = (base.paths as Json[])[0];
+    const plan: Json = {
+      ...base,
+      paths: [a, { ...a, id: 'B' }, { ...a, id: 'C' }],
+    };
+    if (compare !== undefined) plan.compare = compare;
+    return plan;
+  };
+
+  it('defaults to every other path against the first, in plan order', () => {
+    expect(expectOk(parsePlan(twoPaths())).compare).toEqual([
+      { path: 'B', baseline: 'A' },
+      { path: 'C', baseline: 'A' },
+    ]);
+  });
+
+  it('has no comparisons for a one-path plan, and none when the plan lists none', () => {
+    expect(expectOk(parsePlan(minimal())).compare).toBeUndefined();
+    expect(expectOk(parsePlan(twoPaths([]))).compare).toBeUndefined();
+  });
+
+  it('keeps the comparisons a plan declares, a path against itself included', () => {
+    const compare = [
+      { path: 'C', baseline: 'B' },
+      { path: 'B', baseline: 'B' },
+    ];
+    expect(expectOk(parsePlan(twoPaths(compare))).compare).toEqual(compare);
+  });
+
+  it('reports unknown path ids, duplicates, unknown fields and bad types in compare', () => {
+    const problems = expectProblems(
+      parsePlan(
+        twoPaths([
+          { path: 'B', baseline: 'Z' },
+          { path: 'X', baseline: 'A' },
+          { path: 'B', baseline: 'Z' },
+          { path: 'B', baseline: 'A', extra: 1 },
+          { path: 7, baseline: 'A' },
+        ]),
+      ),
+    );
+    expect(problems).toEqual([
+      'compare[0].baseline: "Z" is not a path of this plan (paths: A, B, C)',
+      'compare[1].path: "X" is not a path of this plan (paths: A, B, C)',
+      'compare[2]: duplicate comparison (also compare[0])',
+      'compare[2].baseline: "Z" is not a path of this plan (paths: A, B, C)',
+      'compare[3].extra: unknown field "extra"',
+      'compare[4].path: expected string, got number',
+    ]);
+    expect(expectProblems(parsePlan(twoPaths({ path: 'B' })))).toEqual(['compare: expected array, got object']);
+  });
+});

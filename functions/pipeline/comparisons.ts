@@ -1,0 +1,238 @@
+/**
+ * Confidence for the summary: each result's 95 % intervals, tail counts, thin-tail flags and
+ * trial-to-trial spread, and the comparisons between paths (path − baseline per percentile,
+ * with an interval and a verdict). Two queries per run, for every group at once:
+ * queries/percentile_windows.sql (the exact values around each percentile, where its interval's
+ * ranks lie) and queries/trial_spread.sql. The statistics are functions/core/confidence.ts.
+ */
+import {
+  comparable,
+  differenceInterval,
+  type Estimate,
+  higherIsBetter,
+  INTERVAL_PERCENTILES,
+  type IntervalColumn,
+  interpolateAt,
+  microsecondsIn,
+  percentileRanks,
+  type RankInterval,
+  spreadRanks,
+  tailCounts,
+  thinTailFlags,
+  verdictOf,
+} from '../core/confidence.js';
+import type {
+  Comparison,
+  DiffCell,
+  PathPair,
+  ProbeKind,
+  ProbeOverhead,
+  ResultRow,
+  RunManifest,
+  SummaryPath,
+} from '../core/model.js';
+import type { Deps } from '../ports.js';
+import { loadQuery } from '../sql.js';
+
+type Row = Record<string, unknown>;
+
+/** One group of samples: (path, probe, metric, unit). */
+const groupKey = (path: unknown, probe: unknown, metric: unknown, unit: unknown) =>
+  JSON.stringify([String(path), String(probe), String(metric), String(unit)]);
+
+/** The ranks a group of n successful samples needs: the intervals' and the spreads' neighbours. */
+interface GroupRanks {
+  ci: Record<IntervalColumn, RankInterval>;
+  spread: Record<IntervalColumn, { lo: number; hi: number }>;
+}
+
+export function ranksFor(n: number): GroupRanks | undefined {
+  if (n <= 0) return undefined;
+  const ci = {} as GroupRanks['ci'];
+  const spread = {} as GroupRanks['spread'];
+  for (const { column, perMille } of INTERVAL_PERCENTILES) {
+    ci[column] = percentileRanks(n, perMille)!;
+    spread[column] = spreadRanks(n, perMille)!;
+  }
+  return { ci, spread };
+}
+
+/** Runs of equal values by rank: [first_rank, last_rank, value], ascending. */
+type RankRuns = [number, number, number][];
+
+/** The value at a rank from its runs (binary search); undefined outside them. */
+export function valueInRuns(runs: RankRuns, rank: number): number | undefined {
+  let lo = 0;
+  let hi = runs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [first, last, value] = runs[mid];
+    if (rank < first) hi = mid - 1;
+    else if (rank > last) lo = mid + 1;
+    else return value;
+  }
+  return undefined;
+}
+
+/** The values around every group's percentiles, from one run of queries/percentile_windows.sql. */
+export async function valuesAroundPercentiles(
+  deps: Pick<Deps, 'query'>,
+  runId: string,
+): Promise<Map<string, RankRuns>> {
+  const rows = await deps.query.query(loadQuery('percentile_windows'), [runId], `percentile-windows-${runId}`);
+  const out = new Map<string, RankRuns>();
+  for (const r of rows) {
+    const key = groupKey(r.path, r.probe, r.metric, r.unit);
+    if (!out.has(key)) out.set(key, []);
+    out.get(key)?.push([Number(r.first_rank), Number(r.last_rank), Number(r.value)]);
+  }
+  // The three percentiles' windows overlap for small n: one run per value, in rank order.
+  for (const [key, runs] of out) {
+    runs.sort((x, y) => x[0] - y[0]);
+    out.set(
+      key,
+      runs.filter((run, i) => i === 0 || run[0] !== runs[i - 1][0]),
+    );
+  }
+  return out;
+}
+
+/** Per group with several trials: the row of queries/trial_spread.sql. */
+export async function trialSpreads(deps: Pick<Deps, 'query'>, runId: string): Promise<Map<string, Row>> {
+  const rows = await deps.query.query(loadQuery('trial_spread'), [runId], `trial-spread-${runId}`);
+  return new Map(rows.map((r) => [groupKey(r.path, r.probe, r.metric, r.unit), r]));
+}
+
+/** A result's percentile with its sampling-spread bounds, for a difference. */
+interface Spreads {
+  kind: string | null;
+  estimates: Record<IntervalColumn, Estimate>;
+}
+
+/** The comparisons a run reports: the manifest's (the plan's), else every other path vs the first. */
+export function comparePairs(ids: readonly string[], manifest?: RunManifest): PathPair[] {
+  if (manifest?.compare) return manifest.compare;
+  const [first, ...rest] = ids;
+  return first === undefined ? [] : rest.map((id) => ({ path: id, baseline: first }));
+}
+
+/**
+ * The noise floor of a difference at one percentile: the larger of the two paths' own probe
+ * cost for the probe kind (p50_us for p50, p99_us for p95 and p99), in the metric's unit; 0
+ * when neither path calibrated that kind or the unit is not a time.
+ */
+export function overheadNoise(
+  paths: readonly SummaryPath[],
+  kind: string | null,
+  column: IntervalColumn,
+  unit: string,
+): number {
+  let us = 0;
+  for (const p of paths) {
+    const o = (p.probe_overhead_us as Partial<Record<ProbeKind, ProbeOverhead>> | undefined)?.[kind as ProbeKind];
+    if (o) us = Math.max(us, column === 'p50' ? o.p50_us : o.p99_us);
+  }
+  return microsecondsIn(us, unit) ?? 0;
+}
+
+/**
+ * Fill ci95, tail, thin-tail flags and trials on every result with samples (in place), and
+ * return the comparisons. `rows` are queries/percentiles.sql's rows for the run.
+ */
+export async function addConfidence(
+  deps: Pick<Deps, 'query'>,
+  runId: string,
+  rows: readonly Row[],
+  paths: SummaryPath[],
+  manifest?: RunManifest,
+): Promise<Comparison[]> {
+  const groups = rows.filter((r) => r.subset === 'all' && Number(r.n) > 0);
+  if (groups.length === 0) return [];
+  // Independent of each other: on Athena they run side by side.
+  const [values, spreads] = await Promise.all([valuesAroundPercentiles(deps, runId), trialSpreads(deps, runId)]);
+
+  const kinds = new Map(groups.map((r) => [groupKey(r.path, r.probe, r.metric, r.unit), r.kind as string | null]));
+  const estimates = new Map<string, Spreads>();
+  for (const p of paths) {
+    for (const result of p.results) {
+      const key = groupKey(p.id, result.probe, result.metric, result.unit);
+      const at = values.get(key);
+      const ranks = ranksFor(result.n);
+      if (!at || !ranks) continue;
+      const valueAt = (rank: number) => {
+        const v = valueInRuns(at, rank);
+        if (v === undefined)
+          throw new Error(`queries/percentile_windows.sql returned no value at rank ${rank} of ${result.n} for ${key}`);
+        return v;
+      };
+      const ci95 = {} as NonNullable<ResultRow['ci95']>;
+      const est = {} as Spreads['estimates'];
+      for (const { column } of INTERVAL_PERCENTILES) {
+        const value = result[column];
+        if (value === null) continue;
+        ci95[column] = [valueAt(ranks.ci[column].lo), valueAt(ranks.ci[column].hi)];
+        est[column] = {
+          value,
+          lo: interpolateAt(valueAt, ranks.spread[column].lo),
+          hi: interpolateAt(valueAt, ranks.spread[column].hi),
+        };
+      }
+      result.ci95 = ci95;
+      result.tail = tailCounts(result.n);
+      result.flags.push(...thinTailFlags(result.n));
+      const spread = spreads.get(key);
+      if (spread && spread.p50_spread_pct !== null && spread.p99_spread_pct !== null) {
+        result.trials = {
+          count: Number(spread.trials),
+          p50_spread_pct: Number(spread.p50_spread_pct),
+          p99_spread_pct: Number(spread.p99_spread_pct),
+        };
+      }
+      estimates.set(key, { kind: kinds.get(key) ?? null, estimates: est });
+    }
+  }
+
+  const comparisons: Comparison[] = [];
+  const byId = new Map(paths.map((p) => [p.id, p]));
+  for (const pair of comparePairs(
+    paths.map((p) => p.id),
+    manifest,
+  )) {
+    const path = byId.get(pair.path);
+    const base = byId.get(pair.baseline);
+    if (!path || !base) continue;
+    for (const result of path.results) {
+      if (!comparable(result.unit)) continue;
+      const a = estimates.get(groupKey(path.id, result.probe, result.metric, result.unit));
+      const b = estimates.get(groupKey(base.id, result.probe, result.metric, result.unit));
+      if (!a || !b) continue;
+      const cells: Partial<Record<IntervalColumn, DiffCell>> = {};
+      for (const { column } of INTERVAL_PERCENTILES) {
+        const ea = a.estimates[column];
+        const eb = b.estimates[column];
+        if (!ea || !eb || eb.value === 0) break;
+        const diff = ea.value - eb.value;
+        const ci95 = differenceInterval(ea, eb);
+        const noise = overheadNoise([path, base], a.kind, column, result.unit);
+        cells[column] = {
+          diff,
+          pct: (100 * diff) / eb.value,
+          ci95,
+          verdict: verdictOf(diff, ci95, noise, higherIsBetter(result.metric)),
+        };
+      }
+      if (!cells.p50 || !cells.p95 || !cells.p99) continue;
+      comparisons.push({
+        path: path.id,
+        baseline: base.id,
+        probe: result.probe,
+        metric: result.metric,
+        unit: result.unit,
+        p50: cells.p50,
+        p95: cells.p95,
+        p99: cells.p99,
+      });
+    }
+  }
+  return comparisons;
+}
