@@ -302,6 +302,28 @@ export interface ResultRow {
   flags: string[];
   /** The same figures over unflagged intervals only (present when some interval carries a flag). */
   unflagged?: Pick<ResultRow, 'n' | 'loss' | 'p50' | 'p95' | 'p99' | 'p999' | 'max'>;
+  /** Latency metrics: the distribution's modes (location in the unit, share 0–1), functions/core/shape.ts. */
+  modes?: { at: number; share: number }[];
+}
+
+/** One latency distribution: log-spaced histogram bins and nearest-rank CDF points (queries/histogram.sql, cdf.sql). */
+export interface Distribution {
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  bins: { lo: number; hi: number; count: number }[];
+  cdf: { p: number; value: number }[];
+}
+
+/** One iperf3 trial's throughput per interval (queries/series.sql); t in seconds from the trial's start. */
+export interface Series {
+  path: string;
+  probe: string;
+  trial: number;
+  metric: string;
+  unit: string;
+  points: { seq: number; t: number; value: number; flag?: string }[];
 }
 
 export interface SummaryPath {
@@ -322,6 +344,10 @@ export interface Summary {
   startedAt?: string;
   endedAt?: string;
   paths: SummaryPath[];
+  /** Per path, probe and latency metric: histogram and CDF (functions/pipeline/distributions.ts). */
+  distributions?: Distribution[];
+  /** Per iperf3 trial: throughput per interval (functions/pipeline/distributions.ts). */
+  series?: Series[];
   [extra: string]: unknown;
 }
 

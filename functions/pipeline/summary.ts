@@ -8,6 +8,7 @@ import { keys } from '../core/keys.js';
 import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
+import { addDistributions } from './distributions.js';
 import { renderCsv, renderMarkdown } from './report.js';
 import { renderHtml } from './report-html.js';
 
@@ -108,6 +109,8 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (manifest.endedAt) summary.endedAt = manifest.endedAt;
     if (manifest.restore) summary.routesRestored = manifest.restore;
   }
+  // Histograms, CDFs, modes and throughput series: three more queries, once per run.
+  await addDistributions(deps, runId, summary);
   if (!paths.some((p) => p.results.some((r) => r.n > 0))) {
     // Nothing was measured: say so, with the likely cause, instead of a table of 100 % loss.
     const attempted = paths.some((p) => p.results.length > 0);

@@ -32,9 +32,12 @@ function makeRun(runId: string, seed: number): Rec[] {
         const trial = 1 + (i % 3);
         const failed = rand() < 0.05;
         let value: number;
-        if (shape === 0) value = 0.2 + rand() * 20; // doubles over two decades
-        else if (shape === 1) value = [0.25, 0.5, 1, 10][Math.floor(rand() * 4)]; // heavy ties, exact powers of 10
-        else if (shape === 2) value = Math.round(rand() * 100) / 10; // includes 0 (left out of bins)
+        if (shape === 0)
+          value = 0.2 + rand() * 20; // doubles over two decades
+        else if (shape === 1)
+          value = [0.25, 0.5, 1, 10][Math.floor(rand() * 4)]; // heavy ties, exact powers of 10
+        else if (shape === 2)
+          value = Math.round(rand() * 100) / 10; // includes 0 (left out of bins)
         else value = 1e8 + Math.floor(rand() * 9e8); // large
         recs.push({
           run_id: runId,

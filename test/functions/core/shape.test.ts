@@ -25,8 +25,13 @@ function mixture(seed: number, n: number, parts: [number, number, number][]): nu
   const z = normal(rand);
   const total = parts.reduce((s, p) => s + p[2], 0);
   return Array.from({ length: n }, () => {
-    let u = rand() * total;
-    const part = parts.find((p) => (u -= p[2]) < 0) ?? parts[parts.length - 1];
+    const u = rand() * total;
+    let acc = 0;
+    const part =
+      parts.find((p) => {
+        acc += p[2];
+        return u < acc;
+      }) ?? parts[parts.length - 1];
     return part[0] * Math.exp(part[1] * z());
   });
 }
@@ -115,8 +120,10 @@ describe('detectModes', () => {
       const shape = seed % 4;
       let values: number[];
       if (shape === 0) values = mixture(seed, n, [[1 + rand() * 10, 0.02 + rand() * 0.6, 1]]);
-      else if (shape === 1) values = Array.from({ length: n }, () => 1 - Math.log(1 - rand())); // shifted exponential
-      else if (shape === 2) values = Array.from({ length: n }, () => 0.5 / (1 - rand()) ** 0.7); // Pareto tail
+      else if (shape === 1)
+        values = Array.from({ length: n }, () => 1 - Math.log(1 - rand())); // shifted exponential
+      else if (shape === 2)
+        values = Array.from({ length: n }, () => 0.5 / (1 - rand()) ** 0.7); // Pareto tail
       else values = Array.from({ length: n }, () => 1 + rand() * 2); // flat
       const { analysis } = modesOf(values);
       if ((analysis?.modes.length ?? 1) !== 1) falseModes += 1;
