@@ -47,12 +47,26 @@ export async function setUpDelayMechanism(b: LabBuilder, want: 'auto' | DelayMec
   return nfqBin;
 }
 
+/**
+ * The helper's argument for one path's queue: `QUEUE:ONE_WAY_US`, half the added round trip per
+ * direction; for a mixed path (all of it on the way to the target) `QUEUE:D1,D2@SHARE`, where
+ * D2 adds the difference between the mix's round trip and the path's.
+ */
+export function queueArg(p: LabPathDef, addedRttUs: number): string {
+  const added = Math.max(0, addedRttUs);
+  if (!p.mix) return `${p.queue}:${(added / 2).toFixed(1)}`;
+  const second = Math.max(0, added + (p.mix.rttMs - p.rttMs) * 1000);
+  return `${p.queue}:${added.toFixed(1)},${second.toFixed(1)}@${p.mix.share}`;
+}
+
 /** Apply the current addedRttUs with the chosen mechanism (restarting helpers for NFQUEUE). */
 export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Promise<void> {
   const added = b.state.delay.addedRttUs;
   if (b.state.delay.mechanism === 'netem') {
     for (const p of b.profile.paths) {
       const us = Math.max(0, Math.round(added[p.id] ?? 0));
+      // netem holds one delay per interface: a mixed path gets its first delay only.
+      if (p.mix) b.log(`path ${p.id}: netem cannot mix two delays; only ${us} µs applied (use the NFQUEUE helper)`);
       await run([
         'tc',
         '-n',
@@ -73,10 +87,10 @@ export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Pr
   }
   if (!nfqBin) throw new LabCommandError('nfq-delay helper is not built');
   for (const [role, queues] of queuesByRole(b.profile)) {
+    // Half per direction: one-way delays stay symmetric like a real long link (queueArg).
     const args = queues.map((q) => {
       const p = b.profile.paths.find((x) => x.queue === q)!;
-      // Half per direction: one-way delays stay symmetric like a real long link.
-      return `${q}:${Math.max(0, (added[p.id] ?? 0) / 2).toFixed(1)}`;
+      return queueArg(p, added[p.id] ?? 0);
     });
     const procRole = `delay-${role}`;
     await b.stopRole(procRole);

@@ -12,6 +12,8 @@
  *                      │                      └── pb-osaka (10.1.1.10; return route via p0/t0)
  * Delays live in the FORWARD chain of the namespace that owns a path (router for A/B/E, the hop
  * namespace for C/D), half per direction, so swapping the route genuinely changes the RTT.
+ * Path F is not one of the seed's: a bimodal path (two delays mixed) to the same host as A,
+ * under another address (10.0.5.10 on pb-a's loopback), for the distribution-shape figures.
  */
 import { TARGET_PORTS, type TargetPorts } from '../functions/core/target-ports.js';
 
@@ -50,7 +52,7 @@ export interface LabNextHop {
 }
 
 export interface LabPathDef {
-  id: 'A' | 'B' | 'C' | 'D' | 'E';
+  id: 'A' | 'B' | 'C' | 'D' | 'E' | 'F';
   label: string;
   /** Namespace that runs the target servers. */
   targetRole: LabRole;
@@ -64,6 +66,17 @@ export interface LabPathDef {
   match: string[][];
   /** Which Tokyo-side next hop must be active for this path (C/D only). */
   nextHop?: 'peering' | 'tgw';
+  /**
+   * Two delays mixed: a `share` (0–1) of the packets take a round trip of `rttMs` instead of
+   * the path's. The whole added delay sits on the way to the target (`match` holds only that
+   * direction), so each round trip takes exactly one of the two delays. NFQUEUE helper only.
+   */
+  mix?: { rttMs: number; share: number };
+  /**
+   * The target address lives on the target namespace's loopback (not on a link), reached by a
+   * host route on the router via that namespace's link address.
+   */
+  loopbackTarget?: boolean;
 }
 
 export interface LabCredits {
@@ -96,7 +109,7 @@ const both = (cidr: string): string[][] => [
   ['-s', cidr],
 ];
 
-/** Seed 000's five paths A–E (docs/lab.md). */
+/** Seed 000's five paths A–E, and the bimodal path F (docs/lab.md). */
 export function seed000Profile(): LabProfile {
   return {
     name: 'seed-000',
@@ -152,6 +165,19 @@ export function seed000Profile(): LabProfile {
         delayRole: 'router',
         queue: 5,
         match: both('10.0.4.0/24'),
+      },
+      {
+        // Not a seed-000 path: plans/lab-bimodal.json measures it (docs/lab.md).
+        id: 'F',
+        label: 'bimodal: 70 % at 2 ms, 30 % at 6 ms (two delays mixed)',
+        targetRole: 'a',
+        targetIp: '10.0.5.10',
+        rttMs: 2,
+        mix: { rttMs: 6, share: 0.3 },
+        loopbackTarget: true,
+        delayRole: 'router',
+        queue: 6,
+        match: [['-d', '10.0.5.10/32']],
       },
     ],
     links: [
@@ -301,6 +327,17 @@ export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv
   // Osaka target address lives on the Osaka namespace's loopback (the "instance" behind its router).
   const osakaTarget = profile.paths.find((p) => p.targetRole === 'osaka')?.targetIp ?? '10.1.1.10';
   cmds.push(['ip', '-n', ns('osaka'), 'addr', 'add', `${osakaTarget}/32`, 'dev', 'lo']);
+  // Targets on a loopback (path F): the address, and the router's host route to it.
+  for (const p of profile.paths.filter((x) => x.loopbackTarget)) {
+    const link = profile.links.find(
+      (l) =>
+        (l.a.role === 'router' && l.b.role === p.targetRole) || (l.b.role === 'router' && l.a.role === p.targetRole),
+    );
+    const end = link && (link.a.role === p.targetRole ? link.a : link.b);
+    if (!end) throw new Error(`no link from the router to ${p.targetRole} for path ${p.id}`);
+    cmds.push(['ip', '-n', ns(p.targetRole), 'addr', 'add', `${p.targetIp}/32`, 'dev', 'lo']);
+    cmds.push(['ip', '-n', ns('router'), 'route', 'add', `${p.targetIp}/32`, 'via', hostOf(end.addr)]);
+  }
   // Default routes towards the Tokyo router for hosts on its side.
   for (const r of ['client', 'a', 'b', 'e'] as LabRole[]) {
     const link = profile.links.find((l) => l.b.role === r || l.a.role === r);

@@ -334,6 +334,8 @@ export interface ResultRow {
   tail?: { p50: number; p95: number; p99: number; p999: number };
   /** Trial-to-trial spread when the probe ran several trials: (max − min) / min of the per-trial p50 and p99, in %. */
   trials?: { count: number; p50_spread_pct: number; p99_spread_pct: number };
+  /** Latency metrics: the distribution's modes (location in the unit, share 0–1), functions/core/shape.ts. */
+  modes?: { at: number; share: number }[];
 }
 
 /** One percentile of a comparison: path − baseline, in % of the baseline, its 95 % interval and verdict. */
@@ -354,6 +356,26 @@ export interface Comparison {
   p50: DiffCell;
   p95: DiffCell;
   p99: DiffCell;
+}
+
+/** One latency distribution: log-spaced histogram bins and nearest-rank CDF points (queries/histogram.sql, cdf.sql). */
+export interface Distribution {
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  bins: { lo: number; hi: number; count: number }[];
+  cdf: { p: number; value: number }[];
+}
+
+/** One iperf3 trial's throughput per interval (queries/series.sql); t in seconds from the trial's start. */
+export interface Series {
+  path: string;
+  probe: string;
+  trial: number;
+  metric: string;
+  unit: string;
+  points: { seq: number; t: number; value: number; flag?: string }[];
 }
 
 export interface SummaryPath {
@@ -392,6 +414,10 @@ export interface Summary {
   paths: SummaryPath[];
   /** Differences between paths per percentile, with intervals and verdicts (functions/pipeline/comparisons.ts). */
   comparisons?: Comparison[];
+  /** Per path, probe and latency metric: histogram and CDF (functions/pipeline/distributions.ts). */
+  distributions?: Distribution[];
+  /** Per iperf3 trial: throughput per interval (functions/pipeline/distributions.ts). */
+  series?: Series[];
   [extra: string]: unknown;
 }
 

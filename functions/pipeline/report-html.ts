@@ -7,52 +7,20 @@ import { BarChart, LineChart } from 'echarts/charts';
 import { GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
-import type { ProbeOverhead, ResultRow, Summary, SummaryPath } from '../core/model.js';
+import type {
+  Comparison,
+  Distribution,
+  ProbeOverhead,
+  ResultRow,
+  Series,
+  Summary,
+  SummaryPath,
+} from '../core/model.js';
 import { fmt, runNotes, unitOf } from './report.js';
 
 echarts.use([BarChart, LineChart, GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent, SVGRenderer]);
 
-// Views of the issue-13 summary fields this page reads (their types live in functions/core/model.ts
-// with the code that computes them; these mirror the contract so the page reads them the same way).
-type Pair = [number, number];
 type Pct = 'p50' | 'p95' | 'p99';
-interface ResultView extends ResultRow {
-  ci95?: Record<Pct, Pair>;
-  tail?: Record<Pct | 'p999', number>;
-  modes?: { at: number; share: number }[];
-  trials?: { count: number; p50_spread_pct: number; p99_spread_pct: number };
-}
-interface DiffCell {
-  diff: number;
-  pct: number;
-  ci95: Pair;
-  verdict: 'faster' | 'slower' | 'no clear difference';
-}
-type Comparison = { path: string; baseline: string; probe: string; metric: string; unit: string } & Record<
-  Pct,
-  DiffCell
->;
-interface Distribution {
-  path: string;
-  probe: string;
-  metric: string;
-  unit: string;
-  bins: { lo: number; hi: number; count: number }[];
-  cdf: { p: number; value: number }[];
-}
-interface SeriesView {
-  path: string;
-  probe: string;
-  trial: number;
-  metric: string;
-  unit: string;
-  points: { seq: number; t: number; value: number; flag?: string }[];
-}
-interface PageSummary {
-  comparisons?: Comparison[];
-  distributions?: Distribution[];
-  series?: SeriesView[];
-}
 
 const PCTS: Pct[] = ['p50', 'p95', 'p99'];
 
@@ -126,7 +94,7 @@ function relativeCharts(cs: Comparison[]): string[] {
 }
 
 /** One CDF chart per probe and metric (a line per path), then one histogram per path with its modes marked. */
-function distributionCharts(ds: Distribution[], results: (path: string, d: Distribution) => ResultView | undefined) {
+function distributionCharts(ds: Distribution[], results: (path: string, d: Distribution) => ResultRow | undefined) {
   const out: string[] = [];
   for (const g of groups(ds)) {
     const k = scale(g[0].metric);
@@ -216,8 +184,8 @@ const FLAG_COLOUR: Record<string, string> = { 'credit-exhausted': '#c8281e', 'at
  * drawn as dots in the flag's colour (the trial's legend entry names its flags), a cliff gets a
  * vertical line where it starts, and the client's baseline bandwidth a dotted level.
  */
-function seriesCharts(ss: SeriesView[], paths: SummaryPath[]): string[] {
-  const byPathProbe = new Map<string, SeriesView[]>();
+function seriesCharts(ss: Series[], paths: SummaryPath[]): string[] {
+  const byPathProbe = new Map<string, Series[]>();
   for (const s of ss) {
     const key = `${s.path}\u0000${s.probe}\u0000${s.metric}`;
     byPathProbe.set(key, [...(byPathProbe.get(key) ?? []), s]);
@@ -307,7 +275,7 @@ function resultsTable(s: Summary): string {
       rows.push(`<tr><th scope="row">${esc(p.id)}</th><td colspan="12" class="bad">${esc(state)}</td></tr>`);
       continue;
     }
-    for (const r of p.results as ResultView[]) {
+    for (const r of p.results as ResultRow[]) {
       const thin = new Set(r.flags.filter((f) => f.startsWith('thin-tail:')).map((f) => f.slice('thin-tail:'.length)));
       const cell = (key: Pct | 'p999', v: number | null) => {
         const ci = key !== 'p999' ? r.ci95?.[key] : undefined;
@@ -425,13 +393,13 @@ figcaption{font-size:.85em;color:#444;max-width:740px}figure.small figcaption{ma
 
 /** A self-contained page (no scripts, no external assets) for people who open reports in a browser. */
 export function renderHtml(s: Summary): string {
-  const page = s as Summary & PageSummary;
+  const page = s;
   const comparisons = page.comparisons ?? [];
   const distributions = page.distributions ?? [];
   const series = page.series ?? [];
   const resultOf = (path: string, d: Distribution) =>
     s.paths.find((p) => p.id === path)?.results.find((r) => r.probe === d.probe && r.metric === d.metric) as
-      | ResultView
+      | ResultRow
       | undefined;
   const notes = [
     ...runNotes(s),

@@ -9,6 +9,7 @@ import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model
 import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
 import { addConfidence } from './comparisons.js';
+import { addDistributions } from './distributions.js';
 import { pathProvenance } from './provenance.js';
 import { renderCsv, renderMarkdown } from './report.js';
 import { renderHtml } from './report-html.js';
@@ -118,6 +119,8 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (manifest.restore) summary.routesRestored = manifest.restore;
   }
   if (comparisons.length > 0) summary.comparisons = comparisons;
+  // Histograms, CDFs, modes and throughput series: three more queries, once per run.
+  await addDistributions(deps, runId, summary);
   if (!paths.some((p) => p.results.some((r) => r.n > 0))) {
     // Nothing was measured: say so, with the likely cause, instead of a table of 100 % loss.
     const attempted = paths.some((p) => p.results.length > 0);

@@ -3,7 +3,10 @@
  *
  * The pathbench lab uses it where the kernel has no tc netem. One process serves several
  * queues inside one network namespace; each queue has its own constant delay, so a FIFO per
- * queue is already sorted by due time (no heap needed). Verdicts are issued from a single
+ * queue is already sorted by due time (no heap needed). A queue may mix two delays
+ * (QUEUE:D1,D2@SHARE): each packet independently takes D2 with probability SHARE, else D1,
+ * and each delay has its own FIFO, so both stay sorted (packets of the two classes reorder,
+ * as on two real paths of different length). Verdicts are issued from a single
  * loop that sleeps with ppoll() until shortly before the earliest due packet (timer slack set
  * to 1 us) and, while only a few packets are held, spins the last 40 us so a late timer
  * wake-up on a busy machine does not lengthen a sub-millisecond delay. No per-packet sleep.
@@ -17,7 +20,7 @@
  * 2-vCPU VM, a helper on the other vCPU than the client adds ~0.18 ms to every handshake (the
  * wake-up of an idle vCPU by IPI), which flips per helper start and is most of path A's RTT.
  *
- * usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] QUEUE:DELAY_US [...]
+ * usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] QUEUE:DELAY_US[,DELAY2_US@SHARE] [...]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -49,12 +52,19 @@ struct held {
   uint64_t due_ns;
 };
 
-struct dqueue {
-  uint16_t num;
-  uint64_t delay_ns;
-  struct nfq_q_handle *qh;
+/* Packets held for one delay, in arrival order (= due order). */
+struct fifo {
   struct held *ring;
   size_t cap, head, len;
+};
+
+struct dqueue {
+  uint16_t num;
+  /* delay_ns[1] applies to a share `share` of the packets (0: a single delay). */
+  uint64_t delay_ns[2];
+  double share;
+  struct nfq_q_handle *qh;
+  struct fifo fifo[2];
   uint64_t packets;
 };
 
@@ -73,7 +83,16 @@ static void on_signal(int sig) {
   stop_flag = 1;
 }
 
-static int push(struct dqueue *q, uint32_t id, uint64_t due) {
+/* xorshift64*: which packets take the second delay; seeded per process, no cryptographic need. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double uniform01(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+static int push(struct fifo *q, uint32_t id, uint64_t due) {
   if (q->len == q->cap) {
     size_t ncap = q->cap ? q->cap * 2 : 4096;
     struct held *n = malloc(ncap * sizeof *n);
@@ -96,7 +115,8 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
   if (!ph) return 0;
   uint32_t id = ntohl(ph->packet_id);
   q->packets++;
-  if (q->delay_ns == 0 || push(q, id, now_ns() + q->delay_ns) != 0) {
+  int cls = q->share > 0 && uniform01() < q->share ? 1 : 0;
+  if (q->delay_ns[cls] == 0 || push(&q->fifo[cls], id, now_ns() + q->delay_ns[cls]) != 0) {
     /* Nothing to wait for (or out of memory): never drop, pass it on now. */
     nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
   }
@@ -105,7 +125,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 
 static size_t held_total(void) {
   size_t n = 0;
-  for (int i = 0; i < nqueues; i++) n += queues[i].len;
+  for (int i = 0; i < nqueues; i++) n += queues[i].fifo[0].len + queues[i].fifo[1].len;
   return n;
 }
 
@@ -114,23 +134,26 @@ static uint64_t release_due(void) {
   uint64_t now = now_ns();
   uint64_t next = 0;
   for (int i = 0; i < nqueues; i++) {
-    struct dqueue *q = &queues[i];
-    while (q->len > 0) {
-      struct held *h = &q->ring[q->head];
-      if (h->due_ns > now) {
-        if (next == 0 || h->due_ns < next) next = h->due_ns;
-        break;
+    for (int c = 0; c < 2; c++) {
+      struct fifo *f = &queues[i].fifo[c];
+      while (f->len > 0) {
+        struct held *h = &f->ring[f->head];
+        if (h->due_ns > now) {
+          if (next == 0 || h->due_ns < next) next = h->due_ns;
+          break;
+        }
+        nfq_set_verdict(queues[i].qh, h->id, NF_ACCEPT, 0, NULL);
+        f->head = (f->head + 1) % f->cap;
+        f->len--;
       }
-      nfq_set_verdict(q->qh, h->id, NF_ACCEPT, 0, NULL);
-      q->head = (q->head + 1) % q->cap;
-      q->len--;
     }
   }
   return next;
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] QUEUE:DELAY_US [...]\n");
+  fprintf(stderr,
+          "usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] QUEUE:DELAY_US[,DELAY2_US@SHARE] [...]\n");
   exit(2);
 }
 
@@ -150,10 +173,15 @@ int main(int argc, char **argv) {
       rcvbuf = (unsigned int)strtoul(argv[++i], NULL, 10);
     } else {
       unsigned int num;
-      double us;
-      if (sscanf(argv[i], "%u:%lf", &num, &us) != 2 || num > 65535 || us < 0 || nqueues >= MAX_QUEUES) usage();
+      double us, us2 = 0, share = 0;
+      int got = sscanf(argv[i], "%u:%lf,%lf@%lf", &num, &us, &us2, &share);
+      if ((got != 2 && got != 4) || num > 65535 || us < 0 || us2 < 0 || share < 0 || share > 1 ||
+          nqueues >= MAX_QUEUES)
+        usage();
       queues[nqueues].num = (uint16_t)num;
-      queues[nqueues].delay_ns = (uint64_t)(us * 1000.0);
+      queues[nqueues].delay_ns[0] = (uint64_t)(us * 1000.0);
+      queues[nqueues].delay_ns[1] = (uint64_t)(us2 * 1000.0);
+      queues[nqueues].share = got == 4 ? share : 0;
       nqueues++;
     }
   }
@@ -174,6 +202,7 @@ int main(int argc, char **argv) {
     if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) perror("warning: SCHED_FIFO");
     mlockall(MCL_CURRENT | MCL_FUTURE);
   }
+  rng_state ^= now_ns() ^ ((uint64_t)getpid() << 32);
   signal(SIGTERM, on_signal);
   signal(SIGINT, on_signal);
 
@@ -208,7 +237,10 @@ int main(int argc, char **argv) {
   setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof one);
 
   fprintf(stderr, "nfq-delay: ready");
-  for (int i = 0; i < nqueues; i++) fprintf(stderr, " %u:%.1fus", queues[i].num, queues[i].delay_ns / 1000.0);
+  for (int i = 0; i < nqueues; i++) {
+    fprintf(stderr, " %u:%.1fus", queues[i].num, queues[i].delay_ns[0] / 1000.0);
+    if (queues[i].share > 0) fprintf(stderr, ",%.1fus@%.3f", queues[i].delay_ns[1] / 1000.0, queues[i].share);
+  }
   fprintf(stderr, "\n");
 
   static char buf[1 << 17] __attribute__((aligned));
@@ -253,10 +285,13 @@ int main(int argc, char **argv) {
   /* Let everything still held go through rather than dropping it on exit. */
   for (int i = 0; i < nqueues; i++) {
     struct dqueue *q = &queues[i];
-    while (q->len > 0) {
-      nfq_set_verdict(q->qh, q->ring[q->head].id, NF_ACCEPT, 0, NULL);
-      q->head = (q->head + 1) % q->cap;
-      q->len--;
+    for (int c = 0; c < 2; c++) {
+      struct fifo *f = &q->fifo[c];
+      while (f->len > 0) {
+        nfq_set_verdict(q->qh, f->ring[f->head].id, NF_ACCEPT, 0, NULL);
+        f->head = (f->head + 1) % f->cap;
+        f->len--;
+      }
     }
     nfq_destroy_queue(q->qh);
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { queueArg } from '../../lab/delay.js';
 import { resolveClient } from '../../lab/lab.js';
 import { connectStats } from '../../lab/measure.js';
 import {
@@ -18,7 +19,7 @@ describe('lab topology (seed-000)', () => {
   const ours = new Set(allNamespaces(prefix));
 
   it('reproduces the seed 000 latency ladder', () => {
-    expect(profile.paths.map((p) => [p.id, p.rttMs])).toEqual([
+    expect(profile.paths.filter((p) => p.id !== 'F').map((p) => [p.id, p.rttMs])).toEqual([
       ['A', 0.21],
       ['B', 1.65],
       ['C', 8.89],
@@ -68,6 +69,28 @@ describe('lab topology (seed-000)', () => {
     expect(d[1]).toBe(0); // base already above the target: never negative
     expect(d[2]).toBe(800); // (1.65 - 0.05) / 2 ms
     expect(d[3]).toBe(4445);
+  });
+
+  it('adds a bimodal path F beside the ladder: two delays mixed on the way to a loopback address of pb-a', () => {
+    const f = profile.paths.find((p) => p.id === 'F')!;
+    expect(f).toMatchObject({ rttMs: 2, mix: { rttMs: 6, share: 0.3 }, targetRole: 'a', delayRole: 'router' });
+    const cmds = buildTopologyCommands(prefix, profile).map((c) => c.join(' '));
+    expect(cmds).toContain('ip -n pb-tu-a addr add 10.0.5.10/32 dev lo');
+    expect(cmds).toContain('ip -n pb-tu-router route add 10.0.5.10/32 via 10.0.2.10');
+    // one direction only, and not caught by path A's rules (10.0.2.0/24)
+    const rules = buildDelayRuleCommands(prefix, profile).map((c) => c.join(' '));
+    expect(rules.filter((r) => r.includes('--queue-num 6'))).toEqual([
+      'ip netns exec pb-tu-router iptables -A FORWARD -d 10.0.5.10/32 -j NFQUEUE --queue-num 6 --queue-bypass',
+    ]);
+  });
+
+  it('gives the helper half the added round trip per direction, or both delays of a mix', () => {
+    const a = profile.paths.find((p) => p.id === 'A')!;
+    const f = profile.paths.find((p) => p.id === 'F')!;
+    expect(queueArg(a, 150)).toBe('1:75.0');
+    expect(queueArg(a, -5)).toBe('1:0.0');
+    // 1.9 ms added for the 2 ms round trip; the 30 % take 4 ms more (6 ms)
+    expect(queueArg(f, 1900)).toBe('6:1900.0,5900.0@0.3');
   });
 
   it('rejects an unknown profile with a one-line error', () => {
