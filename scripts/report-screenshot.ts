@@ -1,6 +1,8 @@
 /**
- * docs/report.png: the top of summary.html for the hand-made full summary
- * (test/fixtures/summary-full.json), as Chromium shows it. Run: npx tsx scripts/report-screenshot.ts
+ * docs/report.png: the top of summary.html, as Chromium shows it, for a run's summary.json
+ * (the README's picture is a real lab run: `npm start`, then
+ * `npx tsx scripts/report-screenshot.ts .pathbench/reports/run=<id>/summary.json`), or, with no
+ * argument, for the hand-made full summary (test/fixtures/summary-full.json).
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +18,8 @@ const browser = await chromium.launch({
   args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
 });
 try {
-  const summary = JSON.parse(await readFile(join(root, 'test/fixtures/summary-full.json'), 'utf8'));
+  const source = process.argv[2] ?? join(root, 'test/fixtures/summary-full.json');
+  const summary = JSON.parse(await readFile(source, 'utf8'));
   const file = join(dir, 'summary.html');
   await writeFile(file, renderHtml(summary));
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 1 });
