@@ -9,7 +9,7 @@
  * fresh clone needs no build step and a stale agent never reaches a fleet.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,7 +74,7 @@ export function staleReason(): string | undefined {
 export function ensureAgentBundle(opts: { force?: boolean; log?: (line: string) => void } = {}): BundleResult {
   const version = agentVersion();
   const reason = opts.force ? 'requested' : staleReason();
-  if (!reason) return { path: AGENT_BUNDLE, sizeKiB: sizeKiB(readFileSync(AGENT_BUNDLE).length), version };
+  if (!reason) return { path: AGENT_BUNDLE, sizeKiB: sizeKiB(statSync(AGENT_BUNDLE).size), version };
   const result = buildSync({
     absWorkingDir: ROOT,
     entryPoints: [ENTRY],

@@ -259,21 +259,6 @@ export function targetRoles(profile: LabProfile): LabRole[] {
 }
 
 /** Helper delay (µs, one direction) per queue, from target RTTs minus the measured base RTT. */
-export type QueueDelays = Record<number, number>;
-
-/**
- * One-way delay per queue: half of (target RTT − base RTT of the path without added delay),
- * never negative. `baseMs` is per path id (what the veth hops and the queue hand-off cost).
- */
-export function queueDelays(profile: LabProfile, baseMs: Partial<Record<LabPathDef['id'], number>>): QueueDelays {
-  const out: QueueDelays = {};
-  for (const p of profile.paths) {
-    const base = baseMs[p.id] ?? 0;
-    out[p.queue] = Math.max(0, Math.round(((p.rttMs - base) * 1000) / 2));
-  }
-  return out;
-}
-
 /** Queues grouped by the namespace that applies them. */
 export function queuesByRole(profile: LabProfile): Map<LabRole, number[]> {
   const m = new Map<LabRole, number[]>();

@@ -33,12 +33,7 @@ import type {
 } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
-
-type Row = Record<string, unknown>;
-
-/** One group of samples: (path, probe, metric, unit). */
-const groupKey = (path: unknown, probe: unknown, metric: unknown, unit: unknown) =>
-  JSON.stringify([String(path), String(probe), String(metric), String(unit)]);
+import { groupKey, type Row, rowKey } from './query-rows.js';
 
 /** The ranks a group of n successful samples needs: the intervals' and the spreads' neighbours. */
 interface GroupRanks {
@@ -82,7 +77,7 @@ export async function valuesAroundPercentiles(
   const rows = await deps.query.query(loadQuery('percentile_windows'), [runId], `percentile-windows-${runId}`);
   const out = new Map<string, RankRuns>();
   for (const r of rows) {
-    const key = groupKey(r.path, r.probe, r.metric, r.unit);
+    const key = rowKey(r);
     if (!out.has(key)) out.set(key, []);
     out.get(key)?.push([Number(r.first_rank), Number(r.last_rank), Number(r.value)]);
   }
@@ -100,7 +95,7 @@ export async function valuesAroundPercentiles(
 /** Per group with several trials: the row of queries/trial_spread.sql. */
 export async function trialSpreads(deps: Pick<Deps, 'query'>, runId: string): Promise<Map<string, Row>> {
   const rows = await deps.query.query(loadQuery('trial_spread'), [runId], `trial-spread-${runId}`);
-  return new Map(rows.map((r) => [groupKey(r.path, r.probe, r.metric, r.unit), r]));
+  return new Map(rows.map((r) => [rowKey(r), r]));
 }
 
 /** A result's percentile with its sampling-spread bounds, for a difference. */
@@ -151,7 +146,7 @@ export async function addConfidence(
   // Independent of each other: on Athena they run side by side.
   const [values, spreads] = await Promise.all([valuesAroundPercentiles(deps, runId), trialSpreads(deps, runId)]);
 
-  const kinds = new Map(groups.map((r) => [groupKey(r.path, r.probe, r.metric, r.unit), r.kind as string | null]));
+  const kinds = new Map(groups.map((r) => [rowKey(r), r.kind as string | null]));
   const estimates = new Map<string, Spreads>();
   for (const p of paths) {
     for (const result of p.results) {

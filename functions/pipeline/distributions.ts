@@ -9,21 +9,7 @@ import type { Distribution, ResultRow, Series, Summary, SummaryPath } from '../c
 import { contiguousBins, detectModes, LATENCY_METRICS, meanInValley } from '../core/shape.js';
 import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
-
-type Row = Record<string, unknown>;
-
-const groupKey = (r: Row) => `${r.path}\u0000${r.probe}\u0000${r.metric}\u0000${r.unit}`;
-
-function groupRows(rows: Row[], key: (r: Row) => string): Map<string, Row[]> {
-  const m = new Map<string, Row[]>();
-  for (const r of rows) {
-    const k = key(r);
-    const list = m.get(k);
-    if (list) list.push(r);
-    else m.set(k, [r]);
-  }
-  return m;
-}
+import { groupRows, rowKey } from './query-rows.js';
 
 /** A figure for a note: 3 significant digits, in the metric's unit. */
 function fig(v: number, unit: string): string {
@@ -56,20 +42,21 @@ export function shapeNotes(
  * the same run, and add shape notes to its paths. Runs each of the three queries once.
  */
 export async function addDistributions(deps: Pick<Deps, 'query'>, runId: string, summary: Summary): Promise<void> {
-  const [histRows, cdfRows, seriesRows] = [
-    await deps.query.query(loadQuery('histogram'), [runId], `histogram-${runId}`),
-    await deps.query.query(loadQuery('cdf'), [runId], `cdf-${runId}`),
-    await deps.query.query(loadQuery('series'), [runId], `series-${runId}`),
-  ];
+  // Independent of each other: on Athena they run side by side.
+  const [histRows, cdfRows, seriesRows] = await Promise.all([
+    deps.query.query(loadQuery('histogram'), [runId], `histogram-${runId}`),
+    deps.query.query(loadQuery('cdf'), [runId], `cdf-${runId}`),
+    deps.query.query(loadQuery('series'), [runId], `series-${runId}`),
+  ]);
   const paths = new Map<string, SummaryPath>(summary.paths.map((p) => [p.id, p]));
   const cdfs = groupRows(
     cdfRows.filter((r) => LATENCY_METRICS.has(String(r.metric))),
-    groupKey,
+    rowKey,
   );
   const distributions: Distribution[] = [];
   for (const rows of groupRows(
     histRows.filter((r) => LATENCY_METRICS.has(String(r.metric))),
-    groupKey,
+    rowKey,
   ).values()) {
     const first = rows[0];
     const sp = paths.get(String(first.path));
@@ -81,7 +68,7 @@ export async function addDistributions(deps: Pick<Deps, 'query'>, runId: string,
       metric: String(first.metric),
       unit: String(first.unit),
       bins,
-      cdf: (cdfs.get(groupKey(first)) ?? []).map((c) => ({ p: Number(c.p), value: Number(c.value) })),
+      cdf: (cdfs.get(rowKey(first)) ?? []).map((c) => ({ p: Number(c.p), value: Number(c.value) })),
     });
     const result = sp.results.find(
       (x) => x.probe === first.probe && x.metric === first.metric && x.unit === first.unit,
@@ -96,7 +83,7 @@ export async function addDistributions(deps: Pick<Deps, 'query'>, runId: string,
   if (distributions.length) summary.distributions = distributions;
 
   const series: Series[] = [];
-  for (const rows of groupRows(seriesRows, (r) => `${groupKey(r)}\u0000${r.trial}`).values()) {
+  for (const rows of groupRows(seriesRows, (r) => `${rowKey(r)}|${r.trial}`).values()) {
     const first = rows[0];
     if (!paths.has(String(first.path))) continue;
     series.push({

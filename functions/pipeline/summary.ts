@@ -11,10 +11,10 @@ import { loadQuery } from '../sql.js';
 import { addConfidence } from './comparisons.js';
 import { addDistributions } from './distributions.js';
 import { pathProvenance } from './provenance.js';
+import type { Row } from './query-rows.js';
 import { renderCsv, renderMarkdown } from './report.js';
 import { renderHtml } from './report-html.js';
 
-type Row = Record<string, unknown>;
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** Final status of a run from its manifest. */
@@ -37,8 +37,10 @@ export function formatFlag(flag: string, row: Row): string {
 export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
   const manifestText = await deps.store.getText(keys.manifest(runId));
   const manifest = manifestText ? (JSON.parse(manifestText) as RunManifest) : undefined;
-  const rows = await deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`);
-  const flagRows = await deps.query.query(loadQuery('flags'), [runId], `flags-${runId}`);
+  const [rows, flagRows] = await Promise.all([
+    deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`),
+    deps.query.query(loadQuery('flags'), [runId], `flags-${runId}`),
+  ]);
 
   const byPath = new Map<string, ResultRow[]>();
   const figures = (r: Row) => ({

@@ -8,7 +8,6 @@ import {
   buildDelayRuleCommands,
   buildTopologyCommands,
   labProfile,
-  queueDelays,
   seed000Profile,
   tcRateBps,
 } from '../../lab/topology.js';
@@ -62,13 +61,6 @@ describe('lab topology (seed-000)', () => {
     );
     expect(rules).toContain('ip netns exec pb-tu-tgw iptables -A FORWARD -j NFQUEUE --queue-num 4 --queue-bypass');
     expect(rules.every((r) => r.endsWith('--queue-bypass'))).toBe(true);
-  });
-
-  it('splits the missing round trip into one-way queue delays', () => {
-    const d = queueDelays(profile, { A: 0.3, B: 0.05 });
-    expect(d[1]).toBe(0); // base already above the target: never negative
-    expect(d[2]).toBe(800); // (1.65 - 0.05) / 2 ms
-    expect(d[3]).toBe(4445);
   });
 
   it('adds a bimodal path F beside the ladder: two delays mixed on the way to a loopback address of pb-a', () => {
