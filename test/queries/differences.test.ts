@@ -1,15 +1,10 @@
-/**
- * queries/differences.sql on the real DuckDB engine: every pair's percentiles, difference and %
- * equal to an independent sort in JavaScript, and to the summary's comparisons (the report).
- */
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nearestRank } from '../../functions/core/stats.js';
 import { buildSummary } from '../../functions/pipeline/summary.js';
 import { loadQuery } from '../../functions/sql.js';
 import { DirStore } from '../../local/dir-store.js';
-import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
-import { comparisonRun, sortedValues, tempDataDir, writeSamples } from '../helpers/samples.js';
+import { duckDbOver } from '../helpers/duckdb.js';
+import { comparisonRun, sortedValues } from '../helpers/samples.js';
 
 type Rec = Record<string, unknown>;
 type Group = { path: string; probe: string; metric: string; unit: string };
@@ -57,22 +52,12 @@ function expectedRows(records: Rec[]): Rec[] {
 }
 
 describe('queries/differences.sql on DuckDB', () => {
-  let dir: string;
-  let engine: DuckDbQueryEngine;
   const records = comparisonRun('run-d', 8);
 
-  beforeAll(async () => {
-    dir = await tempDataDir('differences');
-    await writeSamples(dir, [...records, ...comparisonRun('other-run', 9)]);
-    engine = await DuckDbQueryEngine.open(dir);
-  });
-  afterAll(async () => {
-    engine?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const db = duckDbOver('differences', () => [...records, ...comparisonRun('other-run', 9)]);
 
   it('equals an independent computation for every ordered pair of paths, itself included', async () => {
-    const rows = await engine.query(loadQuery('differences'), ['run-d'], 'differences');
+    const rows = await db.engine.query(loadQuery('differences'), ['run-d'], 'differences');
     expect(rows).toStrictEqual(expectedRows(records));
     const self = rows.filter((r) => r.path === r.baseline);
     expect(self.length).toBeGreaterThan(0);
@@ -82,8 +67,8 @@ describe('queries/differences.sql on DuckDB', () => {
   });
 
   it('gives the summary’s differences and percentages exactly', async () => {
-    const rows = await engine.query(loadQuery('differences'), ['run-d'], 'differences');
-    const summary = await buildSummary({ store: new DirStore(dir), query: engine }, 'run-d');
+    const rows = await db.engine.query(loadQuery('differences'), ['run-d'], 'differences');
+    const summary = await buildSummary({ store: new DirStore(db.dir), query: db.engine }, 'run-d');
     const comparisons = summary.comparisons ?? [];
     // no manifest: every other path against the first (by id), comparable units only
     expect(new Set(comparisons.map((c) => `${c.path}-${c.baseline}`))).toEqual(new Set(['B-A', 'C-A', 'single-A']));

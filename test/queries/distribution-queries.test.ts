@@ -1,13 +1,7 @@
-/**
- * queries/histogram.sql, queries/cdf.sql and queries/series.sql through the real DuckDB engine
- * over real JSONL files, held against independent computations in JavaScript (sorting,
- * Math.log10, grouping by hand): counts, ranks and values must be equal.
- */
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadQuery } from '../../functions/sql.js';
-import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
-import { prng, tempDataDir, writeSamples } from '../helpers/samples.js';
+import { duckDbOver } from '../helpers/duckdb.js';
+import { prng } from '../helpers/samples.js';
 
 type Rec = Record<string, unknown>;
 const RUN = 'run-2026.12.01T00:00';
@@ -78,23 +72,13 @@ function goodGroups(recs: Rec[]): Map<string, number[]> {
 }
 
 describe('distribution queries on DuckDB', () => {
-  let dir: string;
-  let engine: DuckDbQueryEngine;
   const selected = makeRun(RUN, 1);
   const other = makeRun('other-run', 2);
 
-  beforeAll(async () => {
-    dir = await tempDataDir('shape');
-    await writeSamples(dir, [...selected, ...other]);
-    engine = await DuckDbQueryEngine.open(dir);
-  });
-  afterAll(async () => {
-    engine?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const db = duckDbOver('shape', () => [...selected, ...other]);
 
   it('histogram.sql: the bins and counts of an independent log10 binning, n and mean per group', async () => {
-    const rows = (await engine.query(loadQuery('histogram'), [RUN], 'histogram')) as Rec[];
+    const rows = (await db.engine.query(loadQuery('histogram'), [RUN], 'histogram')) as Rec[];
     const expected: Rec[] = [];
     const groups = goodGroups(selected);
     for (const key of [...groups.keys()].sort()) {
@@ -131,7 +115,7 @@ describe('distribution queries on DuckDB', () => {
   });
 
   it('cdf.sql: the nearest-rank value at p = 0.01 … 1.00 (+ 0.999 from n = 1000) of an independent sort', async () => {
-    const rows = (await engine.query(loadQuery('cdf'), [RUN], 'cdf')) as Rec[];
+    const rows = (await db.engine.query(loadQuery('cdf'), [RUN], 'cdf')) as Rec[];
     const expected: Rec[] = [];
     const groups = goodGroups(selected);
     for (const key of [...groups.keys()].sort()) {
@@ -155,7 +139,7 @@ describe('distribution queries on DuckDB', () => {
   });
 
   it('series.sql: every successful iperf3 throughput interval per trial, with its time and flag', async () => {
-    const rows = (await engine.query(loadQuery('series'), [RUN], 'series')) as Rec[];
+    const rows = (await db.engine.query(loadQuery('series'), [RUN], 'series')) as Rec[];
     const good = selected.filter((r) => r.kind === 'iperf3' && r.ok === true && r.value !== null);
     const start = new Map<string, number>();
     for (const r of good) {
@@ -187,6 +171,6 @@ describe('distribution queries on DuckDB', () => {
 
   it('return nothing for an unknown run', async () => {
     for (const q of ['histogram', 'cdf', 'series'])
-      expect(await engine.query(loadQuery(q), ['no-such-run'], q)).toEqual([]);
+      expect(await db.engine.query(loadQuery(q), ['no-such-run'], q)).toEqual([]);
   });
 });

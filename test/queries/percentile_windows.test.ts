@@ -4,12 +4,13 @@
  * and every rank the intervals read present.
  */
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INTERVAL_PERCENTILES, neededRanks, rankWindow } from '../../functions/core/confidence.js';
 import { nearestRankIndex } from '../../functions/core/stats.js';
 import { valueInRuns } from '../../functions/pipeline/comparisons.js';
 import { loadQuery } from '../../functions/sql.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { duckDbOver } from '../helpers/duckdb.js';
 import { comparisonRun, prng, sortedValues, tempDataDir, writeSamples } from '../helpers/samples.js';
 
 type Rec = Record<string, unknown>;
@@ -59,30 +60,20 @@ function expectedRows(records: Rec[]): Rec[] {
 }
 
 describe('queries/percentile_windows.sql on DuckDB', () => {
-  let dir: string;
-  let engine: DuckDbQueryEngine;
   const records = comparisonRun('run-w', 5);
   const other = comparisonRun('other-run', 6);
 
-  beforeAll(async () => {
-    dir = await tempDataDir('windows');
-    await writeSamples(dir, [...records, ...other]);
-    engine = await DuckDbQueryEngine.open(dir);
-  });
-  afterAll(async () => {
-    engine?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const db = duckDbOver('windows', () => [...records, ...other]);
 
   it('equals the windows of an independent sort, row for row, for the selected run only', async () => {
-    const rows = await engine.query(loadQuery('percentile_windows'), ['run-w'], 'windows');
+    const rows = await db.engine.query(loadQuery('percentile_windows'), ['run-w'], 'windows');
     expect(rows).toStrictEqual(expectedRows(records));
     expect(rows.some((r) => Number(r.last_rank) > Number(r.first_rank))).toBe(true); // ties were exercised
     expect(rows.some((r) => r.path === 'dead')).toBe(false); // no successful sample, no window
   });
 
   it('holds the value at every rank an interval reads, exactly sorted[rank - 1]', async () => {
-    const rows = await engine.query(loadQuery('percentile_windows'), ['run-w'], 'windows');
+    const rows = await db.engine.query(loadQuery('percentile_windows'), ['run-w'], 'windows');
     for (const key of new Set(rows.map((r) => JSON.stringify([r.path, r.probe, r.metric, r.unit])))) {
       const [path, probe, metric, unit] = JSON.parse(key) as string[];
       const runs = rows

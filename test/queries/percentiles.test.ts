@@ -3,10 +3,11 @@
  * independent sort-in-JavaScript computation in stats.ts — every number must be equal.
  */
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nearestRank, nearestRankIndex, type PercentileRow, summarizeSamples } from '../../functions/core/stats.js';
 import { loadQuery } from '../../functions/sql.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { duckDbOver } from '../helpers/duckdb.js';
 import { prng, tempDataDir, writeSamples } from '../helpers/samples.js';
 
 type Rec = Record<string, unknown>;
@@ -148,23 +149,17 @@ function edgeGroups(runId: string): Rec[] {
 }
 
 describe('queries/percentiles.sql on DuckDB', () => {
-  let dir: string;
-  let engine: DuckDbQueryEngine;
   const selected = [...makeRun('run-2024.01.01T00:00', 1), ...edgeGroups('run-2024.01.01T00:00')];
   const other = makeRun('other-run', 2);
 
-  beforeAll(async () => {
-    dir = await tempDataDir('pct');
-    await writeSamples(dir, [...selected, ...other]);
-    engine = await DuckDbQueryEngine.open(dir);
-  });
-  afterAll(async () => {
-    engine?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const db = duckDbOver('pct', () => [...selected, ...other]);
 
   it('equals the JS computation exactly, for the selected run only', async () => {
-    const sqlRows = (await engine.query(loadQuery('percentiles'), ['run-2024.01.01T00:00'], 'percentiles')) as unknown;
+    const sqlRows = (await db.engine.query(
+      loadQuery('percentiles'),
+      ['run-2024.01.01T00:00'],
+      'percentiles',
+    )) as unknown;
     const jsRows: PercentileRow[] = summarizeSamples(selected as never, { runId: 'run-2024.01.01T00:00' });
     // Every group of the selected run, the other run's data mixed in the same directory ignored.
     expect(jsRows.length).toBe(9 + 3 + 3 + 2);
@@ -198,7 +193,7 @@ describe('queries/percentiles.sql on DuckDB', () => {
   });
 
   it('loss counts failed samples and percentiles skip them', async () => {
-    const rows = (await engine.query(loadQuery('percentiles'), ['run-2024.01.01T00:00'], 'percentiles')) as Rec[];
+    const rows = (await db.engine.query(loadQuery('percentiles'), ['run-2024.01.01T00:00'], 'percentiles')) as Rec[];
     const dead = rows.find((r) => r.probe === 'dead');
     expect(dead).toMatchObject({ n: 0, failed: 5, total: 5, loss: 1, p50: null, p999: null, max: null });
     const mixedAll = rows.find((r) => r.probe === 'mixed' && r.subset === 'all');
@@ -206,7 +201,7 @@ describe('queries/percentiles.sql on DuckDB', () => {
   });
 
   it('adds an unflagged subset only where a flag occurs, even when every row is flagged', async () => {
-    const rows = (await engine.query(loadQuery('percentiles'), ['run-2024.01.01T00:00'], 'percentiles')) as Rec[];
+    const rows = (await db.engine.query(loadQuery('percentiles'), ['run-2024.01.01T00:00'], 'percentiles')) as Rec[];
     const subsets = (probe: string, pathId = 'edge') =>
       rows.filter((r) => r.path === pathId && r.probe === probe).map((r) => `${r.metric}/${r.subset}`);
     expect(subsets('dead')).toEqual(['connect_rtt_ms/all']);
@@ -220,7 +215,7 @@ describe('queries/percentiles.sql on DuckDB', () => {
   });
 
   it('returns no rows for an unknown run', async () => {
-    expect(await engine.query(loadQuery('percentiles'), ['no-such-run'], 'percentiles')).toEqual([]);
+    expect(await db.engine.query(loadQuery('percentiles'), ['no-such-run'], 'percentiles')).toEqual([]);
   });
 
   it('agrees on many random runs of random sizes', async () => {

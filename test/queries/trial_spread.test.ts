@@ -1,15 +1,10 @@
-/**
- * queries/trial_spread.sql on the real DuckDB engine: per-trial nearest-rank p50 and p99 and
- * their spread equal to an independent sort in JavaScript, and to the summary's `trials`.
- */
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nearestRank } from '../../functions/core/stats.js';
 import { buildSummary } from '../../functions/pipeline/summary.js';
 import { loadQuery } from '../../functions/sql.js';
 import { DirStore } from '../../local/dir-store.js';
-import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
-import { comparisonRun, sortedValues, tempDataDir, writeSamples } from '../helpers/samples.js';
+import { duckDbOver } from '../helpers/duckdb.js';
+import { comparisonRun, sortedValues } from '../helpers/samples.js';
 
 type Rec = Record<string, unknown>;
 
@@ -51,22 +46,12 @@ function expectedRows(records: Rec[]): Rec[] {
 }
 
 describe('queries/trial_spread.sql on DuckDB', () => {
-  let dir: string;
-  let engine: DuckDbQueryEngine;
   const records = comparisonRun('run-t', 10);
 
-  beforeAll(async () => {
-    dir = await tempDataDir('trial-spread');
-    await writeSamples(dir, [...records, ...comparisonRun('other-run', 11)]);
-    engine = await DuckDbQueryEngine.open(dir);
-  });
-  afterAll(async () => {
-    engine?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const db = duckDbOver('trial-spread', () => [...records, ...comparisonRun('other-run', 11)]);
 
   it('equals an independent per-trial computation; single-trial probes have no row', async () => {
-    const rows = await engine.query(loadQuery('trial_spread'), ['run-t'], 'trial-spread');
+    const rows = await db.engine.query(loadQuery('trial_spread'), ['run-t'], 'trial-spread');
     expect(rows).toStrictEqual(expectedRows(records));
     expect(rows.map((r) => `${r.path}/${r.probe}/${r.metric}`)).toEqual([
       'A/http/http_latency_ms',
@@ -82,8 +67,8 @@ describe('queries/trial_spread.sql on DuckDB', () => {
   });
 
   it('gives the summary’s trial spreads exactly', async () => {
-    const rows = await engine.query(loadQuery('trial_spread'), ['run-t'], 'trial-spread');
-    const summary = await buildSummary({ store: new DirStore(dir), query: engine }, 'run-t');
+    const rows = await db.engine.query(loadQuery('trial_spread'), ['run-t'], 'trial-spread');
+    const summary = await buildSummary({ store: new DirStore(db.dir), query: db.engine }, 'run-t');
     let seen = 0;
     for (const p of summary.paths)
       for (const r of p.results) {

@@ -4,7 +4,7 @@
  * itself), the probes' own cost in the verdict, and two extra queries per run, never per group.
  */
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   differenceInterval,
   type Estimate,
@@ -19,8 +19,8 @@ import { comparePairs, overheadNoise, valueInRuns } from '../../../functions/pip
 import { buildSummary } from '../../../functions/pipeline/summary.js';
 import type { QueryEngine } from '../../../functions/ports.js';
 import { DirStore } from '../../../local/dir-store.js';
-import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
-import { comparisonRun, sortedValues, tempDataDir, writeSamples } from '../../helpers/samples.js';
+import { duckDbOver } from '../../helpers/duckdb.js';
+import { comparisonRun, sortedValues } from '../../helpers/samples.js';
 
 const RUN = 'run-c';
 const records = comparisonRun(RUN, 21);
@@ -56,19 +56,11 @@ function counting(engine: QueryEngine): { query: QueryEngine; labels: string[] }
 }
 
 describe('confidence and comparisons in the summary', () => {
-  let dir: string;
-  let engine: DuckDbQueryEngine;
   let store: DirStore;
 
-  beforeAll(async () => {
-    dir = await tempDataDir('comparisons');
-    await writeSamples(dir, records);
-    engine = await DuckDbQueryEngine.open(dir);
-    store = new DirStore(dir);
-  });
-  afterAll(async () => {
-    engine?.close();
-    await rm(dir, { recursive: true, force: true });
+  const db = duckDbOver('comparisons', () => records);
+  beforeAll(() => {
+    store = new DirStore(db.dir);
   });
 
   const estimate = (path: string, probe: string, metric: string, unit: string, perMille: number): Estimate => {
@@ -81,7 +73,7 @@ describe('confidence and comparisons in the summary', () => {
 
   it('fills ci95, tail and thin-tail flags from an independent sort, with two extra queries per run', async () => {
     await store.put(keys.manifest(RUN), JSON.stringify(manifest()));
-    const q = counting(engine);
+    const q = counting(db.engine);
     const s = await buildSummary({ store, query: q.query }, RUN);
     expect(q.labels.filter((l) => l.startsWith('percentile-windows'))).toHaveLength(1);
     expect(q.labels.filter((l) => l.startsWith('trial-spread'))).toHaveLength(1);
@@ -124,7 +116,7 @@ describe('confidence and comparisons in the summary', () => {
         ]),
       ),
     );
-    const s = await buildSummary({ store, query: engine }, RUN);
+    const s = await buildSummary({ store, query: db.engine }, RUN);
     const cs = s.comparisons ?? [];
     // B − A: http and tcp-connect (B ran no iperf3); A − A: every comparable metric; nothing against a dead path
     expect(cs.map((c) => `${c.path}-${c.baseline}:${c.probe}/${c.metric}`)).toEqual([
@@ -155,20 +147,20 @@ describe('confidence and comparisons in the summary', () => {
   it('calls a difference within the probes’ own cost no clear difference', async () => {
     const m = manifest([{ path: 'B', baseline: 'A' }]);
     await store.put(keys.manifest(RUN), JSON.stringify(m));
-    const plain = (await buildSummary({ store, query: engine }, RUN)).comparisons?.[0];
+    const plain = (await buildSummary({ store, query: db.engine }, RUN)).comparisons?.[0];
     expect(plain?.p50.verdict).toBe('slower');
     // the http probe's own p50 cost larger than the difference (in µs; the metric is in ms)
     const cost = Math.ceil(Math.abs(plain?.p50.diff ?? 0) * 1000) + 1;
     m.paths[1].probe_overhead_us = { http: { p50_us: cost, p99_us: 1, n: 100, method: 'test' } };
     await store.put(keys.manifest(RUN), JSON.stringify(m));
-    const noisy = (await buildSummary({ store, query: engine }, RUN)).comparisons?.[0];
+    const noisy = (await buildSummary({ store, query: db.engine }, RUN)).comparisons?.[0];
     expect(noisy?.p50.verdict).toBe('no clear difference');
     expect(noisy?.p50.diff).toBe(plain?.p50.diff);
   });
 
   it('without a manifest compares every other path (by id) with the first', async () => {
-    await rm(`${dir}/${keys.manifest(RUN)}`);
-    const s = await buildSummary({ store, query: engine }, RUN);
+    await rm(`${db.dir}/${keys.manifest(RUN)}`);
+    const s = await buildSummary({ store, query: db.engine }, RUN);
     expect([...new Set(s.comparisons?.map((c) => `${c.path}-${c.baseline}`))]).toEqual(['B-A', 'C-A', 'single-A']);
   });
 });
