@@ -91,6 +91,8 @@ export interface RunMachineOptions {
   definition?: AslDefinition;
   /** Wait state name → milliseconds (fake time in tests). */
   waitTimeOverrides?: Record<string, number>;
+  /** Task state name → milliseconds between Retry attempts (fake time in tests). */
+  retryIntervalOverrides?: Record<string, number>;
   onEvent?: (e: ExecutionEvent) => void;
 }
 
@@ -122,7 +124,11 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
   const execution = machine.run(
     opts.input as never,
     {
-      overrides: { taskResourceLocalHandlers: handlers, waitTimeOverrides: opts.waitTimeOverrides },
+      overrides: {
+        taskResourceLocalHandlers: handlers,
+        waitTimeOverrides: opts.waitTimeOverrides,
+        retryIntervalOverrides: opts.retryIntervalOverrides,
+      },
       context: { Execution: { Name: opts.runId, StartTime: startedAt, Input: opts.input } },
     } as never,
   );

@@ -31,32 +31,52 @@ import { loadResolvedPlan } from './validate.js';
 /** Upper bounds of the poll loops: the state machine never waits forever. */
 export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
 
+/** What BeginPath tells the state machine: a client that is not running is started even when the path does not ask for a reboot. */
+export interface BeginOutput {
+  clientRunning: boolean;
+}
+
 /**
  * Mark the path running and record the client's network facts (instance type, AZ id, baseline
  * and peak bandwidth: `client` in the manifest; CollectOutput flags trials at the baseline with
  * them). Facts the fleet cannot give are a note, never a failed path: they describe the
- * measurement, they are not part of it.
+ * measurement, they are not part of it. Also looks at the client's state: after a start that
+ * failed (no capacity) the client stays stopped, and a `reboot: false` path would only fail at
+ * SendProbe — `clientRunning: false` makes the state machine start it first.
  */
-export async function beginPath(deps: Deps, ref: PathRef): Promise<void> {
+export async function beginPath(deps: Deps, ref: PathRef): Promise<BeginOutput> {
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
   let client: ClientNetwork | undefined;
-  let failure: string | undefined;
+  const notes: string[] = [];
   try {
     client = await deps.fleet.network(path.client);
   } catch (e) {
-    failure = `client network facts (instance type, baseline / peak bandwidth) unavailable: ${errorMessage(e)}`;
+    notes.push(`client network facts (instance type, baseline / peak bandwidth) unavailable: ${errorMessage(e)}`);
     deps.log.warn('client network facts unavailable', { ...ref, error: errorMessage(e) });
+  }
+  let clientRunning = true;
+  try {
+    const info = await deps.fleet.describe(path.client);
+    clientRunning = info.state === 'running';
+    if (!clientRunning && !path.reboot)
+      notes.push(
+        `client ${path.client.instanceId} was ${info.state} when the path began (an earlier start failed?): started before probing although the path asks for no reboot`,
+      );
+  } catch (e) {
+    // Unknown state: go on as planned; SendProbe reports a client that cannot take the command.
+    deps.log.warn('client state unavailable', { ...ref, error: errorMessage(e) });
   }
   await updateManifest(deps.store, ref.runId, (m) => {
     const p = pathEntry(m, ref.pathId);
     p.status = 'running';
     p.startedAt = deps.now().toISOString();
     if (client) p.client = client;
-    if (failure) note(p, failure);
+    for (const n of notes) note(p, n);
   });
-  deps.log.info('path started', { ...ref, ...(client ?? {}) });
+  deps.log.info('path started', { ...ref, clientRunning, ...(client ?? {}) });
+  return { clientRunning };
 }
 
 export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {
