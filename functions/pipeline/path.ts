@@ -13,23 +13,15 @@ import {
   RouteSwapError,
 } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
-import type {
-  ClientNetwork,
-  ClientRef,
-  PathManifest,
-  ProbeCommandState,
-  ProbeSpec,
-  RouteEntry,
-  RouteVia,
-} from '../core/model.js';
+import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry, RouteVia } from '../core/model.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
+import { POLL_LIMITS, probeTiming } from './limits.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { loadResolvedPlan } from './validate.js';
 
-/** Upper bounds of the poll loops: the state machine never waits forever. */
-export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
+export { estimateSeconds, POLL_LIMITS } from './limits.js';
 
 /** What BeginPath tells the state machine: a client that is not running is started even when the path does not ask for a reboot. */
 export interface BeginOutput {
@@ -191,22 +183,6 @@ function closeCreditWait(p: PathManifest, now: Date): void {
   p.steps.push({ name: 'WaitForCredits', status: 'succeeded', startedAt, endedAt: now.toISOString(), ms });
 }
 
-/** Rough wall time of a probe, to size the first wait and the hard deadline. */
-export function estimateSeconds(probe: ProbeSpec): number {
-  switch (probe.kind) {
-    case 'tcp-connect':
-      return (probe.count * probe.intervalMs + probe.timeoutMs) / 1000;
-    case 'iperf3':
-      return probe.repeats * (probe.durationSeconds + 2);
-    case 'http':
-      return (probe.trials * probe.count * 2) / 1000 / probe.concurrency + probe.timeoutMs / 1000;
-    case 'sockperf':
-      return probe.durationSeconds + 2;
-    case 'mtu':
-      return (14 * probe.timeoutMs) / 1000;
-  }
-}
-
 export type ProbeState = ProbeCommandState;
 
 export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<ProbeState> {
@@ -222,10 +198,8 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
   const now = deps.now();
-  const probing = path.probes.reduce((s, p) => s + estimateSeconds(p), 0);
-  // Self-calibration and agent start-up come on top of the probes; allow for them.
-  const expected = Math.ceil(probing + 5);
-  const timeoutSeconds = Math.ceil(expected * 1.5 + 60);
+  // Self-calibration and agent start-up come on top of the probes; probeTiming allows for them.
+  const { probing, expected, timeoutSeconds } = probeTiming(path.probes);
   const { commandId } = await deps.runner.send({
     runId: ref.runId,
     pathId: ref.pathId,

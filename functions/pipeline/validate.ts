@@ -8,6 +8,7 @@ import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
 import { parsePlan } from '../core/plan.js';
 import type { Deps } from '../ports.js';
+import { planLimitProblems } from './limits.js';
 import { saveManifest } from './manifest.js';
 
 export interface ValidateInput {
@@ -59,6 +60,21 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   const result = parsePlan(raw);
   if (!result.ok) throw new PlanInvalidError(result.problems);
   const plan = result.plan;
+  const output: ValidateOutput = {
+    runId,
+    planName: plan.name,
+    paths: plan.paths.map((p) => ({
+      id: p.id,
+      reboot: p.reboot,
+      creditWaitSeconds: p.creditWaitSeconds,
+      hasRoutes: p.routes.length > 0,
+      client: p.client,
+    })),
+  };
+  // Service limits (history events, payload size, SSM and execution timeouts): refused before
+  // the lock is taken or anything is written, with the number that breaks.
+  const limits = planLimitProblems(plan.paths, output, deps.fleet.pollSeconds);
+  if (limits.length > 0) throw new PlanInvalidError(limits);
 
   await deps.lock.acquire(runId);
   try {
@@ -85,17 +101,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     if (plan.compare) manifest.compare = plan.compare;
     await saveManifest(deps.store, manifest);
     deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
-    return {
-      runId,
-      planName: plan.name,
-      paths: plan.paths.map((p) => ({
-        id: p.id,
-        reboot: p.reboot,
-        creditWaitSeconds: p.creditWaitSeconds,
-        hasRoutes: p.routes.length > 0,
-        client: p.client,
-      })),
-    };
+    return output;
   } catch (e) {
     await deps.lock.release(runId);
     throw e;
