@@ -9,6 +9,7 @@ import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { RunAbortedError } from '../functions/core/errors.js';
+import { setLongTimeout } from '../functions/core/long-timer.js';
 import type { ClientRef } from '../functions/core/model.js';
 import type { CommandInvocation, CommandRunner, Logger, ObjectStore, ProbeCommand } from '../functions/ports.js';
 
@@ -84,7 +85,8 @@ export class LocalCommandRunner implements CommandRunner {
       for (const l of lines) if (l.trim()) this.opts.onAgentLine?.(l, cmd);
     });
     child.stdout?.resume();
-    const timer = setTimeout(() => {
+    // A plan's deadline can exceed what setTimeout holds (2^31-1 ms); the long timer does not fire early.
+    const timer = setLongTimeout(() => {
       running.status = 'TimedOut';
       running.detail = `killed after ${cmd.timeoutSeconds}s`;
       try {
@@ -99,7 +101,7 @@ export class LocalCommandRunner implements CommandRunner {
         running.detail = `could not start the agent: ${e.message}`;
       });
       child.on('close', async (code, signal) => {
-        clearTimeout(timer);
+        timer.clear();
         running.finalSamples = await this.countSamples(running);
         try {
           await this.upload(outDir, cmd.rawPrefix);
