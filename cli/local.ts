@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
 import { checkRunId, keys } from '../functions/core/keys.js';
 import type { ResolvedPlan, Summary } from '../functions/core/model.js';
+import { printable } from '../functions/core/printable.js';
 import { stderrLogger } from '../functions/log.js';
 import { renderTable, runNotes } from '../functions/pipeline/report.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
@@ -26,7 +27,7 @@ import { liveStatus, RunProgress } from './progress.js';
 export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3, interrupted: 130 } as const;
 
 export function fail(message: string, code: number = EXIT.badInput): never {
-  process.stderr.write(`pathbench: ${message}\n`);
+  process.stderr.write(`pathbench: ${printable(message)}\n`);
   process.exit(code);
 }
 
@@ -138,7 +139,7 @@ async function prepareTargets(plan: ResolvedPlan): Promise<() => Promise<void>> 
 
 export function printResult(r: LocalRunResult, json: boolean): void {
   if (r.execution.status === 'FAILED') {
-    process.stderr.write(`\nexecution failed: ${r.execution.error?.name}: ${r.execution.error?.message}\n`);
+    process.stderr.write(printable(`\nexecution failed: ${r.execution.error?.name}: ${r.execution.error?.message}\n`));
   }
   if (!r.summary) {
     if (json) process.stdout.write(`${JSON.stringify({ runId: r.runId, status: 'failed', paths: [] })}\n`);
@@ -148,7 +149,8 @@ export function printResult(r: LocalRunResult, json: boolean): void {
     process.stdout.write(`${JSON.stringify(r.summary, null, 2)}\n`);
     return;
   }
-  process.stdout.write(`\nrun ${r.runId}: ${r.summary.status}\n\n${renderTable(r.summary)}`);
+  // The table shows labels, notes and errors (tool output included): nothing in it acts on the terminal.
+  process.stdout.write(printable(`\nrun ${r.runId}: ${r.summary.status}\n\n${renderTable(r.summary)}`));
   process.stdout.write(`\nreports: ${join(r.dataDir, keys.reportsPrefix(r.runId))}summary.{json,md,csv,html}\n`);
 }
 

@@ -4,6 +4,7 @@
  */
 import { Command } from 'commander';
 import { errorMessage } from '../functions/core/errors.js';
+import { printable } from '../functions/core/printable.js';
 import { registerBench } from './bench.js';
 import { registerAws } from './commands/aws.js';
 import { registerLab } from './commands/lab.js';
@@ -24,6 +25,6 @@ registerTestbed(program);
 registerBench(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  process.stderr.write(`pathbench: ${errorMessage(e)}\n`);
+  process.stderr.write(`pathbench: ${printable(errorMessage(e))}\n`);
   process.exit(1);
 });

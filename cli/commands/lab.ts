@@ -5,13 +5,14 @@
 
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
+import { printable } from '../../functions/core/printable.js';
 import { LabInputError, LabUnavailableError } from '../../lab/errors.js';
 import { type LabStatus, labAvailable, labDown, labStatus, labUp } from '../../lab/lab.js';
 import { LAB_PROFILES } from '../../lab/topology.js';
 import { liveStatus } from '../progress.js';
 
 function fail(e: unknown): never {
-  process.stderr.write(`pathbench lab: ${errorMessage(e).split('\n')[0]}\n`);
+  process.stderr.write(`pathbench lab: ${printable(errorMessage(e).split('\n')[0])}\n`);
   process.exit(e instanceof LabUnavailableError || e instanceof LabInputError ? 2 : 1);
 }
 

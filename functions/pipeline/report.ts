@@ -198,14 +198,21 @@ export function renderMarkdown(s: Summary): string {
 }
 
 /**
- * One CSV cell. Text that starts with = + - @ is prefixed with a single quote, so a spreadsheet
- * does not run it as a formula; numbers stay numbers (a number is never a formula, and quoting
- * would turn every negative difference into text).
+ * Text that a spreadsheet would run as a formula (OWASP, CSV injection): a cell starting with
+ * = + - @, tab or carriage return — also after leading spaces, and in the full-width forms
+ * some spreadsheets read as the same characters.
+ */
+const FORMULA_START = /^[\s\u00a0\u3000]*[=+\-@\t\r\uff1d\uff0b\uff0d\uff20]/;
+
+/**
+ * One CSV cell. Text a spreadsheet would run as a formula is prefixed with a single quote, so
+ * it is shown, not run; numbers stay numbers (a number is never a formula, and
+ * quoting would turn every negative difference into text).
  */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  let t = String(v);
-  if (typeof v !== 'number' && /^[=+\-@]/.test(t)) t = `'${t}`;
+  const text = String(v);
+  const t = typeof v !== 'number' && FORMULA_START.test(text) ? `'${text}` : text;
   return /[",\n\r]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 }
 

@@ -4,6 +4,7 @@
  * the lock is held.
  */
 import { ConfigError, PlanInvalidError, RunExistsError } from '../core/errors.js';
+import { quoted } from '../core/fields.js';
 import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
 import { parsePlan } from '../core/plan.js';
@@ -41,7 +42,7 @@ async function planJson(deps: Deps, input: unknown): Promise<unknown> {
       if (typeof o.planName !== 'string') throw new PlanInvalidError(['planName: expected a string']);
       if (!deps.plans) throw new ConfigError('named plans are not available on this driver; pass { "plan": … }');
       const found = await deps.plans.get(o.planName);
-      if (found === undefined) throw new PlanInvalidError([`planName: no plan named "${o.planName}"`]);
+      if (found === undefined) throw new PlanInvalidError([`planName: no plan named ${quoted(o.planName)}`]);
       return found;
     }
   }
