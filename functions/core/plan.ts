@@ -440,7 +440,7 @@ function crossProblems(raw: unknown): Problem[] {
       if (hits.length === 0)
         out.push({
           path: at('skipProbes', j, 'probe'),
-          message: `${quoted(target)} matches no probe name or kind in this path (probes: ${known.join(', ') || 'none'})`,
+          message: `${quoted(target)} matches no probe name or kind in this path (probes: ${printable(known.join(', ')) || 'none'})`,
         });
     });
   });
@@ -463,7 +463,7 @@ function compareProblems(compare: unknown, paths: unknown[]): Problem[] {
       if (typeof id === 'string' && id !== '' && !ids.includes(id))
         out.push({
           path: ['compare', i, field],
-          message: `${quoted(id)} is not a path of this plan (paths: ${ids.join(', ') || 'none'})`,
+          message: `${quoted(id)} is not a path of this plan (paths: ${printable(ids.join(', ')) || 'none'})`,
         });
     }
     const key = JSON.stringify([c.path, c.baseline]);
