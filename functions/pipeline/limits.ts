@@ -184,7 +184,7 @@ export function planLimitProblems(paths: readonly ResolvedPath[], output: unknow
     for (let used = overhead; fit < perPath.length && used + perPath[fit] <= HISTORY_EVENT_LIMIT; fit++)
       used += perPath[fit];
     problems.push(
-      `paths: ${fmt(paths.length)} paths need up to ${fmt(events)} execution history events (worst case: every poll to its bound, every retry), over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; the first ${fmt(fit)} paths fit — split the plan`,
+      `paths: ${fmt(paths.length)} paths need up to ${fmt(events)} execution history events (worst case: every poll loop to its bound, each task's retries), over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; the first ${fmt(fit)} paths fit — split the plan`,
     );
   }
 
