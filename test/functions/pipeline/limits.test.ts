@@ -4,7 +4,9 @@
  * ValidatePlan runs with the real local store and lock; the event model is checked against the
  * states the real ASL file enters when every poll runs to its bound.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../../functions/adapters/aws/probe-document.js';
 import { PlanInvalidError } from '../../../functions/core/errors.js';
@@ -162,4 +164,21 @@ describe('plan limits at validation', () => {
     // and the bound is not loose by orders of magnitude for the stuck stop
     expect(awsEvents(starts[0], starts[1])).toBeGreaterThan(pathEventBound(a, deps.fleet.pollSeconds) / 4);
   });
+
+  it.each(readdirSync(join(import.meta.dirname, '../../../plans')).filter((f) => f.endsWith('.json')))(
+    'plans/%s fits the limits with its fleet poll interval',
+    (file) => {
+      const raw = JSON.parse(readFileSync(join(import.meta.dirname, '../../../plans', file), 'utf8'));
+      const r = parsePlan(raw);
+      if (!r.ok) throw new Error(r.problems.join('\n'));
+      // AWS fleet 10 s, lab fleet 1 s, loopback 0 s (polled every second)
+      const poll = file.endsWith('.example.json') ? 10 : file.startsWith('lab-') ? 1 : 0;
+      const output = {
+        runId: 'r',
+        planName: r.plan.name,
+        paths: r.plan.paths.map((p) => ({ id: p.id, client: p.client })),
+      };
+      expect(planLimitProblems(r.plan.paths, output, poll)).toEqual([]);
+    },
+  );
 });
