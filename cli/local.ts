@@ -146,7 +146,7 @@ export function printResult(r: LocalRunResult, json: boolean): void {
     return;
   }
   if (json) {
-    process.stdout.write(`${JSON.stringify(r.summary, null, 2)}\n`);
+    process.stdout.write(printable(`${JSON.stringify(r.summary, null, 2)}\n`));
     return;
   }
   // The table shows labels, notes and errors (tool output included): nothing in it acts on the terminal.
@@ -195,8 +195,8 @@ export async function reportLocal(runId: string, o: { data: string; json?: boole
   } finally {
     query.close();
   }
-  if (o.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-  else process.stdout.write(`run ${runId}: ${summary.status}\n\n${renderTable(summary)}`);
+  if (o.json) process.stdout.write(printable(`${JSON.stringify(summary, null, 2)}\n`));
+  else process.stdout.write(printable(`run ${runId}: ${summary.status}\n\n${renderTable(summary)}`));
   return EXIT.ok;
 }
 

@@ -52,10 +52,13 @@ describe('CSV cells a spreadsheet would run (OWASP CSV injection)', () => {
 });
 
 describe('terminal escape sequences in messages that echo the plan', () => {
+  it('printable output of JSON is still the same JSON', () => {
+    const value = { label: 'a\u202eb\u200b', note: 'x\u009by', astral: '\u{E0001}' };
+    expect(JSON.parse(printable(JSON.stringify(value, null, 2)))).toEqual(value);
+  });
+
   it('printable escapes ESC, CSI (C1), bidi and zero-width characters and keeps newlines', () => {
-    expect(printable('a\u001b[2Jb\u009b31m\u202eX\u200b\nnext')).toBe(
-      'a\\u{1B}[2Jb\\u{9B}31m\\u{202E}X\\u{200B}\nnext',
-    );
+    expect(printable('a\u001b[2Jb\u009b31m\u202eX\u200b\nnext')).toBe('a\\u001b[2Jb\\u009b31m\\u202eX\\u200b\nnext');
   });
 
   it('quoted values carry no raw control character', () => {
@@ -78,6 +81,7 @@ describe('terminal escape sequences in messages that echo the plan', () => {
     expect(r.problems.length).toBeGreaterThanOrEqual(4);
     for (const p of r.problems) expect(p).not.toMatch(RAW_CONTROL);
     expect(r.problems.join('\n')).toContain('unknown field "\\u001b[2Jtypo"');
+    expect(r.problems.join('\n')).toContain('unknown field "\\u202eevil"');
   });
 
   it('invalid JSON with escapes is reported without them', () => {
