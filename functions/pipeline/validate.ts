@@ -55,13 +55,9 @@ export function specFor(runId: string, plan: ResolvedPlan, pathId: string): Agen
   return { runId, pathId, target: p.target, probes: p.probes, skipped: p.skipped };
 }
 
-export async function validatePlanStep(deps: Deps, input: ValidateInput): Promise<ValidateOutput> {
-  const runId = checkRunId(input.runId);
-  const raw = await planJson(deps, input.input);
-  const result = parsePlan(raw);
-  if (!result.ok) throw new PlanInvalidError(result.problems);
-  const plan = result.plan;
-  const output: ValidateOutput = {
+/** What ValidatePlan returns: the state the execution carries through the Map (kept small). */
+export function validateOutput(runId: string, plan: ResolvedPlan): ValidateOutput {
+  return {
     runId,
     planName: plan.name,
     paths: plan.paths.map((p) => ({
@@ -72,6 +68,15 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       client: p.client,
     })),
   };
+}
+
+export async function validatePlanStep(deps: Deps, input: ValidateInput): Promise<ValidateOutput> {
+  const runId = checkRunId(input.runId);
+  const raw = await planJson(deps, input.input);
+  const result = parsePlan(raw);
+  if (!result.ok) throw new PlanInvalidError(result.problems);
+  const plan = result.plan;
+  const output = validateOutput(runId, plan);
   // Service limits (history events, payload size, SSM and execution timeouts): refused before
   // the lock is taken or anything is written, with the number that breaks.
   const limits = planLimitProblems(plan.paths, output, deps.fleet.pollSeconds);
