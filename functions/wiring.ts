@@ -14,7 +14,8 @@ import type { Deps } from './ports.js';
  *   fleet     stop, start and describe the client instances (and their types' bandwidth)
  *   fleet:read  describe only: the client's instance type, AZ and bandwidth (no stop/start)
  *   routes    change route entries (and put them back)
- *   runner    send, poll and cancel the probe command on a client
+ *   runner    send and poll the probe command on a client
+ *   runner:cancel  cancel a probe command that overran its deadline (PollProbe only)
  *   query     Athena queries over the samples table, its Glue partitions
  *   lock      the run lock, and whether the execution holding it has ended
  *   plans     named plans, read for `{ planName }` inputs
@@ -26,6 +27,7 @@ export type Capability =
   | 'fleet:read'
   | 'routes'
   | 'runner'
+  | 'runner:cancel'
   | 'query'
   | 'lock'
   | 'plans';
@@ -90,7 +92,7 @@ export const TASKS = {
   },
   PollProbe: {
     run: h.pollProbe,
-    needs: ['store:read', 'store:write', 'runner'],
+    needs: ['store:read', 'store:write', 'runner', 'runner:cancel'],
     timeoutSeconds: 30,
     description: 'one bounded poll of the probe command',
   },

@@ -65,8 +65,9 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       wildcards: objects(DATA_PREFIXES),
     },
     'store:write': {
+      // No s3:DeleteObject: no task deletes objects (a retried step overwrites the same key).
       grant: statements({
-        actions: ['s3:PutObject', 's3:DeleteObject'],
+        actions: ['s3:PutObject'],
         resources: DATA_PREFIXES.filter((p) => p !== 'ssm-output/').map((p) => bucket.arnForObjects(`${p}*`)),
       }),
       wildcards: objects(DATA_PREFIXES),
@@ -108,11 +109,17 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
           resources: [instances],
           conditions: { StringEquals: { [`ssm:resourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } },
         },
-        // CancelCommand stops a probe that overran its deadline; like GetCommandInvocation it has no
-        // resource-level permissions.
-        { actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands', 'ssm:CancelCommand'], resources: ['*'] },
+        // GetCommandInvocation and ListCommands have no resource-level permissions.
+        { actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands'], resources: ['*'] },
       ),
       wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
+    },
+    // CancelCommand stops a probe that overran its deadline (PollProbe only). The Service
+    // Authorization Reference lists no resource type and no condition key for it, so it can only
+    // be scoped by who gets it: one statement, one action, one role.
+    'runner:cancel': {
+      grant: statements({ actions: ['ssm:CancelCommand'], resources: ['*'] }),
+      wildcards: ['Resource::*'],
     },
     query: {
       grant: statements(

@@ -336,12 +336,30 @@ describe('pipeline stack', () => {
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('states:DescribeExecution');
   });
 
+  it('grants s3:DeleteObject to no role: no task deletes objects (issue 17)', () => {
+    for (const task of [...TASK_NAMES, 'Cleanup']) {
+      expect(statementsOf(task).flatMap(actionsOf), task).not.toContain('s3:DeleteObject');
+    }
+  });
+
+  it('lets only PollProbe cancel a probe command: CancelCommand has no resource-level permissions (issue 17)', () => {
+    const cancellers = [...TASK_NAMES, 'Cleanup'].filter((t) =>
+      statementsOf(t).flatMap(actionsOf).includes('ssm:CancelCommand'),
+    );
+    expect(cancellers).toEqual(['PollProbe']);
+    // On * and alone: no other action rides on that statement.
+    const cancel = statementsOf('PollProbe').filter((s) => actionsOf(s).includes('ssm:CancelCommand'));
+    expect(cancel).toHaveLength(1);
+    expect(actionsOf(cancel[0])).toEqual(['ssm:CancelCommand']);
+  });
+
   it("derives every task's grants from the wiring table: a capability's actions appear exactly where it is needed", () => {
     // One marker action per capability that no other capability grants.
     const marker: Partial<Record<Capability, string>> = {
       plans: 'ssm:GetParameter',
       routes: 'ec2:ReplaceRoute',
       runner: 'ssm:SendCommand',
+      'runner:cancel': 'ssm:CancelCommand',
       query: 'athena:StartQueryExecution',
       lock: 'dynamodb:DeleteItem',
       fleet: 'ec2:StopInstances',
