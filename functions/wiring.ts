@@ -137,9 +137,13 @@ export const TASK_NAMES = Object.keys(TASKS) as TaskName[];
  * CleanupAfterExecution) after an execution ended FAILED, TIMED_OUT or ABORTED, when the ASL's
  * own RestoreRoutes/ReleaseLock may not have run.
  */
+/** After an ABORTED/TIMED_OUT execution the cleanup sweeps routes again this long after SwapRoutes' timeout. */
+export const CLEANUP_LATE_SWEEP_MARGIN_SECONDS = 10;
+
 export const CLEANUP = {
   handler: 'CleanupAfterExecution',
   needs: ['store:read', 'store:write', 'routes', 'lock'],
-  timeoutSeconds: 180,
+  // Waits for the late route sweep (SwapRoutes' 120 s timeout + margin after the stop), then sweeps.
+  timeoutSeconds: 300,
   description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',
 } satisfies LambdaWiring & { handler: string };

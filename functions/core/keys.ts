@@ -2,7 +2,7 @@
  * The object-store key layout (a contract, docs/data.md "S3 key layout"). Every key is built here and
  * nowhere else, so a retried step always overwrites the same object.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { SAFE_ID } from './model.js';
 
 function safe(kind: string, value: string): string {
@@ -33,6 +33,12 @@ export function newRunId(now = new Date()): string {
 export const keys = {
   plan: (runId: string) => `runs/run=${checkRunId(runId)}/plan.json`,
   manifest: (runId: string) => `runs/run=${checkRunId(runId)}/manifest.json`,
+  /** One write-once object per route the run changes: its original target (functions/pipeline/route-journal.ts). */
+  routeJournalPrefix: (runId: string) => `runs/run=${checkRunId(runId)}/route-journal/`,
+  routeJournal: (runId: string, route: { region: string; routeTableId: string; destination: string }) =>
+    `${keys.routeJournalPrefix(runId)}${createHash('sha256').update(routeKey(route)).digest('hex').slice(0, 24)}.json`,
+  /** Written by the cleanup before it restores: a SwapRoutes still running must stop and undo. */
+  runStopped: (runId: string) => `runs/run=${checkRunId(runId)}/stopped.json`,
   spec: (runId: string, pathId: string) => `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,
   rawPrefix: (pathId: string, runId: string) => `raw/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
   raw: (pathId: string, runId: string, probe: string, trial: number, ext: string) =>
