@@ -22,6 +22,7 @@ import type {
   RouteEntry,
   RouteVia,
 } from '../core/model.js';
+import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
@@ -116,11 +117,7 @@ export async function describeClient(
   return { attempt, since: input.poll.since, waitSeconds: deps.fleet.pollSeconds, done };
 }
 
-/** "kind:id" form of a plan route's `via`. */
-export function viaTarget(via: RouteVia): string {
-  const [kind, id] = Object.entries(via)[0] as [string, string];
-  return `${kind}:${id}`;
-}
+export { viaTarget };
 
 /** Verify with a few short retries: route APIs are eventually consistent. */
 async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: string, attempts = 5): Promise<boolean> {
@@ -159,7 +156,9 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
   });
   const before: string[] = [];
   for (const route of path.routes) {
-    const { via: _via, ...r } = route;
+    const { via, ...r } = route;
+    const refusal = routeRefusal(deps.allowedRoutes, r, viaTarget(via));
+    if (refusal) before.push(refusal);
     const problem = untouchable(r, await deps.routes.read(r));
     if (problem) before.push(problem);
   }

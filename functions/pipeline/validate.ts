@@ -7,6 +7,7 @@ import { ConfigError, PlanInvalidError, RunExistsError } from '../core/errors.js
 import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
 import { parsePlan } from '../core/plan.js';
+import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { saveManifest } from './manifest.js';
 
@@ -59,6 +60,8 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   const result = parsePlan(raw);
   if (!result.ok) throw new PlanInvalidError(result.problems);
   const plan = result.plan;
+  const refused = await routeProblems(deps, plan);
+  if (refused.length) throw new PlanInvalidError(refused);
 
   await deps.lock.acquire(runId);
   try {
@@ -100,6 +103,39 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     await deps.lock.release(runId);
     throw e;
   }
+}
+
+/**
+ * Route entries the run may not change: not in the operator's allow-list (Deps.allowedRoutes),
+ * or whose current target could never be put back (the VPC's local route, a target kind
+ * pathbench cannot record). Named by field; read failures are left to SwapRoutes.
+ */
+async function routeProblems(deps: Deps, plan: ResolvedPlan): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [i, p] of plan.paths.entries()) {
+    for (const [j, route] of p.routes.entries()) {
+      const { via, ...r } = route;
+      const field = `paths[${i}].routes[${j}]`;
+      const refusal = routeRefusal(deps.allowedRoutes, r, viaTarget(via));
+      if (refusal) problems.push(`${field}: ${refusal}`);
+      let current: string;
+      try {
+        current = await deps.routes.read(r);
+      } catch {
+        continue;
+      }
+      if (current === 'local') {
+        problems.push(
+          `${field}: ${r.region} ${r.routeTableId} ${r.destination} is the VPC's local route; it cannot be replaced or restored`,
+        );
+      } else if (current.startsWith('unknown:')) {
+        problems.push(
+          `${field}: ${r.region} ${r.routeTableId} ${r.destination} has a target pathbench cannot record (${current})`,
+        );
+      }
+    }
+  }
+  return problems;
 }
 
 /** The resolved plan of a run, as ValidatePlan stored it. */

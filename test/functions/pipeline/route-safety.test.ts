@@ -145,9 +145,10 @@ describe('routes left swapped (issue 17)', () => {
 
   it('refuses to swap a path whose route is the VPC local route, before changing any route', async () => {
     const routes = new FakeRoutes();
-    routes.table.set(OSAKA, 'local');
     routes.table.set(TOKYO, 'vpcPeeringConnectionId:pcx-1');
     const { deps } = await started(routes);
+    // ValidatePlan refuses it too (below); here the table changed after validation.
+    routes.table.set(OSAKA, 'local');
     await expect(swapRoutes(deps, { runId: 'r1', pathId: 'B' })).rejects.toThrow(
       /ap-northeast-3 rtb-osaka 10\.0\.0\.0\/16 is the VPC's local route/,
     );
@@ -169,5 +170,81 @@ describe('routes left swapped (issue 17)', () => {
     expect(await store.list(keys.routeJournalPrefix('r1'))).toHaveLength(1);
     await cleanupAfterExecution(deps, { runId: 'r1', status: 'ABORTED' });
     expect(routes.table.get(TOKYO)).toBe('vpcPeeringConnectionId:pcx-1');
+  });
+});
+
+describe('who can change which route (issue 17)', () => {
+  const allowTokyo = {
+    region: 'ap-northeast-1',
+    routeTableId: 'rtb-tokyo',
+    destination: '10.1.0.0/16',
+    targets: ['transitGatewayId:tgw-1'],
+  };
+  const allowOsaka = {
+    region: 'ap-northeast-3',
+    routeTableId: 'rtb-osaka',
+    destination: '10.0.0.0/16',
+    targets: ['transitGatewayId:tgw-3'],
+  };
+
+  async function deps(allowedRoutes?: (typeof allowTokyo)[]) {
+    const s = await scenarioDeps({ routes: new FakeRoutes() });
+    cleanups.push(async () => {
+      s.query.close();
+      await rm(s.dir, { recursive: true, force: true });
+    });
+    if (allowedRoutes) s.deps.allowedRoutes = allowedRoutes;
+    return s;
+  }
+
+  it('ValidatePlan accepts the routes and targets the operator allowed', async () => {
+    const { deps: d } = await deps([allowTokyo, allowOsaka]);
+    await expect(validatePlanStep(d, { input: { plan: scenarioPlan() }, runId: 'ok' })).resolves.toMatchObject({
+      runId: 'ok',
+    });
+  });
+
+  it('ValidatePlan refuses a route or target outside the allow-list, names the field, writes nothing', async () => {
+    const { deps: d, store } = await deps([{ ...allowTokyo, targets: ['transitGatewayId:tgw-other'] }]);
+    const e = await validatePlanStep(d, { input: { plan: scenarioPlan() }, runId: 'no' }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ name: 'PlanInvalidError' });
+    const problems = (e as { problems: string[] }).problems;
+    expect(problems[0]).toMatch(
+      /^paths\[1\]\.routes\[0\]: .*rtb-tokyo 10\.1\.0\.0\/16 may not point at transitGatewayId:tgw-1/,
+    );
+    expect(problems[1]).toMatch(
+      /^paths\[1\]\.routes\[1\]: .*rtb-osaka 10\.0\.0\.0\/16 is not in the stack's allowedRoutes/,
+    );
+    expect(await store.list('runs/')).toEqual([]);
+    expect(await d.lock.current()).toBeUndefined();
+  });
+
+  it('an empty allow-list (AWS without allowedRoutes) allows no route change at all, 0.0.0.0/0 included', async () => {
+    const { deps: d } = await deps([]);
+    const plan = scenarioPlan(['B']);
+    (plan.paths[0] as { routes: { destination: string }[] }).routes[0].destination = '0.0.0.0/0';
+    const e = await validatePlanStep(d, { input: { plan }, runId: 'none' }).catch((x: unknown) => x);
+    expect((e as { problems: string[] }).problems[0]).toMatch(
+      /0\.0\.0\.0\/0 is not in the stack's allowedRoutes \(none allowed\)/,
+    );
+  });
+
+  it('ValidatePlan refuses a route that is the VPC local route, naming the field', async () => {
+    const { deps: d } = await deps();
+    (d.routes as FakeRoutes).table.set(OSAKA, 'local');
+    const e = await validatePlanStep(d, { input: { plan: scenarioPlan() }, runId: 'loc' }).catch((x: unknown) => x);
+    expect((e as { problems: string[] }).problems).toEqual([
+      "paths[1].routes[1]: ap-northeast-3 rtb-osaka 10.0.0.0/16 is the VPC's local route; it cannot be replaced or restored",
+    ]);
+  });
+
+  it('SwapRoutes checks the allow-list again before changing anything', async () => {
+    const routes = new FakeRoutes();
+    const { deps: d } = await started(routes);
+    d.allowedRoutes = [allowTokyo];
+    await expect(swapRoutes(d, { runId: 'r1', pathId: 'B' })).rejects.toThrow(
+      /rtb-osaka 10\.0\.0\.0\/16 is not in the stack's allowedRoutes/,
+    );
+    expect(routes.calls).toEqual([]);
   });
 });
