@@ -13,7 +13,8 @@ import type { Deps } from './ports.js';
  *   store:read, store:write  the data bucket's run prefixes
  *   fleet     stop, start and describe the client instances (and their types' bandwidth)
  *   fleet:read  describe only: the client's instance type, AZ and bandwidth (no stop/start)
- *   routes    change route entries (and put them back)
+ *   routes    change route entries (and put them back), on the allowed route tables only
+ *   routes:read  read route entries (DescribeRouteTables) only
  *   runner    send and poll the probe command on a client
  *   runner:cancel  cancel a probe command that overran its deadline (PollProbe only)
  *   query     Athena queries over the samples table, its Glue partitions
@@ -26,6 +27,7 @@ export type Capability =
   | 'fleet'
   | 'fleet:read'
   | 'routes'
+  | 'routes:read'
   | 'runner'
   | 'runner:cancel'
   | 'query'
@@ -49,7 +51,7 @@ export const TASKS = {
   ValidatePlan: {
     run: h.validatePlan,
     // The only task that resolves `{ planName }` inputs.
-    needs: ['store:read', 'store:write', 'lock', 'plans'],
+    needs: ['store:read', 'store:write', 'lock', 'plans', 'routes:read'],
     timeoutSeconds: 30,
     description: 'validate the plan, take the run lock, write plan, specs and manifest',
   },

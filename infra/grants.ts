@@ -10,6 +10,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/plans.js';
+import type { AllowedRoute } from '../functions/core/route-policy.js';
 import type { Capability } from '../functions/wiring.js';
 import { ATHENA_RESULTS, DATA_PREFIXES } from './constructs/data-lake.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
@@ -28,6 +29,8 @@ export interface GrantTargets {
   tableName: string;
   /** The state machine's fixed name: lock holders may describe its executions. */
   stateMachineName: string;
+  /** The route changes the operator allowed (stack configuration); route tables outside it are never granted. */
+  allowedRoutes: readonly AllowedRoute[];
 }
 
 /** What one capability grants a role, and the cdk-nag IAM5 findings (`Resource::…`) that causes. */
@@ -90,16 +93,33 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       }),
       wildcards: ['Resource::*'],
     },
+    // Route changes only on the route tables the operator allowed (stack configuration
+    // allowedRoutes), and only when tagged. EC2 has no IAM condition key for a route's destination
+    // or target, so those are checked by ValidatePlan and SwapRoutes (core/route-policy.ts).
     routes: {
-      grant: statements(
-        {
-          actions: ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute'],
-          resources: [`arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:route-table/*`],
-          conditions: tagged,
-        },
-        { actions: ['ec2:DescribeRouteTables'], resources: ['*'] },
-      ),
-      wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:route-table/*'],
+      grant: (role) => {
+        const tables = [
+          ...new Set(
+            t.allowedRoutes.map(
+              (a) => `arn:${Aws.PARTITION}:ec2:${a.region}:${Aws.ACCOUNT_ID}:route-table/${a.routeTableId}`,
+            ),
+          ),
+        ];
+        if (tables.length > 0) {
+          statements({
+            actions: ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute'],
+            resources: tables,
+            conditions: tagged,
+          })(role);
+        }
+        statements({ actions: ['ec2:DescribeRouteTables'], resources: ['*'] })(role);
+      },
+      wildcards: ['Resource::*'],
+    },
+    // ValidatePlan reads the routes a plan names (a local route or an unrecordable target is refused).
+    'routes:read': {
+      grant: statements({ actions: ['ec2:DescribeRouteTables'], resources: ['*'] }),
+      wildcards: ['Resource::*'],
     },
     runner: {
       grant: statements(

@@ -15,6 +15,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, RootConstruct } from 'constructs';
+import type { AllowedRoute } from '../functions/core/route-policy.js';
 import type { TaskName } from '../functions/wiring.js';
 import { Alarms } from './constructs/alarms.js';
 import { DataLake } from './constructs/data-lake.js';
@@ -42,6 +43,11 @@ export interface PipelineStackProps extends StackProps {
   agentBundlePath?: string;
   /** An e-mail address subscribed to the alarm topic (it must confirm the subscription). */
   alarmEmail?: string;
+  /**
+   * The route changes runs may make: route table, destination and the targets it may point at
+   * (docs/aws.md "Who can change which route"). None when absent: plans with routes are refused.
+   */
+  allowedRoutes?: readonly AllowedRoute[];
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
@@ -75,7 +81,7 @@ export class PipelineStack extends Stack {
       agentBundlePath: props.agentBundlePath,
       clientRoleArns: props.clientRoleArns,
     });
-    const run = new Orchestration(this, 'Orchestration', { lake, probe });
+    const run = new Orchestration(this, 'Orchestration', { lake, probe, allowedRoutes: props.allowedRoutes });
     const schedule = new Schedule(this, 'Schedule', {
       stateMachine: run.stateMachine,
       expression: props.scheduleExpression,
