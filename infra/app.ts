@@ -1,7 +1,7 @@
 /**
  * The CDK app: the pipeline stack always; the testbed (seed 000 topology) when the context
  * value `testbed` is "true". Context: scheduleExpression, scheduleEnabled, schedulePlanName,
- * clientRoleArns (comma separated), allowedRoutes (JSON: [{ region, routeTableId, destination,
+ * clientRoleArns and clientInstanceIds (comma separated), allowedRoutes (JSON: [{ region, routeTableId, destination,
  * targets: ["kind:id", …] }], docs/aws.md).
  */
 import { App } from 'aws-cdk-lib';
@@ -29,6 +29,7 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   scheduleEnabled: ctx('scheduleEnabled') === 'true',
   schedulePlanName: ctx('schedulePlanName'),
   clientRoleArns: ctx('clientRoleArns')?.split(',').filter(Boolean),
+  clientInstanceIds: ctx('clientInstanceIds')?.split(',').filter(Boolean),
   alarmEmail: ctx('alarmEmail'),
   allowedRoutes: parseAllowedRoutes(allowedRoutesContext(), 'context allowedRoutes'),
 });

@@ -35,6 +35,8 @@ export interface PipelineStackProps extends StackProps {
   schedulePlan?: Record<string, unknown>;
   /** IAM role ARNs of client instances: the client policy is attached to them. */
   clientRoleArns?: string[];
+  /** Client instance ids: each may upload raw output only under its own prefix (docs/aws.md). */
+  clientInstanceIds?: string[];
   /** Athena per-query scan limit; default 10 GiB. */
   bytesScannedCutoffPerQuery?: number;
   /** Glue database name; default "pathbench". */
@@ -80,6 +82,7 @@ export class PipelineStack extends Stack {
       bucket: lake.bucket,
       agentBundlePath: props.agentBundlePath,
       clientRoleArns: props.clientRoleArns,
+      clientInstanceIds: props.clientInstanceIds,
     });
     const run = new Orchestration(this, 'Orchestration', { lake, probe, allowedRoutes: props.allowedRoutes });
     const schedule = new Schedule(this, 'Schedule', {

@@ -41,6 +41,13 @@ export const keys = {
   runStopped: (runId: string) => `runs/run=${checkRunId(runId)}/stopped.json`,
   spec: (runId: string, pathId: string) => `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,
   rawPrefix: (pathId: string, runId: string) => `raw/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
+  /**
+   * Where the path's client uploads its raw output: one prefix per client instance, so IAM can
+   * let each client write only its own (infra/constructs/probe.ts), and collect reads only the
+   * prefix of the path's own client (issue 17).
+   */
+  clientRawPrefix: (pathId: string, runId: string, instanceId: string) =>
+    `${keys.rawPrefix(pathId, runId)}client=${safe('client instance id', instanceId)}/`,
   raw: (pathId: string, runId: string, probe: string, trial: number, ext: string) =>
     `${keys.rawPrefix(pathId, runId)}${safe('probe name', probe)}/${trial}.${ext}`,
   samplesPrefix: (pathId: string, runId: string) => `samples/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
@@ -53,10 +60,17 @@ export const keys = {
 /** Split a raw key back into its parts; undefined when it is not a raw key. */
 export function parseRawKey(
   key: string,
-): { pathId: string; runId: string; probe: string; trial: number; ext: string } | undefined {
-  const m = /^raw\/path=([^/]+)\/run=([^/]+)\/([^/]+)\/(\d+)\.([A-Za-z0-9.]+)$/.exec(key);
+): { pathId: string; runId: string; client?: string; probe: string; trial: number; ext: string } | undefined {
+  const m = /^raw\/path=([^/]+)\/run=([^/]+)\/(?:client=([^/]+)\/)?([^/]+)\/(\d+)\.([A-Za-z0-9.]+)$/.exec(key);
   if (!m) return undefined;
-  return { pathId: m[1], runId: m[2], probe: m[3], trial: Number(m[4]), ext: m[5] };
+  return {
+    pathId: m[1],
+    runId: m[2],
+    ...(m[3] !== undefined ? { client: m[3] } : {}),
+    probe: m[4],
+    trial: Number(m[5]),
+    ext: m[6],
+  };
 }
 
 /** Identity of one route entry (region, table, destination), as the manifest and adapters key it. */

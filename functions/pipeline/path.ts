@@ -260,7 +260,7 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     pathId: ref.pathId,
     client: ref.client,
     specKey: keys.spec(ref.runId, ref.pathId),
-    rawPrefix: keys.rawPrefix(ref.pathId, ref.runId),
+    rawPrefix: keys.clientRawPrefix(ref.pathId, ref.runId, path.client.instanceId),
     timeoutSeconds,
   });
   const state: ProbeState = {

@@ -62,6 +62,7 @@ beforeAll(() => {
     env: { account: '123456789012', region: 'ap-northeast-1' },
     alarmEmail: 'netops@example.com',
     allowedRoutes: ALLOWED_ROUTES,
+    clientInstanceIds: ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2'],
   });
   app.synth();
   template = Template.fromStack(stack);
@@ -403,6 +404,22 @@ describe('pipeline stack', () => {
           allowedRoutes: [{ ...ALLOWED_ROUTES[0], destination: '10.1.0.0/99' }],
         }),
     ).toThrow(/allowedRoutes\[0\]\.destination/);
+  });
+
+  it('lets each client instance write raw output only under its own client= prefix (issue 17)', () => {
+    const [[, policy]] = ofType('AWS::IAM::ManagedPolicy').filter(([id]) => id.startsWith('ClientInstancePolicy'));
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+    const puts = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));
+    const onRaw = puts.filter((s) => JSON.stringify(s.Resource).includes('/raw/'));
+    expect(onRaw).toHaveLength(2);
+    for (const id of ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2']) {
+      const mine = onRaw.find((s) => JSON.stringify(s.Resource).includes(`/client=${id}/`));
+      expect(JSON.stringify(mine?.Resource)).toContain(`/raw/path=*/run=*/client=${id}/*`);
+      expect(JSON.stringify(mine?.Condition)).toContain('ec2:SourceInstanceARN');
+      expect(JSON.stringify(mine?.Condition)).toContain(`:instance/${id}`);
+    }
+    // No statement lets a client write raw/* of every path and run.
+    expect(puts.some((s) => /\/raw\/\*"/.test(JSON.stringify(s.Resource)))).toBe(false);
   });
 
   it("derives every task's grants from the wiring table: a capability's actions appear exactly where it is needed", () => {
