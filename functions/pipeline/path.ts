@@ -20,7 +20,6 @@ import type {
   ProbeCommandState,
   ProbeSpec,
   RouteEntry,
-  RouteVia,
 } from '../core/model.js';
 import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';

@@ -62,7 +62,7 @@ export function parseRouteTarget(target: RouteTarget): { kind: TargetKind; id: s
     throw new RouteSwapError(`route target ${target} is a local-lab next hop; it cannot be used on AWS`);
   }
   const spec = (KINDS as Record<string, { id: RegExp }>)[kind];
-  if (!spec || !spec.id.test(id)) {
+  if (!spec?.id.test(id)) {
     throw new RouteSwapError(
       `unknown route target ${JSON.stringify(target)} (expected kind:id, kind one of ${ROUTE_TARGET_KINDS.join(', ')})`,
     );
