@@ -248,3 +248,12 @@ describe('who can change which route (issue 17)', () => {
     expect(routes.calls).toEqual([]);
   });
 });
+
+describe('the cleanup outlives a still-running SwapRoutes (issue 17)', () => {
+  it("has time for the late sweep: SwapRoutes' timeout + margin after the stop, then two sweeps", async () => {
+    const { CLEANUP, CLEANUP_LATE_SWEEP_MARGIN_SECONDS, TASKS } = await import('../../../functions/wiring.js');
+    const lateSweepAt = TASKS.SwapRoutes.timeoutSeconds + CLEANUP_LATE_SWEEP_MARGIN_SECONDS;
+    // EventBridge delivery and both sweeps (a DescribeRouteTables and a ReplaceRoute per route) fit in a minute.
+    expect(CLEANUP.timeoutSeconds).toBeGreaterThanOrEqual(lateSweepAt + 60);
+  });
+});
