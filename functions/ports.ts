@@ -3,6 +3,7 @@
  * (functions/adapters/aws) and local ones (local/, lab/fleet.ts, lab/routes.ts); docs/architecture.md.
  */
 import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget } from './core/model.js';
+import type { AllowedRoute } from './core/route-policy.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
@@ -130,6 +131,11 @@ export interface Deps {
   /** Named plans ({ "planName": … } inputs); AWS: SSM Parameter Store. */
   plans?: PlanSource;
   driver: 'local' | 'aws';
+  /**
+   * Route changes the operator allowed at deploy (core/route-policy.ts); ValidatePlan and
+   * SwapRoutes refuse any other. Undefined: no restriction (local runs).
+   */
+  allowedRoutes?: readonly AllowedRoute[];
   now: () => Date;
   /** Short in-task pauses (route verification back-off); tests pass a no-op. */
   sleep?: Sleep;

@@ -13,8 +13,10 @@ import type { Deps } from './ports.js';
  *   store:read, store:write  the data bucket's run prefixes
  *   fleet     stop, start and describe the client instances (and their types' bandwidth)
  *   fleet:read  describe only: the client's instance type, AZ and bandwidth (no stop/start)
- *   routes    change route entries (and put them back)
- *   runner    send, poll and cancel the probe command on a client
+ *   routes    change route entries (and put them back), on the allowed route tables only
+ *   routes:read  read route entries (DescribeRouteTables) only
+ *   runner    send and poll the probe command on a client
+ *   runner:cancel  cancel a probe command that overran its deadline (PollProbe only)
  *   query     Athena queries over the samples table, its Glue partitions
  *   lock      the run lock, and whether the execution holding it has ended
  *   plans     named plans, read for `{ planName }` inputs
@@ -25,7 +27,9 @@ export type Capability =
   | 'fleet'
   | 'fleet:read'
   | 'routes'
+  | 'routes:read'
   | 'runner'
+  | 'runner:cancel'
   | 'query'
   | 'lock'
   | 'plans';
@@ -47,7 +51,7 @@ export const TASKS = {
   ValidatePlan: {
     run: h.validatePlan,
     // The only task that resolves `{ planName }` inputs.
-    needs: ['store:read', 'store:write', 'lock', 'plans'],
+    needs: ['store:read', 'store:write', 'lock', 'plans', 'routes:read'],
     timeoutSeconds: 30,
     description: 'validate the plan, take the run lock, write plan, specs and manifest',
   },
@@ -90,7 +94,7 @@ export const TASKS = {
   },
   PollProbe: {
     run: h.pollProbe,
-    needs: ['store:read', 'store:write', 'runner'],
+    needs: ['store:read', 'store:write', 'runner', 'runner:cancel'],
     timeoutSeconds: 30,
     description: 'one bounded poll of the probe command',
   },
@@ -135,9 +139,13 @@ export const TASK_NAMES = Object.keys(TASKS) as TaskName[];
  * CleanupAfterExecution) after an execution ended FAILED, TIMED_OUT or ABORTED, when the ASL's
  * own RestoreRoutes/ReleaseLock may not have run.
  */
+/** After an ABORTED/TIMED_OUT execution the cleanup sweeps routes again this long after SwapRoutes' timeout. */
+export const CLEANUP_LATE_SWEEP_MARGIN_SECONDS = 10;
+
 export const CLEANUP = {
   handler: 'CleanupAfterExecution',
   needs: ['store:read', 'store:write', 'routes', 'lock'],
-  timeoutSeconds: 180,
+  // Waits for the late route sweep (SwapRoutes' 120 s timeout + margin after the stop), then sweeps.
+  timeoutSeconds: 300,
   description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',
 } satisfies LambdaWiring & { handler: string };

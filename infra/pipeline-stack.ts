@@ -15,6 +15,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, RootConstruct } from 'constructs';
+import type { AllowedRoute } from '../functions/core/route-policy.js';
 import type { TaskName } from '../functions/wiring.js';
 import { Alarms } from './constructs/alarms.js';
 import { DataLake } from './constructs/data-lake.js';
@@ -34,6 +35,8 @@ export interface PipelineStackProps extends StackProps {
   schedulePlan?: Record<string, unknown>;
   /** IAM role ARNs of client instances: the client policy is attached to them. */
   clientRoleArns?: string[];
+  /** Client instance ids: each may upload raw output only under its own prefix (docs/aws.md). */
+  clientInstanceIds?: string[];
   /** Athena per-query scan limit; default 10 GiB. */
   bytesScannedCutoffPerQuery?: number;
   /** Glue database name; default "pathbench". */
@@ -42,6 +45,11 @@ export interface PipelineStackProps extends StackProps {
   agentBundlePath?: string;
   /** An e-mail address subscribed to the alarm topic (it must confirm the subscription). */
   alarmEmail?: string;
+  /**
+   * The route changes runs may make: route table, destination and the targets it may point at
+   * (docs/aws.md "Who can change which route"). None when absent: plans with routes are refused.
+   */
+  allowedRoutes?: readonly AllowedRoute[];
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
@@ -74,8 +82,9 @@ export class PipelineStack extends Stack {
       bucket: lake.bucket,
       agentBundlePath: props.agentBundlePath,
       clientRoleArns: props.clientRoleArns,
+      clientInstanceIds: props.clientInstanceIds,
     });
-    const run = new Orchestration(this, 'Orchestration', { lake, probe });
+    const run = new Orchestration(this, 'Orchestration', { lake, probe, allowedRoutes: props.allowedRoutes });
     const schedule = new Schedule(this, 'Schedule', {
       stateMachine: run.stateMachine,
       expression: props.scheduleExpression,

@@ -20,10 +20,14 @@ export async function createLabPorts(opts: LabFleetOptions = {}): Promise<{
   fleet: Fleet;
   routes: Routes;
   wrap: (argv: string[], client: ClientRef) => string[];
+  /** Put back routes a killed run left changed (lab/routes.ts); one line per route. */
+  recoverLeftovers: () => Promise<string[]>;
 }> {
+  const routes = new LabRoutes(opts);
   return {
     fleet: new LabFleet(opts),
-    routes: new LabRoutes(opts),
+    routes,
+    recoverLeftovers: () => routes.recoverLeftovers(),
     wrap: (argv, client) => labClientWrap(client)(argv),
   };
 }

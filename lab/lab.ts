@@ -6,6 +6,7 @@
  * namespace. The steps live by job: delay.ts, servers.ts, calibration.ts, next-hop.ts,
  * build-helpers.ts (the C helpers), availability.ts; this module orders them.
  */
+import { rmSync } from 'node:fs';
 import { labAvailable } from './availability.js';
 import { tcpRttTool } from './build-helpers.js';
 import { LabBuilder } from './builder.js';
@@ -14,6 +15,7 @@ import { applyDelays, setUpDelayMechanism } from './delay.js';
 import { LabUnavailableError } from './errors.js';
 import { type LabOptions, labLocation } from './location.js';
 import { connectMeter } from './measure.js';
+import { journalPath } from './routes.js';
 import { startServers } from './servers.js';
 import { type LabStatus, labStatus } from './status.js';
 import {
@@ -171,6 +173,8 @@ export async function labDown(opts: LabOptions = {}): Promise<{ removed: string[
   }
   if (state) {
     removeState(dir);
+    // The namespaces are gone, and their routes with them: no route is left to put back.
+    rmSync(journalPath(dir), { force: true });
     removed.push(`state ${statePath(dir)}`);
   }
   return { removed };

@@ -70,6 +70,11 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   if (usesLab(resolved) && (!fleet || !routes)) {
     const lab = await import('../lab/index.js');
     const ports = await lab.createLabPorts();
+    // Before this run reads any original: routes a killed run left changed are put back first.
+    if (!routes) {
+      for (const line of await ports.recoverLeftovers())
+        log.warn(`restored a lab route an interrupted run left changed: ${line}`);
+    }
     fleet ??= ports.fleet;
     routes ??= ports.routes;
     wrap ??= ports.wrap;

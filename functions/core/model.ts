@@ -307,7 +307,8 @@ export interface RunManifest {
   endedAt?: string;
   paths: PathManifest[];
   routeChanges: RouteChange[];
-  restore?: { status: 'ok' | 'failed'; at: string; errors: string[] };
+  /** notes: e.g. an original put back blackholed, as it was before the run. */
+  restore?: { status: 'ok' | 'failed'; at: string; errors: string[]; notes?: string[] };
   /** Run-level remarks, e.g. "execution ABORTED" written by the cleanup after an aborted run. */
   notes?: string[];
   /** The resolved plan's comparisons (path − baseline), for the summary. */

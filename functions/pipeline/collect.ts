@@ -23,6 +23,7 @@ import { parseRaw } from '../core/parsers/index.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { loadResolvedPlan } from './validate.js';
 
 /** The metric a probe kind reports, for a failed record when a probe left no raw file. */
 export const PRIMARY_METRIC: Record<ProbeKind, { metric: string; unit: string }> = {
@@ -57,7 +58,7 @@ async function parseProbes(
   salvage?: { reason: string; cutLines: number },
   network?: ClientNetwork,
 ): Promise<Parsed> {
-  const prefix = keys.rawPrefix(pathId, runId);
+  const prefix = await clientPrefix(deps, runId, pathId);
   const rawKeys = await deps.store.list(prefix);
   const reportText = await deps.store.getText(`${prefix}agent.json`);
   const report = reportText ? (JSON.parse(reportText) as AgentReport) : undefined;
@@ -234,6 +235,16 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
 }
 
 /**
+ * The raw prefix of the path's own client (keys.clientRawPrefix): files other clients put
+ * anywhere else under the path's raw prefix are never read (issue 17).
+ */
+async function clientPrefix(deps: Deps, runId: string, pathId: string): Promise<string> {
+  const path = (await loadResolvedPlan(deps, runId)).paths.find((p) => p.id === pathId);
+  if (!path) throw new Error(`path ${pathId} not in plan`);
+  return keys.clientRawPrefix(pathId, runId, path.client.instanceId);
+}
+
+/**
  * After the probe command failed (crashed, cancelled after its deadline, timed out): parse
  * whatever raw output the runner still delivered, so probes that finished before the failure
  * keep their samples. The path stays failed; a note says what was kept. Nothing to salvage
@@ -243,7 +254,7 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
   const { runId, pathId } = ref;
   const spec = await readSpec(deps, runId, pathId);
   if (!spec) return { samples: 0 };
-  const rawKeys = await deps.store.list(keys.rawPrefix(pathId, runId));
+  const rawKeys = await deps.store.list(await clientPrefix(deps, runId, pathId));
   if (!rawKeys.some((k) => !k.endsWith('agent.json'))) return { samples: 0 };
   const cut = { reason, cutLines: 0 };
   const client = pathEntry(await loadManifest(deps.store, runId), pathId).client;

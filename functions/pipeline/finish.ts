@@ -2,38 +2,37 @@
  * After the Map, on every exit path: restore routes, summarize, finish the manifest and release
  * the run lock.
  */
-import { errorMessage, RouteSwapError } from '../core/errors.js';
-import { keys } from '../core/keys.js';
+import { RouteSwapError } from '../core/errors.js';
+import { keys, routeKey } from '../core/keys.js';
 import type { RunManifest, Summary } from '../core/model.js';
 import type { Deps } from '../ports.js';
-import { loadManifest, saveManifest, updateManifest } from './manifest.js';
+import { updateManifest } from './manifest.js';
+import { readJournal, restoreJournaled } from './route-journal.js';
 import { runStatus, storeReports, writeReports } from './summary.js';
 
+/**
+ * Put every route the run changed back (the route journal, functions/pipeline/route-journal.ts),
+ * and record the outcome in the manifest. Throws when any route is still not at its original.
+ */
 export async function restoreRoutes(deps: Deps, input: { runId: string }): Promise<{ restored: number }> {
-  const m = await loadManifest(deps.store, input.runId);
-  const errors: string[] = [];
-  let restored = 0;
-  // Reverse order: the last change is undone first.
-  for (const c of [...m.routeChanges].reverse()) {
-    if (c.current === c.original) continue;
-    const { original, current: _current, ...r } = c;
-    try {
-      if (original === 'none') await deps.routes.remove(r);
-      else {
-        await deps.routes.point(r, original);
-        if (!(await deps.routes.verify(r, original))) throw new Error(`not active via ${original} after restore`);
-      }
-      c.current = original;
-      restored++;
-      deps.log.info('route restored', { region: r.region, routeTableId: r.routeTableId, to: original });
-    } catch (e) {
-      errors.push(`${r.region} ${r.routeTableId} ${r.destination}: ${errorMessage(e)}`);
+  const entries = await readJournal(deps, input.runId);
+  const out = await restoreJournaled(deps, entries);
+  const failed = new Set(out.failed);
+  await updateManifest(deps.store, input.runId, (m) => {
+    for (const c of m.routeChanges) {
+      if (!failed.has(routeKey(c))) c.current = c.original;
     }
+    m.restore = {
+      status: out.errors.length ? 'failed' : 'ok',
+      at: deps.now().toISOString(),
+      errors: out.errors,
+      ...(out.notes.length ? { notes: out.notes } : {}),
+    };
+  });
+  if (out.errors.length) {
+    throw new RouteSwapError(`could not restore ${out.errors.length} route(s): ${out.errors.join('; ')}`);
   }
-  m.restore = { status: errors.length ? 'failed' : 'ok', at: deps.now().toISOString(), errors };
-  await saveManifest(deps.store, m);
-  if (errors.length) throw new RouteSwapError(`could not restore ${errors.length} route(s): ${errors.join('; ')}`);
-  return { restored };
+  return { restored: out.restored };
 }
 
 export async function summarizeRun(

@@ -13,12 +13,20 @@ import {
   RouteSwapError,
 } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
-import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry, RouteVia } from '../core/model.js';
+import type {
+  ClientNetwork,
+  ClientRef,
+  PathManifest,
+  ProbeCommandState,
+  RouteEntry,
+} from '../core/model.js';
+import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
 import { POLL_LIMITS, probeTiming } from './limits.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { type JournalEntry, journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
 
 export { estimateSeconds, POLL_LIMITS } from './limits.js';
@@ -127,11 +135,7 @@ export async function describeClient(
   return { attempt, since: input.poll.since, waitSeconds: deps.fleet.pollSeconds, done };
 }
 
-/** "kind:id" form of a plan route's `via`. */
-export function viaTarget(via: RouteVia): string {
-  const [kind, id] = Object.entries(via)[0] as [string, string];
-  return `${kind}:${id}`;
-}
+export { viaTarget };
 
 /** Verify with a few short retries: route APIs are eventually consistent. */
 async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: string, attempts = 5): Promise<boolean> {
@@ -142,6 +146,23 @@ async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: strin
   return false;
 }
 
+/** Targets a route's current state must not have for a run to change it (see swapRoutes). */
+function untouchable(r: Omit<RouteEntry, 'via'>, current: string): string | undefined {
+  const name = `${r.region} ${r.routeTableId} ${r.destination}`;
+  if (current === 'local') return `${name} is the VPC's local route: it cannot be replaced or restored`;
+  if (current.startsWith('unknown:')) {
+    return `${name} has a target pathbench cannot record (${current}): it could not be put back, so it is not changed`;
+  }
+  return undefined;
+}
+
+/**
+ * Point each of the path's routes at its target. Every route is read first and nothing changes
+ * if one of them cannot be put back (the VPC's local route, an unknown target kind). Each
+ * original is journaled (write-once, before the change), and before and after each change the
+ * run must still own the run lock and not be stopped: a SwapRoutes still running after its
+ * execution was stopped undoes its own changes instead of leaving them behind (issue 17).
+ */
 export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
@@ -151,19 +172,53 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
     closeCreditWait(p, deps.now());
     stepStarted(p, 'SwapRoutes', deps.now());
   });
+  const before: string[] = [];
+  for (const route of path.routes) {
+    const { via, ...r } = route;
+    const refusal = routeRefusal(deps.allowedRoutes, r, viaTarget(via));
+    if (refusal) before.push(refusal);
+    const problem = untouchable(r, await deps.routes.read(r));
+    if (problem) before.push(problem);
+  }
+  if (before.length) throw new RouteSwapError(before.join('; '));
+
+  const changed: JournalEntry[] = [];
+  const guard = async (when: string) => {
+    const lost = await ownershipLost(deps, ref.runId);
+    if (!lost) return;
+    const undo = await restoreJournaled(deps, changed);
+    deps.log.warn('SwapRoutes lost the run: undoing its own changes', { runId: ref.runId, when, lost, ...undo });
+    throw new RouteSwapError(
+      `SwapRoutes stopped ${when}: ${lost}; undid ${undo.restored} route change(s)${undo.errors.length ? `, could not undo: ${undo.errors.join('; ')}` : ''}`,
+    );
+  };
   for (const route of path.routes) {
     const { via, ...r } = route;
     const target = viaTarget(via);
+    await guard(`before changing ${routeKey(r)}`);
     const current = await deps.routes.read(r);
-    // Record the original and the intended target before touching anything: whatever happens
-    // next (a failed point, a route that never turns active, a crash), RestoreRoutes puts the
-    // original back — re-pointing an unchanged route at its own target is harmless.
+    const problem = untouchable(r, current);
+    if (problem) throw new RouteSwapError(problem);
+    // Journal the original before touching anything: whatever happens next (a failed point, a
+    // route that never turns active, a crash, a stop), the route can be put back.
+    const entry = await journalOriginal(deps, ref.runId, {
+      ...r,
+      original: current,
+      originalUsable: current === 'none' || (await deps.routes.verify(r, current)),
+      at: deps.now().toISOString(),
+      pathId: ref.pathId,
+    });
     await updateManifest(deps.store, ref.runId, (m) => {
       const c = m.routeChanges.find((x) => routeKey(x) === routeKey(r));
       if (c) c.current = target;
-      else m.routeChanges.push({ ...r, original: current, current: target });
+      else m.routeChanges.push({ ...r, original: entry.original, current: target });
     });
-    if (current !== target) await deps.routes.point(r, target);
+    await guard(`before changing ${routeKey(r)}`);
+    if (current !== target) {
+      changed.push(entry);
+      await deps.routes.point(r, target);
+    }
+    await guard(`after changing ${routeKey(r)}`);
     if (!(await verifyRoute(deps, r, target))) {
       throw new RouteSwapError(`${r.region} ${r.routeTableId} ${r.destination} did not become active via ${target}`);
     }
@@ -205,7 +260,7 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     pathId: ref.pathId,
     client: ref.client,
     specKey: keys.spec(ref.runId, ref.pathId),
-    rawPrefix: keys.rawPrefix(ref.pathId, ref.runId),
+    rawPrefix: keys.clientRawPrefix(ref.pathId, ref.runId, path.client.instanceId),
     timeoutSeconds,
   });
   const state: ProbeState = {

@@ -8,6 +8,7 @@ import { quoted } from '../core/fields.js';
 import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
 import { parsePlan } from '../core/plan.js';
+import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { planLimitProblems } from './limits.js';
 import { saveManifest } from './manifest.js';
@@ -81,6 +82,8 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   // the lock is taken or anything is written, with the number that breaks.
   const limits = planLimitProblems(plan.paths, output, deps.fleet.pollSeconds);
   if (limits.length > 0) throw new PlanInvalidError(limits);
+  const refused = await routeProblems(deps, plan);
+  if (refused.length) throw new PlanInvalidError(refused);
 
   await deps.lock.acquire(runId);
   try {
@@ -112,6 +115,39 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     await deps.lock.release(runId);
     throw e;
   }
+}
+
+/**
+ * Route entries the run may not change: not in the operator's allow-list (Deps.allowedRoutes),
+ * or whose current target could never be put back (the VPC's local route, a target kind
+ * pathbench cannot record). Named by field; read failures are left to SwapRoutes.
+ */
+async function routeProblems(deps: Deps, plan: ResolvedPlan): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [i, p] of plan.paths.entries()) {
+    for (const [j, route] of p.routes.entries()) {
+      const { via, ...r } = route;
+      const field = `paths[${i}].routes[${j}]`;
+      const refusal = routeRefusal(deps.allowedRoutes, r, viaTarget(via));
+      if (refusal) problems.push(`${field}: ${refusal}`);
+      let current: string;
+      try {
+        current = await deps.routes.read(r);
+      } catch {
+        continue;
+      }
+      if (current === 'local') {
+        problems.push(
+          `${field}: ${r.region} ${r.routeTableId} ${r.destination} is the VPC's local route; it cannot be replaced or restored`,
+        );
+      } else if (current.startsWith('unknown:')) {
+        problems.push(
+          `${field}: ${r.region} ${r.routeTableId} ${r.destination} has a target pathbench cannot record (${current})`,
+        );
+      }
+    }
+  }
+  return problems;
 }
 
 /** The resolved plan of a run, as ValidatePlan stored it. */

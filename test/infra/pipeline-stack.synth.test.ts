@@ -18,6 +18,22 @@ import { PipelineStack } from '../../infra/pipeline-stack.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
+/** The route changes this test stack allows (stack configuration `allowedRoutes`). */
+const ALLOWED_ROUTES = [
+  {
+    region: 'ap-northeast-1',
+    routeTableId: 'rtb-0tokyo',
+    destination: '10.1.0.0/16',
+    targets: ['transitGatewayId:tgw-1'],
+  },
+  {
+    region: 'ap-northeast-3',
+    routeTableId: 'rtb-0osaka',
+    destination: '10.0.0.0/16',
+    targets: ['transitGatewayId:tgw-3'],
+  },
+];
+
 let outdir: string;
 let stack: PipelineStack;
 let template: Template;
@@ -45,6 +61,8 @@ beforeAll(() => {
   stack = new PipelineStack(app, 'Pathbench', {
     env: { account: '123456789012', region: 'ap-northeast-1' },
     alarmEmail: 'netops@example.com',
+    allowedRoutes: ALLOWED_ROUTES,
+    clientInstanceIds: ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2'],
   });
   app.synth();
   template = Template.fromStack(stack);
@@ -212,6 +230,13 @@ describe('pipeline stack', () => {
     const swap = statementsOf('SwapRoutes').find((s) => actionsOf(s).includes('ec2:ReplaceRoute'));
     expect(actionsOf(swap!).sort()).toEqual(['ec2:CreateRoute', 'ec2:DeleteRoute', 'ec2:ReplaceRoute']);
     expect(swap?.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } });
+    // Only the route tables named in the stack's allowedRoutes (issue 17), never route-table/*.
+    expect(JSON.stringify(swap?.Resource)).not.toContain('route-table/*');
+    expect(JSON.stringify(swap?.Resource)).toContain(':ec2:ap-northeast-1:');
+    expect(JSON.stringify(swap?.Resource)).toContain(':route-table/rtb-0tokyo');
+    expect(JSON.stringify(swap?.Resource)).toContain(':ec2:ap-northeast-3:');
+    expect(JSON.stringify(swap?.Resource)).toContain(':route-table/rtb-0osaka');
+    expect(([] as unknown[]).concat(swap?.Resource)).toHaveLength(2);
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('ec2:StopInstances');
   });
 
@@ -336,12 +361,74 @@ describe('pipeline stack', () => {
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('states:DescribeExecution');
   });
 
+  it('grants s3:DeleteObject to no role: no task deletes objects (issue 17)', () => {
+    for (const task of [...TASK_NAMES, 'Cleanup']) {
+      expect(statementsOf(task).flatMap(actionsOf), task).not.toContain('s3:DeleteObject');
+    }
+  });
+
+  it('lets only PollProbe cancel a probe command: CancelCommand has no resource-level permissions (issue 17)', () => {
+    const cancellers = [...TASK_NAMES, 'Cleanup'].filter((t) =>
+      statementsOf(t).flatMap(actionsOf).includes('ssm:CancelCommand'),
+    );
+    expect(cancellers).toEqual(['PollProbe']);
+    // On * and alone: no other action rides on that statement.
+    const cancel = statementsOf('PollProbe').filter((s) => actionsOf(s).includes('ssm:CancelCommand'));
+    expect(cancel).toHaveLength(1);
+    expect(actionsOf(cancel[0])).toEqual(['ssm:CancelCommand']);
+  });
+
+  it('passes the allowed routes to the functions that check them (ValidatePlan, SwapRoutes), and lets ValidatePlan read routes only', () => {
+    const fns = ofType('AWS::Lambda::Function').filter(([id]) => /^(ValidatePlan|SwapRoutes)Fn/.test(id));
+    expect(fns).toHaveLength(2);
+    for (const [, fn] of fns) {
+      const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.parse(vars.PATHBENCH_ALLOWED_ROUTES as string)).toEqual(ALLOWED_ROUTES);
+    }
+    const validate = statementsOf('ValidatePlan').flatMap(actionsOf);
+    expect(validate).toContain('ec2:DescribeRouteTables');
+    expect(validate).not.toContain('ec2:ReplaceRoute');
+  });
+
+  it('a stack without allowedRoutes lets no function change a route, and refuses a malformed list at synth', () => {
+    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'pb-cdk-')) });
+    const bare = new PipelineStack(app, 'Bare', { env: { account: '123456789012', region: 'ap-northeast-1' } });
+    const policies = Template.fromStack(bare).findResources('AWS::IAM::Policy');
+    const actions = Object.values(policies).flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as Record<string, unknown>[]).flatMap(actionsOf),
+    );
+    for (const a of ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute']) expect(actions).not.toContain(a);
+    expect(
+      () =>
+        new PipelineStack(new App(), 'Bad', {
+          allowedRoutes: [{ ...ALLOWED_ROUTES[0], destination: '10.1.0.0/99' }],
+        }),
+    ).toThrow(/allowedRoutes\[0\]\.destination/);
+  });
+
+  it('lets each client instance write raw output only under its own client= prefix (issue 17)', () => {
+    const [[, policy]] = ofType('AWS::IAM::ManagedPolicy').filter(([id]) => id.startsWith('ClientInstancePolicy'));
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+    const puts = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));
+    const onRaw = puts.filter((s) => JSON.stringify(s.Resource).includes('/raw/'));
+    expect(onRaw).toHaveLength(2);
+    for (const id of ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2']) {
+      const mine = onRaw.find((s) => JSON.stringify(s.Resource).includes(`/client=${id}/`));
+      expect(JSON.stringify(mine?.Resource)).toContain(`/raw/path=*/run=*/client=${id}/*`);
+      expect(JSON.stringify(mine?.Condition)).toContain('ec2:SourceInstanceARN');
+      expect(JSON.stringify(mine?.Condition)).toContain(`:instance/${id}`);
+    }
+    // No statement lets a client write raw/* of every path and run.
+    expect(puts.some((s) => /\/raw\/\*"/.test(JSON.stringify(s.Resource)))).toBe(false);
+  });
+
   it("derives every task's grants from the wiring table: a capability's actions appear exactly where it is needed", () => {
     // One marker action per capability that no other capability grants.
     const marker: Partial<Record<Capability, string>> = {
       plans: 'ssm:GetParameter',
       routes: 'ec2:ReplaceRoute',
       runner: 'ssm:SendCommand',
+      'runner:cancel': 'ssm:CancelCommand',
       query: 'athena:StartQueryExecution',
       lock: 'dynamodb:DeleteItem',
       fleet: 'ec2:StopInstances',

@@ -318,7 +318,9 @@ describe('state machine scenarios', () => {
     });
     const a = (await read<Summary>(store, keys.report('garbage', 'json'))).paths[0];
     expect(a).toMatchObject({ status: 'failed', failedStep: 'CollectOutput' });
-    expect(await store.getText('raw/path=A/run=garbage/tcp-connect/1.jsonl')).toBe('this is not JSON\n');
+    expect(await store.getText('raw/path=A/run=garbage/client=i-0123456789abcdef0/tcp-connect/1.jsonl')).toBe(
+      'this is not JSON\n',
+    );
   });
 
   it('InvalidPlan: the execution fails with every problem and nothing is written', async () => {

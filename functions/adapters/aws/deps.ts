@@ -9,6 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../../core/errors.js';
+import { parseAllowedRoutes } from '../../core/route-policy.js';
 import { jsonLogger } from '../../log.js';
 import type { Deps, PlanSource } from '../../ports.js';
 import { Ec2SsmFleet } from './fleet.js';
@@ -33,6 +34,8 @@ export const ENV = {
   planPrefix: 'PATHBENCH_PLAN_PREFIX',
   /** Optional: lets the run lock be taken over from an execution that has ended. */
   stateMachineArn: 'PATHBENCH_STATE_MACHINE_ARN',
+  /** The route changes the operator allowed (JSON, core/route-policy.ts); absent: none. */
+  allowedRoutes: 'PATHBENCH_ALLOWED_ROUTES',
 } as const;
 
 export interface AwsConfig {
@@ -122,6 +125,7 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
     plans: new SsmPlanSource(home.ssm, cfg.planPrefix),
     log,
     driver: 'aws',
+    allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
     now: () => new Date(),
   };
 }

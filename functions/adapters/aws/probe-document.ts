@@ -17,7 +17,7 @@ export const PENDING_DIR = '/var/lib/pathbench/pending';
 export const PROBE_DOCUMENT_PATTERNS = {
   bucket: BUCKET,
   specKey: `^specs/run=${RUN}/path=${PATH}/spec\\.json$`,
-  rawPrefix: `^raw/path=${PATH}/run=${RUN}/$`,
+  rawPrefix: `^raw/path=${PATH}/run=${RUN}/client=i-[0-9a-f]{8,17}/$`,
   runId: `^${RUN}$`,
   pathId: `^${PATH}$`,
   agentBucket: BUCKET,
@@ -32,7 +32,7 @@ export type ProbeDocumentParameter = keyof typeof PROBE_DOCUMENT_PATTERNS;
 const DESCRIPTIONS: Record<ProbeDocumentParameter, string> = {
   bucket: 'pathbench data bucket',
   specKey: 'S3 key of the agent spec (specs/run=<runId>/path=<id>/spec.json)',
-  rawPrefix: 'S3 prefix the raw outputs are uploaded to (raw/path=<id>/run=<runId>/)',
+  rawPrefix: 'S3 prefix the raw outputs are uploaded to (raw/path=<id>/run=<runId>/client=<instanceId>/)',
   runId: 'run id',
   pathId: 'path id',
   agentBucket: 'bucket of the agent bundle asset',

@@ -19,7 +19,7 @@ import {
 const values = {
   bucket: 'pb-data',
   specKey: 'specs/run=run-1/path=C/spec.json',
-  rawPrefix: 'raw/path=C/run=run-1/',
+  rawPrefix: 'raw/path=C/run=run-1/client=i-0123456789abcdef0/',
   runId: 'run-1',
   pathId: 'C',
   agentBucket: 'cdk-assets',

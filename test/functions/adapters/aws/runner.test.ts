@@ -31,7 +31,7 @@ const cmd = {
   pathId: 'C',
   client,
   specKey: keys.spec('run-1', 'C'),
-  rawPrefix: keys.rawPrefix('C', 'run-1'),
+  rawPrefix: keys.clientRawPrefix('C', 'run-1', 'i-0123456789abcdef0'),
   timeoutSeconds: 1800,
 };
 const notYet = () => new InvocationDoesNotExist({ $metadata: {}, message: 'no invocation' });
@@ -51,7 +51,7 @@ describe('SsmCommandRunner', () => {
       Parameters: {
         bucket: ['pb-data'],
         specKey: ['specs/run=run-1/path=C/spec.json'],
-        rawPrefix: ['raw/path=C/run=run-1/'],
+        rawPrefix: ['raw/path=C/run=run-1/client=i-0123456789abcdef0/'],
         runId: ['run-1'],
         pathId: ['C'],
         agentBucket: ['cdk-assets-bucket'],
