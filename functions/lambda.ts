@@ -54,7 +54,7 @@ export const ReleaseLock = lambdaHandler('ReleaseLock');
 
 /** The part of EventBridge's "Step Functions Execution Status Change" event the cleanup reads. */
 const executionStatusChange = z.object({
-  detail: z.object({ name: z.string().min(1), status: z.string().min(1) }),
+  detail: z.object({ name: z.string().min(1), status: z.string().min(1), startDate: z.number().optional() }),
 });
 
 /**
@@ -69,5 +69,8 @@ export const CleanupAfterExecution = handlerFor('CleanupAfterExecution', (d, eve
       `CleanupAfterExecution: bad event at ${first.path.join('.') || '(root)'}: ${first.message}`,
     );
   }
-  return cleanupAfterExecution(d, { runId: r.data.detail.name, status: r.data.detail.status });
+  const { name, status, startDate } = r.data.detail;
+  // startDate (epoch ms) is $$.Execution.StartTime: it names the execution that holds the lock.
+  const startedAt = startDate === undefined ? undefined : new Date(startDate).toISOString();
+  return cleanupAfterExecution(d, { runId: name, status, ...(startedAt ? { startedAt } : {}) });
 });

@@ -8,7 +8,7 @@ import { errorMessage } from '../core/errors.js';
 import { checkRunId, keys } from '../core/keys.js';
 import type { RunManifest } from '../core/model.js';
 import type { Deps } from '../ports.js';
-import { restoreRoutes } from './finish.js';
+import { releaseOwnLock, restoreRoutes } from './finish.js';
 import { updateManifest } from './manifest.js';
 
 export interface CleanupResult {
@@ -26,15 +26,15 @@ export interface CleanupResult {
  */
 export async function cleanupAfterExecution(
   deps: Deps,
-  input: { runId: string; status: string },
+  input: { runId: string; status: string; startedAt?: string },
 ): Promise<CleanupResult> {
-  const { runId, status } = input;
+  const { runId, status, startedAt } = input;
   const notes: string[] = [];
   let restored = 0;
   let restoreFailure: unknown;
   let released = false;
   try {
-    const manifest = await readManifest(deps, runId, notes);
+    const manifest = await readManifest(deps, runId, notes, startedAt);
     if (manifest) {
       const swapped = manifest.routeChanges.filter((c) => c.current !== c.original);
       if (swapped.length === 0) notes.push('no route left to restore');
@@ -53,10 +53,9 @@ export async function cleanupAfterExecution(
       }
     }
   } finally {
-    // Only a lock this run holds is released; another run's lock is left alone by release().
-    const held = await deps.lock.current();
-    await deps.lock.release(runId);
-    released = held?.runId === runId;
+    // Only a lock this execution holds is released; another run's lock (or that of another
+    // execution that reused this run id) is left alone.
+    released = await releaseOwnLock(deps, runId, { startedAt });
     notes.push(released ? 'lock released' : 'lock not held by this run');
   }
   deps.log.info('execution cleaned up', { runId, status, restored, released, notes });
@@ -65,7 +64,12 @@ export async function cleanupAfterExecution(
 }
 
 /** The run's manifest, or undefined (with a note) when the run never got that far. */
-async function readManifest(deps: Deps, runId: string, notes: string[]): Promise<RunManifest | undefined> {
+async function readManifest(
+  deps: Deps,
+  runId: string,
+  notes: string[],
+  startedAt?: string,
+): Promise<RunManifest | undefined> {
   try {
     checkRunId(runId);
   } catch {
@@ -78,7 +82,13 @@ async function readManifest(deps: Deps, runId: string, notes: string[]): Promise
     notes.push('no manifest: the run ended before ValidatePlan wrote one');
     return undefined;
   }
-  return JSON.parse(text) as RunManifest;
+  const m = JSON.parse(text) as RunManifest;
+  if (startedAt !== undefined && m.startedAt !== startedAt) {
+    // A second start that reused the run id and was refused: the manifest is the first run's.
+    notes.push(`the manifest belongs to the execution started at ${m.startedAt}: left alone`);
+    return undefined;
+  }
+  return m;
 }
 
 async function markFailed(deps: Deps, runId: string, status: string): Promise<void> {

@@ -60,7 +60,10 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   if (!result.ok) throw new PlanInvalidError(result.problems);
   const plan = result.plan;
 
-  await deps.lock.acquire(runId);
+  // With the run id, the start time names this execution: a retry keeps its lock, a second
+  // start that reuses the id is refused and cannot release the first one's lock.
+  const startedAt = input.startedAt ?? deps.now().toISOString();
+  await deps.lock.acquire(runId, startedAt);
   try {
     const previous = await deps.store.getText(keys.manifest(runId));
     // A retried ValidatePlan of the same execution carries the same start time; anything else
@@ -68,7 +71,6 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     if (previous !== undefined && (JSON.parse(previous) as RunManifest).startedAt !== input.startedAt) {
       throw new RunExistsError(`run ${runId} already exists in ${deps.store.location}; choose another run id`);
     }
-    const now = deps.now();
     await deps.store.put(keys.plan(runId), `${JSON.stringify({ source: raw, resolved: plan }, null, 2)}\n`);
     for (const p of plan.paths) {
       await deps.store.put(keys.spec(runId, p.id), `${JSON.stringify(specFor(runId, plan, p.id), null, 2)}\n`);
@@ -78,7 +80,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       planName: plan.name,
       driver: deps.driver,
       status: 'running',
-      startedAt: input.startedAt ?? now.toISOString(),
+      startedAt,
       paths: plan.paths.map((p) => ({ id: p.id, label: p.label, status: 'pending', steps: [], probes: [], notes: [] })),
       routeChanges: [],
     };
@@ -97,7 +99,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       })),
     };
   } catch (e) {
-    await deps.lock.release(runId);
+    await deps.lock.release(runId, startedAt);
     throw e;
   }
 }

@@ -140,8 +140,8 @@ describe('DynamoRunLock', () => {
         acquiredAt: { S: '2026-01-01T00:00:00.000Z' },
         expiresAt: { N: String(epoch + 3600) },
       },
-      ConditionExpression: 'runId = :old',
-      ExpressionAttributeValues: { ':old': { S: 'run-0' } },
+      ConditionExpression: 'runId = :old AND acquiredAt = :oldAt',
+      ExpressionAttributeValues: { ':old': { S: 'run-0' }, ':oldAt': { S: '2025-12-31T23:00:00.000Z' } },
     });
   });
 
