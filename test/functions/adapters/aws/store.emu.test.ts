@@ -31,6 +31,14 @@ describe('s3rver answers as S3 does (checked before trusting it)', () => {
   });
 });
 
+describe('where s3rver differs from S3', () => {
+  it('ignores If-None-Match on PUT (S3 answers 412 PreconditionFailed): conditional writes are tested with a mock', async () => {
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'cond.json', Body: 'first' }));
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'cond.json', Body: 'second', IfNoneMatch: '*' }));
+    expect(await store.getText('cond.json')).toBe('second');
+  });
+});
+
 describe('S3ObjectStore on s3rver', () => {
   it('puts and gets text and bytes, with the content type from the key', async () => {
     await store.put('runs/run=r1/manifest.json', '{"a":1}\n');
