@@ -6,7 +6,8 @@ import { defineConfig } from 'vitest/config';
 //   *.int.test.ts    integration: real tools and the local driver end to end on loopback
 //   *.synth.test.ts  infra: cdk synth of the stacks
 //   *.lab.test.ts    lab: network namespaces (root)
-const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts'];
+//   *.emu.test.ts    emulator: the AWS adapters with the real SDK against dynalite / s3rver on loopback
+const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.emu.test.ts'];
 
 export default defineConfig({
   test: {
@@ -28,6 +29,7 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      { test: { name: 'emulator', include: ['test/**/*.emu.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 } },
       { test: { name: 'infra', include: ['test/**/*.synth.test.ts'], testTimeout: 600_000 } },
       {
         test: {

@@ -95,13 +95,19 @@ export interface LockInfo {
   runId: string;
   holder: string;
   acquiredAt: string;
+  /** The holder execution's start time: with the run id, it names the execution that holds the lock. */
+  startedAt?: string;
 }
 
 export interface RunLock {
-  /** Throws RunLockedError when another live run holds the lock. */
-  acquire(runId: string): Promise<void>;
-  /** Releases only when runId holds it; idempotent. */
-  release(runId: string): Promise<void>;
+  /**
+   * Throws RunLockedError when another live run holds the lock. `startedAt` (the execution's start
+   * time) tells a retry of the same execution (keeps the lock) from a second start that reuses
+   * the run id (refused).
+   */
+  acquire(runId: string, startedAt?: string): Promise<void>;
+  /** Releases only when runId (and startedAt, when given) holds it; idempotent. */
+  release(runId: string, startedAt?: string): Promise<void>;
   current(): Promise<LockInfo | undefined>;
 }
 

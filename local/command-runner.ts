@@ -51,12 +51,21 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 export class LocalCommandRunner implements CommandRunner {
   private readonly commands = new Map<string, Running>();
+  /** run/path → the command sent for it. */
+  private readonly byPath = new Map<string, string>();
   private seq = 0;
   private aborted = false;
   constructor(private readonly opts: LocalCommandRunnerOptions) {}
 
   async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
     if (this.aborted) throw new RunAbortedError('the run was interrupted: no further probe is started');
+    // A SendProbe retried after its first attempt sent (and failed before recording it) resumes
+    // that agent: a second one would write the same raw keys.
+    const already = this.byPath.get(`${cmd.runId}/${cmd.pathId}`);
+    if (already) {
+      this.opts.log.warn('probe already sent for this run and path: resuming it', { commandId: already });
+      return { commandId: already };
+    }
     const commandId = `local-${cmd.runId}-${cmd.pathId}-${++this.seq}`;
     const work = await mkdtemp(join(tmpdir(), 'pathbench-agent-'));
     const specText = await this.opts.store.getText(cmd.specKey);
@@ -122,6 +131,7 @@ export class LocalCommandRunner implements CommandRunner {
       });
     });
     this.commands.set(commandId, running);
+    this.byPath.set(`${cmd.runId}/${cmd.pathId}`, commandId);
     this.opts.log.info('agent started', { commandId, pid: child.pid, pathId: cmd.pathId });
     return { commandId };
   }
@@ -133,9 +143,15 @@ export class LocalCommandRunner implements CommandRunner {
     } catch {
       return; // the agent wrote nothing
     }
+    const kept: string[] = [];
     for (const f of files) {
       const rel = relative(outDir, f).split(sep).join('/');
-      await this.opts.store.put(`${prefix}${rel}`, await readFile(f));
+      // Never over another agent's raw file of this run and path: the first one's data stays.
+      if ((await this.opts.store.get(`${prefix}${rel}`)) !== undefined) kept.push(rel);
+      else await this.opts.store.put(`${prefix}${rel}`, await readFile(f));
+    }
+    if (kept.length) {
+      this.opts.log.warn('raw files already stored by another agent were kept, not overwritten', { prefix, kept });
     }
   }
 

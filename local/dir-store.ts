@@ -57,6 +57,8 @@ export class DirStore implements ObjectStore {
         throw e;
       }
       for (const ent of entries) {
+        // Dot entries are not objects (the run lock lives in .lock/).
+        if (ent.name.startsWith('.')) continue;
         const full = join(dir, ent.name);
         if (ent.isDirectory()) await walk(full);
         else if (!ent.name.includes('.tmp-')) {

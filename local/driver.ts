@@ -14,7 +14,7 @@ import type { Deps, Fleet, Logger, Routes } from '../functions/ports.js';
 import { LocalCommandRunner } from './command-runner.js';
 import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
-import { FileLock } from './file-lock.js';
+import { FileLock, hostLock, LockSet } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
 import { type ExecutionEvent, type RunMachineResult, runStateMachine } from './run-machine.js';
 
@@ -94,7 +94,10 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     routes: routes ?? new LoopbackRoutes(log),
     runner,
     query,
-    lock: new FileLock(dataDir, log),
+    // Lab routes live in namespaces the whole host shares: a lab run also takes the host-wide lock.
+    lock: usesLab(resolved)
+      ? new LockSet([new FileLock(dataDir, log), hostLock('lab-routes', log)])
+      : new FileLock(dataDir, log),
     log,
     driver: 'local',
     now: () => new Date(),

@@ -8,6 +8,7 @@ import { RouteSwapError } from '../core/errors.js';
 import { checkRunId, keys, routeKey } from '../core/keys.js';
 import type { RunManifest } from '../core/model.js';
 import type { Deps } from '../ports.js';
+import { releaseOwnLock } from './finish.js';
 import { updateManifest } from './manifest.js';
 import { markStopped, type RestoreOutcome, readJournal, restoreJournaled } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
@@ -30,6 +31,8 @@ export interface CleanupInput {
    * Lambda's timeout plus a margin): a second sweep runs then. 0 or absent: no second sweep.
    */
   lateSweepAfterMs?: number;
+  /** The execution's start time ($$.Execution.StartTime): only the lock this execution took is released. */
+  startedAt?: string;
 }
 
 /** Statuses after which a task of the execution may still be running (Step Functions does not stop it). */
@@ -44,7 +47,7 @@ const TASK_MAY_RUN_ON = new Set(['ABORTED', 'TIMED_OUT']);
  * invocation visibly (retries, dead-letter queue, CleanupFailedAlarm).
  */
 export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Promise<CleanupResult> {
-  const { runId, status } = input;
+  const { runId, status, startedAt } = input;
   const notes: string[] = [];
   let restored = 0;
   const errors: string[] = [];
@@ -54,7 +57,7 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
     return holder && holder.runId !== runId ? holder.runId : undefined;
   };
   try {
-    const manifest = await readManifest(deps, runId, notes);
+    const manifest = await readManifest(deps, runId, notes, startedAt);
     if (manifest) {
       await markStopped(deps, runId, status);
       // Another run holding the lock may have swapped the same routes since: leave them to it.
@@ -102,10 +105,9 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
       }
     }
   } finally {
-    // Only a lock this run holds is released; another run's lock is left alone by release().
-    const held = await deps.lock.current();
-    await deps.lock.release(runId);
-    released = held?.runId === runId;
+    // Only a lock this execution holds is released; another run's lock (or that of another
+    // execution that reused this run id) is left alone.
+    released = await releaseOwnLock(deps, runId, { startedAt });
     notes.push(released ? 'lock released' : 'lock not held by this run');
   }
   deps.log.info('execution cleaned up', { runId, status, restored, released, notes });
@@ -154,7 +156,12 @@ async function hasRoutes(deps: Deps, runId: string): Promise<boolean> {
 }
 
 /** The run's manifest, or undefined (with a note) when the run never got that far. */
-async function readManifest(deps: Deps, runId: string, notes: string[]): Promise<RunManifest | undefined> {
+async function readManifest(
+  deps: Deps,
+  runId: string,
+  notes: string[],
+  startedAt?: string,
+): Promise<RunManifest | undefined> {
   try {
     checkRunId(runId);
   } catch {
@@ -167,7 +174,13 @@ async function readManifest(deps: Deps, runId: string, notes: string[]): Promise
     notes.push('no manifest: the run ended before ValidatePlan wrote one');
     return undefined;
   }
-  return JSON.parse(text) as RunManifest;
+  const m = JSON.parse(text) as RunManifest;
+  if (startedAt !== undefined && m.startedAt !== startedAt) {
+    // A second start that reused the run id and was refused: the manifest is the first run's.
+    notes.push(`the manifest belongs to the execution started at ${m.startedAt}: left alone`);
+    return undefined;
+  }
+  return m;
 }
 
 async function markFailed(deps: Deps, runId: string, status: string): Promise<void> {

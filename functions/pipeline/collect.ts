@@ -245,6 +245,25 @@ async function clientPrefix(deps: Deps, runId: string, pathId: string): Promise<
 }
 
 /**
+ * The probe document's note of a stop (execution timeout, cancel: SIGTERM): what it had uploaded
+ * is complete except the trial files it names, cut where the stop came.
+ */
+async function stoppedNote(deps: Deps, prefix: string): Promise<string | undefined> {
+  const text = await deps.store.getText(`${prefix}interrupted.json`);
+  if (text === undefined) return undefined;
+  let m: { signal?: unknown; at?: unknown; incomplete?: unknown };
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return 'the probe command was stopped (its interrupted.json is unreadable): the last trial may be incomplete';
+  }
+  const files = Array.isArray(m.incomplete) ? m.incomplete.map(String) : [];
+  return `the probe command was stopped (${String(m.signal ?? 'signal')} at ${String(m.at ?? '?')}): ${
+    files.length ? `trial in progress incomplete: ${files.join(', ')}` : 'no trial was in progress'
+  }`;
+}
+
+/**
  * After the probe command failed (crashed, cancelled after its deadline, timed out): parse
  * whatever raw output the runner still delivered, so probes that finished before the failure
  * keep their samples. The path stays failed; a note says what was kept. Nothing to salvage
@@ -260,6 +279,7 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
   const client = pathEntry(await loadManifest(deps.store, runId), pathId).client;
   const parsed = await parseProbes(deps, runId, pathId, spec, cut, client);
   if (parsed.total > 0) await deps.query.registerPartition(pathId, runId);
+  const stopped = await stoppedNote(deps, await clientPrefix(deps, runId, pathId));
   const kept = parsed.provenance.filter((p) => p.samples > 0).map((p) => p.probe);
   await updateManifest(deps.store, runId, (m) => {
     const p = pathEntry(m, pathId);
@@ -275,6 +295,7 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
         : 'the probe command failed before any probe wrote a sample',
     );
     for (const f of parsed.failures) say(`salvage could not parse ${f}`);
+    if (stopped) say(stopped);
   });
   deps.log.info('output salvaged after a failed probe command', { runId, pathId, samples: parsed.total, kept });
   return { samples: parsed.total };

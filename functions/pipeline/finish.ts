@@ -65,9 +65,42 @@ export async function releaseLock(
       summaryKey = await finishReports(deps, input.runId, m);
     }
   } finally {
-    await deps.lock.release(input.runId);
+    await releaseOwnLock(deps, input.runId, { rejected: input.rejected === true });
   }
   return { runId: input.runId, status, ...(summaryKey ? { summaryKey } : {}) };
+}
+
+/**
+ * Release the run lock only if this execution holds it: a second start that reused the run id
+ * and was refused must not free the first run's lock. An execution is its run id and start time.
+ * `startedAt` names it when the caller knows it (the cleanup's event); otherwise the run's
+ * manifest does: it was written by the execution that passed ValidatePlan, so a `rejected`
+ * execution never owns a lock taken at the manifest's start time. True when released.
+ */
+export async function releaseOwnLock(
+  deps: Deps,
+  runId: string,
+  execution: { rejected?: boolean; startedAt?: string },
+): Promise<boolean> {
+  const held = await deps.lock.current();
+  if (held?.runId !== runId) return false;
+  const text = await deps.store.getText(keys.manifest(runId));
+  const manifestStart = text === undefined ? undefined : (JSON.parse(text) as RunManifest).startedAt;
+  const at = held.startedAt;
+  const mine =
+    at === undefined ||
+    (execution.startedAt !== undefined
+      ? at === execution.startedAt
+      : execution.rejected
+        ? at !== manifestStart
+        : manifestStart === undefined || at === manifestStart);
+  if (!mine) {
+    deps.log.warn('run lock left to the execution that holds it', { runId, holderStartedAt: at });
+    return false;
+  }
+  // Conditional on the holder just read, so a lock taken in between is not released.
+  await deps.lock.release(runId, at);
+  return true;
 }
 
 /** The reports were written before the final status was known; bring all three in step. */

@@ -13,13 +13,7 @@ import {
   RouteSwapError,
 } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
-import type {
-  ClientNetwork,
-  ClientRef,
-  PathManifest,
-  ProbeCommandState,
-  RouteEntry,
-} from '../core/model.js';
+import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../core/model.js';
 import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';

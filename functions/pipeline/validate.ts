@@ -85,7 +85,10 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   const refused = await routeProblems(deps, plan);
   if (refused.length) throw new PlanInvalidError(refused);
 
-  await deps.lock.acquire(runId);
+  // With the run id, the start time names this execution: a retry keeps its lock, a second
+  // start that reuses the id is refused and cannot release the first one's lock.
+  const startedAt = input.startedAt ?? deps.now().toISOString();
+  await deps.lock.acquire(runId, startedAt);
   try {
     const previous = await deps.store.getText(keys.manifest(runId));
     // A retried ValidatePlan of the same execution carries the same start time; anything else
@@ -93,7 +96,6 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     if (previous !== undefined && (JSON.parse(previous) as RunManifest).startedAt !== input.startedAt) {
       throw new RunExistsError(`run ${runId} already exists in ${deps.store.location}; choose another run id`);
     }
-    const now = deps.now();
     await deps.store.put(keys.plan(runId), `${JSON.stringify({ source: raw, resolved: plan }, null, 2)}\n`);
     for (const p of plan.paths) {
       await deps.store.put(keys.spec(runId, p.id), `${JSON.stringify(specFor(runId, plan, p.id), null, 2)}\n`);
@@ -103,7 +105,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       planName: plan.name,
       driver: deps.driver,
       status: 'running',
-      startedAt: input.startedAt ?? now.toISOString(),
+      startedAt,
       paths: plan.paths.map((p) => ({ id: p.id, label: p.label, status: 'pending', steps: [], probes: [], notes: [] })),
       routeChanges: [],
     };
@@ -112,7 +114,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
     return output;
   } catch (e) {
-    await deps.lock.release(runId);
+    await deps.lock.release(runId, startedAt);
     throw e;
   }
 }

@@ -124,4 +124,38 @@ describe('Lambda entry', () => {
       ddb.restore();
     }
   });
+
+  it('CleanupAfterExecution of a refused second start (same name, later startDate) leaves the lock held', async () => {
+    Object.assign(process.env, fullEnv);
+    const mod = (await import('../../../../functions/lambda.js')) as unknown as Record<
+      string,
+      (e: unknown) => Promise<unknown>
+    >;
+    const s3 = mockClient(S3Client);
+    const ddb = mockClient(DynamoDBClient);
+    try {
+      s3.on(GetObjectCommand).rejects(new NoSuchKey({ $metadata: {}, message: 'no key' }));
+      ddb.on(GetItemCommand).resolves({
+        Item: {
+          pk: { S: 'pathbench-run-lock' },
+          runId: { S: 'run-7' },
+          runStartedAt: { S: '2026-12-01T00:00:00.000Z' },
+          expiresAt: { N: '9999999999' },
+        },
+      });
+      ddb.on(DeleteItemCommand).resolves({});
+      const event = {
+        source: 'aws.states',
+        'detail-type': 'Step Functions Execution Status Change',
+        detail: { name: 'run-7', status: 'FAILED', startDate: Date.parse('2026-12-01T00:10:00.000Z'), stopDate: null },
+      };
+      const out = (await mod.CleanupAfterExecution(event)) as { released: boolean; notes: string[] };
+      expect(out.released).toBe(false);
+      expect(out.notes).toContain('lock not held by this run');
+      expect(ddb.commandCalls(DeleteItemCommand)).toHaveLength(0);
+    } finally {
+      s3.restore();
+      ddb.restore();
+    }
+  });
 });
