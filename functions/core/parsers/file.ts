@@ -13,6 +13,11 @@ import type { LineParser, LineParserFactory, ParseMeta, ParseStats } from './typ
 /** Longest reason kept in the manifest. */
 const MAX_REASON = 200;
 
+/** A reason as one short line (engine messages may carry a multi-line excerpt). */
+function oneLine(reason: string): string {
+  return reason.replace(/\s*[\r\n]+\s*/g, ' ').slice(0, MAX_REASON);
+}
+
 export class FileParse {
   readonly stats: ParseStats = { lines: 0, samples: 0, rejected: 0, truncated: false };
   private readonly parser: LineParser;
@@ -28,7 +33,7 @@ export class FileParse {
 
   private reject(reason: string): void {
     this.stats.rejected++;
-    this.stats.firstRejection ??= reason.slice(0, MAX_REASON);
+    this.stats.firstRejection ??= oneLine(reason);
   }
 
   /** Keep `records` only when each passes the record check; otherwise reject them all as `at`. */
@@ -55,7 +60,7 @@ export class FileParse {
       if (complete) this.reject(e.message);
       else {
         this.stats.truncated = true;
-        this.stats.truncation = `${e.message} (last line has no newline: truncated)`.slice(0, MAX_REASON);
+        this.stats.truncation = oneLine(`${e.message} (last line has no newline: truncated)`);
       }
       return [];
     }
@@ -70,7 +75,7 @@ export class FileParse {
       reject: (reason) => this.reject(reason),
       truncated: (reason) => {
         this.stats.truncated = true;
-        this.stats.truncation ??= reason.slice(0, MAX_REASON);
+        this.stats.truncation ??= oneLine(reason);
       },
       units: (n) => {
         this.units = n;

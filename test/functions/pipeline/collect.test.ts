@@ -213,3 +213,77 @@ describe('CollectOutput keeps every good line of a damaged raw file', () => {
     });
   });
 });
+
+describe('CollectOutput under fuzzing (fast-check)', () => {
+  it('never crashes but with a CollectError, stores only valid samples, and the manifest counts them exactly', async () => {
+    const fc = (await import('fast-check')).default;
+    const { validatePlanStep } = await import('../../../functions/pipeline/validate.js');
+    const { collectOutput } = await import('../../../functions/pipeline/collect.js');
+    const { CollectError } = await import('../../../functions/core/errors.js');
+    const s = await scenarioDeps();
+    cleanups.push(async () => {
+      s.query.close();
+      await rm(s.dir, { recursive: true, force: true });
+    });
+    const probes = [TCP, { kind: 'sockperf', port: 11111, mode: 'udp', durationSeconds: 1 }];
+    const good = Array.from({ length: 6 }, (_, i) => tcpLine(i));
+    const sock = readFileSync(join(FIX, 'sockperf', 'udp-mps50.csv'), 'utf8');
+    const damaged = (text: string) =>
+      fc
+        .array(fc.tuple(fc.nat(text.length), fc.nat(30), fc.string({ maxLength: 10 }), fc.boolean()), { maxLength: 4 })
+        .map((edits) => {
+          let t = text;
+          for (const [at, len, junk, cut] of edits)
+            t = cut ? t.slice(0, at) : t.slice(0, at) + junk + t.slice(at + len);
+          return t;
+        });
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        damaged(`${good.join('\n')}\n`),
+        damaged(sock),
+        fc.option(fc.nat(600), { nil: undefined }),
+        async (tcpRaw, sockRaw, agentCut) => {
+          const runId = `fz${++n}`;
+          await validatePlanStep(s.deps, { input: { plan: plan(probes) }, runId });
+          const spec = JSON.parse((await s.store.getText(keys.spec(runId, 'A'))) ?? '{}') as AgentSpec;
+          const prefix = keys.rawPrefix('A', runId);
+          await s.store.put(`${prefix}${spec.probes[0].name}/1.jsonl`, tcpRaw);
+          await s.store.put(`${prefix}${spec.probes[1].name}/1.csv`, sockRaw);
+          const agent = JSON.stringify({ agentVersion: 't', startedAt: new Date(T0).toISOString(), probes: [] });
+          await s.store.put(`${prefix}agent.json`, agentCut === undefined ? agent : agent.slice(0, agentCut));
+          const ref = { runId, pathId: 'A', client: { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' } };
+          try {
+            await collectOutput(s.deps, ref);
+          } catch (e) {
+            expect(e).toBeInstanceOf(CollectError);
+          }
+          await s.deps.lock.release(runId);
+          const m = JSON.parse((await s.store.getText(keys.manifest(runId))) ?? 'null') as RunManifest;
+          let stored = 0;
+          for (const key of await s.store.list(`samples/path=A/run=${runId}/`)) {
+            for (const line of ((await s.store.getText(key)) ?? '').split('\n').filter(Boolean)) {
+              const r = JSON.parse(line) as SampleRecord;
+              stored++;
+              expect(Number.isSafeInteger(r.seq) && r.seq >= 0).toBe(true);
+              expect(Number.isFinite(r.t_start) && Number.isFinite(r.t_end)).toBe(true);
+              if (r.value !== null) expect(Number.isFinite(r.value) && r.value >= 0).toBe(true);
+              else expect(r.ok).toBe(false);
+            }
+          }
+          const probesM = m.paths[0].probes;
+          expect(probesM.reduce((a, p) => a + p.samples, 0)).toBe(stored);
+          for (const p of probesM) {
+            for (const f of p.files ?? []) {
+              // One record per line at most, plus sockperf's one failed record for a log without rows.
+              expect(f.samples + f.rejected).toBeLessThanOrEqual(f.lines + 1);
+              if (f.rejected) expect(f.firstRejection).toMatch(/^(tcp-connect|sockperf)( line \d+)?: /);
+            }
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+    expect(n).toBe(40);
+  }, 120_000);
+});
