@@ -34,7 +34,7 @@ const sample = () => {
 };
 const timer = setInterval(sample, 5);
 const t0 = process.hrtime.bigint();
-const out = await collectOutput(deps, { runId, pathId, client: { instanceId: 'bench', region: 'local' } });
+const out = await collectOutput(deps, { runId, pathId });
 const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
 clearInterval(timer);
 sample();

@@ -40,7 +40,7 @@ async function writeLines(file: string, lines: Iterable<string>): Promise<void> 
   for (const l of lines) {
     buf += l;
     if (buf.length > 1 << 16) {
-      if (!ws.write(buf)) await new Promise((r) => ws.once('drain', r));
+      if (!ws.write(buf)) await new Promise<void>((r) => ws.once('drain', () => r()));
       buf = '';
     }
   }
