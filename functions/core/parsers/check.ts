@@ -16,9 +16,11 @@ export const NON_NEGATIVE_METRICS = new Set([
   'mtu_bytes',
 ]);
 
+const STRING_FIELDS = ['run_id', 'path_id', 'probe', 'kind', 'metric', 'unit'] as const;
+
 /** undefined when `r` may be stored; else "<field> …" saying what is wrong. */
 export function recordProblem(r: SampleRecord): string | undefined {
-  for (const k of ['run_id', 'path_id', 'probe', 'kind', 'metric', 'unit'] as const) {
+  for (const k of STRING_FIELDS) {
     if (typeof r[k] !== 'string' || r[k] === '') return `${k} must be a non-empty string`;
   }
   if (!Number.isSafeInteger(r.trial) || r.trial < 0) return 'trial must be an integer ≥ 0';

@@ -37,11 +37,11 @@ export class FileParse {
   }
 
   /** Keep `records` only when each passes the record check; otherwise reject them all as `at`. */
-  private keep(records: SampleRecord[], at: string): SampleRecord[] {
+  private keep(records: SampleRecord[], at: () => string): SampleRecord[] {
     for (const r of records) {
       const problem = recordProblem(r);
       if (problem) {
-        this.reject(`${at}: ${problem}`);
+        this.reject(`${at()}: ${problem}`);
         return [];
       }
     }
@@ -64,7 +64,7 @@ export class FileParse {
       }
       return [];
     }
-    return this.keep(records, `${this.kind} line ${n}`);
+    return records.length ? this.keep(records, () => `${this.kind} line ${n}`) : records;
   }
 
   /** End of the file → the records only the whole file gives. */
@@ -84,7 +84,7 @@ export class FileParse {
     if (this.units !== undefined) this.stats.lines = this.units;
     // A document's records are checked one by one: one bad interval does not drop the rest.
     const out: SampleRecord[] = [];
-    for (const r of records) out.push(...this.keep([r], `${this.kind} seq ${r.seq}`));
+    for (const r of records) out.push(...this.keep([r], () => `${this.kind} seq ${r.seq}`));
     return out;
   }
 }

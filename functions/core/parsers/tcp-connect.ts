@@ -23,7 +23,8 @@ export const tcpConnectLines = jsonLinesParser('tcp-connect', ({ at, obj }: Line
   const clock = optString(obj, 'clock', at) ?? 'app-hrtime';
   const appRtt = obj.app_rtt_ms === undefined ? undefined : finiteOrNull(obj, 'app_rtt_ms', at);
   const kernelUs = obj.kernel_rtt_us === undefined ? undefined : finiteOrNull(obj, 'kernel_rtt_us', at);
-  return {
+  // A plain literal, optional keys added after: object spread here costs ~40× (1 M lines a file).
+  const r: SampleRecord = {
     run_id: meta.runId,
     path_id: meta.pathId,
     probe: meta.probe,
@@ -36,11 +37,12 @@ export const tcpConnectLines = jsonLinesParser('tcp-connect', ({ at, obj }: Line
     value: ok ? rtt : null,
     unit: 'ms',
     ok,
-    ...(ok ? {} : { error: error ?? 'error' }),
     clock,
-    ...(appRtt === undefined ? {} : { app_rtt_ms: appRtt }),
-    ...(kernelUs === undefined ? {} : { kernel_rtt_us: kernelUs }),
   };
+  if (!ok) r.error = error ?? 'error';
+  if (appRtt !== undefined) r.app_rtt_ms = appRtt;
+  if (kernelUs !== undefined) r.kernel_rtt_us = kernelUs;
+  return r;
 });
 
 /** Strict whole-text form: every record, or a ParseError naming the first bad line. */
