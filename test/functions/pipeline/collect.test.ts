@@ -214,6 +214,43 @@ describe('CollectOutput keeps every good line of a damaged raw file', () => {
   });
 });
 
+describe('CollectOutput streams', () => {
+  it('reads raw files through the store stream and writes samples through the stream write, never whole', async () => {
+    const s = await scenarioDeps();
+    cleanups.push(async () => {
+      s.query.close();
+      await rm(s.dir, { recursive: true, force: true });
+    });
+    s.deps.runner = new RawRunner(s.store, (spec) => ({
+      [`${spec.probes[0].name}/1.jsonl`]: Array.from({ length: 10 }, (_, i) => tcpLine(i)).join('\n'),
+    }));
+    const whole: string[] = [];
+    const streamed: string[] = [];
+    const { get, getText, getStream, putStream, put } = s.store;
+    Object.assign(s.store, {
+      get: (k: string) => (whole.push(`get ${k}`), get.call(s.store, k)),
+      getText: (k: string) => (whole.push(`get ${k}`), getText.call(s.store, k)),
+      put: (k: string, b: string) => (whole.push(`put ${k}`), put.call(s.store, k, b)),
+      getStream: (k: string) => (streamed.push(`get ${k}`), getStream.call(s.store, k)),
+      putStream: (k: string, b: AsyncIterable<string>) => (streamed.push(`put ${k}`), putStream.call(s.store, k, b)),
+    });
+    const r = await runStateMachine({
+      deps: s.deps,
+      input: { plan: plan([TCP]) },
+      runId: 'r1',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    expect(streamed).toEqual([
+      'get raw/path=A/run=r1/tcp-connect/1.jsonl',
+      'put samples/path=A/run=r1/tcp-connect-1.jsonl',
+    ]);
+    expect(
+      whole.filter((x) => /tcp-connect\/1\.jsonl|tcp-connect-1\.jsonl/.test(x) && !x.startsWith('put raw/')),
+    ).toEqual([]);
+  });
+});
+
 describe('CollectOutput under fuzzing (fast-check)', () => {
   it('never crashes but with a CollectError, stores only valid samples, and the manifest counts them exactly', async () => {
     const fc = (await import('fast-check')).default;
