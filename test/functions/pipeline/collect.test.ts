@@ -227,12 +227,18 @@ describe('CollectOutput streams', () => {
     const whole: string[] = [];
     const streamed: string[] = [];
     const { get, getText, getStream, putStream, put } = s.store;
+    const log =
+      <A extends unknown[], R>(to: string[], what: string, f: (...a: A) => R) =>
+      (...a: A): R => {
+        to.push(`${what} ${a[0]}`);
+        return f.apply(s.store, a);
+      };
     Object.assign(s.store, {
-      get: (k: string) => (whole.push(`get ${k}`), get.call(s.store, k)),
-      getText: (k: string) => (whole.push(`get ${k}`), getText.call(s.store, k)),
-      put: (k: string, b: string) => (whole.push(`put ${k}`), put.call(s.store, k, b)),
-      getStream: (k: string) => (streamed.push(`get ${k}`), getStream.call(s.store, k)),
-      putStream: (k: string, b: AsyncIterable<string>) => (streamed.push(`put ${k}`), putStream.call(s.store, k, b)),
+      get: log(whole, 'get', get),
+      getText: log(whole, 'get', getText),
+      put: log(whole, 'put', put),
+      getStream: log(streamed, 'get', getStream),
+      putStream: log(streamed, 'put', putStream),
     });
     const r = await runStateMachine({
       deps: s.deps,
