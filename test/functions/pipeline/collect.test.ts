@@ -330,3 +330,28 @@ describe('CollectOutput under fuzzing (fast-check)', () => {
     expect(n).toBe(40);
   }, 120_000);
 });
+
+describe('readAgentReport', () => {
+  it('reads a whole report, keeps the complete probe entries of a cut one, and says why it could not', async () => {
+    const { readAgentReport } = await import('../../../functions/pipeline/collect.js');
+    const full = JSON.stringify({
+      agentVersion: 't',
+      probes: [
+        { probe: 'a', kind: 'tcp-connect', status: 'ok' },
+        { probe: 'b', kind: 'tcp-connect', status: 'failed', reason: 'refused' },
+      ],
+    });
+    expect(readAgentReport(full).report?.probes.map((p) => p.probe)).toEqual(['a', 'b']);
+    expect(readAgentReport(full).problem).toBeUndefined();
+    const cut = readAgentReport(full.slice(0, full.indexOf('"probe":"b"') + 5));
+    expect(cut.problem).toBe('agent.json is truncated');
+    expect(cut.report?.probes.map((p) => p.probe)).toEqual(['a']);
+    expect(readAgentReport('{"agentVer').problem).toMatch(/agent\.json is unreadable/);
+    expect(readAgentReport('[1]').problem).toBe('agent.json is not a JSON object');
+    expect(readAgentReport('{"probes": 3}')).toMatchObject({
+      problem: 'agent.json has no probes list',
+      report: { probes: [] },
+    });
+    expect(readAgentReport(undefined)).toEqual({});
+  });
+});
