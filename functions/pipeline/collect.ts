@@ -227,6 +227,30 @@ async function parseProbes(
       const meta = { runId, pathId, probe: probe.name, trial: f.trial, sidecar };
       const sampleKey = keys.samples(pathId, runId, probe.name, f.trial);
       const st = await collectFile(deps, probe.kind, f.key, sampleKey, meta, network, prov);
+      if (st.samples === 0 && st.rejected === 0) {
+        // Nothing in it (killed before the first line, an upload in progress): a failed sample, so loss shows it.
+        const reason = st.truncated ? 'raw file truncated before its first complete line' : 'empty raw file';
+        const t = isoMs(agentProbe?.startedAt) ?? deps.now().getTime();
+        const rec: SampleRecord = {
+          run_id: runId,
+          path_id: pathId,
+          probe: probe.name,
+          kind: probe.kind,
+          trial: f.trial,
+          seq: 0,
+          t_start: t,
+          t_end: t,
+          ...PRIMARY_METRIC[probe.kind],
+          value: null,
+          ok: false,
+          error: reason,
+        };
+        await deps.store.put(sampleKey, toJsonl([rec]), 'application/x-ndjson');
+        prov.sampleKeys.push(sampleKey);
+        st.samples = 1;
+        prov.status = 'failed';
+        prov.reason ??= `${f.key}: ${reason}`;
+      }
       prov.files.push({
         key: f.key,
         trial: f.trial,

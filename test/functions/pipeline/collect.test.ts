@@ -355,3 +355,11 @@ describe('readAgentReport', () => {
     expect(readAgentReport(undefined)).toEqual({});
   });
 });
+
+describe('CollectOutput on an empty raw file', () => {
+  it('stores one failed sample saying so, so loss shows the probe produced nothing', async () => {
+    const { manifest, samples } = await run([TCP], (spec) => ({ [`${spec.probes[0].name}/1.jsonl`]: '' }));
+    expect(await samples('tcp-connect')).toMatchObject([{ ok: false, value: null, error: 'empty raw file' }]);
+    expect(manifest.paths[0].probes[0]).toMatchObject({ status: 'failed', samples: 1 });
+  });
+});
