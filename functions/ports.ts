@@ -12,6 +12,16 @@ export interface ObjectStore {
   /** Returns undefined when the key does not exist. */
   get(key: string): Promise<Uint8Array | undefined>;
   getText(key: string): Promise<string | undefined>;
+  /**
+   * Streaming read (large raw files): the object's bytes in chunks, undefined when the key does
+   * not exist. Optional: without it callers read the whole object with get().
+   */
+  getStream?(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
+  /**
+   * Streaming write: the body as it is produced, held in memory a part at a time at most; the
+   * object appears whole or not at all, like put(). Optional: without it callers buffer and put().
+   */
+  putStream?(key: string, body: AsyncIterable<string | Uint8Array>, contentType?: string): Promise<void>;
   /** All keys under a prefix, sorted, across pages. */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;

@@ -39,6 +39,8 @@ export interface LambdaWiring {
   needs: Capability[];
   /** Lambda timeout; waiting happens in the state machine, so these stay short. */
   timeoutSeconds: number;
+  /** Lambda memory in MB when not the default 512 (infra/constructs/pathbench-function.ts). */
+  memoryMB?: number;
   description: string;
 }
 
@@ -101,14 +103,19 @@ export const TASKS = {
   CollectOutput: {
     run: h.collectOutput,
     needs: ['store:read', 'store:write', 'query'],
-    timeoutSeconds: 300,
+    // Streams raw → samples line by line: ~35 MB of heap whatever the file size; a 1 M-line
+    // sockperf log took 6 s on the bench machine (docs/benchmarks.md), so 900 s (Lambda's
+    // maximum) leaves room for ~10 M lines a path on a 512 MB Lambda's third of a vCPU.
+    timeoutSeconds: 900,
+    memoryMB: 512,
     description: 'parse raw tool output into sample records, register the partition',
   },
   RecordPathFailure: {
     run: h.recordPathFailure,
     // After a failed probe command it parses what raw output arrived (like CollectOutput).
     needs: ['store:read', 'store:write', 'query'],
-    timeoutSeconds: 300,
+    timeoutSeconds: 900,
+    memoryMB: 512,
     description: 'record which step of a path failed and why; keep samples of probes that finished',
   },
   RestoreRoutes: {

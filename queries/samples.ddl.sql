@@ -8,7 +8,7 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   probe string,
   kind string,
   trial int,
-  seq int,
+  seq bigint,
   t_start double,
   t_end double,
   metric string,

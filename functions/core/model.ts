@@ -229,6 +229,22 @@ export interface ProbeProvenance {
   atBaseline?: { trial: number; median: number; baselineBps: number; intervals: number }[];
   /** The clocks this probe's values came from (the distinct SampleRecord.clock of its samples). */
   clocks?: string[];
+  /** Lines (iperf3: intervals) rejected over all raw files of the probe; absent when none. */
+  rejected?: number;
+  /** Per raw file: what parsing it came to (functions/core/parsers/types.ts ParseStats). */
+  files?: RawFileParse[];
+}
+
+/** One raw file's parse, in the manifest: lines read, samples kept, lines rejected and why, truncation. */
+export interface RawFileParse {
+  key: string;
+  trial: number;
+  lines: number;
+  samples: number;
+  rejected: number;
+  firstRejection?: string;
+  truncated?: boolean;
+  truncation?: string;
 }
 
 /** The client's network facts: instance type, AZ id, and its baseline / peak (burst) bandwidth in bit/s. */

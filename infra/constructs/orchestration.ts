@@ -103,6 +103,7 @@ export class Orchestration extends Construct {
         handler: name,
         description: task.description,
         timeoutSeconds: task.timeoutSeconds,
+        ...('memoryMB' in task ? { memorySize: task.memoryMB } : {}),
         environment,
       });
       grantNeeds(f, task.needs, grants);

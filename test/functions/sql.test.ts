@@ -23,7 +23,7 @@ describe('samplesColumns', () => {
       { name: 'probe', type: 'string' },
       { name: 'kind', type: 'string' },
       { name: 'trial', type: 'int' },
-      { name: 'seq', type: 'int' },
+      { name: 'seq', type: 'bigint' },
       { name: 't_start', type: 'double' },
       { name: 't_end', type: 'double' },
       { name: 'metric', type: 'string' },

@@ -132,6 +132,16 @@ describe('pipeline stack', () => {
     expect(existsSync(path.join(bundleDir, 'queries', 'percentiles.sql'))).toBe(true);
   });
 
+  it('gives the collecting tasks the timeout and memory the collect bench sized (1 M lines in a 512 MB heap)', () => {
+    for (const name of ['CollectOutput', 'RecordPathFailure']) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Handler: `index.${name}`,
+        Timeout: 900,
+        MemorySize: 512,
+      });
+    }
+  });
+
   it('schedules runs DISABLED by default, with a dead-letter queue and a retry policy', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
       State: 'DISABLED',
