@@ -25,7 +25,7 @@
 -- rank: sorted[rank], max = sorted[n]. Ties need no care: sorted[r] is the value at rank r.
 -- Memory is one DOUBLE array per group and subset (8 bytes a value: 80 MB for 10 M samples);
 -- docs/benchmarks.md has the times against numpy and against the running-count formulation
--- this replaced. The subscripts sit inside CASE WHEN n > 0 because Trino rejects index 0.
+-- this replaced.
 WITH grouped AS (
   SELECT
     path, probe, metric, unit,
@@ -41,19 +41,34 @@ WITH grouped AS (
   WHERE run = ?
   GROUP BY path, probe, metric, unit
 ),
-per_group AS (
-  SELECT path, probe, kind, metric, unit, total_all, total_unflagged, flagged, n_all, n_unflagged,
-    CASE WHEN n_all > 0 THEN v_all[CAST((500 * n_all + 999 - ((500 * n_all + 999) % 1000)) / 1000 AS BIGINT)] END AS p50_all,
-    CASE WHEN n_all > 0 THEN v_all[CAST((950 * n_all + 999 - ((950 * n_all + 999) % 1000)) / 1000 AS BIGINT)] END AS p95_all,
-    CASE WHEN n_all > 0 THEN v_all[CAST((990 * n_all + 999 - ((990 * n_all + 999) % 1000)) / 1000 AS BIGINT)] END AS p99_all,
-    CASE WHEN n_all > 0 THEN v_all[CAST((999 * n_all + 999 - ((999 * n_all + 999) % 1000)) / 1000 AS BIGINT)] END AS p999_all,
-    CASE WHEN n_all > 0 THEN v_all[n_all] END AS max_all,
-    CASE WHEN n_unflagged > 0 THEN v_unflagged[CAST((500 * n_unflagged + 999 - ((500 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT)] END AS p50_unflagged,
-    CASE WHEN n_unflagged > 0 THEN v_unflagged[CAST((950 * n_unflagged + 999 - ((950 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT)] END AS p95_unflagged,
-    CASE WHEN n_unflagged > 0 THEN v_unflagged[CAST((990 * n_unflagged + 999 - ((990 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT)] END AS p99_unflagged,
-    CASE WHEN n_unflagged > 0 THEN v_unflagged[CAST((999 * n_unflagged + 999 - ((999 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT)] END AS p999_unflagged,
-    CASE WHEN n_unflagged > 0 THEN v_unflagged[n_unflagged] END AS max_unflagged
+ranked AS (
+  SELECT
+    path, probe, kind, metric, unit, total_all, total_unflagged, flagged, n_all, n_unflagged, v_all, v_unflagged,
+    CAST((500 * n_all + 999 - ((500 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r50_all,
+    CAST((950 * n_all + 999 - ((950 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r95_all,
+    CAST((990 * n_all + 999 - ((990 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r99_all,
+    CAST((999 * n_all + 999 - ((999 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r999_all,
+    CAST((500 * n_unflagged + 999 - ((500 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r50_unflagged,
+    CAST((950 * n_unflagged + 999 - ((950 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r95_unflagged,
+    CAST((990 * n_unflagged + 999 - ((990 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r99_unflagged,
+    CAST((999 * n_unflagged + 999 - ((999 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r999_unflagged
   FROM grouped
+),
+per_group AS (
+  -- CASE WHEN n > 0: with no successful sample the figure is NULL (and Trino rejects index 0).
+  SELECT
+    path, probe, kind, metric, unit, total_all, total_unflagged, flagged, n_all, n_unflagged,
+    CASE WHEN n_all > 0 THEN v_all[r50_all] END AS p50_all,
+    CASE WHEN n_all > 0 THEN v_all[r95_all] END AS p95_all,
+    CASE WHEN n_all > 0 THEN v_all[r99_all] END AS p99_all,
+    CASE WHEN n_all > 0 THEN v_all[r999_all] END AS p999_all,
+    CASE WHEN n_all > 0 THEN v_all[n_all] END AS max_all,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r50_unflagged] END AS p50_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r95_unflagged] END AS p95_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r99_unflagged] END AS p99_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r999_unflagged] END AS p999_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[n_unflagged] END AS max_unflagged
+  FROM ranked
 ),
 subsets AS (
   SELECT
