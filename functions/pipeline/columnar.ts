@@ -20,6 +20,18 @@ export const ROW_GROUP_ROWS = 100_000;
 
 type Cell = string | number | bigint | boolean | null;
 
+/**
+ * Encoding per Parquet type, chosen by measurement (docs/data.md): integers (seq, trial) delta-
+ * packed, doubles PLAIN (timestamps and values are mostly distinct, so trying a dictionary only
+ * costs time); strings and booleans keep the writer's default (dictionary / RLE). All of these
+ * are read by DuckDB and by Athena's Trino Parquet reader.
+ */
+const ENCODINGS: Partial<Record<string, ColumnSource['encoding']>> = {
+  INT32: 'DELTA_BINARY_PACKED',
+  INT64: 'DELTA_BINARY_PACKED',
+  DOUBLE: 'PLAIN',
+};
+
 /** Parquet type for a DDL (Hive) column type; the DDL's scalar types only. */
 const PARQUET_TYPES: Record<string, ColumnSource['type']> = {
   string: 'STRING',
@@ -107,12 +119,21 @@ export class SamplesParquetWriter {
     this.parquet = new ParquetWriter({
       writer: this.writer,
       schema: schemaFromColumnData({ columnData: this.columnData() }),
+      // Row-group statistics cost a third of the write time and no query here filters on them
+      // (the partitions select the files).
+      statistics: false,
       createdBy: 'pathbench',
     });
   }
 
   private columnData(): ColumnSource[] {
-    return this.builders.map((b) => ({ name: b.column.name, data: b.values, type: b.parquetType, nullable: true }));
+    return this.builders.map((b) => ({
+      name: b.column.name,
+      data: b.values,
+      type: b.parquetType,
+      nullable: true,
+      encoding: ENCODINGS[b.parquetType ?? ''],
+    }));
   }
 
   /** One record; `where` names it in errors (file and line). */
