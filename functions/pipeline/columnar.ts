@@ -144,16 +144,21 @@ export class SamplesParquetWriter {
   }
 
   /**
-   * Every record of a JSONL text, line by line. A line that is not a JSON object, or a field of
-   * the wrong type, is an error naming the file, the line and the field. Blank lines are skipped.
+   * Every record of a JSONL file (its bytes, or its text), line by line. A line that is not a
+   * JSON object, or a field of the wrong type, is an error naming the file, the line and the
+   * field. Blank lines are skipped. Bytes are decoded a line at a time, so a large file is never
+   * held twice (as bytes and as one string).
    */
-  addJsonl(key: string, text: string): void {
+  addJsonl(key: string, content: string | Uint8Array): void {
+    const bytes =
+      typeof content === 'string' ? undefined : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+    const length = bytes ? bytes.length : (content as string).length;
     let start = 0;
     let lineNo = 0;
-    while (start < text.length) {
-      let end = text.indexOf('\n', start);
-      if (end < 0) end = text.length;
-      const line = text.slice(start, end);
+    while (start < length) {
+      let end = bytes ? bytes.indexOf(10, start) : (content as string).indexOf('\n', start);
+      if (end < 0) end = length;
+      const line = bytes ? bytes.toString('utf8', start, end) : (content as string).slice(start, end);
       start = end + 1;
       lineNo++;
       if (line.trim() === '') continue;
@@ -210,11 +215,11 @@ export async function writeColumnarSamples(
   const jsonlKeys = (await deps.store.list(keys.samplesPrefix(ref.pathId, ref.runId))).filter((k) =>
     k.endsWith('.jsonl'),
   );
-  // One JSONL text in memory at a time; the writer holds at most one row group of columns.
+  // One JSONL file's bytes in memory at a time; the writer holds at most one row group of columns.
   const writer = new SamplesParquetWriter();
   for (const k of jsonlKeys) {
-    const text = await deps.store.getText(k);
-    if (text !== undefined) writer.addJsonl(k, text);
+    const bytes = await deps.store.get(k);
+    if (bytes !== undefined) writer.addJsonl(k, bytes);
   }
   const bytes = writer.finish();
   if (!bytes) {

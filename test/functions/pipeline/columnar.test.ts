@@ -39,7 +39,8 @@ function records(runId: string, pathId: string, count: number, seed: number): Re
       streams: 4,
       detail: { nested: true },
     };
-    if (failed) rec.error = 'it\'s a "quoted" timeout';
+    // multi-byte UTF-8: the writer decodes the file's bytes line by line
+    if (failed) rec.error = 'it\'s a "quoted" timeout — 5 µs, naïve 🙂';
     if (i % 5 !== 0) rec.clock = 'tool';
     if (i % 3 === 0 && i > count / 2) rec.flag = 'credit-exhausted';
     out.push(rec);
