@@ -36,7 +36,9 @@ WITH grouped AS (
     CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END) AS BIGINT) AS n_all,
     CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN 1 END) AS BIGINT) AS n_unflagged,
     array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL)) AS v_all,
-    array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL)) AS v_unflagged
+    -- sorted only where the group has a flag (elsewhere no 'unflagged' row is emitted): one sort, not two
+    CASE WHEN COUNT(flag) > 0
+      THEN array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL)) END AS v_unflagged
   FROM samples
   WHERE run = ?
   GROUP BY path, probe, metric, unit

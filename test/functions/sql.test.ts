@@ -112,7 +112,7 @@ describe('portability rules for queries/', () => {
     // one sort per group and subset, of the successful values only; figures are subscripts at integer ranks
     expect(code(sql)).toContain('array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL)) AS v_all');
     expect(code(sql)).toContain(
-      'array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL)) AS v_unflagged',
+      'THEN array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL)) END AS v_unflagged',
     );
     for (const subset of ['all', 'unflagged']) {
       expect(code(sql)).toContain(`CASE WHEN n_${subset} > 0 THEN v_${subset}[n_${subset}] END AS max_${subset}`);
