@@ -19,13 +19,13 @@
 -- engines (a DuckDB double holds integers exactly below 2^53) and the CAST gives both the same
 -- BIGINT. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT.
 --
--- How the rank is found: one pass groups the run's rows; per group and subset the successful
--- values are collected into one array and sorted once (array_sort(array_agg(value)) -- both
--- engines have these, with 1-based subscripts), and every figure is a subscript at its integer
--- rank: sorted[rank], max = sorted[n]. Ties need no care: sorted[r] is the value at rank r.
--- Memory is one DOUBLE array per group and subset (8 bytes a value: 80 MB for 10 M samples);
--- docs/benchmarks.md has the times against numpy and against the running-count formulation
--- this replaced.
+-- How the rank is found: one pass groups the run's rows; per group the successful values are
+-- collected into one array and sorted once -- array_sort(array_agg(value)), both engines have
+-- these, with 1-based subscripts -- and every figure is a subscript at its integer rank:
+-- sorted[rank], max = sorted[n]. Ties need no care: sorted[r] is the value at rank r. The
+-- unflagged values get their own sorted array only in groups that carry a flag. Memory is the
+-- DOUBLE arrays (8 bytes a value); docs/benchmarks.md has the times against numpy and against
+-- the running count over distinct values that this replaced.
 WITH grouped AS (
   SELECT
     path, probe, metric, unit,
