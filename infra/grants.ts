@@ -164,13 +164,23 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
           resources: [
             stack.formatArn({ service: 'glue', resource: 'catalog' }),
             stack.formatArn({ service: 'glue', resource: 'database', resourceName: t.databaseName }),
+            // The Parquet table and the raw JSONL one (DataLake.jsonlTableName: "<table>_jsonl").
             stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${t.databaseName}/${t.tableName}` }),
+            stack.formatArn({
+              service: 'glue',
+              resource: 'table',
+              resourceName: `${t.databaseName}/${t.tableName}_jsonl`,
+            }),
           ],
         },
         // Athena reads samples and writes results with the caller's credentials.
         {
           actions: ['s3:GetObject'],
-          resources: [bucket.arnForObjects('samples/*'), bucket.arnForObjects(`${ATHENA_RESULTS}*`)],
+          resources: [
+            bucket.arnForObjects('samples/*'),
+            bucket.arnForObjects('parquet/*'),
+            bucket.arnForObjects(`${ATHENA_RESULTS}*`),
+          ],
         },
         {
           actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
@@ -181,7 +191,7 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
           resources: [bucket.bucketArn],
         },
       ),
-      wildcards: objects(['samples/', ATHENA_RESULTS]),
+      wildcards: objects(['samples/', 'parquet/', ATHENA_RESULTS]),
     },
     lock: {
       grant: (role) => {

@@ -10,6 +10,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
+import { samplesColumns } from '../../functions/sql.js';
 import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
 import { aslPlaceholders, CLEANUP_STATUSES } from '../../infra/constructs/orchestration.js';
 import { MANAGED_TAG } from '../../infra/grants.js';
@@ -178,15 +179,55 @@ describe('pipeline stack', () => {
     for (const [, q] of ofType('AWS::Athena::NamedQuery')) {
       expect(JSON.stringify(q.Properties.QueryString)).not.toMatch(/\$\{(database|location)\}/);
     }
-    const [[, table]] = ofType('AWS::Glue::Table');
-    const input = table.Properties.TableInput as {
+    type TableInput = {
+      Name: string;
       PartitionKeys: { Name: string }[];
-      StorageDescriptor: { Columns: { Name: string; Type: string }[]; SerdeInfo: { SerializationLibrary: string } };
+      Parameters: Record<string, string>;
+      StorageDescriptor: {
+        Columns: { Name: string; Type: string }[];
+        Location: unknown;
+        InputFormat: string;
+        SerdeInfo: { SerializationLibrary: string };
+      };
     };
-    expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
-    expect(input.StorageDescriptor.Columns).toContainEqual({ Name: 'value', Type: 'double' });
-    expect(input.StorageDescriptor.Columns).toContainEqual({ Name: 'ok', Type: 'boolean' });
-    expect(input.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.openx.data.jsonserde.JsonSerDe');
+    const tables = Object.fromEntries(
+      ofType('AWS::Glue::Table').map(([, t]) => {
+        const input = t.Properties.TableInput as TableInput;
+        return [input.Name, input];
+      }),
+    );
+    expect(Object.keys(tables).sort()).toEqual(['samples', 'samples_jsonl']);
+    const columns = samplesColumns().columns.map((c) => ({ Name: c.name, Type: c.type }));
+    for (const input of Object.values(tables)) {
+      expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
+      expect(input.StorageDescriptor.Columns).toEqual(columns);
+    }
+    // The named queries read the Parquet table under parquet/; the raw JSONL stays under samples/.
+    expect(tables.samples.Parameters.classification).toBe('parquet');
+    expect(tables.samples.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe(
+      'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
+    );
+    expect(tables.samples.StorageDescriptor.InputFormat).toBe(
+      'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+    );
+    expect(JSON.stringify(tables.samples.StorageDescriptor.Location)).toContain('/parquet/');
+    expect(tables.samples_jsonl.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe(
+      'org.openx.data.jsonserde.JsonSerDe',
+    );
+    expect(JSON.stringify(tables.samples_jsonl.StorageDescriptor.Location)).toContain('/samples/');
+    // The DDL named queries point at the same locations.
+    const ddl = ofType('AWS::Athena::NamedQuery')
+      .filter(([, q]) => String(q.Properties.Description).endsWith('.ddl.sql'))
+      .map(([, q]) => JSON.stringify(q.Properties.QueryString));
+    expect(ddl.find((q) => q.includes('STORED AS PARQUET'))).toContain('/parquet/');
+    expect(ddl.find((q) => q.includes('JsonSerDe'))).toContain('/samples/');
+  });
+
+  it('lets the query tasks read both tables and the Parquet objects', () => {
+    const policies = JSON.stringify(ofType('AWS::IAM::Policy').map(([, p]) => p.Properties.PolicyDocument));
+    expect(policies).toContain('/samples_jsonl');
+    expect(policies).toMatch(/table\/[^"]*\/samples"/);
+    expect(policies).toContain('/parquet/*');
   });
 
   it('declares every SSM document parameter as a String with an allowedPattern', () => {
