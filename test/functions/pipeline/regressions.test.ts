@@ -128,7 +128,6 @@ describe('judge', () => {
       ['A', 'p50', 'improvement', 4],
     ]);
     // p99 moved as far, but its own interval ([0.05, 0.35] ms) reaches into the band: not judged a change
-
   });
 
   it('judges throughput at p50 only, higher being better', () => {
