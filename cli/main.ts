@@ -10,6 +10,7 @@ import { registerLab } from './commands/lab.js';
 import { registerParse } from './commands/parse.js';
 import { registerReport } from './commands/report.js';
 import { registerTestbed } from './commands/testbed.js';
+import { registerTrend } from './commands/trend.js';
 import { registerLocal } from './local.js';
 
 const program = new Command('pathbench')
@@ -17,6 +18,7 @@ const program = new Command('pathbench')
   .showHelpAfterError();
 registerLocal(program);
 registerReport(program);
+registerTrend(program);
 registerParse(program);
 registerLab(program);
 registerAws(program);

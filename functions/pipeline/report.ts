@@ -116,7 +116,7 @@ function signed(v: number, metric: string): string {
 }
 
 /** "+0.203 (+13.6%) [0.158, 0.256] slower" */
-function diffText(c: DiffCell, metric: string): string {
+export function diffText(c: DiffCell, metric: string): string {
   const pct = `${c.pct > 0 ? '+' : ''}${c.pct.toFixed(1)}%`;
   return `${signed(c.diff, metric)} (${pct}) [${signed(c.ci95[0], metric)}, ${signed(c.ci95[1], metric)}] ${c.verdict}`;
 }
