@@ -245,3 +245,19 @@ export function describeRegression(r: Regression): string {
   const unit = r.metric === 'throughput_bps' ? 'bit/s' : r.unit;
   return `${r.path} ${r.probe} ${r.metric} ${r.percentile} ${f(r.value)} ${unit} vs ${f(r.baseline)} [${f(r.band[0])}, ${f(r.band[1])}] over ${r.runsInBaseline} runs (${r.change_pct > 0 ? '+' : ''}${r.change_pct.toFixed(1)} %, ${r.direction})`;
 }
+
+/**
+ * Hand the summary to the publisher (AWS: metrics and regression events). A failure is logged,
+ * not raised: the reports are written and the run's result must not hang on a notification.
+ */
+export async function publishSummary(deps: Partial<Pick<Deps, 'publisher' | 'log'>>, summary: Summary): Promise<void> {
+  if (!deps.publisher) return;
+  try {
+    await deps.publisher.publish(summary);
+  } catch (e) {
+    deps.log?.warn("could not publish the run's metrics or regression events", {
+      runId: summary.runId,
+      error: e instanceof Error ? e.message : String(e),
+    });
+  }
+}

@@ -5,6 +5,7 @@
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SSMClient } from '@aws-sdk/client-ssm';
@@ -14,6 +15,7 @@ import type { Deps, PlanSource } from '../../ports.js';
 import { Ec2SsmFleet } from './fleet.js';
 import { DynamoRunLock, executionActiveCheck, executionArn } from './lock.js';
 import { DEFAULT_PLAN_PREFIX, SsmPlanSource } from './plans.js';
+import { AwsRunPublisher } from './publisher.js';
 import { AthenaQueryEngine } from './query.js';
 import { Ec2Routes } from './routes.js';
 import { SsmCommandRunner } from './runner.js';
@@ -120,6 +122,7 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
       log,
     }),
     plans: new SsmPlanSource(home.ssm, cfg.planPrefix),
+    publisher: new AwsRunPublisher(new EventBridgeClient({ region: cfg.region })),
     log,
     driver: 'aws',
     now: () => new Date(),
