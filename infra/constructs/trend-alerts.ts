@@ -5,7 +5,7 @@
  * step also emits the count of regressions as an EMF metric; an alarm on it notifies the same
  * topic, so a regression shows in the CloudWatch alarm list too.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -44,13 +44,18 @@ export class TrendAlerts extends Construct {
         ),
       }),
     );
-    // The topic is encrypted: EventBridge must be able to use its key to publish.
+    // The topic is encrypted: EventBridge must be able to use its key to publish, for this
+    // account's rules (the rule's own ARN would make a cycle: key → rule → topic → key).
+    const stack = Stack.of(this);
     props.topic.masterKey?.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal('events.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
-        conditions: { ArnEquals: { 'aws:SourceArn': this.rule.ruleArn } },
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:events:${stack.region}:${stack.account}:rule/*` },
+        },
       }),
     );
     this.alarm = new cloudwatch.Alarm(this, 'RegressionAlarm', {
