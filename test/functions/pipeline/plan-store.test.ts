@@ -21,7 +21,16 @@ async function store() {
   const dir = await tempDataDir('plans');
   dirs.push(dir);
   let t = Date.UTC(2026, 11, 1);
-  return { dir, plans: new PlanStore(new DirStore(dir), { copyHistory: true, now: () => new Date((t += 1000)) }) };
+  return {
+    dir,
+    plans: new PlanStore(new DirStore(dir), {
+      copyHistory: true,
+      now: () => {
+        t += 1000;
+        return new Date(t);
+      },
+    }),
+  };
 }
 
 const plan = (name: string, count = 10) =>

@@ -6,8 +6,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { awsDeps, ENV, readAwsConfig } from '../../../../functions/adapters/aws/deps.js';
 import { SsmPlanSource } from '../../../../functions/adapters/aws/plans.js';
-import { FirstPlanSource } from '../../../../functions/pipeline/plan-store.js';
 import { ConfigError, PlanInvalidError } from '../../../../functions/core/errors.js';
+import { FirstPlanSource } from '../../../../functions/pipeline/plan-store.js';
 import { TASK_NAMES } from '../../../../functions/wiring.js';
 
 const fullEnv = {
