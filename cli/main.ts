@@ -8,6 +8,7 @@ import { registerBench } from './bench.js';
 import { registerAws } from './commands/aws.js';
 import { registerLab } from './commands/lab.js';
 import { registerParse } from './commands/parse.js';
+import { registerPlan } from './commands/plan.js';
 import { registerReport } from './commands/report.js';
 import { registerTestbed } from './commands/testbed.js';
 import { registerTrend } from './commands/trend.js';
@@ -19,6 +20,7 @@ const program = new Command('pathbench')
 registerLocal(program);
 registerReport(program);
 registerTrend(program);
+registerPlan(program);
 registerParse(program);
 registerLab(program);
 registerAws(program);

@@ -121,6 +121,9 @@ export class PipelineStack extends Stack {
       LockTableName: this.lockTable.tableName,
       CleanupDlqUrl: run.cleanupDlq.queueUrl,
       AlarmTopicArn: this.alarmTopic.topicArn,
+      SchedulerRoleArn: schedule.schedulerRole.roleArn,
+      ScheduleDlqArn: schedule.dlq.queueArn,
+      ScheduleGroupName: schedule.group.scheduleGroupName,
       ClientInstancePolicyArn: this.clientInstancePolicy.managedPolicyArn,
     };
     for (const [k, v] of Object.entries(outputs)) new CfnOutput(this, k, { value: v });
