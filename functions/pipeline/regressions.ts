@@ -146,7 +146,11 @@ export function judge(
   history: readonly TrendPoint[],
   rule: RegressionRule = REGRESSION_RULE,
 ): { regressions: Regression[]; trend: TrendSeries[] } {
-  const past = newestFirst(history.filter((h) => h.runId !== current.runId && h.planName === current.planName));
+  // Only runs before this one: a summary computed again later must not judge against its future.
+  const before = (h: TrendPoint) => !current.startedAt || !h.startedAt || h.startedAt < current.startedAt;
+  const past = newestFirst(
+    history.filter((h) => h.runId !== current.runId && h.planName === current.planName && before(h)),
+  );
   const regressions: Regression[] = [];
   const trend: TrendSeries[] = [];
   for (const path of current.paths) {
@@ -219,6 +223,15 @@ export async function loadTrendPoints(store: Deps['store'], planName: string): P
     if (text) out.push(JSON.parse(text) as TrendPoint);
   }
   return out;
+}
+
+/** Judge a summary against the stored points of its plan without storing anything (a recomputed report). */
+export async function judgeStored(deps: Pick<Deps, 'store'>, summary: Summary): Promise<void> {
+  const point = trendPoint(summary);
+  if (!point) return;
+  const { regressions, trend } = judge(point, await loadTrendPoints(deps.store, point.planName));
+  summary.regressions = regressions;
+  if (trend.some((t) => t.points.length > 1)) summary.trend = trend;
 }
 
 /**

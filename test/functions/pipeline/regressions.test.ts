@@ -199,6 +199,14 @@ describe('judge', () => {
     expect(t?.band).toBeUndefined();
   });
 
+  it('judges only against runs that started before this one', () => {
+    const shifted = run(3, rand, (id, r) => (id === 'C' ? rtt(20) : r));
+    // clean runs 0–7 around it: only 0, 1, 2 are before run 3
+    const { trend } = judge(shifted, clean);
+    expect(trend[0].points.map((p) => p.runId)).toEqual(['run-00', 'run-01', 'run-02', 'run-03']);
+    expect(judge(shifted, clean.slice(2)).regressions).toEqual([]);
+  });
+
   it('ignores other plans and this run in the history', () => {
     const shifted = run(9, rand, (id, r) => (id === 'C' ? rtt(20) : r));
     const other = clean.map((h) => ({ ...h, planName: 'other' }));
