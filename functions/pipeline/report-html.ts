@@ -279,8 +279,13 @@ function trendCharts(s: Summary): string[] {
     const svg = svgChart(
       {
         legend,
-        grid,
-        xAxis: { type: 'category', data: runs.map((r) => (r === s.runId ? `${r} (this run)` : r)) },
+        grid: { ...grid, bottom: 96 },
+        // Every run named (this one last), slanted so long run ids fit.
+        xAxis: {
+          type: 'category',
+          data: runs.map((r) => (r === s.runId ? `${r} (this run)` : r)),
+          axisLabel: { interval: 0, rotate: 30, fontSize: 10 },
+        },
         yAxis: { type: 'value', name: unitLabel(metric, unit), scale: true },
         series: g.map((t) => ({
           name: t.path,
