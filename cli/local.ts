@@ -10,6 +10,7 @@ import { checkRunId, keys } from '../functions/core/keys.js';
 import type { ResolvedPlan, Summary } from '../functions/core/model.js';
 import { printable } from '../functions/core/printable.js';
 import { stderrLogger } from '../functions/log.js';
+import { judgeStored } from '../functions/pipeline/regressions.js';
 import { renderTable, runNotes } from '../functions/pipeline/report.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
 import { DirStore } from '../local/dir-store.js';
@@ -192,6 +193,8 @@ export async function reportLocal(runId: string, o: { data: string; json?: boole
   let summary: Summary;
   try {
     summary = await buildSummary({ store, query }, runId);
+    // Against the plan's stored runs, as the pipeline judged it (nothing is written).
+    await judgeStored({ store }, summary);
   } finally {
     query.close();
   }

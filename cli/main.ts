@@ -9,8 +9,10 @@ import { registerBench } from './bench.js';
 import { registerAws } from './commands/aws.js';
 import { registerLab } from './commands/lab.js';
 import { registerParse } from './commands/parse.js';
+import { registerPlan } from './commands/plan.js';
 import { registerReport } from './commands/report.js';
 import { registerTestbed } from './commands/testbed.js';
+import { registerTrend } from './commands/trend.js';
 import { registerLocal } from './local.js';
 
 const program = new Command('pathbench')
@@ -18,6 +20,8 @@ const program = new Command('pathbench')
   .showHelpAfterError();
 registerLocal(program);
 registerReport(program);
+registerTrend(program);
+registerPlan(program);
 registerParse(program);
 registerLab(program);
 registerAws(program);

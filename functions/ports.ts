@@ -2,7 +2,7 @@
  * Ports: the interfaces between pipeline logic and the world. Each has an AWS adapter
  * (functions/adapters/aws) and local ones (local/, lab/fleet.ts, lab/routes.ts); docs/architecture.md.
  */
-import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget } from './core/model.js';
+import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget, Summary } from './core/model.js';
 import type { AllowedRoute } from './core/route-policy.js';
 
 export interface ObjectStore {
@@ -126,6 +126,11 @@ export interface PlanSource {
   get(name: string): Promise<unknown | undefined>;
 }
 
+/** Tells the world about a summarized run: its figures as metrics, its regressions as events (AWS: publisher.ts). */
+export interface RunPublisher {
+  publish(summary: Summary): Promise<void>;
+}
+
 /** A pause that tests can replace; the real one is setTimeout from node:timers/promises. */
 export type Sleep = (ms: number) => Promise<void>;
 
@@ -146,6 +151,8 @@ export interface Deps {
   log: Logger;
   /** Named plans ({ "planName": … } inputs); AWS: SSM Parameter Store. */
   plans?: PlanSource;
+  /** Metrics and regression events after the summary step (AWS only; locally the report is the output). */
+  publisher?: RunPublisher;
   driver: 'local' | 'aws';
   /**
    * Route changes the operator allowed at deploy (core/route-policy.ts); ValidatePlan and

@@ -20,6 +20,7 @@ import type { Deps } from './ports.js';
  *   query     Athena queries over the samples table, its Glue partitions
  *   lock      the run lock, and whether the execution holding it has ended
  *   plans     named plans, read for `{ planName }` inputs
+ *   publish   regression events on the default EventBridge bus (metrics go out as EMF log lines)
  */
 export type Capability =
   | 'store:read'
@@ -32,7 +33,8 @@ export type Capability =
   | 'runner:cancel'
   | 'query'
   | 'lock'
-  | 'plans';
+  | 'plans'
+  | 'publish';
 
 /** What CDK needs to deploy one Lambda: its grants, its timeout, its description. */
 export interface LambdaWiring {
@@ -126,9 +128,9 @@ export const TASKS = {
   },
   SummarizeRun: {
     run: h.summarizeRun,
-    needs: ['store:read', 'store:write', 'query'],
+    needs: ['store:read', 'store:write', 'query', 'publish'],
     timeoutSeconds: 300,
-    description: 'compute percentiles, write summary and reports',
+    description: 'compute percentiles, write summary and reports, judge against earlier runs, publish',
   },
   ReleaseLock: {
     run: h.releaseLock,

@@ -12,7 +12,7 @@ import type { Construct } from 'constructs';
 import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/plans.js';
 import type { AllowedRoute } from '../functions/core/route-policy.js';
 import type { Capability } from '../functions/wiring.js';
-import { ATHENA_RESULTS, DATA_PREFIXES } from './constructs/data-lake.js';
+import { ATHENA_RESULTS, DATA_PREFIXES, PLANS_PREFIX } from './constructs/data-lake.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
 import { ack, arnRef } from './nag.js';
 
@@ -207,11 +207,32 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       ],
     },
     plans: {
+      grant: statements(
+        // Named plans in the data bucket (pathbench plan put); the SSM parameters of before still work.
+        { actions: ['s3:GetObject'], resources: [bucket.arnForObjects(`${PLANS_PREFIX}*`)] },
+        // Without ListBucket a missing plan is AccessDenied, not NoSuchKey (and the SSM fallback never runs).
+        {
+          actions: ['s3:ListBucket'],
+          resources: [bucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': [`${PLANS_PREFIX}*`] } },
+        },
+        {
+          actions: ['ssm:GetParameter'],
+          resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter${DEFAULT_PLAN_PREFIX}*`],
+        },
+      ),
+      wildcards: [
+        ...objects([PLANS_PREFIX]),
+        `Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${DEFAULT_PLAN_PREFIX}*`,
+      ],
+    },
+    // Regression events on the default bus only; the metrics are EMF log lines (no PutMetricData).
+    publish: {
       grant: statements({
-        actions: ['ssm:GetParameter'],
-        resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter${DEFAULT_PLAN_PREFIX}*`],
+        actions: ['events:PutEvents'],
+        resources: [`arn:${Aws.PARTITION}:events:${Aws.REGION}:${Aws.ACCOUNT_ID}:event-bus/default`],
       }),
-      wildcards: [`Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${DEFAULT_PLAN_PREFIX}*`],
+      wildcards: [],
     },
   };
 }

@@ -6,6 +6,7 @@
  * adds the outputs the CLI reads.
  */
 import { type CfnElement, CfnOutput, Names, Stack, type StackProps } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -23,6 +24,7 @@ import { Orchestration } from './constructs/orchestration.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
 import { Probe } from './constructs/probe.js';
 import { Schedule } from './constructs/schedule.js';
+import { TrendAlerts } from './constructs/trend-alerts.js';
 
 export interface PipelineStackProps extends StackProps {
   /** EventBridge Scheduler expression, e.g. "cron(0 18 ? * SUN *)". */
@@ -53,7 +55,7 @@ export interface PipelineStackProps extends StackProps {
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
-const PARTS = [DataLake, Probe, Orchestration, Schedule, Alarms];
+const PARTS = [DataLake, Probe, Orchestration, Schedule, Alarms, TrendAlerts];
 
 export class PipelineStack extends Stack {
   readonly bucket: s3.Bucket;
@@ -70,6 +72,9 @@ export class PipelineStack extends Stack {
   readonly databaseName: string;
   /** Every pathbench alarm notifies this topic. */
   readonly alarmTopic: sns.Topic;
+  /** Regression events → the alarm topic; the alarm on the regression count. */
+  readonly regressionRule: events.Rule;
+  readonly regressionAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps = {}) {
     super(scope, id, props);
@@ -98,6 +103,7 @@ export class PipelineStack extends Stack {
       cleanupDlq: run.cleanupDlq,
       scheduleDlq: schedule.dlq,
     });
+    const trendAlerts = new TrendAlerts(this, 'TrendAlerts', { topic: alarms.topic });
 
     this.bucket = lake.bucket;
     this.workgroupName = lake.workgroupName;
@@ -111,6 +117,8 @@ export class PipelineStack extends Stack {
     this.cleanupFunction = run.cleanupFunction;
     this.cleanupRule = run.cleanupRule;
     this.alarmTopic = alarms.topic;
+    this.regressionRule = trendAlerts.rule;
+    this.regressionAlarm = trendAlerts.alarm;
 
     // --- outputs (the CLI reads these, from CloudFormation or from /pathbench/config) -----------
     const outputs = {
@@ -122,6 +130,9 @@ export class PipelineStack extends Stack {
       LockTableName: this.lockTable.tableName,
       CleanupDlqUrl: run.cleanupDlq.queueUrl,
       AlarmTopicArn: this.alarmTopic.topicArn,
+      SchedulerRoleArn: schedule.schedulerRole.roleArn,
+      ScheduleDlqArn: schedule.dlq.queueArn,
+      ScheduleGroupName: schedule.group.scheduleGroupName,
       ClientInstancePolicyArn: this.clientInstancePolicy.managedPolicyArn,
     };
     for (const [k, v] of Object.entries(outputs)) new CfnOutput(this, k, { value: v });

@@ -30,6 +30,13 @@ export function newRunId(now = new Date()): string {
   return checkRunId(`${time}-${randomBytes(3).toString('hex')}`);
 }
 
+/** A plan name as one key segment: URI-encoded, never empty, never a dot segment. */
+function planSegment(name: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/.test(name))
+    throw new Error(`unsafe plan name for an object key: ${JSON.stringify(name)}`);
+  return encodeURIComponent(name);
+}
+
 export const keys = {
   plan: (runId: string) => `runs/run=${checkRunId(runId)}/plan.json`,
   manifest: (runId: string) => `runs/run=${checkRunId(runId)}/manifest.json`,
@@ -58,6 +65,11 @@ export const keys = {
     `parquet/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/samples.parquet`,
   reportsPrefix: (runId: string) => `reports/run=${checkRunId(runId)}/`,
   report: (runId: string, ext: 'json' | 'md' | 'csv' | 'html') => `reports/run=${checkRunId(runId)}/summary.${ext}`,
+  /** One run's judged figures, listed per plan for its trend and baseline (plan names may hold spaces: URI-encoded). */
+  trendPrefix: (planName: string) => `trends/plan=${planSegment(planName)}/`,
+  trendPoint: (planName: string, runId: string) => `${keys.trendPrefix(planName)}run=${checkRunId(runId)}.json`,
+  /** Named plans (pathbench plan put): one object per name, its history in the bucket's versions. */
+  namedPlan: (planName: string) => `plans/${planSegment(planName)}.json`,
 };
 
 /** Split a raw key back into its parts; undefined when it is not a raw key. */

@@ -395,6 +395,37 @@ export interface Series {
   points: { seq: number; t: number; value: number; flag?: string }[];
 }
 
+/** A percentile of this run outside its plan's baseline band (functions/pipeline/regressions.ts). */
+export interface Regression {
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  percentile: 'p50' | 'p99';
+  /** This run's figure and its 95 % interval. */
+  value: number;
+  ci95: [number, number];
+  /** Median of the baseline runs' figures, and the band [lo, hi] a clean run falls in. */
+  baseline: number;
+  band: [number, number];
+  runsInBaseline: number;
+  /** value − baseline in % of the baseline. */
+  change_pct: number;
+  direction: 'regression' | 'improvement';
+}
+
+/** One percentile across the plan's recent runs and this one, oldest first (summary.trend; the report's trend chart). */
+export interface TrendSeries {
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  percentile: 'p50' | 'p99';
+  points: { runId: string; startedAt?: string; value: number | null; excluded?: string }[];
+  /** The baseline band this run was judged against, when there were enough clean runs. */
+  band?: [number, number];
+}
+
 export interface SummaryPath {
   id: string;
   label: string;
@@ -435,6 +466,10 @@ export interface Summary {
   distributions?: Distribution[];
   /** Per iperf3 trial: throughput per interval (functions/pipeline/distributions.ts). */
   series?: Series[];
+  /** Percentiles outside the baseline band of the plan's previous clean runs (functions/pipeline/regressions.ts). */
+  regressions?: Regression[];
+  /** The judged percentiles across the plan's recent runs, for the trend chart. */
+  trend?: TrendSeries[];
   [extra: string]: unknown;
 }
 

@@ -16,7 +16,18 @@ import { ack } from '../nag.js';
 import { QUERIES_DIR } from '../paths.js';
 
 /** Object prefixes of the data bucket (core/keys.ts) plus SSM command output. */
-export const DATA_PREFIXES = ['runs/', 'specs/', 'raw/', 'samples/', 'parquet/', 'reports/', 'ssm-output/'] as const;
+export const DATA_PREFIXES = [
+  'runs/',
+  'specs/',
+  'raw/',
+  'samples/',
+  'parquet/',
+  'reports/',
+  'trends/',
+  'ssm-output/',
+] as const;
+/** Named plans (`pathbench plan put`): their noncurrent versions are the plans' history and never expire. */
+export const PLANS_PREFIX = 'plans/';
 /** Where the workgroup writes query results. */
 export const ATHENA_RESULTS = 'athena-results/';
 
@@ -57,7 +68,12 @@ export class DataLake extends Construct {
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'data/',
       lifecycleRules: [
-        { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        // Old versions of the measurements expire; plans/ is left out: its versions are the plans' history.
+        ...[...DATA_PREFIXES, ATHENA_RESULTS].map((prefix) => ({
+          prefix,
+          noncurrentVersionExpiration: Duration.days(30),
+        })),
+        { abortIncompleteMultipartUploadAfter: Duration.days(7) },
         { prefix: ATHENA_RESULTS, expiration: Duration.days(30) },
         { prefix: 'ssm-output/', expiration: Duration.days(30) },
       ],

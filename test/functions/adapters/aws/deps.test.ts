@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { awsDeps, ENV, readAwsConfig } from '../../../../functions/adapters/aws/deps.js';
 import { SsmPlanSource } from '../../../../functions/adapters/aws/plans.js';
 import { ConfigError, PlanInvalidError } from '../../../../functions/core/errors.js';
+import { FirstPlanSource } from '../../../../functions/pipeline/plan-store.js';
 import { TASK_NAMES } from '../../../../functions/wiring.js';
 
 const fullEnv = {
@@ -35,7 +36,7 @@ describe('awsDeps', () => {
     expect(deps.driver).toBe('aws');
     expect(deps.store.location).toBe('s3://pb-data');
     expect(deps.fleet.rebootable).toBe(true);
-    expect(deps.plans).toBeInstanceOf(SsmPlanSource);
+    expect(deps.plans).toBeInstanceOf(FirstPlanSource);
     expect(cfg.stateMachineArn).toBeUndefined();
   });
 
