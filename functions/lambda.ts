@@ -57,8 +57,8 @@ const executionStatusChange = z.object({
   detail: z.object({
     name: z.string().min(1),
     status: z.string().min(1),
-    startDate: z.number().optional(),
-    stopDate: z.number().optional(),
+    startDate: z.number().nullish(),
+    stopDate: z.number().nullish(),
   }),
 });
 
@@ -76,12 +76,12 @@ export const CleanupAfterExecution = handlerFor('CleanupAfterExecution', (d, eve
   }
   const { name, status, startDate, stopDate } = r.data.detail;
   // startDate (epoch ms) is $$.Execution.StartTime: it names the execution that holds the lock.
-  const startedAt = startDate === undefined ? undefined : new Date(startDate).toISOString();
+  const startedAt = startDate == null ? undefined : new Date(startDate).toISOString();
   return cleanupAfterExecution(d, {
     runId: name,
     status,
     ...(startedAt ? { startedAt } : {}),
-    stoppedAt: stopDate,
+    ...(stopDate != null ? { stoppedAt: stopDate } : {}),
     // A SwapRoutes invocation can run on after a stop until its own timeout: sweep again then.
     lateSweepAfterMs: (TASKS.SwapRoutes.timeoutSeconds + CLEANUP_LATE_SWEEP_MARGIN_SECONDS) * 1000,
   });

@@ -12,8 +12,10 @@
 import { ByteWriter, type ColumnSource, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
 import { CollectError } from '../core/errors.js';
 import { keys } from '../core/keys.js';
+import { splitLines } from '../core/parsers/lines.js';
 import type { Deps } from '../ports.js';
 import { type SqlColumn, samplesColumns } from '../sql.js';
+import { readChunks } from './stream-io.js';
 
 /** Rows per Parquet row group: large enough for good compression, several per file for parallel scans. */
 export const ROW_GROUP_ROWS = 100_000;
@@ -161,19 +163,28 @@ export class SamplesParquetWriter {
       const line = bytes ? bytes.toString('utf8', start, end) : (content as string).slice(start, end);
       start = end + 1;
       lineNo++;
-      if (line.trim() === '') continue;
-      const where = () => `${key} line ${lineNo}`;
-      let rec: unknown;
-      try {
-        rec = JSON.parse(line);
-      } catch (e) {
-        throw new CollectError(`${where()}: not JSON: ${(e as Error).message}`);
-      }
-      if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
-        throw new CollectError(`${where()}: a sample record must be a JSON object`);
-      }
-      this.add(rec as Record<string, unknown>, where);
+      this.addLine(key, lineNo, line);
     }
+  }
+
+  /** Every record of a JSONL file as it streams from the store: one line in memory at a time. */
+  async addJsonlStream(key: string, chunks: AsyncIterable<Uint8Array | string>): Promise<void> {
+    for await (const l of splitLines(chunks)) this.addLine(key, l.n, l.text);
+  }
+
+  private addLine(key: string, lineNo: number, line: string): void {
+    if (line.trim() === '') return;
+    const where = () => `${key} line ${lineNo}`;
+    let rec: unknown;
+    try {
+      rec = JSON.parse(line);
+    } catch (e) {
+      throw new CollectError(`${where()}: not JSON: ${(e as Error).message}`);
+    }
+    if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
+      throw new CollectError(`${where()}: a sample record must be a JSON object`);
+    }
+    this.add(rec as Record<string, unknown>, where);
   }
 
   private flush(): void {
@@ -215,11 +226,11 @@ export async function writeColumnarSamples(
   const jsonlKeys = (await deps.store.list(keys.samplesPrefix(ref.pathId, ref.runId))).filter((k) =>
     k.endsWith('.jsonl'),
   );
-  // One JSONL file's bytes in memory at a time; the writer holds at most one row group of columns.
+  // The JSONL files stream through line by line; the writer holds at most one row group of columns.
   const writer = new SamplesParquetWriter();
   for (const k of jsonlKeys) {
-    const bytes = await deps.store.get(k);
-    if (bytes !== undefined) writer.addJsonl(k, bytes);
+    const chunks = await readChunks(deps.store, k);
+    if (chunks !== undefined) await writer.addJsonlStream(k, chunks);
   }
   const bytes = writer.finish();
   if (!bytes) {

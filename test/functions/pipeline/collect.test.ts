@@ -117,7 +117,7 @@ describe('CollectOutput keeps every good line of a damaged raw file', () => {
     const p = manifest.paths[0];
     expect(p.status).toBe('succeeded');
     expect(p.probes[0].files?.[0]).toMatchObject({
-      key: 'raw/path=A/run=r1/tcp-connect/1.jsonl',
+      key: 'raw/path=A/run=r1/client=i-0123456789abcdef0/tcp-connect/1.jsonl',
       lines: 10,
       samples: 9,
       rejected: 1,
@@ -248,8 +248,10 @@ describe('CollectOutput streams', () => {
     });
     expect(r.status).toBe('SUCCEEDED');
     expect(streamed).toEqual([
-      'get raw/path=A/run=r1/tcp-connect/1.jsonl',
+      'get raw/path=A/run=r1/client=i-0123456789abcdef0/tcp-connect/1.jsonl',
       'put samples/path=A/run=r1/tcp-connect-1.jsonl',
+      // the columnar copy reads the samples back, streaming too (functions/pipeline/columnar.ts)
+      'get samples/path=A/run=r1/tcp-connect-1.jsonl',
     ]);
     expect(
       whole.filter((x) => /tcp-connect\/1\.jsonl|tcp-connect-1\.jsonl/.test(x) && !x.startsWith('put raw/')),

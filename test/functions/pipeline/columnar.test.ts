@@ -171,7 +171,7 @@ describe('writeColumnarSamples', () => {
 
   it('names the file, line and field of a bad record', () => {
     expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":"r","seq":1.5}\n' }])).toThrow(
-      new CollectError('k.jsonl line 1: field seq must be int, got 1.5'),
+      new CollectError('k.jsonl line 1: field seq must be bigint, got 1.5'),
     );
     expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":"r"}\n\n{"ok":"yes"}\n' }])).toThrow(
       /k\.jsonl line 3: field ok must be boolean, got "yes"/,

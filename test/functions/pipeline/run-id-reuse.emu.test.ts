@@ -25,6 +25,7 @@ beforeAll(async () => {
     lock: new DynamoRunLock(db.client, { table: 'locks', holder: 'lambda' }),
     log: quiet,
     driver: 'aws',
+    fleet: { pollSeconds: 10 },
     now: () => new Date(),
   } as unknown as Deps;
 });
