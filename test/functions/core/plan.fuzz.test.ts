@@ -60,14 +60,18 @@ type Json = unknown;
 type Key = string | number;
 
 /** Every location in a JSON document (objects' keys, arrays' indices), the root excluded. */
-function locations(doc: Json, at: Key[] = []): Key[][] {
-  const out: Key[][] = [];
+function locations(doc: Json, at: Key[] = [], out: Key[][] = []): Key[][] {
+  // Collected into one array (no spread of a sub-result into push: a large document would overflow the stack).
   if (Array.isArray(doc))
     doc.forEach((v, i) => {
-      out.push([...at, i], ...locations(v, [...at, i]));
+      out.push([...at, i]);
+      locations(v, [...at, i], out);
     });
   else if (doc && typeof doc === 'object')
-    for (const [k, v] of Object.entries(doc)) out.push([...at, k], ...locations(v, [...at, k]));
+    for (const [k, v] of Object.entries(doc)) {
+      out.push([...at, k]);
+      locations(v, [...at, k], out);
+    }
   return out;
 }
 
@@ -117,15 +121,22 @@ function mutate(doc: Record<string, unknown>, muts: Mutation[]): Record<string, 
     const path = locs[m.where % locs.length];
     const parent = path.slice(0, -1).reduce<Json>((n, k) => (n as Record<Key, Json>)[k], out) as Record<Key, Json>;
     const last = path[path.length - 1];
-    if (m.op === 'set') parent[last] = m.value;
+    // fast-check hands out one shared instance for constantFrom([], {}): clone, or a later
+    // mutation can put a value inside itself (a cycle)
+    if (m.op === 'set') parent[last] = structuredClone(m.value);
     else if (m.op === 'delete') {
       if (Array.isArray(parent)) parent.splice(last as number, 1);
       else delete parent[last];
     } else {
       const target = parent[last];
       if (target && typeof target === 'object' && !Array.isArray(target))
-        Object.defineProperty(target, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
-      else parent[last] = { [m.key]: m.value };
+        Object.defineProperty(target, m.key, {
+          value: structuredClone(m.value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else parent[last] = { [m.key]: structuredClone(m.value) };
     }
   }
   return out;
