@@ -6,7 +6,8 @@ import { defineConfig } from 'vitest/config';
 //   *.int.test.ts    integration: real tools and the local driver end to end on loopback
 //   *.synth.test.ts  infra: cdk synth of the stacks
 //   *.lab.test.ts    lab: network namespaces (root)
-const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts'];
+//   *.fault.test.ts  faults: the real ASL through the local driver with adapters failing on cue
+const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.fault.test.ts'];
 
 export default defineConfig({
   test: {
@@ -25,6 +26,16 @@ export default defineConfig({
           include: ['test/**/*.int.test.ts'],
           testTimeout: 300_000,
           hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.fault.test.ts'],
+          globalSetup: ['test/faults/table.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
           fileParallelism: false,
         },
       },
