@@ -59,12 +59,16 @@ export class AwsWorld {
     pingAt: new Date(),
   };
   faults: InstanceFaults = {};
+  /** StartInstances calls still to answer InsufficientInstanceCapacity (capacity comes back after). */
+  capacityFailures = 0;
   // The world's own client instances, mocked one by one: cases can run side by side.
   private readonly ec2Client = new EC2Client({ region: 'ap-northeast-1' });
   private readonly ssmClient = new SSMClient({ region: 'ap-northeast-1' });
   readonly ec2 = mockClient(this.ec2Client);
   readonly ssm = mockClient(this.ssmClient);
   readonly ec2Calls: string[] = [];
+  /** Targets that exist but cannot forward (a detached ENI, a failed NAT gateway): routes to them are blackholes. */
+  readonly deadTargets = new Set<string>();
 
   constructor() {
     this.reset();
@@ -115,7 +119,8 @@ export class AwsWorld {
       };
     });
     this.ec2.on(StartInstancesCommand).callsFake(() => {
-      if (this.faults.noCapacity) {
+      if (this.faults.noCapacity || this.capacityFailures > 0) {
+        this.capacityFailures--;
         throw awsError(
           'InsufficientInstanceCapacity',
           'We currently do not have sufficient c6in.large capacity in the Availability Zone you requested (ap-northeast-1a).',
@@ -193,6 +198,10 @@ export class AwsWorld {
     return f === 'VpcEndpointId' ? { GatewayId: i[f] as string } : { [f]: i[f] as string };
   }
 
+  private stateFor(t: Partial<Record<TargetField, string>>): 'active' | 'blackhole' {
+    return Object.values(t).some((id) => id && this.deadTargets.has(id)) ? 'blackhole' : 'active';
+  }
+
   private find(i: { RouteTableId?: string; DestinationCidrBlock?: string }): WorldRoute | undefined {
     return this.table(i.RouteTableId as string).find((r) => r.DestinationCidrBlock === i.DestinationCidrBlock);
   }
@@ -207,11 +216,20 @@ export class AwsWorld {
         400,
       );
     }
-    if (r.GatewayId === 'local' && !('NetworkInterfaceId' in i || 'GatewayId' in i)) {
-      throw awsError('InvalidParameterValue', 'The local route can only be pointed at a network interface', 400);
+    if (r.Origin === 'CreateRouteTable' && !('NetworkInterfaceId' in i || i.LocalTarget === true)) {
+      throw awsError(
+        'InvalidParameterValue',
+        'The local route can only be pointed at a network interface or back at local',
+        400,
+      );
     }
     for (const f of EC2_TARGET_FIELDS) delete r[f];
-    Object.assign(r, this.targetOf(i), { State: 'active', Origin: 'CreateRoute' });
+    // LocalTarget: true resets a local route to its default target (ReplaceRoute's own parameter).
+    const t = i.LocalTarget === true && r.Origin === 'CreateRouteTable' ? { GatewayId: 'local' } : this.targetOf(i);
+    Object.assign(r, t, {
+      State: this.stateFor(t),
+      Origin: r.Origin === 'CreateRouteTable' ? r.Origin : 'CreateRoute',
+    });
     return {};
   }
 
@@ -220,10 +238,11 @@ export class AwsWorld {
     if (this.find(i)) {
       throw awsError('RouteAlreadyExists', `The route identified by ${i.DestinationCidrBlock} already exists.`, 400);
     }
+    const t = this.targetOf(i);
     this.table(i.RouteTableId as string).push({
       DestinationCidrBlock: i.DestinationCidrBlock,
-      ...this.targetOf(i),
-      State: 'active',
+      ...t,
+      State: this.stateFor(t),
       Origin: 'CreateRoute',
     });
     return { Return: true };

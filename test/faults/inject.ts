@@ -24,7 +24,8 @@ export type FaultAction =
   | { truncate: (body: string) => string }
   | { hook: (args: unknown[]) => Promise<void> | void }
   | { after: (args: unknown[], result: unknown) => Promise<void> | void }
-  | { replace: (args: unknown[]) => Promise<unknown> };
+  | { replace: (args: unknown[]) => Promise<unknown> }
+  | { map: (args: unknown[], result: unknown) => Promise<unknown> | unknown };
 
 export interface FaultRule {
   /** Call site: `<adapter>.<method>` (store.put, runner.send, routes.point, lambda.<State>). */
@@ -72,12 +73,13 @@ export class Faults {
       if ('truncate' in act) a = [a[0], act.truncate(toText(a[1])), ...a.slice(2)];
       if ('hook' in act) await act.hook(a);
       if ('replace' in act) replaced = { value: await act.replace(a) };
-      if ('crashAfter' in act || 'after' in act) after.push(r);
+      if ('crashAfter' in act || 'after' in act || 'map' in act) after.push(r);
     }
-    const out = replaced ? (replaced.value as T) : await real(a);
+    let out = replaced ? (replaced.value as T) : await real(a);
     for (const r of after) {
       const act = r.action;
       if ('after' in act) await act.after(a, out);
+      if ('map' in act) out = (await act.map(a, out)) as T;
       if ('crashAfter' in act) throw act.crashAfter();
     }
     return out;

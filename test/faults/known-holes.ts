@@ -11,4 +11,20 @@ export const KNOWN_HOLES: Record<string, string> = {
     'orch: Lambda.Unknown is not retried, the path fails at once',
   'Lambda throttling / 5xx: PollProbe: Lambda.InternalError once is retried, not a failed path':
     'orch: Lambda.InternalError is not retried, the path fails at once',
+  'capacity failure on start: the start fails for capacity: that path fails, the next path still measures':
+    'orch: a start failing for capacity leaves the client stopped; the next reboot: false path fails at SendProbe (InvalidInstanceId)',
+  'routes pre-existing / blackholed / every kind: original via local gateway: swapped, then put back as it was':
+    "routes: an original via a local gateway reads as 'none', so the restore deletes the route",
+  'routes pre-existing / blackholed / every kind: original via carrier gateway: swapped, then put back as it was':
+    "routes: an original via a carrier gateway reads as 'none', so the restore deletes the route",
+  'routes pre-existing / blackholed / every kind: original via core network: swapped, then put back as it was':
+    "routes: an original via a core network reads as 'none', so the restore deletes the route",
+  'routes pre-existing / blackholed / every kind: the local route pointed at an appliance, then reset to local':
+    "routes: a 'local' original cannot be restored (gatewayId:local is rejected; ReplaceRoute needs LocalTarget)",
+  'routes pre-existing / blackholed / every kind: no route to the destination before: created for the run, removed after':
+    'routes: EC2 answers ReplaceRoute on a missing route with InvalidParameterValue, not InvalidRoute.NotFound, so the adapter never falls back to CreateRoute',
+  'routes pre-existing / blackholed / every kind: a blackholed original (its ENI detached): put back as it was and reported restored':
+    'routes: a blackholed original is put back but verify wants it active, so the restore is reported failed',
+  'routes pre-existing / blackholed / every kind: ReplaceRoute fails with a 5xx during the restore: retried until every route is back':
+    'routes/orch: RestoreRoutes turns a transient EC2 error into RouteSwapError, which no Retry matches; locally nothing retries, the route stays swapped',
 };
