@@ -162,7 +162,8 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
     return { status: 'SUCCEEDED', output, events };
   } catch (e) {
     await pump.catch(() => undefined);
-    if (aborted) return { status: 'ABORTED', error: { name: 'ExecutionAborted', message: 'execution stopped' }, events };
+    if (aborted)
+      return { status: 'ABORTED', error: { name: 'ExecutionAborted', message: 'execution stopped' }, events };
     const err = e as Error & { cause?: Error };
     const inner = err.cause instanceof Error ? err.cause : err;
     return { status: 'FAILED', error: { name: inner.name, message: inner.message }, events };

@@ -118,7 +118,11 @@ describe.concurrent('swap to every target kind a plan may name', () => {
         let during: WorldRoute | undefined;
         c.faults.add({
           site: 'runner.send',
-          action: { hook: () => void (during = c.aws.snapshot()[RTB].find((r) => r.DestinationCidrBlock === DEST)) },
+          action: {
+            hook: () => {
+              during = c.aws.snapshot()[RTB].find((r) => r.DestinationCidrBlock === DEST);
+            },
+          },
         });
         await swapAndRestore(c, { [kind]: id });
         expect(Object.values(during ?? {})).toContain(id);
