@@ -14,7 +14,7 @@ import { silentLogger } from '../../functions/log.js';
 import type { CommandRunner, Deps, ProbeCommand } from '../../functions/ports.js';
 import { type LocalRunResult, runLocal } from '../../local/driver.js';
 import { LoopbackFleet, LoopbackRoutes } from '../../local/loopback.js';
-import { allStates, loadDefinition } from '../../local/run-machine.js';
+import { allStates, type ExecutionEvent, loadDefinition } from '../../local/run-machine.js';
 import { AwsWorld, type WorldRoute } from './aws-world.js';
 import { awsError, Faults } from './inject.js';
 import { checkInvariants, type Outcome, RecordingStore, recordRow } from './invariants.js';
@@ -54,10 +54,14 @@ export interface FaultCase {
   /** Added to the wall clock the handlers see (a clock jump past a deadline). */
   skewMs: number;
   /** Build a plan over the suite's loopback targets with the AWS-shaped client. */
-  plan(paths: PathOpts[]): unknown;
+  plan(paths: PathOpts[], defaults?: Record<string, unknown>): unknown;
   run(plan: unknown, opts?: RunOpts): Promise<LocalRunResult>;
   /** Every invariant, over every run of the case; also one row of the printed table. */
   check(): Promise<Outcome>;
+  /** The ports of the latest run, as its handlers saw them (for the cleanup after a stop). */
+  deps?: Deps;
+  /** Resolves when no Task invocation is running any more (a stopped execution's Lambdas finish on their own). */
+  settled(): Promise<void>;
 }
 
 export interface RunOpts {
@@ -66,6 +70,9 @@ export interface RunOpts {
   awsFleet?: boolean;
   signal?: AbortSignal;
   interrupt?: AbortSignal;
+  onEvent?: (e: ExecutionEvent) => void;
+  /** Wait state → ms, over the suite's fake time (to stop a run inside a Wait). */
+  waits?: Record<string, number>;
 }
 
 /**
@@ -96,6 +103,8 @@ export async function newCase(routes: Record<string, WorldRoute[]> = {}): Promis
   const faults = new Faults();
   const measured = new Map<string, number>();
   let n = 0;
+  let inflight = 0;
+  const idle: (() => void)[] = [];
   const c: FaultCase = {
     dir,
     faults,
@@ -104,13 +113,14 @@ export async function newCase(routes: Record<string, WorldRoute[]> = {}): Promis
     runIds: [],
     routesBefore: aws.snapshot(),
     skewMs: 0,
-    plan: (paths) => ({
+    plan: (paths, defaults = {}) => ({
       name: 'faults',
       defaults: {
         client: { instanceId: aws.instance.id, region: 'ap-northeast-1' },
         reboot: false,
         creditWaitSeconds: 0,
         probes: [{ kind: 'tcp-connect', count: 20, intervalMs: 5, timeoutMs: 300 }],
+        ...defaults,
       },
       paths: paths.map((p) => ({
         id: p.id,
@@ -129,31 +139,41 @@ export async function newCase(routes: Record<string, WorldRoute[]> = {}): Promis
         dataDir: dir,
         runId,
         log: silentLogger,
-        waitTimeOverrides: WAITS,
+        waitTimeOverrides: { ...WAITS, ...opts.waits },
         interrupt: opts.interrupt,
         machine: {
           retryIntervalOverrides: RETRIES,
           signal: opts.signal,
-          invoke: (call) => faults.call(`lambda.${call.state}`, [call.input], () => call.run()),
+          invoke: async (call) => {
+            inflight++;
+            try {
+              return await faults.call(`lambda.${call.state}`, [call.input], () => call.run());
+            } finally {
+              if (--inflight === 0) for (const f of idle.splice(0)) f();
+            }
+          },
         },
         decorate: {
           store: (s) => new RecordingStore(s, faults, measured),
-          deps: (d): Deps => ({
-            ...d,
-            fleet: faults.wrap('fleet', opts.awsFleet ? aws.fleet() : new LoopbackFleet(silentLogger)),
-            routes: faults.wrap(
-              'routes',
-              Object.keys(c.routesBefore).length ? aws.routes() : new LoopbackRoutes(silentLogger),
-            ),
-            runner: faults.wrap('runner', opts.awsFleet ? ssmGate(d.runner, aws) : d.runner),
-            query: faults.wrap('query', d.query),
-            lock: faults.wrap('lock', d.lock),
-            now: () => new Date(Date.now() + c.skewMs),
-            sleep: async () => {},
-          }),
+          deps: (d): Deps =>
+            (c.deps = {
+              ...d,
+              fleet: faults.wrap('fleet', opts.awsFleet ? aws.fleet() : new LoopbackFleet(silentLogger)),
+              routes: faults.wrap(
+                'routes',
+                Object.keys(c.routesBefore).length ? aws.routes() : new LoopbackRoutes(silentLogger),
+              ),
+              runner: faults.wrap('runner', opts.awsFleet ? ssmGate(d.runner, aws) : d.runner),
+              query: faults.wrap('query', d.query),
+              lock: faults.wrap('lock', d.lock),
+              now: () => new Date(Date.now() + c.skewMs),
+              sleep: async () => {},
+            }),
         },
+        onEvent: opts.onEvent,
       });
     },
+    settled: () => (inflight === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r))),
     check: () => checkInvariants({ dir, runIds: c.runIds, measured, aws, routesBefore: c.routesBefore }),
   };
   return c;

@@ -27,4 +27,20 @@ export const KNOWN_HOLES: Record<string, string> = {
     'routes: a blackholed original is put back but verify wants it active, so the restore is reported failed',
   'routes pre-existing / blackholed / every kind: ReplaceRoute fails with a 5xx during the restore: retried until every route is back':
     'routes/orch: RestoreRoutes turns a transient EC2 error into RouteSwapError, which no Retry matches; locally nothing retries, the route stays swapped',
+  'stop in every state, then rerun: StopExecution while ValidatePlan runs; its Lambda finishes after the cleanup':
+    "locks: a ValidatePlan finishing after the stop's cleanup takes the lock for an execution that has ended; the next run is locked out",
+  'stop in every state, then rerun: StopExecution while SwapRoutes runs; its Lambda finishes after the cleanup':
+    'routes: a SwapRoutes finishing after the cleanup leaves its routes swapped, and the rerun records them as originals',
+  'stop in every state, then rerun: StopExecution between the two route swaps of SwapRoutes (the cleanup runs in between)':
+    'routes: the cleanup restored the first route and released the lock, then the running task swapped the second, which stays swapped',
+  'stop in every state, then rerun: StopExecution while SendProbe runs; its Lambda finishes after the cleanup':
+    "orch/locks: a SendProbe finishing after the stop's cleanup starts an agent (routes already put back) whose output nobody collects",
+  'stop in every state, then rerun: StopExecution while PollProbe runs; its Lambda finishes after the cleanup':
+    'the cleanup after a stop does not collect the raw output that reached the store: its samples never reach the sample files, the manifest or the query (no helper owns this yet)',
+  'stop in every state, then rerun: StopExecution in WaitForProbe':
+    'the cleanup after a stop does not collect the raw output that reached the store: its samples never reach the sample files, the manifest or the query (no helper owns this yet)',
+  'stop in every state, then rerun: kill -9 in SwapRoutes: the rerun puts the routes back':
+    'routes: after a kill -9 nothing cleans up locally and the next run records the swapped routes as the originals',
+  'stop in every state, then rerun: kill -9 in WaitForProbe: the rerun puts the routes back':
+    'routes: after a kill -9 nothing cleans up locally and the next run records the swapped routes as the originals; the cleanup after a stop does not collect the raw output that reached the store: its samples never reach the sample files, the manifest or the query (no helper owns this yet)',
 };
