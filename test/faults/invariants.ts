@@ -144,11 +144,16 @@ export async function checkInvariants(input: CheckInput): Promise<Outcome> {
         if (got !== n) problems.push(`${rawKey}: ${n} measured, ${got} stored`);
       }
       // Store, manifest and query agree.
-      const rows = (await query.query(
-        'SELECT path_id, probe, trial, metric, seq, count(*) AS n FROM samples WHERE run_id = ? GROUP BY ALL',
-        [runId],
-        'faults-invariants',
-      )) as { path_id: string; probe: string; trial: number; metric: string; seq: number; n: number | bigint }[];
+      const rows = (await query
+        .query(
+          'SELECT path_id, probe, trial, metric, seq, count(*) AS n FROM samples WHERE run_id = ? GROUP BY ALL',
+          [runId],
+          'faults-invariants',
+        )
+        .catch((e: Error) => {
+          problems.push(`${runId}: the samples query fails: ${e.message.split('\n')[0]}`);
+          return [];
+        })) as { path_id: string; probe: string; trial: number; metric: string; seq: number; n: number | bigint }[];
       const dup = rows.filter((r) => Number(r.n) > 1);
       if (dup.length) problems.push(`${runId}: ${dup.length} (path, probe, trial, metric, seq) rows counted twice`);
       const queried = new Map<string, number>();

@@ -43,4 +43,14 @@ export const KNOWN_HOLES: Record<string, string> = {
     'routes: after a kill -9 nothing cleans up locally and the next run records the swapped routes as the originals',
   'stop in every state, then rerun: kill -9 in WaitForProbe: the rerun puts the routes back':
     'routes: after a kill -9 nothing cleans up locally and the next run records the swapped routes as the originals; the cleanup after a stop does not collect the raw output that reached the store: its samples never reach the sample files, the manifest or the query (no helper owns this yet)',
+  'malformed / truncated raw and manifests: one damaged line of twenty: the other nineteen are kept':
+    'parse: one damaged line drops the whole raw file (19 measured, 0 stored)',
+  'malformed / truncated raw and manifests: a raw file cut mid-line: its complete lines are kept':
+    'parse: a raw file cut mid-line after a successful command is dropped whole',
+  'malformed / truncated raw and manifests: a sequence number above 2^31: stored, and the run reports':
+    'parse: a seq above 2^31 breaks the samples view (DuckDB cast), so SummarizeRun and the run fail',
+  'history-limit pressure: the largest plan the validator accepts fits one execution history (25,000 events)':
+    'orch: no limit on path count; 10,000 paths accepted, at >= 34 history events a path',
+  'history-limit pressure: a 10,000-path plan is refused before anything runs, naming the field':
+    'orch: no limit on path count',
 };
