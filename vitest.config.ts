@@ -36,6 +36,7 @@ export default defineConfig({
           globalSetup: ['test/faults/table.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // One file at a time; within a file the cases run side by side (describe.concurrent).
           fileParallelism: false,
         },
       },

@@ -150,11 +150,11 @@ describe.concurrent('output over 24 KB, execution timeout', () => {
         site: 'runner.send',
         action: {
           hook: (a) => {
-            (a[0] as ProbeCommand).timeoutSeconds = 3;
+            (a[0] as ProbeCommand).timeoutSeconds = 5;
           },
         },
       });
-      const r = await c.run(c.plan([{ id: 'a', count: 1000 }, { id: 'b' }]));
+      const r = await c.run(c.plan([{ id: 'a', count: 2000 }, { id: 'b' }]));
       const m = await manifest(c, r.runId);
       expect(path(m, 'a').status).toBe('failed');
       expect(path(m, 'a').error).toMatch(/TimedOut|killed/);

@@ -55,7 +55,8 @@ describe.concurrent('malformed and truncated raw files and manifests', () => {
     'malformed / truncated raw and manifests',
     'a raw file cut mid-line: its complete lines are kept',
     async (c) => {
-      damage(c, LINES, (t) => t.slice(0, Math.floor(t.length * 0.6)));
+      // cut ten bytes into the thirteenth line
+      damage(c, LINES, (t) => t.slice(0, t.split('\n').slice(0, 12).join('\n').length + 11));
       await measuredPath(c);
     },
   );
