@@ -53,4 +53,6 @@ export const KNOWN_HOLES: Record<string, string> = {
     'orch: no limit on path count; 10,000 paths accepted, at >= 34 history events a path',
   'history-limit pressure: a 10,000-path plan is refused before anything runs, naming the field':
     'orch: no limit on path count',
+  'Lambda crash after the side effect: SendProbe dies between SendCommand and the manifest write: the retry starts no second agent':
+    'locks: SendCommand is not idempotent; the retried SendProbe starts a second agent writing the same raw keys',
 };

@@ -152,4 +152,22 @@ describe.concurrent('Lambda throttling, 5xx, crash after the side effect', () =>
       await expectMeasured(c, r.runId, ['a']);
     });
   }
+
+  faultCase(
+    'Lambda crash after the side effect',
+    'SendProbe dies between SendCommand and the manifest write: the retry starts no second agent',
+    async (c) => {
+      c.faults.add({
+        site: 'runner.send',
+        nth: 1,
+        action: {
+          crashAfter: () => awsError('Lambda.ServiceException', 'Lambda is unable to process the request', 500),
+        },
+      });
+      const r = await c.run(c.plan([{ id: 'a' }]));
+      expect(r.execution.status, JSON.stringify(r.execution.error)).toBe('SUCCEEDED');
+      await expectMeasured(c, r.runId, ['a']);
+      expect(c.faults.count('runner.send')).toBe(1);
+    },
+  );
 });
