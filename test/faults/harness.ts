@@ -5,8 +5,9 @@
  * the directory store (recording what the agent measured), DuckDB, the child-process command
  * runner, the file lock, and the AWS Routes / Fleet adapters over the mocked SDK clients.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'vitest';
 import type { ClientRef } from '../../functions/core/model.js';
@@ -213,5 +214,16 @@ export function faultCase(
       }
     },
     opts.timeout ?? 60_000,
+  );
+}
+
+/** The lock file as a killed process leaves it: it names a pid that no longer exists. */
+export async function lockOfDeadProcess(dir: string, runId: string): Promise<void> {
+  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  const pid = Number(dead.stdout);
+  const host = hostname();
+  await writeFile(
+    join(dir, 'lock.json'),
+    `${JSON.stringify({ runId, holder: `pid ${pid} on ${host}`, acquiredAt: new Date().toISOString(), pid, host })}\n`,
   );
 }

@@ -6,7 +6,7 @@
 import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../functions/core/model.js';
 import { DirStore } from '../../local/dir-store.js';
-import { type FaultCase, faultCase } from './harness.js';
+import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 import { awsError } from './inject.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
@@ -42,6 +42,17 @@ describe.concurrent('concurrent starts', () => {
       expect(refused.map((r) => r.execution.error?.name)).toEqual(['RunLockedError']);
       expect(await new DirStore(c.dir).list(`runs/run=${refused[0].runId}/`)).toEqual([]);
       await expectMeasured(c, ok[0].runId, ['a']);
+    },
+  );
+
+  faultCase(
+    'concurrent starts',
+    'a stale lock (its holder killed) and two starts at once: exactly one runs',
+    async (c) => {
+      await lockOfDeadProcess(c.dir, 'killed-run');
+      const [a, b] = await Promise.all([c.run(c.plan([{ id: 'a' }])), c.run(c.plan([{ id: 'a' }]))]);
+      expect([a, b].map((r) => r.execution.status).sort()).toEqual(['FAILED', 'SUCCEEDED']);
+      expect([a, b].find((r) => r.execution.status === 'FAILED')?.execution.error?.name).toBe('RunLockedError');
     },
   );
 

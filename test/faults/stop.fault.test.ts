@@ -8,15 +8,12 @@
  *   - kill -9 of the local driver: nothing runs after it; the lock file names a dead process.
  * Then the same plan runs again under a new run id, and the invariants are checked over both.
  */
-import { spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../functions/core/model.js';
 import { cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { AwsWorld, WorldRoute } from './aws-world.js';
-import { type FaultCase, faultCase } from './harness.js';
+import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 
 const RTB = 'rtb-0f57';
 const ROUTES: Record<string, WorldRoute[]> = {
@@ -203,17 +200,6 @@ describe.concurrent('interrupt (Ctrl-C on the local driver) in a state, then rer
     );
   }
 });
-
-/** The lock file as a killed process leaves it: it names a pid that no longer exists. */
-async function lockOfDeadProcess(dir: string, runId: string): Promise<void> {
-  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-  const pid = Number(dead.stdout);
-  const host = (await import('node:os')).hostname();
-  await writeFile(
-    join(dir, 'lock.json'),
-    `${JSON.stringify({ runId, holder: `pid ${pid} on ${host}`, acquiredAt: new Date().toISOString(), pid, host })}\n`,
-  );
-}
 
 function swappedIn(aws: AwsWorld): number {
   return aws.snapshot()[RTB].filter((r) => r.TransitGatewayId).length;
