@@ -23,7 +23,8 @@ import { FileLock } from '../../local/file-lock.js';
 import type { AwsWorld, WorldRoute } from './aws-world.js';
 import type { Faults } from './inject.js';
 
-const RAW = /^raw\/path=([^/]+)\/run=([^/]+)\/([^/]+)\/(\d+)\.(jsonl|json)$/;
+/** A raw file of a probe trial: raw/path=<p>/run=<id>/[client=<instance>/]<probe>/<trial>.<ext>. */
+const RAW = /^raw\/path=([^/]+)\/run=([^/]+)\/(?:client=[^/]+\/)?([^/]+)\/(\d+)\.(jsonl|json)$/;
 
 /**
  * Samples in one raw file as the agent wrote it: a JSONL line that is a complete JSON object is
@@ -180,6 +181,10 @@ export async function checkInvariants(input: CheckInput): Promise<Outcome> {
         }
       }
       if (manifest?.status === 'running') problems.push(`${runId}: manifest still says running`);
+      // A checker that saw no upload cannot vouch for anything (e.g. the raw key layout changed).
+      const counted = manifest?.paths.reduce((n, p) => n + (p.probes ?? []).reduce((k, x) => k + x.samples, 0), 0) ?? 0;
+      const seen = [...input.measured.keys()].some((k) => RAW.exec(k)?.[2] === runId);
+      if (counted > 0 && !seen) problems.push(`${runId}: ${counted} samples stored but no raw upload was recorded`);
     }
   } finally {
     query.close();

@@ -19,7 +19,7 @@ export const KNOWN_HOLES: Record<string, string> = {
     "routes: an original via a carrier gateway reads as 'none', so the restore deletes the route",
   'routes pre-existing / blackholed / every kind: original via core network: swapped, then put back as it was':
     "routes: an original via a core network reads as 'none', so the restore deletes the route",
-  'routes pre-existing / blackholed / every kind: the local route pointed at an appliance, then reset to local':
+  'routes pre-existing / blackholed / every kind: the local route: refused before any change, naming the route, or pointed at an appliance and reset to local':
     "routes: a 'local' original cannot be restored (gatewayId:local is rejected; ReplaceRoute needs LocalTarget)",
   'routes pre-existing / blackholed / every kind: no route to the destination before: created for the run, removed after':
     'routes: EC2 answers ReplaceRoute on a missing route with InvalidParameterValue, not InvalidRoute.NotFound, so the adapter never falls back to CreateRoute',

@@ -64,9 +64,24 @@ describe.concurrent('routes pre-existing, of every target kind', () => {
 
   faultCase(
     'routes pre-existing / blackholed / every kind',
-    'the local route pointed at an appliance, then reset to local',
+    'the local route: refused before any change, naming the route, or pointed at an appliance and reset to local',
     async (c) => {
-      await swapAndRestore(c, { networkInterfaceId: 'eni-0f99' }, '10.0.0.0/16');
+      const r = await c.run(
+        c.plan([
+          {
+            id: 'a',
+            routes: [{ routeTableId: RTB, destination: '10.0.0.0/16', via: { networkInterfaceId: 'eni-0f99' } }],
+          },
+        ]),
+      );
+      if (r.execution.status === 'FAILED' && (await manifest(c, r.runId)) === null) {
+        // refused by ValidatePlan: nothing written, nothing changed
+        expect(r.execution.error?.message).toMatch(/10\.0\.0\.0\/16|local/);
+        expect(c.aws.ec2Calls).toEqual([]);
+        return;
+      }
+      const m = await manifest(c, r.runId);
+      expect(m.restore?.status, m.restore?.errors?.join('; ')).toBe('ok');
     },
     { routes: table({ GatewayId: 'igw-0f17' }) },
   );
