@@ -61,6 +61,8 @@ export interface FaultCase {
   check(): Promise<Outcome>;
   /** The ports of the latest run, as its handlers saw them (for the cleanup after a stop). */
   deps?: Deps;
+  /** Every command id the real runner handed out (one per agent started; a resumed command repeats its id). */
+  commandIds: string[];
   /** Resolves when no Task invocation is running any more (a stopped execution's Lambdas finish on their own). */
   settled(): Promise<void>;
 }
@@ -97,6 +99,19 @@ function ssmGate(inner: CommandRunner, aws: AwsWorld): CommandRunner {
   };
 }
 
+/** The runner, noting the id of every command it really sends. */
+function recordSends(inner: CommandRunner, ids: string[]): CommandRunner {
+  return {
+    send: async (cmd: ProbeCommand) => {
+      const out = await inner.send(cmd);
+      ids.push(out.commandId);
+      return out;
+    },
+    status: (id: string, cl: ClientRef) => inner.status(id, cl),
+    cancel: (id: string, cl: ClientRef) => inner.cancel(id, cl),
+  };
+}
+
 export async function newCase(routes: Record<string, WorldRoute[]> = {}): Promise<FaultCase> {
   const dir = await mkdtemp(join(tmpdir(), 'pathbench-fault-'));
   const aws = new AwsWorld();
@@ -112,6 +127,7 @@ export async function newCase(routes: Record<string, WorldRoute[]> = {}): Promis
     aws,
     measured,
     runIds: [],
+    commandIds: [],
     routesBefore: aws.snapshot(),
     skewMs: 0,
     plan: (paths, defaults = {}) => ({
@@ -164,7 +180,10 @@ export async function newCase(routes: Record<string, WorldRoute[]> = {}): Promis
                 'routes',
                 Object.keys(c.routesBefore).length ? aws.routes() : new LoopbackRoutes(silentLogger),
               ),
-              runner: faults.wrap('runner', opts.awsFleet ? ssmGate(d.runner, aws) : d.runner),
+              runner: faults.wrap(
+                'runner',
+                recordSends(opts.awsFleet ? ssmGate(d.runner, aws) : d.runner, c.commandIds),
+              ),
               query: faults.wrap('query', d.query),
               lock: faults.wrap('lock', d.lock),
               now: () => new Date(Date.now() + c.skewMs),

@@ -66,7 +66,7 @@ describe.concurrent('concurrent starts', () => {
     const first = c.run(c.plan([{ id: 'a' }]), { runId: 'first' });
     while (c.faults.count('lambda.BeginPath') === 0) await new Promise((r) => setTimeout(r, 20));
     const again = await c.run(c.plan([{ id: 'a' }]), { runId: 'first' });
-    expect(again.execution.error?.name).toBe('RunExistsError');
+    expect(again.execution.error?.name).toMatch(/^(RunExistsError|RunLockedError)$/);
     const third = await c.run(c.plan([{ id: 'a' }]), { runId: 'third' });
     release();
     await first;
@@ -135,7 +135,7 @@ describe.concurrent('Lambda throttling, 5xx, crash after the side effect', () =>
         expect(r.execution.status, JSON.stringify(r.execution.error)).toBe('SUCCEEDED');
         await expectMeasured(c, r.runId, ['a']);
         // one agent per path, however many times SendProbe ran
-        expect(c.faults.count('runner.send')).toBe(1);
+        expect(new Set(c.commandIds).size).toBe(1);
       },
       {
         routes: {
@@ -178,7 +178,8 @@ describe.concurrent('Lambda throttling, 5xx, crash after the side effect', () =>
       const r = await c.run(c.plan([{ id: 'a' }]));
       expect(r.execution.status, JSON.stringify(r.execution.error)).toBe('SUCCEEDED');
       await expectMeasured(c, r.runId, ['a']);
-      expect(c.faults.count('runner.send')).toBe(1);
+      // one agent: a retried send may find the command already sent, but must not start a second
+      expect(new Set(c.commandIds).size).toBe(1);
     },
   );
 });
