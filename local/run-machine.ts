@@ -91,9 +91,9 @@ export interface RunMachineOptions {
   definition?: AslDefinition;
   /** Wait state name → milliseconds (fake time in tests). */
   waitTimeOverrides?: Record<string, number>;
+  /** Task state name → milliseconds between Retry attempts (fake time in tests). */
+  retryIntervalOverrides?: Record<string, number>;
   onEvent?: (e: ExecutionEvent) => void;
-  /** Retrying state name → milliseconds between its retries (fake time in tests). */
-  retryIntervalOverrides?: Record<string, number | number[]>;
   /**
    * The Lambda boundary: every Task invocation goes through it (`run` calls the handler). The
    * fault suite injects invocation errors here (Lambda.TooManyRequestsException, a crash after
