@@ -49,10 +49,8 @@ export const KNOWN_HOLES: Record<string, string> = {
     'parse: a raw file cut mid-line after a successful command is dropped whole',
   'malformed / truncated raw and manifests: a sequence number above 2^31: stored, and the run reports':
     'parse: a seq above 2^31 breaks the samples view (DuckDB cast), so SummarizeRun and the run fail',
-  'history-limit pressure: the largest plan the validator accepts fits one execution history (25,000 events)':
-    'orch: no limit on path count; 10,000 paths accepted, at >= 34 history events a path',
-  'history-limit pressure: a 10,000-path plan is refused before anything runs, naming the field':
-    'orch: no limit on path count',
   'Lambda crash after the side effect: SendProbe dies between SendCommand and the manifest write: the retry starts no second agent':
     'locks: SendCommand is not idempotent; the retried SendProbe starts a second agent writing the same raw keys',
+  'history-limit pressure: a plan with more paths than one execution history holds is refused by ValidatePlan, naming the limit':
+    'orch: no limit on path count (10,000 paths accepted; at >= 34 history events a path, 736 cannot fit)',
 };
