@@ -11,7 +11,7 @@ export const KNOWN_HOLES: Record<string, string> = {
     'orch: Lambda.Unknown is not retried, the path fails at once',
   'Lambda throttling / 5xx: PollProbe: Lambda.InternalError once is retried, not a failed path':
     'orch: Lambda.InternalError is not retried, the path fails at once',
-  'capacity failure on start: the start fails for capacity: that path fails, the next path still measures':
+  'capacity failure on start: the start fails once for capacity: retried or recorded, the next path still measures':
     'orch: a start failing for capacity leaves the client stopped; the next reboot: false path fails at SendProbe (InvalidInstanceId)',
   'routes pre-existing / blackholed / every kind: original via local gateway: swapped, then put back as it was':
     "routes: an original via a local gateway reads as 'none', so the restore deletes the route",
