@@ -6,8 +6,9 @@ import { defineConfig } from 'vitest/config';
 //   *.int.test.ts    integration: real tools and the local driver end to end on loopback
 //   *.synth.test.ts  infra: cdk synth of the stacks
 //   *.lab.test.ts    lab: network namespaces (root)
+//   *.emu.test.ts    emulator: the AWS adapters with the real SDK against dynalite / s3rver on loopback
 //   *.fault.test.ts  faults: the real ASL through the local driver with adapters failing on cue
-const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.fault.test.ts'];
+const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.emu.test.ts', '**/*.fault.test.ts'];
 
 export default defineConfig({
   test: {
@@ -29,6 +30,7 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      { test: { name: 'emulator', include: ['test/**/*.emu.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 } },
       {
         test: {
           name: 'faults',

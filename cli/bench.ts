@@ -127,10 +127,13 @@ async function labForBench(): Promise<{ down: () => Promise<void> } | undefined>
 export function registerBench(program: Command): void {
   program
     .command('bench')
-    .description('print benchmark figures (percentile query, orchestration overhead, probe precision, http probe cost)')
-    .option('--only <parts>', 'comma-separated: percentiles,orchestration,precision,http')
+    .description(
+      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, http probe cost)',
+    )
+    .option('--only <parts>', 'comma-separated: percentiles,orchestration,collect,precision,http')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
-    .action(async (o: { only?: string; samples: string }) => {
+    .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
+    .action(async (o: { only?: string; samples: string; collectLines: string }) => {
       const parts: Part[] = [
         {
           name: 'percentiles',
@@ -140,6 +143,13 @@ export function registerBench(program: Command): void {
           },
         },
         { name: 'orchestration', run: benchOrchestration },
+        {
+          name: 'collect',
+          run: async () => {
+            const { benchCollect } = await import('../scripts/bench/collect.js');
+            return (await benchCollect({ sockperfLines: Number(o.collectLines) })).lines;
+          },
+        },
         {
           name: 'precision',
           run: async () => {

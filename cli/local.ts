@@ -8,7 +8,9 @@ import type { Command } from 'commander';
 import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
 import { checkRunId, keys } from '../functions/core/keys.js';
 import type { ResolvedPlan, Summary } from '../functions/core/model.js';
+import { printable } from '../functions/core/printable.js';
 import { stderrLogger } from '../functions/log.js';
+import { judgeStored } from '../functions/pipeline/regressions.js';
 import { renderTable, runNotes } from '../functions/pipeline/report.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
 import { DirStore } from '../local/dir-store.js';
@@ -26,7 +28,7 @@ import { liveStatus, RunProgress } from './progress.js';
 export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3, interrupted: 130 } as const;
 
 export function fail(message: string, code: number = EXIT.badInput): never {
-  process.stderr.write(`pathbench: ${message}\n`);
+  process.stderr.write(`pathbench: ${printable(message)}\n`);
   process.exit(code);
 }
 
@@ -138,17 +140,18 @@ async function prepareTargets(plan: ResolvedPlan): Promise<() => Promise<void>> 
 
 export function printResult(r: LocalRunResult, json: boolean): void {
   if (r.execution.status === 'FAILED') {
-    process.stderr.write(`\nexecution failed: ${r.execution.error?.name}: ${r.execution.error?.message}\n`);
+    process.stderr.write(printable(`\nexecution failed: ${r.execution.error?.name}: ${r.execution.error?.message}\n`));
   }
   if (!r.summary) {
     if (json) process.stdout.write(`${JSON.stringify({ runId: r.runId, status: 'failed', paths: [] })}\n`);
     return;
   }
   if (json) {
-    process.stdout.write(`${JSON.stringify(r.summary, null, 2)}\n`);
+    process.stdout.write(printable(`${JSON.stringify(r.summary, null, 2)}\n`));
     return;
   }
-  process.stdout.write(`\nrun ${r.runId}: ${r.summary.status}\n\n${renderTable(r.summary)}`);
+  // The table shows labels, notes and errors (tool output included): nothing in it acts on the terminal.
+  process.stdout.write(printable(`\nrun ${r.runId}: ${r.summary.status}\n\n${renderTable(r.summary)}`));
   process.stdout.write(`\nreports: ${join(r.dataDir, keys.reportsPrefix(r.runId))}summary.{json,md,csv,html}\n`);
 }
 
@@ -190,11 +193,13 @@ export async function reportLocal(runId: string, o: { data: string; json?: boole
   let summary: Summary;
   try {
     summary = await buildSummary({ store, query }, runId);
+    // Against the plan's stored runs, as the pipeline judged it (nothing is written).
+    await judgeStored({ store }, summary);
   } finally {
     query.close();
   }
-  if (o.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-  else process.stdout.write(`run ${runId}: ${summary.status}\n\n${renderTable(summary)}`);
+  if (o.json) process.stdout.write(printable(`${JSON.stringify(summary, null, 2)}\n`));
+  else process.stdout.write(printable(`run ${runId}: ${summary.status}\n\n${renderTable(summary)}`));
   return EXIT.ok;
 }
 

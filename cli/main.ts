@@ -4,12 +4,15 @@
  */
 import { Command } from 'commander';
 import { errorMessage } from '../functions/core/errors.js';
+import { printable } from '../functions/core/printable.js';
 import { registerBench } from './bench.js';
 import { registerAws } from './commands/aws.js';
 import { registerLab } from './commands/lab.js';
 import { registerParse } from './commands/parse.js';
+import { registerPlan } from './commands/plan.js';
 import { registerReport } from './commands/report.js';
 import { registerTestbed } from './commands/testbed.js';
+import { registerTrend } from './commands/trend.js';
 import { registerLocal } from './local.js';
 
 const program = new Command('pathbench')
@@ -17,6 +20,8 @@ const program = new Command('pathbench')
   .showHelpAfterError();
 registerLocal(program);
 registerReport(program);
+registerTrend(program);
+registerPlan(program);
 registerParse(program);
 registerLab(program);
 registerAws(program);
@@ -24,6 +29,6 @@ registerTestbed(program);
 registerBench(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  process.stderr.write(`pathbench: ${errorMessage(e)}\n`);
+  process.stderr.write(`pathbench: ${printable(errorMessage(e))}\n`);
   process.exit(1);
 });

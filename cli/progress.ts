@@ -6,6 +6,7 @@
  */
 import { createLogUpdate } from 'log-update';
 import type { ProbeSpec, ResolvedPlan } from '../functions/core/model.js';
+import { printable } from '../functions/core/printable.js';
 import type { ExecutionEvent } from '../local/run-machine.js';
 
 /** What a person calls each state of the per-path iteration (statemachine/measurement.asl.json). */
@@ -187,12 +188,14 @@ export class RunProgress {
 
   private render(): void {
     if (!this.live || !this.current) return;
-    const text = this.line(this.current);
+    const text = printable(this.line(this.current));
     const width = this.stream.columns ?? 120;
     this.live(text.length > width ? `${text.slice(0, width - 1)}…` : text);
   }
 
-  private plain(text: string): void {
+  private plain(line: string): void {
+    // Lines show path labels, notes and errors: nothing in them may act on the terminal.
+    const text = printable(line);
     if (this.live) {
       if (this.current && !this.current.outcome) return;
       this.stream.write(`${text}\n`);

@@ -11,7 +11,7 @@ import { errorMessage } from './core/errors.js';
 import { TaskInputError } from './handlers/index.js';
 import { cleanupAfterExecution } from './pipeline/cleanup.js';
 import type { Deps } from './ports.js';
-import { TASKS, type TaskName } from './wiring.js';
+import { CLEANUP_LATE_SWEEP_MARGIN_SECONDS, TASKS, type TaskName } from './wiring.js';
 
 const deps: Deps = awsDeps(process.env);
 
@@ -54,7 +54,12 @@ export const ReleaseLock = lambdaHandler('ReleaseLock');
 
 /** The part of EventBridge's "Step Functions Execution Status Change" event the cleanup reads. */
 const executionStatusChange = z.object({
-  detail: z.object({ name: z.string().min(1), status: z.string().min(1) }),
+  detail: z.object({
+    name: z.string().min(1),
+    status: z.string().min(1),
+    startDate: z.number().optional(),
+    stopDate: z.number().optional(),
+  }),
 });
 
 /**
@@ -69,5 +74,15 @@ export const CleanupAfterExecution = handlerFor('CleanupAfterExecution', (d, eve
       `CleanupAfterExecution: bad event at ${first.path.join('.') || '(root)'}: ${first.message}`,
     );
   }
-  return cleanupAfterExecution(d, { runId: r.data.detail.name, status: r.data.detail.status });
+  const { name, status, startDate, stopDate } = r.data.detail;
+  // startDate (epoch ms) is $$.Execution.StartTime: it names the execution that holds the lock.
+  const startedAt = startDate === undefined ? undefined : new Date(startDate).toISOString();
+  return cleanupAfterExecution(d, {
+    runId: name,
+    status,
+    ...(startedAt ? { startedAt } : {}),
+    stoppedAt: stopDate,
+    // A SwapRoutes invocation can run on after a stop until its own timeout: sweep again then.
+    lateSweepAfterMs: (TASKS.SwapRoutes.timeoutSeconds + CLEANUP_LATE_SWEEP_MARGIN_SECONDS) * 1000,
+  });
 });

@@ -2,7 +2,8 @@
  * Ports: the interfaces between pipeline logic and the world. Each has an AWS adapter
  * (functions/adapters/aws) and local ones (local/, lab/fleet.ts, lab/routes.ts); docs/architecture.md.
  */
-import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget } from './core/model.js';
+import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget, Summary } from './core/model.js';
+import type { AllowedRoute } from './core/route-policy.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
@@ -11,6 +12,16 @@ export interface ObjectStore {
   /** Returns undefined when the key does not exist. */
   get(key: string): Promise<Uint8Array | undefined>;
   getText(key: string): Promise<string | undefined>;
+  /**
+   * Streaming read (large raw files): the object's bytes in chunks, undefined when the key does
+   * not exist. Optional: without it callers read the whole object with get().
+   */
+  getStream?(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
+  /**
+   * Streaming write: the body as it is produced, held in memory a part at a time at most; the
+   * object appears whole or not at all, like put(). Optional: without it callers buffer and put().
+   */
+  putStream?(key: string, body: AsyncIterable<string | Uint8Array>, contentType?: string): Promise<void>;
   /** All keys under a prefix, sorted, across pages. */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;
@@ -94,19 +105,30 @@ export interface LockInfo {
   runId: string;
   holder: string;
   acquiredAt: string;
+  /** The holder execution's start time: with the run id, it names the execution that holds the lock. */
+  startedAt?: string;
 }
 
 export interface RunLock {
-  /** Throws RunLockedError when another live run holds the lock. */
-  acquire(runId: string): Promise<void>;
-  /** Releases only when runId holds it; idempotent. */
-  release(runId: string): Promise<void>;
+  /**
+   * Throws RunLockedError when another live run holds the lock. `startedAt` (the execution's start
+   * time) tells a retry of the same execution (keeps the lock) from a second start that reuses
+   * the run id (refused).
+   */
+  acquire(runId: string, startedAt?: string): Promise<void>;
+  /** Releases only when runId (and startedAt, when given) holds it; idempotent. */
+  release(runId: string, startedAt?: string): Promise<void>;
   current(): Promise<LockInfo | undefined>;
 }
 
 export interface PlanSource {
   /** The plan JSON stored under that name; undefined when there is none. */
   get(name: string): Promise<unknown | undefined>;
+}
+
+/** Tells the world about a summarized run: its figures as metrics, its regressions as events (AWS: publisher.ts). */
+export interface RunPublisher {
+  publish(summary: Summary): Promise<void>;
 }
 
 /** A pause that tests can replace; the real one is setTimeout from node:timers/promises. */
@@ -129,7 +151,14 @@ export interface Deps {
   log: Logger;
   /** Named plans ({ "planName": … } inputs); AWS: SSM Parameter Store. */
   plans?: PlanSource;
+  /** Metrics and regression events after the summary step (AWS only; locally the report is the output). */
+  publisher?: RunPublisher;
   driver: 'local' | 'aws';
+  /**
+   * Route changes the operator allowed at deploy (core/route-policy.ts); ValidatePlan and
+   * SwapRoutes refuse any other. Undefined: no restriction (local runs).
+   */
+  allowedRoutes?: readonly AllowedRoute[];
   now: () => Date;
   /** Short in-task pauses (route verification back-off); tests pass a no-op. */
   sleep?: Sleep;

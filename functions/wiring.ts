@@ -13,11 +13,14 @@ import type { Deps } from './ports.js';
  *   store:read, store:write  the data bucket's run prefixes
  *   fleet     stop, start and describe the client instances (and their types' bandwidth)
  *   fleet:read  describe only: the client's instance type, AZ and bandwidth (no stop/start)
- *   routes    change route entries (and put them back)
- *   runner    send, poll and cancel the probe command on a client
+ *   routes    change route entries (and put them back), on the allowed route tables only
+ *   routes:read  read route entries (DescribeRouteTables) only
+ *   runner    send and poll the probe command on a client
+ *   runner:cancel  cancel a probe command that overran its deadline (PollProbe only)
  *   query     Athena queries over the samples table, its Glue partitions
  *   lock      the run lock, and whether the execution holding it has ended
  *   plans     named plans, read for `{ planName }` inputs
+ *   publish   regression events on the default EventBridge bus (metrics go out as EMF log lines)
  */
 export type Capability =
   | 'store:read'
@@ -25,16 +28,21 @@ export type Capability =
   | 'fleet'
   | 'fleet:read'
   | 'routes'
+  | 'routes:read'
   | 'runner'
+  | 'runner:cancel'
   | 'query'
   | 'lock'
-  | 'plans';
+  | 'plans'
+  | 'publish';
 
 /** What CDK needs to deploy one Lambda: its grants, its timeout, its description. */
 export interface LambdaWiring {
   needs: Capability[];
   /** Lambda timeout; waiting happens in the state machine, so these stay short. */
   timeoutSeconds: number;
+  /** Lambda memory in MB when not the default 512 (infra/constructs/pathbench-function.ts). */
+  memoryMB?: number;
   description: string;
 }
 
@@ -47,7 +55,7 @@ export const TASKS = {
   ValidatePlan: {
     run: h.validatePlan,
     // The only task that resolves `{ planName }` inputs.
-    needs: ['store:read', 'store:write', 'lock', 'plans'],
+    needs: ['store:read', 'store:write', 'lock', 'plans', 'routes:read'],
     timeoutSeconds: 30,
     description: 'validate the plan, take the run lock, write plan, specs and manifest',
   },
@@ -90,21 +98,26 @@ export const TASKS = {
   },
   PollProbe: {
     run: h.pollProbe,
-    needs: ['store:read', 'store:write', 'runner'],
+    needs: ['store:read', 'store:write', 'runner', 'runner:cancel'],
     timeoutSeconds: 30,
     description: 'one bounded poll of the probe command',
   },
   CollectOutput: {
     run: h.collectOutput,
     needs: ['store:read', 'store:write', 'query'],
-    timeoutSeconds: 300,
+    // Streams raw → samples line by line: ~35 MB of heap whatever the file size; a 1 M-line
+    // sockperf log took 6 s on the bench machine (docs/benchmarks.md), so 900 s (Lambda's
+    // maximum) leaves room for ~10 M lines a path on a 512 MB Lambda's third of a vCPU.
+    timeoutSeconds: 900,
+    memoryMB: 512,
     description: 'parse raw tool output into sample records, register the partition',
   },
   RecordPathFailure: {
     run: h.recordPathFailure,
     // After a failed probe command it parses what raw output arrived (like CollectOutput).
     needs: ['store:read', 'store:write', 'query'],
-    timeoutSeconds: 300,
+    timeoutSeconds: 900,
+    memoryMB: 512,
     description: 'record which step of a path failed and why; keep samples of probes that finished',
   },
   RestoreRoutes: {
@@ -115,9 +128,9 @@ export const TASKS = {
   },
   SummarizeRun: {
     run: h.summarizeRun,
-    needs: ['store:read', 'store:write', 'query'],
+    needs: ['store:read', 'store:write', 'query', 'publish'],
     timeoutSeconds: 300,
-    description: 'compute percentiles, write summary and reports',
+    description: 'compute percentiles, write summary and reports, judge against earlier runs, publish',
   },
   ReleaseLock: {
     run: h.releaseLock,
@@ -135,9 +148,13 @@ export const TASK_NAMES = Object.keys(TASKS) as TaskName[];
  * CleanupAfterExecution) after an execution ended FAILED, TIMED_OUT or ABORTED, when the ASL's
  * own RestoreRoutes/ReleaseLock may not have run.
  */
+/** After an ABORTED/TIMED_OUT execution the cleanup sweeps routes again this long after SwapRoutes' timeout. */
+export const CLEANUP_LATE_SWEEP_MARGIN_SECONDS = 10;
+
 export const CLEANUP = {
   handler: 'CleanupAfterExecution',
   needs: ['store:read', 'store:write', 'routes', 'lock'],
-  timeoutSeconds: 180,
+  // Waits for the late route sweep (SwapRoutes' 120 s timeout + margin after the stop), then sweeps.
+  timeoutSeconds: 300,
   description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',
 } satisfies LambdaWiring & { handler: string };

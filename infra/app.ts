@@ -1,9 +1,11 @@
 /**
  * The CDK app: the pipeline stack always; the testbed (seed 000 topology) when the context
  * value `testbed` is "true". Context: scheduleExpression, scheduleEnabled, schedulePlanName,
- * clientRoleArns (comma separated).
+ * clientRoleArns and clientInstanceIds (comma separated), allowedRoutes (JSON: [{ region, routeTableId, destination,
+ * targets: ["kind:id", …] }], docs/aws.md).
  */
 import { App } from 'aws-cdk-lib';
+import { parseAllowedRoutes } from '../functions/core/route-policy.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
 
@@ -12,6 +14,12 @@ const ctx = (key: string): string | undefined => {
   const v: unknown = app.node.tryGetContext(key);
   return v === undefined || v === null || v === '' ? undefined : String(v);
 };
+/** `-c allowedRoutes='[…]'` arrives as a string, cdk.json context as JSON already. */
+function allowedRoutesContext(): string | undefined {
+  const v: unknown = app.node.tryGetContext('allowedRoutes');
+  if (v === undefined || v === null || v === '') return undefined;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
 const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
 
 new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
@@ -21,7 +29,9 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   scheduleEnabled: ctx('scheduleEnabled') === 'true',
   schedulePlanName: ctx('schedulePlanName'),
   clientRoleArns: ctx('clientRoleArns')?.split(',').filter(Boolean),
+  clientInstanceIds: ctx('clientInstanceIds')?.split(',').filter(Boolean),
   alarmEmail: ctx('alarmEmail'),
+  allowedRoutes: parseAllowedRoutes(allowedRoutesContext(), 'context allowedRoutes'),
 });
 
 if (ctx('testbed') === 'true') {

@@ -10,8 +10,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/plans.js';
+import type { AllowedRoute } from '../functions/core/route-policy.js';
 import type { Capability } from '../functions/wiring.js';
-import { ATHENA_RESULTS, DATA_PREFIXES } from './constructs/data-lake.js';
+import { ATHENA_RESULTS, DATA_PREFIXES, PLANS_PREFIX } from './constructs/data-lake.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
 import { ack, arnRef } from './nag.js';
 
@@ -28,6 +29,8 @@ export interface GrantTargets {
   tableName: string;
   /** The state machine's fixed name: lock holders may describe its executions. */
   stateMachineName: string;
+  /** The route changes the operator allowed (stack configuration); route tables outside it are never granted. */
+  allowedRoutes: readonly AllowedRoute[];
 }
 
 /** What one capability grants a role, and the cdk-nag IAM5 findings (`Resource::…`) that causes. */
@@ -65,8 +68,9 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       wildcards: objects(DATA_PREFIXES),
     },
     'store:write': {
+      // No s3:DeleteObject: no task deletes objects (a retried step overwrites the same key).
       grant: statements({
-        actions: ['s3:PutObject', 's3:DeleteObject'],
+        actions: ['s3:PutObject'],
         resources: DATA_PREFIXES.filter((p) => p !== 'ssm-output/').map((p) => bucket.arnForObjects(`${p}*`)),
       }),
       wildcards: objects(DATA_PREFIXES),
@@ -89,16 +93,33 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       }),
       wildcards: ['Resource::*'],
     },
+    // Route changes only on the route tables the operator allowed (stack configuration
+    // allowedRoutes), and only when tagged. EC2 has no IAM condition key for a route's destination
+    // or target, so those are checked by ValidatePlan and SwapRoutes (core/route-policy.ts).
     routes: {
-      grant: statements(
-        {
-          actions: ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute'],
-          resources: [`arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:route-table/*`],
-          conditions: tagged,
-        },
-        { actions: ['ec2:DescribeRouteTables'], resources: ['*'] },
-      ),
-      wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:route-table/*'],
+      grant: (role) => {
+        const tables = [
+          ...new Set(
+            t.allowedRoutes.map(
+              (a) => `arn:${Aws.PARTITION}:ec2:${a.region}:${Aws.ACCOUNT_ID}:route-table/${a.routeTableId}`,
+            ),
+          ),
+        ];
+        if (tables.length > 0) {
+          statements({
+            actions: ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute'],
+            resources: tables,
+            conditions: tagged,
+          })(role);
+        }
+        statements({ actions: ['ec2:DescribeRouteTables'], resources: ['*'] })(role);
+      },
+      wildcards: ['Resource::*'],
+    },
+    // ValidatePlan reads the routes a plan names (a local route or an unrecordable target is refused).
+    'routes:read': {
+      grant: statements({ actions: ['ec2:DescribeRouteTables'], resources: ['*'] }),
+      wildcards: ['Resource::*'],
     },
     runner: {
       grant: statements(
@@ -108,11 +129,17 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
           resources: [instances],
           conditions: { StringEquals: { [`ssm:resourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } },
         },
-        // CancelCommand stops a probe that overran its deadline; like GetCommandInvocation it has no
-        // resource-level permissions.
-        { actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands', 'ssm:CancelCommand'], resources: ['*'] },
+        // GetCommandInvocation and ListCommands have no resource-level permissions.
+        { actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands'], resources: ['*'] },
       ),
       wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
+    },
+    // CancelCommand stops a probe that overran its deadline (PollProbe only). The Service
+    // Authorization Reference lists no resource type and no condition key for it, so it can only
+    // be scoped by who gets it: one statement, one action, one role.
+    'runner:cancel': {
+      grant: statements({ actions: ['ssm:CancelCommand'], resources: ['*'] }),
+      wildcards: ['Resource::*'],
     },
     query: {
       grant: statements(
@@ -137,13 +164,23 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
           resources: [
             stack.formatArn({ service: 'glue', resource: 'catalog' }),
             stack.formatArn({ service: 'glue', resource: 'database', resourceName: t.databaseName }),
+            // The Parquet table and the raw JSONL one (DataLake.jsonlTableName: "<table>_jsonl").
             stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${t.databaseName}/${t.tableName}` }),
+            stack.formatArn({
+              service: 'glue',
+              resource: 'table',
+              resourceName: `${t.databaseName}/${t.tableName}_jsonl`,
+            }),
           ],
         },
         // Athena reads samples and writes results with the caller's credentials.
         {
           actions: ['s3:GetObject'],
-          resources: [bucket.arnForObjects('samples/*'), bucket.arnForObjects(`${ATHENA_RESULTS}*`)],
+          resources: [
+            bucket.arnForObjects('samples/*'),
+            bucket.arnForObjects('parquet/*'),
+            bucket.arnForObjects(`${ATHENA_RESULTS}*`),
+          ],
         },
         {
           actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
@@ -154,7 +191,7 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
           resources: [bucket.bucketArn],
         },
       ),
-      wildcards: objects(['samples/', ATHENA_RESULTS]),
+      wildcards: objects(['samples/', 'parquet/', ATHENA_RESULTS]),
     },
     lock: {
       grant: (role) => {
@@ -170,11 +207,32 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       ],
     },
     plans: {
+      grant: statements(
+        // Named plans in the data bucket (pathbench plan put); the SSM parameters of before still work.
+        { actions: ['s3:GetObject'], resources: [bucket.arnForObjects(`${PLANS_PREFIX}*`)] },
+        // Without ListBucket a missing plan is AccessDenied, not NoSuchKey (and the SSM fallback never runs).
+        {
+          actions: ['s3:ListBucket'],
+          resources: [bucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': [`${PLANS_PREFIX}*`] } },
+        },
+        {
+          actions: ['ssm:GetParameter'],
+          resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter${DEFAULT_PLAN_PREFIX}*`],
+        },
+      ),
+      wildcards: [
+        ...objects([PLANS_PREFIX]),
+        `Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${DEFAULT_PLAN_PREFIX}*`,
+      ],
+    },
+    // Regression events on the default bus only; the metrics are EMF log lines (no PutMetricData).
+    publish: {
       grant: statements({
-        actions: ['ssm:GetParameter'],
-        resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter${DEFAULT_PLAN_PREFIX}*`],
+        actions: ['events:PutEvents'],
+        resources: [`arn:${Aws.PARTITION}:events:${Aws.REGION}:${Aws.ACCOUNT_ID}:event-bus/default`],
       }),
-      wildcards: [`Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${DEFAULT_PLAN_PREFIX}*`],
+      wildcards: [],
     },
   };
 }

@@ -6,6 +6,7 @@
  * adds the outputs the CLI reads.
  */
 import { type CfnElement, CfnOutput, Names, Stack, type StackProps } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -15,6 +16,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, RootConstruct } from 'constructs';
+import type { AllowedRoute } from '../functions/core/route-policy.js';
 import type { TaskName } from '../functions/wiring.js';
 import { Alarms } from './constructs/alarms.js';
 import { DataLake } from './constructs/data-lake.js';
@@ -22,6 +24,7 @@ import { Orchestration } from './constructs/orchestration.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
 import { Probe } from './constructs/probe.js';
 import { Schedule } from './constructs/schedule.js';
+import { TrendAlerts } from './constructs/trend-alerts.js';
 
 export interface PipelineStackProps extends StackProps {
   /** EventBridge Scheduler expression, e.g. "cron(0 18 ? * SUN *)". */
@@ -34,6 +37,8 @@ export interface PipelineStackProps extends StackProps {
   schedulePlan?: Record<string, unknown>;
   /** IAM role ARNs of client instances: the client policy is attached to them. */
   clientRoleArns?: string[];
+  /** Client instance ids: each may upload raw output only under its own prefix (docs/aws.md). */
+  clientInstanceIds?: string[];
   /** Athena per-query scan limit; default 10 GiB. */
   bytesScannedCutoffPerQuery?: number;
   /** Glue database name; default "pathbench". */
@@ -42,10 +47,15 @@ export interface PipelineStackProps extends StackProps {
   agentBundlePath?: string;
   /** An e-mail address subscribed to the alarm topic (it must confirm the subscription). */
   alarmEmail?: string;
+  /**
+   * The route changes runs may make: route table, destination and the targets it may point at
+   * (docs/aws.md "Who can change which route"). None when absent: plans with routes are refused.
+   */
+  allowedRoutes?: readonly AllowedRoute[];
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
-const PARTS = [DataLake, Probe, Orchestration, Schedule, Alarms];
+const PARTS = [DataLake, Probe, Orchestration, Schedule, Alarms, TrendAlerts];
 
 export class PipelineStack extends Stack {
   readonly bucket: s3.Bucket;
@@ -62,6 +72,9 @@ export class PipelineStack extends Stack {
   readonly databaseName: string;
   /** Every pathbench alarm notifies this topic. */
   readonly alarmTopic: sns.Topic;
+  /** Regression events → the alarm topic; the alarm on the regression count. */
+  readonly regressionRule: events.Rule;
+  readonly regressionAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps = {}) {
     super(scope, id, props);
@@ -74,8 +87,9 @@ export class PipelineStack extends Stack {
       bucket: lake.bucket,
       agentBundlePath: props.agentBundlePath,
       clientRoleArns: props.clientRoleArns,
+      clientInstanceIds: props.clientInstanceIds,
     });
-    const run = new Orchestration(this, 'Orchestration', { lake, probe });
+    const run = new Orchestration(this, 'Orchestration', { lake, probe, allowedRoutes: props.allowedRoutes });
     const schedule = new Schedule(this, 'Schedule', {
       stateMachine: run.stateMachine,
       expression: props.scheduleExpression,
@@ -89,6 +103,7 @@ export class PipelineStack extends Stack {
       cleanupDlq: run.cleanupDlq,
       scheduleDlq: schedule.dlq,
     });
+    const trendAlerts = new TrendAlerts(this, 'TrendAlerts', { topic: alarms.topic });
 
     this.bucket = lake.bucket;
     this.workgroupName = lake.workgroupName;
@@ -102,6 +117,8 @@ export class PipelineStack extends Stack {
     this.cleanupFunction = run.cleanupFunction;
     this.cleanupRule = run.cleanupRule;
     this.alarmTopic = alarms.topic;
+    this.regressionRule = trendAlerts.rule;
+    this.regressionAlarm = trendAlerts.alarm;
 
     // --- outputs (the CLI reads these, from CloudFormation or from /pathbench/config) -----------
     const outputs = {
@@ -113,6 +130,9 @@ export class PipelineStack extends Stack {
       LockTableName: this.lockTable.tableName,
       CleanupDlqUrl: run.cleanupDlq.queueUrl,
       AlarmTopicArn: this.alarmTopic.topicArn,
+      SchedulerRoleArn: schedule.schedulerRole.roleArn,
+      ScheduleDlqArn: schedule.dlq.queueArn,
+      ScheduleGroupName: schedule.group.scheduleGroupName,
       ClientInstancePolicyArn: this.clientInstancePolicy.managedPolicyArn,
     };
     for (const [k, v] of Object.entries(outputs)) new CfnOutput(this, k, { value: v });

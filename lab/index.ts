@@ -12,7 +12,7 @@ import { LabRoutes } from './routes.js';
 export { LabCommandError, LabInputError, LabStateError, LabUnavailableError } from './errors.js';
 export { parseIpRoute } from './ip-route.js';
 export type { LabOptions, LabStatus, LabUpOptions } from './lab.js';
-export { labAvailable, labClientWrap, labDown, labStatus, labUp } from './lab.js';
+export { labAvailable, labClientWrap, labDown, labShiftDelay, labStatus, labUp } from './lab.js';
 export { LAB_PORTS, labProfile, OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
 
 /** Fleet, Routes and the command wrapper for running the pipeline against the lab. */
@@ -20,10 +20,14 @@ export async function createLabPorts(opts: LabFleetOptions = {}): Promise<{
   fleet: Fleet;
   routes: Routes;
   wrap: (argv: string[], client: ClientRef) => string[];
+  /** Put back routes a killed run left changed (lab/routes.ts); one line per route. */
+  recoverLeftovers: () => Promise<string[]>;
 }> {
+  const routes = new LabRoutes(opts);
   return {
     fleet: new LabFleet(opts),
-    routes: new LabRoutes(opts),
+    routes,
+    recoverLeftovers: () => routes.recoverLeftovers(),
     wrap: (argv, client) => labClientWrap(client)(argv),
   };
 }

@@ -6,14 +6,16 @@
  * namespace. The steps live by job: delay.ts, servers.ts, calibration.ts, next-hop.ts,
  * build-helpers.ts (the C helpers), availability.ts; this module orders them.
  */
+import { rmSync } from 'node:fs';
 import { labAvailable } from './availability.js';
-import { tcpRttTool } from './build-helpers.js';
+import { buildHelper, tcpRttTool } from './build-helpers.js';
 import { LabBuilder } from './builder.js';
 import { calibrate, seedDelays } from './calibration.js';
 import { applyDelays, setUpDelayMechanism } from './delay.js';
-import { LabUnavailableError } from './errors.js';
+import { LabInputError, LabStateError, LabUnavailableError } from './errors.js';
 import { type LabOptions, labLocation } from './location.js';
 import { connectMeter } from './measure.js';
+import { journalPath } from './routes.js';
 import { startServers } from './servers.js';
 import { type LabStatus, labStatus } from './status.js';
 import {
@@ -139,6 +141,28 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
 }
 
 /**
+ * Add `deltaUs` of round trip to one path's emulated delay on a lab that is up (negative takes
+ * it away; never below 0), as a real path's latency would change under a running schedule: the
+ * pipeline is not told. Returns the path's new added round trip in µs. With the NFQUEUE helper
+ * the helpers are restarted with the new delays (a few ms without delay for packets in flight).
+ */
+export async function labShiftDelay(opts: LabOptions, pathId: string, deltaUs: number): Promise<number> {
+  const { prefix, dir } = labLocation(opts);
+  const state = readState(dir);
+  if (state?.phase !== 'up') throw new LabStateError(`the lab ${prefix}* is not up`);
+  const profile = labProfile(state.profile);
+  if (!profile.paths.some((p) => p.id === pathId))
+    throw new LabInputError(`no path ${JSON.stringify(pathId)} in lab profile ${profile.name}`);
+  if (!Number.isFinite(deltaUs)) throw new LabInputError(`deltaUs must be a finite number, got ${deltaUs}`);
+  const b = new LabBuilder(prefix, dir, profile, state, () => {});
+  const added = Math.max(0, (state.delay.addedRttUs[pathId] ?? 0) + deltaUs);
+  state.delay.addedRttUs[pathId] = added;
+  b.save();
+  await applyDelays(b, state.delay.mechanism === 'nfqueue' ? await buildHelper('nfq-delay') : undefined);
+  return added;
+}
+
+/**
  * Remove everything the lab made: processes it started (by recorded PID, and any process
  * still inside a lab namespace), then the namespaces (which takes their veths, routes,
  * qdiscs and iptables rules with them). Safe to call when nothing exists.
@@ -171,6 +195,8 @@ export async function labDown(opts: LabOptions = {}): Promise<{ removed: string[
   }
   if (state) {
     removeState(dir);
+    // The namespaces are gone, and their routes with them: no route is left to put back.
+    rmSync(journalPath(dir), { force: true });
     removed.push(`state ${statePath(dir)}`);
   }
   return { removed };

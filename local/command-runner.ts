@@ -9,6 +9,7 @@ import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { RunAbortedError } from '../functions/core/errors.js';
+import { setLongTimeout } from '../functions/core/long-timer.js';
 import type { ClientRef } from '../functions/core/model.js';
 import type { CommandInvocation, CommandRunner, Logger, ObjectStore, ProbeCommand } from '../functions/ports.js';
 
@@ -50,12 +51,21 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 export class LocalCommandRunner implements CommandRunner {
   private readonly commands = new Map<string, Running>();
+  /** run/path → the command sent for it. */
+  private readonly byPath = new Map<string, string>();
   private seq = 0;
   private aborted = false;
   constructor(private readonly opts: LocalCommandRunnerOptions) {}
 
   async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
     if (this.aborted) throw new RunAbortedError('the run was interrupted: no further probe is started');
+    // A SendProbe retried after its first attempt sent (and failed before recording it) resumes
+    // that agent: a second one would write the same raw keys.
+    const already = this.byPath.get(`${cmd.runId}/${cmd.pathId}`);
+    if (already) {
+      this.opts.log.warn('probe already sent for this run and path: resuming it', { commandId: already });
+      return { commandId: already };
+    }
     const commandId = `local-${cmd.runId}-${cmd.pathId}-${++this.seq}`;
     const work = await mkdtemp(join(tmpdir(), 'pathbench-agent-'));
     const specText = await this.opts.store.getText(cmd.specKey);
@@ -84,7 +94,8 @@ export class LocalCommandRunner implements CommandRunner {
       for (const l of lines) if (l.trim()) this.opts.onAgentLine?.(l, cmd);
     });
     child.stdout?.resume();
-    const timer = setTimeout(() => {
+    // A plan's deadline can exceed what setTimeout holds (2^31-1 ms); the long timer does not fire early.
+    const timer = setLongTimeout(() => {
       running.status = 'TimedOut';
       running.detail = `killed after ${cmd.timeoutSeconds}s`;
       try {
@@ -99,7 +110,7 @@ export class LocalCommandRunner implements CommandRunner {
         running.detail = `could not start the agent: ${e.message}`;
       });
       child.on('close', async (code, signal) => {
-        clearTimeout(timer);
+        timer.clear();
         running.finalSamples = await this.countSamples(running);
         try {
           await this.upload(outDir, cmd.rawPrefix);
@@ -120,6 +131,7 @@ export class LocalCommandRunner implements CommandRunner {
       });
     });
     this.commands.set(commandId, running);
+    this.byPath.set(`${cmd.runId}/${cmd.pathId}`, commandId);
     this.opts.log.info('agent started', { commandId, pid: child.pid, pathId: cmd.pathId });
     return { commandId };
   }
@@ -131,9 +143,15 @@ export class LocalCommandRunner implements CommandRunner {
     } catch {
       return; // the agent wrote nothing
     }
+    const kept: string[] = [];
     for (const f of files) {
       const rel = relative(outDir, f).split(sep).join('/');
-      await this.opts.store.put(`${prefix}${rel}`, await readFile(f));
+      // Never over another agent's raw file of this run and path: the first one's data stays.
+      if ((await this.opts.store.get(`${prefix}${rel}`)) !== undefined) kept.push(rel);
+      else await this.opts.store.put(`${prefix}${rel}`, await readFile(f));
+    }
+    if (kept.length) {
+      this.opts.log.warn('raw files already stored by another agent were kept, not overwritten', { prefix, kept });
     }
   }
 

@@ -3,8 +3,11 @@
  * Writes go to a temporary file and are renamed into place, so a reader never sees half an
  * object and a retried step overwrites atomically.
  */
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from '../functions/ports.js';
 
 export class DirStore implements ObjectStore {
@@ -27,6 +30,32 @@ export class DirStore implements ObjectStore {
     const tmp = `${f}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
     await writeFile(tmp, body);
     await rename(tmp, f);
+  }
+
+  /** The file streamed in chunks; a missing key is undefined (checked by opening it first). */
+  async getStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
+    const f = this.file(key);
+    try {
+      const fh = await open(f, 'r');
+      return fh.createReadStream({ highWaterMark: 256 * 1024 }) as AsyncIterable<Uint8Array>;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  /** Streamed to a temporary file and renamed into place: whole or not at all, like put(). */
+  async putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void> {
+    const f = this.file(key);
+    await mkdir(dirname(f), { recursive: true });
+    const tmp = `${f}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    try {
+      await pipeline(Readable.from(body, { objectMode: false }), createWriteStream(tmp));
+      await rename(tmp, f);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
@@ -57,6 +86,8 @@ export class DirStore implements ObjectStore {
         throw e;
       }
       for (const ent of entries) {
+        // Dot entries are not objects (the run lock lives in .lock/).
+        if (ent.name.startsWith('.')) continue;
         const full = join(dir, ent.name);
         if (ent.isDirectory()) await walk(full);
         else if (!ent.name.includes('.tmp-')) {

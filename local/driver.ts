@@ -14,7 +14,7 @@ import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/port
 import { LocalCommandRunner } from './command-runner.js';
 import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
-import { FileLock } from './file-lock.js';
+import { FileLock, hostLock, LockSet } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
 import { type ExecutionEvent, type RunMachineOptions, type RunMachineResult, runStateMachine } from './run-machine.js';
 
@@ -79,6 +79,11 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   if (usesLab(resolved) && (!fleet || !routes)) {
     const lab = await import('../lab/index.js');
     const ports = await lab.createLabPorts();
+    // Before this run reads any original: routes a killed run left changed are put back first.
+    if (!routes) {
+      for (const line of await ports.recoverLeftovers())
+        log.warn(`restored a lab route an interrupted run left changed: ${line}`);
+    }
     fleet ??= ports.fleet;
     routes ??= ports.routes;
     wrap ??= ports.wrap;
@@ -98,7 +103,10 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     routes: routes ?? new LoopbackRoutes(log),
     runner,
     query,
-    lock: new FileLock(dataDir, log),
+    // Lab routes live in namespaces the whole host shares: a lab run also takes the host-wide lock.
+    lock: usesLab(resolved)
+      ? new LockSet([new FileLock(dataDir, log), hostLock('lab-routes', log)])
+      : new FileLock(dataDir, log),
     log,
     driver: 'local',
     now: () => new Date(),

@@ -1,7 +1,8 @@
 /**
- * Local QueryEngine: an in-memory DuckDB reading the object-store directory's JSONL samples
- * through a `samples` view (hive-partitioned by path and run), so the same SQL files that run
- * on Athena run here unchanged.
+ * Local QueryEngine: an in-memory DuckDB over the object-store directory, so the same SQL files
+ * that run on Athena run here unchanged. Two views, hive-partitioned by path and run like the
+ * Glue tables: `samples` (the columnar Parquet copies, what the queries read) and
+ * `samples_jsonl` (the raw JSONL contract).
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -43,28 +44,60 @@ function sqlIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/**
- * The `samples` view over the given JSONL files. With no files it is an empty view with the
- * same typed columns, because read_json refuses an empty file list.
- */
-export function samplesViewSql(files: string[]): string {
+/** The typed, empty select for a view with no files (read_json / read_parquet refuse an empty list). */
+function emptySelect(all: SqlColumn[]): string {
+  return `SELECT ${all.map((c) => `CAST(NULL AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ')} WHERE false`;
+}
+
+/** SELECT over JSONL files with the DDL's column types (nothing depends on DuckDB's sniffing). */
+function jsonlSelect(files: string[]): string {
   const { columns, partitions } = samplesColumns();
   const all: SqlColumn[] = [...columns, ...partitions];
-  const selectList = all.map((c) => sqlIdent(c.name)).join(', ');
-  if (files.length === 0) {
-    const nulls = all.map((c) => `CAST(NULL AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ');
-    return `CREATE OR REPLACE VIEW samples AS SELECT ${nulls} WHERE false`;
-  }
+  if (files.length === 0) return emptySelect(all);
   // Explicit column types: keys a record has beyond these are ignored, missing ones are NULL,
   // and nothing depends on DuckDB's type sniffing of whichever file it samples first.
   const columnTypes = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
   const hiveTypes = partitions.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
   return [
-    `CREATE OR REPLACE VIEW samples AS SELECT ${selectList} FROM read_json(`,
+    `SELECT ${all.map((c) => sqlIdent(c.name)).join(', ')} FROM read_json(`,
     `[${files.map(sqlString).join(', ')}],`,
     `format = 'newline_delimited', columns = {${columnTypes}},`,
     `hive_partitioning = true, hive_types = {${hiveTypes}}, hive_types_autocast = false)`,
   ].join(' ');
+}
+
+/** SELECT over Parquet files (columnar samples), each column cast to the DDL's type. */
+function parquetSelect(files: string[]): string {
+  const { columns, partitions } = samplesColumns();
+  const all: SqlColumn[] = [...columns, ...partitions];
+  const hiveTypes = partitions.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
+  return [
+    `SELECT ${all.map((c) => `CAST(${sqlIdent(c.name)} AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ')}`,
+    `FROM read_parquet([${files.map(sqlString).join(', ')}],`,
+    `hive_partitioning = true, hive_types = {${hiveTypes}}, hive_types_autocast = false, union_by_name = true)`,
+  ].join(' ');
+}
+
+/**
+ * The `samples_jsonl` view over the given JSONL files (the raw contract). With no files it is an
+ * empty view with the same typed columns.
+ */
+export function samplesViewSql(files: string[], view = 'samples'): string {
+  return `CREATE OR REPLACE VIEW ${view} AS ${jsonlSelect(files)}`;
+}
+
+/**
+ * The `samples` view the queries read: each partition's Parquet file where it has one, and its
+ * JSONL where it has none yet (data written before the columnar copy existed, or a partition
+ * whose copy is still being written) — never both, so no row is counted twice.
+ */
+export function columnarViewSql(parquetFiles: string[], jsonlFiles: string[]): string {
+  const covered = new Set(parquetFiles.map((f) => path.dirname(f).split(path.sep).slice(-2).join('/')));
+  const rest = jsonlFiles.filter((f) => !covered.has(path.dirname(f).split(path.sep).slice(-2).join('/')));
+  const parts: string[] = [];
+  if (parquetFiles.length > 0) parts.push(parquetSelect(parquetFiles));
+  if (rest.length > 0 || parts.length === 0) parts.push(jsonlSelect(rest));
+  return `CREATE OR REPLACE VIEW samples AS ${parts.join(' UNION ALL ')}`;
 }
 
 async function subdirs(dir: string, prefix: string): Promise<string[]> {
@@ -90,6 +123,18 @@ export async function listSampleFiles(dataDir: string): Promise<string[]> {
       for (const e of entries) {
         if (e.isFile() && e.name.endsWith('.jsonl')) files.push(path.join(runDir, e.name));
       }
+    }
+  }
+  return files.sort();
+}
+
+/** Every `<dataDir>/parquet/path=*\/run=*\/samples.parquet` (the columnar copies), sorted. */
+export async function listColumnarFiles(dataDir: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const pathDir of await subdirs(path.join(dataDir, 'parquet'), 'path=')) {
+    for (const runDir of await subdirs(pathDir, 'run=')) {
+      const entries = await readdir(runDir, { withFileTypes: true });
+      for (const e of entries) if (e.isFile() && e.name === 'samples.parquet') files.push(path.join(runDir, e.name));
     }
   }
   return files.sort();
@@ -131,8 +176,9 @@ export class DuckDbQueryEngine implements QueryEngine {
 
   private async refreshView(label: string): Promise<void> {
     try {
-      const files = await listSampleFiles(this.dataDir);
-      await this.connection.run(samplesViewSql(files));
+      const jsonl = await listSampleFiles(this.dataDir);
+      await this.connection.run(samplesViewSql(jsonl, 'samples_jsonl'));
+      await this.connection.run(columnarViewSql(await listColumnarFiles(this.dataDir), jsonl));
     } catch (e) {
       throw new QueryFailedError(`${label}: cannot define the samples view: ${errorMessage(e)}`, { cause: e });
     }

@@ -19,50 +19,33 @@
 -- engines (a DuckDB double holds integers exactly below 2^53) and the CAST gives both the same
 -- BIGINT. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT.
 --
--- How the rank is found: instead of numbering every row (ROW_NUMBER over all samples), rows
--- are first collapsed to one row per distinct value with its counts, and a running SUM of the
--- counts in value order gives each distinct value the last rank it covers. The value at rank r
--- is then the smallest value (with a successful sample) whose running count reaches r --
--- exactly sorted[r - 1], ties included. The window sorts distinct values instead of all rows,
--- and one pass serves both subsets, without copying rows for 'unflagged'.
-WITH base AS (
-  SELECT path, probe, kind, metric, unit, value, ok, flag
+-- How the rank is found: one pass groups the run's rows; per group the successful values are
+-- collected into one array and sorted once -- array_sort(array_agg(value)), both engines have
+-- these, with 1-based subscripts -- and every figure is a subscript at its integer rank:
+-- sorted[rank], max = sorted[n]. Ties need no care: sorted[r] is the value at rank r. The
+-- unflagged values get their own sorted array only in groups that carry a flag. Memory is the
+-- DOUBLE arrays (8 bytes a value); docs/benchmarks.md has the times against numpy and against
+-- the running count over distinct values that this replaced.
+WITH grouped AS (
+  SELECT
+    path, probe, metric, unit,
+    MIN(kind) AS kind,
+    CAST(COUNT(*) AS BIGINT) AS total_all,
+    CAST(COUNT(CASE WHEN flag IS NULL THEN 1 END) AS BIGINT) AS total_unflagged,
+    CAST(COUNT(flag) AS BIGINT) AS flagged,
+    CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END) AS BIGINT) AS n_all,
+    CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN 1 END) AS BIGINT) AS n_unflagged,
+    array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL)) AS v_all,
+    -- sorted only where the group has a flag (elsewhere no 'unflagged' row is emitted): one sort, not two
+    CASE WHEN COUNT(flag) > 0
+      THEN array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL)) END AS v_unflagged
   FROM samples
   WHERE run = ?
+  GROUP BY path, probe, metric, unit
 ),
-by_value AS (
+ranked AS (
   SELECT
-    path,
-    probe,
-    metric,
-    unit,
-    value,
-    MIN(kind) AS kind,
-    COUNT(*) AS total_all,
-    COUNT(CASE WHEN flag IS NULL THEN 1 END) AS total_unflagged,
-    COUNT(flag) AS flagged,
-    COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END) AS good_all,
-    COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN 1 END) AS good_unflagged
-  FROM base
-  GROUP BY path, probe, metric, unit, value
-),
-cumulative AS (
-  SELECT
-    path, probe, metric, unit, value, kind, total_all, total_unflagged, flagged, good_all, good_unflagged,
-    CAST(SUM(good_all) OVER (
-      PARTITION BY path, probe, metric, unit ORDER BY value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-    ) AS BIGINT) AS cum_all,
-    CAST(SUM(good_unflagged) OVER (
-      PARTITION BY path, probe, metric, unit ORDER BY value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-    ) AS BIGINT) AS cum_unflagged,
-    CAST(SUM(good_all) OVER (PARTITION BY path, probe, metric, unit) AS BIGINT) AS n_all,
-    CAST(SUM(good_unflagged) OVER (PARTITION BY path, probe, metric, unit) AS BIGINT) AS n_unflagged
-  FROM by_value
-),
-ranks AS (
-  SELECT
-    path, probe, metric, unit, value, kind, total_all, total_unflagged, flagged, good_all, good_unflagged,
-    cum_all, cum_unflagged, n_all, n_unflagged,
+    path, probe, kind, metric, unit, total_all, total_unflagged, flagged, n_all, n_unflagged, v_all, v_unflagged,
     CAST((500 * n_all + 999 - ((500 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r50_all,
     CAST((950 * n_all + 999 - ((950 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r95_all,
     CAST((990 * n_all + 999 - ((990 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r99_all,
@@ -71,34 +54,23 @@ ranks AS (
     CAST((950 * n_unflagged + 999 - ((950 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r95_unflagged,
     CAST((990 * n_unflagged + 999 - ((990 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r99_unflagged,
     CAST((999 * n_unflagged + 999 - ((999 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r999_unflagged
-  FROM cumulative
+  FROM grouped
 ),
 per_group AS (
-  -- good_* > 0 keeps values that only failed samples had (and the NULL value) out of the
-  -- percentiles; with n = 0 no value qualifies and the figure is NULL.
+  -- CASE WHEN n > 0: with no successful sample the figure is NULL (and Trino rejects index 0).
   SELECT
-    path,
-    probe,
-    MIN(kind) AS kind,
-    metric,
-    unit,
-    CAST(SUM(flagged) AS BIGINT) AS flagged,
-    MAX(n_all) AS n_all,
-    CAST(SUM(total_all) AS BIGINT) AS total_all,
-    MAX(n_unflagged) AS n_unflagged,
-    CAST(SUM(total_unflagged) AS BIGINT) AS total_unflagged,
-    MIN(CASE WHEN good_all > 0 AND cum_all >= r50_all THEN value END) AS p50_all,
-    MIN(CASE WHEN good_all > 0 AND cum_all >= r95_all THEN value END) AS p95_all,
-    MIN(CASE WHEN good_all > 0 AND cum_all >= r99_all THEN value END) AS p99_all,
-    MIN(CASE WHEN good_all > 0 AND cum_all >= r999_all THEN value END) AS p999_all,
-    MAX(CASE WHEN good_all > 0 THEN value END) AS max_all,
-    MIN(CASE WHEN good_unflagged > 0 AND cum_unflagged >= r50_unflagged THEN value END) AS p50_unflagged,
-    MIN(CASE WHEN good_unflagged > 0 AND cum_unflagged >= r95_unflagged THEN value END) AS p95_unflagged,
-    MIN(CASE WHEN good_unflagged > 0 AND cum_unflagged >= r99_unflagged THEN value END) AS p99_unflagged,
-    MIN(CASE WHEN good_unflagged > 0 AND cum_unflagged >= r999_unflagged THEN value END) AS p999_unflagged,
-    MAX(CASE WHEN good_unflagged > 0 THEN value END) AS max_unflagged
-  FROM ranks
-  GROUP BY path, probe, metric, unit
+    path, probe, kind, metric, unit, total_all, total_unflagged, flagged, n_all, n_unflagged,
+    CASE WHEN n_all > 0 THEN v_all[r50_all] END AS p50_all,
+    CASE WHEN n_all > 0 THEN v_all[r95_all] END AS p95_all,
+    CASE WHEN n_all > 0 THEN v_all[r99_all] END AS p99_all,
+    CASE WHEN n_all > 0 THEN v_all[r999_all] END AS p999_all,
+    CASE WHEN n_all > 0 THEN v_all[n_all] END AS max_all,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r50_unflagged] END AS p50_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r95_unflagged] END AS p95_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r99_unflagged] END AS p99_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[r999_unflagged] END AS p999_unflagged,
+    CASE WHEN n_unflagged > 0 THEN v_unflagged[n_unflagged] END AS max_unflagged
+  FROM ranked
 ),
 subsets AS (
   SELECT
@@ -112,21 +84,8 @@ subsets AS (
   FROM per_group
   WHERE flagged > 0
 )
-SELECT
-  path,
-  probe,
-  kind,
-  metric,
-  unit,
-  subset,
-  n,
-  total - n AS failed,
-  total,
+SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,
   CASE WHEN total = 0 THEN NULL ELSE CAST(total - n AS DOUBLE) / CAST(total AS DOUBLE) END AS loss,
-  p50,
-  p95,
-  p99,
-  p999,
-  max_value AS max
+  p50, p95, p99, p999, max_value AS max
 FROM subsets
 ORDER BY path, probe, metric, subset, unit

@@ -1,6 +1,10 @@
--- The samples table: one normalized measurement per line (SampleRecord in functions/core/model.ts, docs/data.md).
--- Single source of truth for the columns: infra builds the Glue table from this file and the
--- local DuckDB view reads its column types from it (functions/sql.ts samplesColumns()).
+-- The samples table the queries read: the Parquet copy of each (path, run) partition's JSONL
+-- (functions/pipeline/columnar.ts), one row per sample record (SampleRecord in
+-- functions/core/model.ts, docs/data.md). The raw JSONL has the same columns in samples_jsonl
+-- (samples_jsonl.ddl.sql).
+-- Single source of truth for the columns: infra builds both Glue tables from this file, the
+-- Parquet writer takes its column types from it, and the local DuckDB views read their column
+-- types from it (functions/sql.ts samplesColumns()).
 -- ${database} and ${location} are filled in by code; keep one column per line.
 CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   run_id string,
@@ -8,7 +12,7 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   probe string,
   kind string,
   trial int,
-  seq int,
+  seq bigint,
   t_start double,
   t_end double,
   metric string,
@@ -20,5 +24,5 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   flag string
 )
 PARTITIONED BY (path string, run string)
-ROW FORMAT SERDE 'org.openx.data.jsonserde.JsonSerDe'
+STORED AS PARQUET
 LOCATION '${location}'

@@ -20,6 +20,7 @@ import { access, chmod, mkdir, readdir, rename, rm, stat, writeFile } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { PathbenchError } from '../../functions/core/errors.js';
+import { setLongTimeout } from '../../functions/core/long-timer.js';
 
 /** A bad argument to runTcping (the message names the field). */
 export class TcpingArgumentError extends PathbenchError {}
@@ -371,16 +372,16 @@ async function runHelper(
         if (stderr.length < 8192) stderr += b.toString();
       });
       let killed = false;
-      const watchdog = setTimeout(() => {
+      const watchdog = setLongTimeout(() => {
         killed = true;
         child.kill('SIGKILL');
       }, budgetMs);
       child.on('error', (e) => {
-        clearTimeout(watchdog);
+        watchdog.clear();
         resolve({ ok: false, reason: `cannot start ${bin}: ${e.message}` });
       });
       child.on('close', (code, signal) => {
-        clearTimeout(watchdog);
+        watchdog.clear();
         const lines = stderr.split('\n').filter((l) => l.trim());
         const notes = lines.filter((l) => l.includes('note:')).map((l) => l.replace(/^tcping: note: /, ''));
         if (code === 0) resolve(notes.length ? { ok: true, notes } : { ok: true });

@@ -3,6 +3,7 @@
  * plan) is one line on stderr and exit code 2.
  */
 import { errorMessage } from '../../functions/core/errors.js';
+import { printable } from '../../functions/core/printable.js';
 
 const EXIT_USAGE = 2;
 
@@ -44,7 +45,7 @@ export async function guarded(fn: () => Promise<number>): Promise<never> {
     process.exit(await fn());
   } catch (e) {
     const err = explainAwsError(e);
-    process.stderr.write(`pathbench: ${err.message}\n`);
+    process.stderr.write(`pathbench: ${printable(err.message)}\n`);
     process.exit(EXIT_USAGE);
   }
 }

@@ -13,9 +13,12 @@ import {
   type SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import { AWS_POLL_SECONDS } from '../../functions/adapters/aws/fleet.js';
 import { executionArn } from '../../functions/adapters/aws/lock.js';
 import { checkRunId, newRunId } from '../../functions/core/keys.js';
 import { formatProblems } from '../../functions/core/plan.js';
+import { planLimitProblems } from '../../functions/pipeline/limits.js';
+import { validateOutput } from '../../functions/pipeline/validate.js';
 import { loadPlanFile } from '../plan-file.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { AwsCliError, explainAwsError } from './errors.js';
@@ -110,14 +113,17 @@ export async function startRun(
 ): Promise<number> {
   if (!flags.plan === !flags.planName) throw new AwsCliError('pass exactly one of --plan FILE or --plan-name NAME');
   let input: Record<string, unknown>;
+  const runId = checkRunId(flags.runId ?? newRunId());
   if (flags.plan) {
     const result = await loadPlanFile(flags.plan);
     if (!result.ok) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(result.problems)}`);
+    // The limits ValidatePlan would refuse the plan for, before an execution exists.
+    const limits = planLimitProblems(result.plan.paths, validateOutput(runId, result.plan), AWS_POLL_SECONDS);
+    if (limits.length > 0) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(limits)}`);
     input = { plan: JSON.parse(readFileSync(flags.plan, 'utf8')) as unknown };
   } else {
     input = { planName: flags.planName };
   }
-  const runId = checkRunId(flags.runId ?? newRunId());
   const cfg = await resolveStackConfig(flags, env, clientsFor);
   const { sfn, s3 } = clientsFor(cfg.region);
   let arn: string;

@@ -4,12 +4,14 @@
  * Missing credentials or region: one line on stderr, exit 2.
  */
 import type { Command } from 'commander';
+import { printable } from '../../functions/core/printable.js';
 import { type DeployFlags, deploy } from '../aws/deploy.js';
 import { guarded } from '../aws/errors.js';
 import { runStatus, type StartFlags, startRun } from '../aws/execution.js';
 import { type CommonFlags, commonOptions, DEFAULT_STACK } from '../aws/stack-config.js';
 
-const stdout = (text: string) => process.stdout.write(text);
+/** Summaries and statuses show labels, notes and errors: nothing in them may act on the terminal. */
+const stdout = (text: string) => process.stdout.write(printable(text));
 
 /** Register deploy / start / status. */
 export function registerAws(program: Command): void {

@@ -5,13 +5,15 @@
 
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
+import { printable } from '../../functions/core/printable.js';
 import { LabInputError, LabUnavailableError } from '../../lab/errors.js';
 import { type LabStatus, labAvailable, labDown, labStatus, labUp } from '../../lab/lab.js';
+import { LabRoutes } from '../../lab/routes.js';
 import { LAB_PROFILES } from '../../lab/topology.js';
 import { liveStatus } from '../progress.js';
 
 function fail(e: unknown): never {
-  process.stderr.write(`pathbench lab: ${errorMessage(e).split('\n')[0]}\n`);
+  process.stderr.write(`pathbench lab: ${printable(errorMessage(e).split('\n')[0])}\n`);
   process.exit(e instanceof LabUnavailableError || e instanceof LabInputError ? 2 : 1);
 }
 
@@ -71,6 +73,7 @@ export function registerLab(program: Command): void {
           calibrate: o.calibrate,
           onProgress: (l) => status.update(l),
         }).finally(() => status.done());
+        await sayRecovered(o.prefix);
         process.stdout.write(`${formatLabStatus(s)}\n`);
       } catch (e: unknown) {
         fail(e);
@@ -84,6 +87,7 @@ export function registerLab(program: Command): void {
     .action(async (o: { prefix: string; json?: boolean }) => {
       try {
         await requireLab();
+        await sayRecovered(o.prefix);
         const s = await labStatus({ prefix: o.prefix });
         process.stdout.write(o.json ? `${JSON.stringify(s, null, 2)}\n` : `${formatLabStatus(s)}\n`);
       } catch (e: unknown) {
@@ -105,4 +109,11 @@ export function registerLab(program: Command): void {
         fail(e);
       }
     });
+}
+
+/** Put back lab routes a killed run left changed (lab/routes.ts), and say so on stderr. */
+async function sayRecovered(prefix: string): Promise<void> {
+  for (const line of await new LabRoutes({ prefix }).recoverLeftovers()) {
+    process.stderr.write(`pathbench lab: restored a route an interrupted run left changed: ${line}\n`);
+  }
 }

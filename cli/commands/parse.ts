@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
 import { assertProbeKind, parseRaw } from '../../functions/core/parsers/index.js';
+import { printable } from '../../functions/core/printable.js';
 
 /** Exit code for unusable input (unknown kind, unreadable or unparseable file). */
 const EXIT_BAD_INPUT = 2;
@@ -39,7 +40,7 @@ export function registerParse(program: Command): void {
       try {
         process.stdout.write(parseFile(kind, file, opts));
       } catch (e) {
-        process.stderr.write(`pathbench parse: ${errorMessage(e).split('\n')[0]}\n`);
+        process.stderr.write(`pathbench parse: ${printable(errorMessage(e).split('\n')[0])}\n`);
         process.exitCode = EXIT_BAD_INPUT;
       }
     });

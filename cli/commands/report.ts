@@ -4,6 +4,7 @@
  * pipeline wrote to the data bucket. One command, and its action picks the side from the flags.
  */
 import type { Command } from 'commander';
+import { printable } from '../../functions/core/printable.js';
 import { DEFAULT_DATA_DIR } from '../../local/driver.js';
 import { guarded } from '../aws/errors.js';
 import { type CommonFlags, commonOptions } from '../aws/stack-config.js';
@@ -25,7 +26,7 @@ export interface ReportActions {
 
 const reportActions: ReportActions = {
   local: async (runId, o) => process.exit(await reportLocal(runId, o)),
-  aws: (runId, o) => guarded(() => reportAws(runId, o, process.env, (t) => process.stdout.write(t))),
+  aws: (runId, o) => guarded(() => reportAws(runId, o, process.env, (t) => process.stdout.write(printable(t)))),
 };
 
 /** Register `report`: `--aws` reads the AWS run's summary from S3, else the local data directory. */

@@ -13,6 +13,7 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
 import { formatProblems, parsePlan } from '../../functions/core/plan.js';
+import { printable } from '../../functions/core/printable.js';
 import {
   DEFAULT_TESTBED_INVENTORY,
   fixedMonthlyCost,
@@ -227,7 +228,7 @@ export async function destroyTestbed(opts: { prefix?: string; yes?: boolean; run
 
 function fail(e: unknown): never {
   if (e instanceof TestbedCliError || e instanceof OutputsFileError) {
-    process.stderr.write(`pathbench: ${e.message}\n`);
+    process.stderr.write(`pathbench: ${printable(e.message)}\n`);
     process.exit(EXIT_BAD_INPUT);
   }
   throw e;

@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { printable } from './printable.js';
 
 export type Issue = z.core.$ZodRawIssue;
 
@@ -23,7 +24,7 @@ export function shown(v: unknown): string {
 export function quoted(v: unknown): string {
   if (typeof v !== 'string') return typeName(v);
   const s = v.length > 60 ? `${v.slice(0, 57)}...` : v;
-  return JSON.stringify(s);
+  return printable(JSON.stringify(s));
 }
 
 /** The message for a missing value (a plan's options have defaults; a spec's must be present). */

@@ -2,7 +2,7 @@
  * The object-store key layout (a contract, docs/data.md "S3 key layout"). Every key is built here and
  * nowhere else, so a retried step always overwrites the same object.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { SAFE_ID } from './model.js';
 
 function safe(kind: string, value: string): string {
@@ -30,27 +30,62 @@ export function newRunId(now = new Date()): string {
   return checkRunId(`${time}-${randomBytes(3).toString('hex')}`);
 }
 
+/** A plan name as one key segment: URI-encoded, never empty, never a dot segment. */
+function planSegment(name: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/.test(name))
+    throw new Error(`unsafe plan name for an object key: ${JSON.stringify(name)}`);
+  return encodeURIComponent(name);
+}
+
 export const keys = {
   plan: (runId: string) => `runs/run=${checkRunId(runId)}/plan.json`,
   manifest: (runId: string) => `runs/run=${checkRunId(runId)}/manifest.json`,
+  /** One write-once object per route the run changes: its original target (functions/pipeline/route-journal.ts). */
+  routeJournalPrefix: (runId: string) => `runs/run=${checkRunId(runId)}/route-journal/`,
+  routeJournal: (runId: string, route: { region: string; routeTableId: string; destination: string }) =>
+    `${keys.routeJournalPrefix(runId)}${createHash('sha256').update(routeKey(route)).digest('hex').slice(0, 24)}.json`,
+  /** Written by the cleanup before it restores: a SwapRoutes still running must stop and undo. */
+  runStopped: (runId: string) => `runs/run=${checkRunId(runId)}/stopped.json`,
   spec: (runId: string, pathId: string) => `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,
   rawPrefix: (pathId: string, runId: string) => `raw/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
+  /**
+   * Where the path's client uploads its raw output: one prefix per client instance, so IAM can
+   * let each client write only its own (infra/constructs/probe.ts), and collect reads only the
+   * prefix of the path's own client (issue 17).
+   */
+  clientRawPrefix: (pathId: string, runId: string, instanceId: string) =>
+    `${keys.rawPrefix(pathId, runId)}client=${safe('client instance id', instanceId)}/`,
   raw: (pathId: string, runId: string, probe: string, trial: number, ext: string) =>
     `${keys.rawPrefix(pathId, runId)}${safe('probe name', probe)}/${trial}.${ext}`,
   samplesPrefix: (pathId: string, runId: string) => `samples/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
   samples: (pathId: string, runId: string, probe: string, trial: number) =>
     `${keys.samplesPrefix(pathId, runId)}${safe('probe name', probe)}-${trial}.jsonl`,
+  /** The partition's samples as one Parquet file (columnar copy of the JSONL; rewritten whole, never appended). */
+  columnarSamples: (pathId: string, runId: string) =>
+    `parquet/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/samples.parquet`,
   reportsPrefix: (runId: string) => `reports/run=${checkRunId(runId)}/`,
   report: (runId: string, ext: 'json' | 'md' | 'csv' | 'html') => `reports/run=${checkRunId(runId)}/summary.${ext}`,
+  /** One run's judged figures, listed per plan for its trend and baseline (plan names may hold spaces: URI-encoded). */
+  trendPrefix: (planName: string) => `trends/plan=${planSegment(planName)}/`,
+  trendPoint: (planName: string, runId: string) => `${keys.trendPrefix(planName)}run=${checkRunId(runId)}.json`,
+  /** Named plans (pathbench plan put): one object per name, its history in the bucket's versions. */
+  namedPlan: (planName: string) => `plans/${planSegment(planName)}.json`,
 };
 
 /** Split a raw key back into its parts; undefined when it is not a raw key. */
 export function parseRawKey(
   key: string,
-): { pathId: string; runId: string; probe: string; trial: number; ext: string } | undefined {
-  const m = /^raw\/path=([^/]+)\/run=([^/]+)\/([^/]+)\/(\d+)\.([A-Za-z0-9.]+)$/.exec(key);
+): { pathId: string; runId: string; client?: string; probe: string; trial: number; ext: string } | undefined {
+  const m = /^raw\/path=([^/]+)\/run=([^/]+)\/(?:client=([^/]+)\/)?([^/]+)\/(\d+)\.([A-Za-z0-9.]+)$/.exec(key);
   if (!m) return undefined;
-  return { pathId: m[1], runId: m[2], probe: m[3], trial: Number(m[4]), ext: m[5] };
+  return {
+    pathId: m[1],
+    runId: m[2],
+    ...(m[3] !== undefined ? { client: m[3] } : {}),
+    probe: m[4],
+    trial: Number(m[5]),
+    ext: m[6],
+  };
 }
 
 /** Identity of one route entry (region, table, destination), as the manifest and adapters key it. */

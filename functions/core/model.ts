@@ -229,6 +229,22 @@ export interface ProbeProvenance {
   atBaseline?: { trial: number; median: number; baselineBps: number; intervals: number }[];
   /** The clocks this probe's values came from (the distinct SampleRecord.clock of its samples). */
   clocks?: string[];
+  /** Lines (iperf3: intervals) rejected over all raw files of the probe; absent when none. */
+  rejected?: number;
+  /** Per raw file: what parsing it came to (functions/core/parsers/types.ts ParseStats). */
+  files?: RawFileParse[];
+}
+
+/** One raw file's parse, in the manifest: lines read, samples kept, lines rejected and why, truncation. */
+export interface RawFileParse {
+  key: string;
+  trial: number;
+  lines: number;
+  samples: number;
+  rejected: number;
+  firstRejection?: string;
+  truncated?: boolean;
+  truncation?: string;
 }
 
 /** The client's network facts: instance type, AZ id, and its baseline / peak (burst) bandwidth in bit/s. */
@@ -307,7 +323,8 @@ export interface RunManifest {
   endedAt?: string;
   paths: PathManifest[];
   routeChanges: RouteChange[];
-  restore?: { status: 'ok' | 'failed'; at: string; errors: string[] };
+  /** notes: e.g. an original put back blackholed, as it was before the run. */
+  restore?: { status: 'ok' | 'failed'; at: string; errors: string[]; notes?: string[] };
   /** Run-level remarks, e.g. "execution ABORTED" written by the cleanup after an aborted run. */
   notes?: string[];
   /** The resolved plan's comparisons (path − baseline), for the summary. */
@@ -378,6 +395,37 @@ export interface Series {
   points: { seq: number; t: number; value: number; flag?: string }[];
 }
 
+/** A percentile of this run outside its plan's baseline band (functions/pipeline/regressions.ts). */
+export interface Regression {
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  percentile: 'p50' | 'p99';
+  /** This run's figure and its 95 % interval. */
+  value: number;
+  ci95: [number, number];
+  /** Median of the baseline runs' figures, and the band [lo, hi] a clean run falls in. */
+  baseline: number;
+  band: [number, number];
+  runsInBaseline: number;
+  /** value − baseline in % of the baseline. */
+  change_pct: number;
+  direction: 'regression' | 'improvement';
+}
+
+/** One percentile across the plan's recent runs and this one, oldest first (summary.trend; the report's trend chart). */
+export interface TrendSeries {
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  percentile: 'p50' | 'p99';
+  points: { runId: string; startedAt?: string; value: number | null; excluded?: string }[];
+  /** The baseline band this run was judged against, when there were enough clean runs. */
+  band?: [number, number];
+}
+
 export interface SummaryPath {
   id: string;
   label: string;
@@ -418,6 +466,10 @@ export interface Summary {
   distributions?: Distribution[];
   /** Per iperf3 trial: throughput per interval (functions/pipeline/distributions.ts). */
   series?: Series[];
+  /** Percentiles outside the baseline band of the plan's previous clean runs (functions/pipeline/regressions.ts). */
+  regressions?: Regression[];
+  /** The judged percentiles across the plan's recent runs, for the trend chart. */
+  trend?: TrendSeries[];
   [extra: string]: unknown;
 }
 

@@ -28,6 +28,7 @@ import {
   targetSchema,
   tcpConnectProbeSchema,
 } from './model.js';
+import { firstUnprintable, printable } from './printable.js';
 
 export { isValidHost } from './fields.js';
 
@@ -193,16 +194,31 @@ const routeSchema = z.strictObject({
   via: viaSchema,
 });
 
+/**
+ * Free text that reaches terminals, Markdown, CSV and HTML (labels, skip reasons): non-empty,
+ * bounded, and plain — no control characters (terminal escapes), no bidi overrides or other
+ * invisible format characters (text that reads differently from what it is).
+ */
+function plainText(what: string, max: number) {
+  return z.string().superRefine((s, ctx) => {
+    const bad = firstUnprintable(s);
+    if (bad)
+      ctx.addIssue({
+        code: 'custom',
+        input: s,
+        message: `expected ${what} of plain text, got ${bad}: a control, bidirectional or invisible formatting character`,
+      });
+    else if (s.trim().length === 0 || s.length > max)
+      ctx.addIssue({ code: 'custom', input: s, message: `expected a non-empty ${what} (at most ${max} characters)` });
+  });
+}
+
 const skipSchema = z.strictObject({
   probe: z.string().min(1, { error: 'expected a probe name or kind, got an empty string' }),
-  reason: z.string().refine((s) => s.trim().length > 0 && s.length <= MAX_REASON, {
-    error: () => `expected a non-empty reason (at most ${MAX_REASON} characters)`,
-  }),
+  reason: plainText('reason', MAX_REASON),
 });
 
-const labelSchema = z.string().refine((s) => s.trim().length > 0 && s.length <= MAX_LABEL && !/\p{Cc}/u.test(s), {
-  error: () => `expected a non-empty label without control characters (at most ${MAX_LABEL} characters)`,
-});
+const labelSchema = plainText('label', MAX_LABEL);
 
 const reboot = z.boolean();
 const creditWaitSeconds = intIn(0, 86_400);
@@ -259,7 +275,7 @@ export function formatPath(path: readonly Key[], root = 'plan'): string {
     else {
       const s = String(key);
       if (/^[A-Za-z_$][\w$]*$/.test(s)) out += out ? `.${s}` : s;
-      else out += `[${JSON.stringify(s)}]`;
+      else out += `[${printable(JSON.stringify(s))}]`;
     }
   }
   return out || root;
@@ -301,7 +317,7 @@ function issueProblems(issues: readonly z.core.$ZodIssue[]): Problem[] {
     if (iss.code === 'unrecognized_keys') {
       // One problem per key, at the key itself, so the typo is the first thing the reader sees.
       for (const key of iss.keys)
-        out.push({ path: [...iss.path, key], message: `unknown field ${JSON.stringify(key)}` });
+        out.push({ path: [...iss.path, key], message: `unknown field ${printable(JSON.stringify(key))}` });
     } else {
       out.push({ path: iss.path, message: iss.message });
     }
@@ -424,7 +440,7 @@ function crossProblems(raw: unknown): Problem[] {
       if (hits.length === 0)
         out.push({
           path: at('skipProbes', j, 'probe'),
-          message: `${quoted(target)} matches no probe name or kind in this path (probes: ${known.join(', ') || 'none'})`,
+          message: `${quoted(target)} matches no probe name or kind in this path (probes: ${printable(known.join(', ')) || 'none'})`,
         });
     });
   });
@@ -447,7 +463,7 @@ function compareProblems(compare: unknown, paths: unknown[]): Problem[] {
       if (typeof id === 'string' && id !== '' && !ids.includes(id))
         out.push({
           path: ['compare', i, field],
-          message: `${quoted(id)} is not a path of this plan (paths: ${ids.join(', ') || 'none'})`,
+          message: `${quoted(id)} is not a path of this plan (paths: ${printable(ids.join(', ')) || 'none'})`,
         });
     }
     const key = JSON.stringify([c.path, c.baseline]);
@@ -594,7 +610,7 @@ export function parsePlanText(text: string): PlanResult {
     // Editors on some systems prepend a byte-order mark, which JSON.parse refuses.
     json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (e: unknown) {
-    return { ok: false, problems: [`plan: not valid JSON (${e instanceof Error ? e.message : String(e)})`] };
+    return { ok: false, problems: [`plan: not valid JSON (${printable(e instanceof Error ? e.message : String(e))})`] };
   }
   return parsePlan(json);
 }

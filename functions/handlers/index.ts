@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { PathbenchError } from '../core/errors.js';
 import { collectOutput } from '../pipeline/collect.js';
+import { writeColumnarSamples } from '../pipeline/columnar.js';
 import {
   clientInput,
   describeClientInput,
@@ -55,11 +56,27 @@ export const sendProbe = (deps: Deps, input: unknown) => path.sendProbe(deps, pa
 export const pollProbe = (deps: Deps, input: unknown) =>
   path.pollProbe(deps, parse(pollProbeInput, input, 'PollProbe'));
 
-export const collect = (deps: Deps, input: unknown) => collectOutput(deps, parse(pathRef, input, 'CollectOutput'));
+/** Collect, then the partition's Parquet copy (rebuilt whole from its JSONL, so a retry does not duplicate). */
+export const collect = async (deps: Deps, input: unknown) => {
+  const ref = parse(pathRef, input, 'CollectOutput');
+  const out = await collectOutput(deps, ref);
+  await writeColumnarSamples(deps, ref);
+  return out;
+};
 export { collect as collectOutput };
 
-export const recordPathFailure = (deps: Deps, input: unknown) =>
-  path.recordPathFailure(deps, parse(failureInput, input, 'RecordPathFailure'));
+/** After a failure the salvaged samples get their Parquet copy too. */
+export const recordPathFailure = async (deps: Deps, input: unknown) => {
+  const event = parse(failureInput, input, 'RecordPathFailure');
+  const out = await path.recordPathFailure(deps, event);
+  try {
+    await writeColumnarSamples(deps, { runId: event.runId, pathId: event.pathId });
+  } catch (e) {
+    // The failure is recorded and the JSONL kept; a Parquet copy that cannot be built must not hide it.
+    deps.log.error('columnar samples not written', { runId: event.runId, pathId: event.pathId, error: String(e) });
+  }
+  return out;
+};
 
 export const restoreRoutes = (deps: Deps, input: unknown) => restore(deps, parse(runRef, input, 'RestoreRoutes'));
 export const summarizeRun = (deps: Deps, input: unknown) => summarize(deps, parse(runRef, input, 'SummarizeRun'));

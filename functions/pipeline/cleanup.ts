@@ -4,12 +4,14 @@
  * on the execution's status change runs this. It must also be harmless after a normal FAILED
  * run that already restored its routes and released its lock, so every step checks first.
  */
-import { errorMessage } from '../core/errors.js';
-import { checkRunId, keys } from '../core/keys.js';
+import { RouteSwapError } from '../core/errors.js';
+import { checkRunId, keys, routeKey } from '../core/keys.js';
 import type { RunManifest } from '../core/model.js';
 import type { Deps } from '../ports.js';
-import { restoreRoutes } from './finish.js';
+import { releaseOwnLock } from './finish.js';
 import { updateManifest } from './manifest.js';
+import { markStopped, type RestoreOutcome, readJournal, restoreJournaled } from './route-journal.js';
+import { loadResolvedPlan } from './validate.js';
 
 export interface CleanupResult {
   /** Routes put back by this cleanup (0 when nothing was still swapped). */
@@ -19,53 +21,147 @@ export interface CleanupResult {
   notes: string[];
 }
 
+export interface CleanupInput {
+  runId: string;
+  status: string;
+  /** When the execution stopped (EventBridge `detail.stopDate`, epoch ms); default now. */
+  stoppedAt?: number;
+  /**
+   * How long after the stop a task of the execution may still be running (the SwapRoutes
+   * Lambda's timeout plus a margin): a second sweep runs then. 0 or absent: no second sweep.
+   */
+  lateSweepAfterMs?: number;
+  /** The execution's start time ($$.Execution.StartTime): only the lock this execution took is released. */
+  startedAt?: string;
+}
+
+/** Statuses after which a task of the execution may still be running (Step Functions does not stop it). */
+const TASK_MAY_RUN_ON = new Set(['ABORTED', 'TIMED_OUT']);
+
 /**
- * Restore the routes the run left swapped, mark a still-running manifest failed, and release the
- * run lock if this run holds it. The lock is released even when the restore fails; that failure
- * is then rethrown so the invocation fails visibly (retries, dead-letter queue, alarm).
+ * Stop the run (a marker SwapRoutes checks before and after each change), restore every route
+ * of its route journal, mark a still-running manifest failed, and release the run lock if this
+ * run holds it. After ABORTED or TIMED_OUT a SwapRoutes invocation may still be running: a
+ * second sweep after its timeout catches a route it changed after the first one. The lock is
+ * released even when a restore fails; any route still not at its original then fails the
+ * invocation visibly (retries, dead-letter queue, CleanupFailedAlarm).
  */
-export async function cleanupAfterExecution(
-  deps: Deps,
-  input: { runId: string; status: string },
-): Promise<CleanupResult> {
-  const { runId, status } = input;
+export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Promise<CleanupResult> {
+  const { runId, status, startedAt } = input;
   const notes: string[] = [];
   let restored = 0;
-  let restoreFailure: unknown;
+  const errors: string[] = [];
   let released = false;
+  const other = async () => {
+    const holder = await deps.lock.current();
+    return holder && holder.runId !== runId ? holder.runId : undefined;
+  };
   try {
-    const manifest = await readManifest(deps, runId, notes);
+    const manifest = await readManifest(deps, runId, notes, startedAt);
     if (manifest) {
-      const swapped = manifest.routeChanges.filter((c) => c.current !== c.original);
-      if (swapped.length === 0) notes.push('no route left to restore');
+      await markStopped(deps, runId, status);
+      // Another run holding the lock may have swapped the same routes since: leave them to it.
+      const holder = await other();
+      if (holder) notes.push(`routes left alone: run ${holder} holds the run lock`);
       else {
-        try {
-          restored = (await restoreRoutes(deps, { runId })).restored;
-          notes.push(`restored ${restored} route(s)`);
-        } catch (e) {
-          restoreFailure = e;
-          notes.push(`restoring routes failed: ${errorMessage(e)}`);
-        }
+        const first = await sweep(deps, runId);
+        restored += first.restored;
+        errors.push(...first.errors);
+        notes.push(
+          first.restored + first.errors.length === 0
+            ? 'no route left to restore'
+            : `restored ${first.restored} route(s)${first.errors.length ? `, ${first.errors.length} failed` : ''}`,
+        );
       }
       if (manifest.status === 'running') {
         await markFailed(deps, runId, status);
         notes.push(`manifest marked failed (execution ${status})`);
       }
+      // The lock stays held through the late sweep, so no next run records a late swap as original.
+      if (
+        !holder &&
+        TASK_MAY_RUN_ON.has(status) &&
+        (input.lateSweepAfterMs ?? 0) > 0 &&
+        (await hasRoutes(deps, runId))
+      ) {
+        const at = (input.stoppedAt ?? deps.now().getTime()) + (input.lateSweepAfterMs ?? 0);
+        const wait = at - deps.now().getTime();
+        if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(wait);
+        const taker = await other();
+        const late = taker ? undefined : await sweep(deps, runId);
+        if (!late) {
+          const left = await stillSwapped(deps, runId);
+          notes.push(`late sweep skipped: run ${taker} took the run lock`);
+          if (left.length) errors.push(...left.map((l) => `${l} (run ${taker} took the lock before the late sweep)`));
+        } else {
+          restored += late.restored;
+          errors.push(...late.errors);
+          notes.push(
+            late.restored + late.errors.length === 0
+              ? 'late sweep: every route at its original'
+              : `late sweep restored ${late.restored} route(s) changed after the first sweep${late.errors.length ? `, ${late.errors.length} failed` : ''}`,
+          );
+        }
+      }
     }
   } finally {
-    // Only a lock this run holds is released; another run's lock is left alone by release().
-    const held = await deps.lock.current();
-    await deps.lock.release(runId);
-    released = held?.runId === runId;
+    // Only a lock this execution holds is released; another run's lock (or that of another
+    // execution that reused this run id) is left alone.
+    released = await releaseOwnLock(deps, runId, { startedAt });
     notes.push(released ? 'lock released' : 'lock not held by this run');
   }
   deps.log.info('execution cleaned up', { runId, status, restored, released, notes });
-  if (restoreFailure !== undefined) throw restoreFailure;
+  if (errors.length) {
+    // Fails the invocation: retries, then the dead-letter queue and CleanupFailedAlarm.
+    deps.log.error('routes left swapped after cleanup', { runId, errors });
+    throw new RouteSwapError(`could not restore ${errors.length} route(s): ${errors.join('; ')}`);
+  }
   return { restored, released, notes };
 }
 
+/** "region table destination via X (original Y)" for each journaled route not at its original. */
+async function stillSwapped(deps: Deps, runId: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readJournal(deps, runId)) {
+    const { original, originalUsable: _u, at: _a, pathId: _p, ...r } = e;
+    const now = await deps.routes.read(r);
+    if (now !== original) out.push(`${r.region} ${r.routeTableId} ${r.destination}: via ${now}, original ${original}`);
+  }
+  return out;
+}
+
+/** One pass over the route journal; the manifest records what it did (and is left alone when nothing). */
+async function sweep(deps: Deps, runId: string): Promise<RestoreOutcome> {
+  const out = await restoreJournaled(deps, await readJournal(deps, runId));
+  if (out.restored + out.errors.length === 0) return out;
+  const failed = new Set(out.failed);
+  await updateManifest(deps.store, runId, (m) => {
+    for (const c of m.routeChanges) if (!failed.has(routeKey(c))) c.current = c.original;
+    m.restore = {
+      status: out.errors.length ? 'failed' : 'ok',
+      at: deps.now().toISOString(),
+      errors: out.errors,
+      ...(out.notes.length ? { notes: out.notes } : {}),
+    };
+  });
+  return out;
+}
+
+async function hasRoutes(deps: Deps, runId: string): Promise<boolean> {
+  try {
+    return (await loadResolvedPlan(deps, runId)).paths.some((p) => p.routes.length > 0);
+  } catch {
+    return true; // no readable plan: sweep anyway
+  }
+}
+
 /** The run's manifest, or undefined (with a note) when the run never got that far. */
-async function readManifest(deps: Deps, runId: string, notes: string[]): Promise<RunManifest | undefined> {
+async function readManifest(
+  deps: Deps,
+  runId: string,
+  notes: string[],
+  startedAt?: string,
+): Promise<RunManifest | undefined> {
   try {
     checkRunId(runId);
   } catch {
@@ -78,7 +174,13 @@ async function readManifest(deps: Deps, runId: string, notes: string[]): Promise
     notes.push('no manifest: the run ended before ValidatePlan wrote one');
     return undefined;
   }
-  return JSON.parse(text) as RunManifest;
+  const m = JSON.parse(text) as RunManifest;
+  if (startedAt !== undefined && m.startedAt !== startedAt) {
+    // A second start that reused the run id and was refused: the manifest is the first run's.
+    notes.push(`the manifest belongs to the execution started at ${m.startedAt}: left alone`);
+    return undefined;
+  }
+  return m;
 }
 
 async function markFailed(deps: Deps, runId: string, status: string): Promise<void> {

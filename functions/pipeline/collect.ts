@@ -19,10 +19,15 @@ import type {
   ProbeProvenance,
   SampleRecord,
 } from '../core/model.js';
-import { parseRaw } from '../core/parsers/index.js';
+import { fileParser, PARSE_UNIT } from '../core/parsers/index.js';
+import { closeTruncatedJson } from '../core/parsers/json-repair.js';
+import { splitLines } from '../core/parsers/lines.js';
+import type { ParseMeta, ParseStats } from '../core/parsers/types.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { readChunks, writeIfAny } from './stream-io.js';
+import { loadResolvedPlan } from './validate.js';
 
 /** The metric a probe kind reports, for a failed record when a probe left no raw file. */
 export const PRIMARY_METRIC: Record<ProbeKind, { metric: string; unit: string }> = {
@@ -42,12 +47,107 @@ interface Parsed {
   failures: string[];
   total: number;
   report?: AgentReport;
+  /** Why agent.json could not be read whole ("truncated …", "unreadable …"). */
+  reportProblem?: string;
+}
+
+/** Flush the sample text written so far at about this size (bounded memory, few writes). */
+const FLUSH_CHARS = 1 << 16;
+
+/**
+ * agent.json as far as it can be read: whole; or, cut off, its complete probe entries (the raw
+ * files say the rest); or nothing, with the reason.
+ */
+export function readAgentReport(text: string | undefined): { report?: AgentReport; problem?: string } {
+  if (text === undefined) return {};
+  let doc: unknown;
+  let problem: string | undefined;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    const repaired = closeTruncatedJson(text, 2);
+    if (repaired === undefined) return { problem: `agent.json is unreadable (${errorMessage(e).slice(0, 80)})` };
+    try {
+      doc = JSON.parse(repaired);
+    } catch {
+      return { problem: `agent.json is unreadable (${errorMessage(e).slice(0, 80)})` };
+    }
+    problem = 'agent.json is truncated';
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { problem: 'agent.json is not a JSON object' };
+  const r = doc as AgentReport;
+  const probes = Array.isArray(r.probes)
+    ? r.probes.filter((p) => p && typeof p === 'object' && typeof p.probe === 'string')
+    : [];
+  if (!Array.isArray(r.probes)) problem ??= 'agent.json has no probes list';
+  return { report: { ...r, probes }, ...(problem ? { problem } : {}) };
+}
+
+/** A finite epoch ms from an ISO time the agent wrote, else undefined. */
+function isoMs(v: unknown): number | undefined {
+  const t = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/**
+ * Parse one raw file into its sample file, streaming: lines from the store's read stream go
+ * through the kind's line parser and out to the store's write as they come. iperf3's records
+ * (one small document) are flagged for credit cliffs and baseline plateaus as a whole.
+ */
+async function collectFile(
+  deps: Deps,
+  kind: ProbeKind,
+  rawKey: string,
+  sampleKey: string,
+  meta: ParseMeta,
+  network: ClientNetwork | undefined,
+  prov: ProbeProvenance,
+): Promise<ParseStats> {
+  const fp = fileParser(kind, meta);
+  const chunks = await readChunks(deps.store, rawKey);
+  const clocks = new Set(prov.clocks ?? []);
+  async function* sampleText(): AsyncGenerator<string> {
+    let buf = '';
+    const add = (r: SampleRecord): void => {
+      if (typeof r.clock === 'string') clocks.add(r.clock);
+      buf += `${JSON.stringify(r)}\n`;
+    };
+    if (chunks) {
+      for await (const l of splitLines(chunks)) {
+        for (const r of fp.line(l)) add(r);
+        if (buf.length >= FLUSH_CHARS) {
+          yield buf;
+          buf = '';
+        }
+      }
+    }
+    const tail = fp.end();
+    if (kind === 'iperf3') flagIperf3(tail, network, prov);
+    for (const r of tail) add(r);
+    if (buf) yield buf;
+  }
+  if (await writeIfAny(deps.store, sampleKey, sampleText(), 'application/x-ndjson')) prov.sampleKeys.push(sampleKey);
+  if (clocks.size) prov.clocks = [...clocks].sort();
+  return fp.stats;
+}
+
+/** Credit cliffs, then (a trial with a cliff is not also a plateau) trials at the baseline. */
+function flagIperf3(records: SampleRecord[], network: ClientNetwork | undefined, prov: ProbeProvenance): void {
+  const cliffs = flagCreditCliffs(records);
+  if (cliffs.length) prov.credit = [...(prov.credit ?? []), ...cliffs];
+  const plateaus = flagAtBaseline(records, network);
+  if (plateaus.length)
+    prov.atBaseline = [
+      ...(prov.atBaseline ?? []),
+      ...plateaus.map(({ trial, median, baselineBps, intervals }) => ({ trial, median, baselineBps, intervals })),
+    ];
 }
 
 /**
  * Parse every raw file of a path into sample files. `salvage` is for a probe command that
  * failed: probes without raw output get no failed record (their absence says nothing about the
- * network), and a JSONL file cut off mid-line by the kill keeps its complete lines.
+ * network). A file cut off mid-line keeps its complete lines (counted as truncated); a bad line
+ * is rejected and counted, the others kept; a file with no good line at all fails the probe.
  */
 async function parseProbes(
   deps: Deps,
@@ -57,10 +157,9 @@ async function parseProbes(
   salvage?: { reason: string; cutLines: number },
   network?: ClientNetwork,
 ): Promise<Parsed> {
-  const prefix = keys.rawPrefix(pathId, runId);
+  const prefix = await clientPrefix(deps, runId, pathId);
   const rawKeys = await deps.store.list(prefix);
-  const reportText = await deps.store.getText(`${prefix}agent.json`);
-  const report = reportText ? (JSON.parse(reportText) as AgentReport) : undefined;
+  const { report, problem: reportProblem } = readAgentReport(await deps.store.getText(`${prefix}agent.json`));
 
   const provenance: ProbeProvenance[] = [];
   const failures: string[] = [];
@@ -72,6 +171,7 @@ async function parseProbes(
       .map((k) => ({ key: k, m: pattern.exec(k) }))
       .filter((x): x is { key: string; m: RegExpExecArray } => x.m !== null)
       .map((x) => ({ key: x.key, trial: Number(x.m[1]) }))
+      .filter((x) => Number.isSafeInteger(x.trial))
       .sort((a, b) => a.trial - b.trial);
     const agentProbe = report?.probes.find((p) => p.probe === probe.name);
     const prov: ProbeProvenance = {
@@ -82,8 +182,8 @@ async function parseProbes(
       sampleKeys: [],
       samples: 0,
       status: agentProbe?.status === 'failed' ? 'failed' : 'ok',
-      reason: agentProbe?.reason,
-      ...(agentProbe?.tools ? { tools: agentProbe.tools } : {}),
+      ...(typeof agentProbe?.reason === 'string' ? { reason: agentProbe.reason } : {}),
+      ...(agentProbe?.tools && typeof agentProbe.tools === 'object' ? { tools: agentProbe.tools } : {}),
     };
     if (files.length === 0 && salvage) {
       Object.assign(prov, { status: 'failed', reason: agentProbe?.reason ?? `no raw output: ${salvage.reason}` });
@@ -92,8 +192,14 @@ async function parseProbes(
     }
     if (files.length === 0) {
       // The probe left nothing to parse: keep its failure as a failed sample so loss shows it.
-      const reason = agentProbe?.reason ?? (report ? 'no raw output' : 'agent report missing');
-      const t = agentProbe ? Date.parse(agentProbe.startedAt) : deps.now().getTime();
+      const reason =
+        (typeof agentProbe?.reason === 'string' ? agentProbe.reason : undefined) ??
+        (report && !reportProblem
+          ? 'no raw output'
+          : reportProblem
+            ? `no raw output; ${reportProblem}`
+            : 'agent report missing');
+      const t = isoMs(agentProbe?.startedAt) ?? deps.now().getTime();
       const rec: SampleRecord = {
         run_id: runId,
         path_id: pathId,
@@ -115,43 +221,54 @@ async function parseProbes(
       total += 1;
       continue;
     }
+    prov.files = [];
     for (const f of files) {
-      let raw = (await deps.store.getText(f.key)) ?? '';
-      if (salvage && ext === 'jsonl' && raw && !raw.endsWith('\n')) {
-        // The kill interrupted a line: keep the complete ones.
-        raw = raw.slice(0, raw.lastIndexOf('\n') + 1);
-        salvage.cutLines++;
-      }
       // Runners keep facts the tool does not print (argv, exit code, clock offsets) beside it.
       const sidecar = await deps.store.getText(f.key.replace(new RegExp(`\\.${ext}$`), '.meta.json'));
-      try {
-        const records = parseRaw(probe.kind, raw, { runId, pathId, probe: probe.name, trial: f.trial, sidecar });
-        if (probe.kind === 'iperf3') {
-          const cliffs = flagCreditCliffs(records);
-          if (cliffs.length) prov.credit = [...(prov.credit ?? []), ...cliffs];
-          // After the cliffs: a trial with a cliff is not also a plateau.
-          const plateaus = flagAtBaseline(records, network);
-          if (plateaus.length)
-            prov.atBaseline = [
-              ...(prov.atBaseline ?? []),
-              ...plateaus.map(({ trial, median, baselineBps, intervals }) => ({
-                trial,
-                median,
-                baselineBps,
-                intervals,
-              })),
-            ];
-        }
-        const key = keys.samples(pathId, runId, probe.name, f.trial);
-        await deps.store.put(key, toJsonl(records), 'application/x-ndjson');
-        prov.sampleKeys.push(key);
-        prov.samples += records.length;
-        total += records.length;
-        const clocks = new Set([...(prov.clocks ?? []), ...records.flatMap((r) => (r.clock ? [r.clock] : []))]);
-        if (clocks.size) prov.clocks = [...clocks].sort();
-      } catch (e) {
+      const meta = { runId, pathId, probe: probe.name, trial: f.trial, sidecar };
+      const sampleKey = keys.samples(pathId, runId, probe.name, f.trial);
+      const st = await collectFile(deps, probe.kind, f.key, sampleKey, meta, network, prov);
+      if (st.samples === 0 && st.rejected === 0) {
+        // Nothing in it (killed before the first line, an upload in progress): a failed sample, so loss shows it.
+        const reason = st.truncated ? 'raw file truncated before its first complete line' : 'empty raw file';
+        const t = isoMs(agentProbe?.startedAt) ?? deps.now().getTime();
+        const rec: SampleRecord = {
+          run_id: runId,
+          path_id: pathId,
+          probe: probe.name,
+          kind: probe.kind,
+          trial: f.trial,
+          seq: 0,
+          t_start: t,
+          t_end: t,
+          ...PRIMARY_METRIC[probe.kind],
+          value: null,
+          ok: false,
+          error: reason,
+        };
+        await deps.store.put(sampleKey, toJsonl([rec]), 'application/x-ndjson');
+        prov.sampleKeys.push(sampleKey);
+        st.samples = 1;
+        prov.status = 'failed';
+        prov.reason ??= `${f.key}: ${reason}`;
+      }
+      prov.files.push({
+        key: f.key,
+        trial: f.trial,
+        lines: st.lines,
+        samples: st.samples,
+        rejected: st.rejected,
+        ...(st.firstRejection ? { firstRejection: st.firstRejection } : {}),
+        ...(st.truncated ? { truncated: true, ...(st.truncation ? { truncation: st.truncation } : {}) } : {}),
+      });
+      prov.samples += st.samples;
+      total += st.samples;
+      if (st.rejected) prov.rejected = (prov.rejected ?? 0) + st.rejected;
+      if (st.truncated && salvage) salvage.cutLines++;
+      if (st.samples === 0 && st.rejected > 0) {
+        // Not one good line: this is not that tool's output (or all of it is damaged).
         prov.status = 'parse-failed';
-        prov.reason = `${f.key}: ${errorMessage(e)}`;
+        prov.reason = `${f.key}: ${st.firstRejection}`;
         failures.push(prov.reason);
       }
     }
@@ -169,12 +286,33 @@ async function parseProbes(
       reason: s.reason,
     });
   }
-  return { provenance, failures, total, ...(report ? { report } : {}) };
+  return { provenance, failures, total, ...(report ? { report } : {}), ...(reportProblem ? { reportProblem } : {}) };
+}
+
+/** The manifest notes a probe's damaged or truncated raw files earn. */
+export function parseNotes(pr: ProbeProvenance): string[] {
+  const notes: string[] = [];
+  const files = pr.files ?? [];
+  const unit = pr.kind ? PARSE_UNIT[pr.kind] : 'line';
+  const lines = files.reduce((a, f) => a + f.lines, 0);
+  const first = files.find((f) => f.firstRejection)?.firstRejection;
+  if (pr.rejected) {
+    notes.push(`${pr.probe}: ${pr.rejected} of ${lines} raw ${unit}(s) rejected, the rest kept (first: ${first})`);
+  }
+  for (const f of files.filter((x) => x.truncated)) {
+    notes.push(`${pr.probe}: raw file ${f.key} is truncated; kept the ${f.samples} sample(s) of its complete part`);
+  }
+  return notes;
 }
 
 /** What the manifest learns from a parse: provenance, degraded tools, agent facts, calibration. */
-function recordProvenance(p: PathManifest, { provenance, report }: Parsed): void {
+function recordProvenance(p: PathManifest, { provenance, report, reportProblem }: Parsed): void {
   p.probes = provenance;
+  const say = (text: string): void => {
+    if (!p.notes.includes(text)) p.notes.push(text);
+  };
+  for (const pr of provenance) for (const text of parseNotes(pr)) say(text);
+  if (reportProblem) say(`${reportProblem}: the probes were read from their raw files`);
   // A trial at the baseline is flagged in the samples; the note says what that means.
   for (const pr of provenance) {
     for (const t of pr.atBaseline ?? []) {
@@ -234,6 +372,35 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
 }
 
 /**
+ * The raw prefix of the path's own client (keys.clientRawPrefix): files other clients put
+ * anywhere else under the path's raw prefix are never read (issue 17).
+ */
+async function clientPrefix(deps: Deps, runId: string, pathId: string): Promise<string> {
+  const path = (await loadResolvedPlan(deps, runId)).paths.find((p) => p.id === pathId);
+  if (!path) throw new Error(`path ${pathId} not in plan`);
+  return keys.clientRawPrefix(pathId, runId, path.client.instanceId);
+}
+
+/**
+ * The probe document's note of a stop (execution timeout, cancel: SIGTERM): what it had uploaded
+ * is complete except the trial files it names, cut where the stop came.
+ */
+async function stoppedNote(deps: Deps, prefix: string): Promise<string | undefined> {
+  const text = await deps.store.getText(`${prefix}interrupted.json`);
+  if (text === undefined) return undefined;
+  let m: { signal?: unknown; at?: unknown; incomplete?: unknown };
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return 'the probe command was stopped (its interrupted.json is unreadable): the last trial may be incomplete';
+  }
+  const files = Array.isArray(m.incomplete) ? m.incomplete.map(String) : [];
+  return `the probe command was stopped (${String(m.signal ?? 'signal')} at ${String(m.at ?? '?')}): ${
+    files.length ? `trial in progress incomplete: ${files.join(', ')}` : 'no trial was in progress'
+  }`;
+}
+
+/**
  * After the probe command failed (crashed, cancelled after its deadline, timed out): parse
  * whatever raw output the runner still delivered, so probes that finished before the failure
  * keep their samples. The path stays failed; a note says what was kept. Nothing to salvage
@@ -243,12 +410,13 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
   const { runId, pathId } = ref;
   const spec = await readSpec(deps, runId, pathId);
   if (!spec) return { samples: 0 };
-  const rawKeys = await deps.store.list(keys.rawPrefix(pathId, runId));
+  const rawKeys = await deps.store.list(await clientPrefix(deps, runId, pathId));
   if (!rawKeys.some((k) => !k.endsWith('agent.json'))) return { samples: 0 };
   const cut = { reason, cutLines: 0 };
   const client = pathEntry(await loadManifest(deps.store, runId), pathId).client;
   const parsed = await parseProbes(deps, runId, pathId, spec, cut, client);
   if (parsed.total > 0) await deps.query.registerPartition(pathId, runId);
+  const stopped = await stoppedNote(deps, await clientPrefix(deps, runId, pathId));
   const kept = parsed.provenance.filter((p) => p.samples > 0).map((p) => p.probe);
   await updateManifest(deps.store, runId, (m) => {
     const p = pathEntry(m, pathId);
@@ -264,6 +432,7 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
         : 'the probe command failed before any probe wrote a sample',
     );
     for (const f of parsed.failures) say(`salvage could not parse ${f}`);
+    if (stopped) say(stopped);
   });
   deps.log.info('output salvaged after a failed probe command', { runId, pathId, samples: parsed.total, kept });
   return { samples: parsed.total };

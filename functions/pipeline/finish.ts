@@ -2,38 +2,37 @@
  * After the Map, on every exit path: restore routes, summarize, finish the manifest and release
  * the run lock.
  */
-import { errorMessage, RouteSwapError } from '../core/errors.js';
-import { keys } from '../core/keys.js';
+import { RouteSwapError } from '../core/errors.js';
+import { keys, routeKey } from '../core/keys.js';
 import type { RunManifest, Summary } from '../core/model.js';
 import type { Deps } from '../ports.js';
-import { loadManifest, saveManifest, updateManifest } from './manifest.js';
+import { updateManifest } from './manifest.js';
+import { readJournal, restoreJournaled } from './route-journal.js';
 import { runStatus, storeReports, writeReports } from './summary.js';
 
+/**
+ * Put every route the run changed back (the route journal, functions/pipeline/route-journal.ts),
+ * and record the outcome in the manifest. Throws when any route is still not at its original.
+ */
 export async function restoreRoutes(deps: Deps, input: { runId: string }): Promise<{ restored: number }> {
-  const m = await loadManifest(deps.store, input.runId);
-  const errors: string[] = [];
-  let restored = 0;
-  // Reverse order: the last change is undone first.
-  for (const c of [...m.routeChanges].reverse()) {
-    if (c.current === c.original) continue;
-    const { original, current: _current, ...r } = c;
-    try {
-      if (original === 'none') await deps.routes.remove(r);
-      else {
-        await deps.routes.point(r, original);
-        if (!(await deps.routes.verify(r, original))) throw new Error(`not active via ${original} after restore`);
-      }
-      c.current = original;
-      restored++;
-      deps.log.info('route restored', { region: r.region, routeTableId: r.routeTableId, to: original });
-    } catch (e) {
-      errors.push(`${r.region} ${r.routeTableId} ${r.destination}: ${errorMessage(e)}`);
+  const entries = await readJournal(deps, input.runId);
+  const out = await restoreJournaled(deps, entries);
+  const failed = new Set(out.failed);
+  await updateManifest(deps.store, input.runId, (m) => {
+    for (const c of m.routeChanges) {
+      if (!failed.has(routeKey(c))) c.current = c.original;
     }
+    m.restore = {
+      status: out.errors.length ? 'failed' : 'ok',
+      at: deps.now().toISOString(),
+      errors: out.errors,
+      ...(out.notes.length ? { notes: out.notes } : {}),
+    };
+  });
+  if (out.errors.length) {
+    throw new RouteSwapError(`could not restore ${out.errors.length} route(s): ${out.errors.join('; ')}`);
   }
-  m.restore = { status: errors.length ? 'failed' : 'ok', at: deps.now().toISOString(), errors };
-  await saveManifest(deps.store, m);
-  if (errors.length) throw new RouteSwapError(`could not restore ${errors.length} route(s): ${errors.join('; ')}`);
-  return { restored };
+  return { restored: out.restored };
 }
 
 export async function summarizeRun(
@@ -66,9 +65,42 @@ export async function releaseLock(
       summaryKey = await finishReports(deps, input.runId, m);
     }
   } finally {
-    await deps.lock.release(input.runId);
+    await releaseOwnLock(deps, input.runId, { rejected: input.rejected === true });
   }
   return { runId: input.runId, status, ...(summaryKey ? { summaryKey } : {}) };
+}
+
+/**
+ * Release the run lock only if this execution holds it: a second start that reused the run id
+ * and was refused must not free the first run's lock. An execution is its run id and start time.
+ * `startedAt` names it when the caller knows it (the cleanup's event); otherwise the run's
+ * manifest does: it was written by the execution that passed ValidatePlan, so a `rejected`
+ * execution never owns a lock taken at the manifest's start time. True when released.
+ */
+export async function releaseOwnLock(
+  deps: Deps,
+  runId: string,
+  execution: { rejected?: boolean; startedAt?: string },
+): Promise<boolean> {
+  const held = await deps.lock.current();
+  if (held?.runId !== runId) return false;
+  const text = await deps.store.getText(keys.manifest(runId));
+  const manifestStart = text === undefined ? undefined : (JSON.parse(text) as RunManifest).startedAt;
+  const at = held.startedAt;
+  const mine =
+    at === undefined ||
+    (execution.startedAt !== undefined
+      ? at === execution.startedAt
+      : execution.rejected
+        ? at !== manifestStart
+        : manifestStart === undefined || at === manifestStart);
+  if (!mine) {
+    deps.log.warn('run lock left to the execution that holds it', { runId, holderStartedAt: at });
+    return false;
+  }
+  // Conditional on the holder just read, so a lock taken in between is not released.
+  await deps.lock.release(runId, at);
+  return true;
 }
 
 /** The reports were written before the final status was known; bring all three in step. */

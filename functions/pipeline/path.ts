@@ -13,50 +13,64 @@ import {
   RouteSwapError,
 } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
-import type {
-  ClientNetwork,
-  ClientRef,
-  PathManifest,
-  ProbeCommandState,
-  ProbeSpec,
-  RouteEntry,
-  RouteVia,
-} from '../core/model.js';
+import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../core/model.js';
+import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
+import { POLL_LIMITS, probeTiming } from './limits.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { type JournalEntry, journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
 
-/** Upper bounds of the poll loops: the state machine never waits forever. */
-export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
+export { estimateSeconds, POLL_LIMITS } from './limits.js';
+
+/** What BeginPath tells the state machine: a client that is not running is started even when the path does not ask for a reboot. */
+export interface BeginOutput {
+  clientRunning: boolean;
+}
 
 /**
  * Mark the path running and record the client's network facts (instance type, AZ id, baseline
  * and peak bandwidth: `client` in the manifest; CollectOutput flags trials at the baseline with
  * them). Facts the fleet cannot give are a note, never a failed path: they describe the
- * measurement, they are not part of it.
+ * measurement, they are not part of it. Also looks at the client's state: after a start that
+ * failed (no capacity) the client stays stopped, and a `reboot: false` path would only fail at
+ * SendProbe — `clientRunning: false` makes the state machine start it first.
  */
-export async function beginPath(deps: Deps, ref: PathRef): Promise<void> {
+export async function beginPath(deps: Deps, ref: PathRef): Promise<BeginOutput> {
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
   let client: ClientNetwork | undefined;
-  let failure: string | undefined;
+  const notes: string[] = [];
   try {
     client = await deps.fleet.network(path.client);
   } catch (e) {
-    failure = `client network facts (instance type, baseline / peak bandwidth) unavailable: ${errorMessage(e)}`;
+    notes.push(`client network facts (instance type, baseline / peak bandwidth) unavailable: ${errorMessage(e)}`);
     deps.log.warn('client network facts unavailable', { ...ref, error: errorMessage(e) });
+  }
+  let clientRunning = true;
+  try {
+    const info = await deps.fleet.describe(path.client);
+    clientRunning = info.state === 'running';
+    if (!clientRunning && !path.reboot)
+      notes.push(
+        `client ${path.client.instanceId} was ${info.state} when the path began (an earlier start failed?): started before probing although the path asks for no reboot`,
+      );
+  } catch (e) {
+    // Unknown state: go on as planned; SendProbe reports a client that cannot take the command.
+    deps.log.warn('client state unavailable', { ...ref, error: errorMessage(e) });
   }
   await updateManifest(deps.store, ref.runId, (m) => {
     const p = pathEntry(m, ref.pathId);
     p.status = 'running';
     p.startedAt = deps.now().toISOString();
     if (client) p.client = client;
-    if (failure) note(p, failure);
+    for (const n of notes) note(p, n);
   });
-  deps.log.info('path started', { ...ref, ...(client ?? {}) });
+  deps.log.info('path started', { ...ref, clientRunning, ...(client ?? {}) });
+  return { clientRunning };
 }
 
 export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {
@@ -115,11 +129,7 @@ export async function describeClient(
   return { attempt, since: input.poll.since, waitSeconds: deps.fleet.pollSeconds, done };
 }
 
-/** "kind:id" form of a plan route's `via`. */
-export function viaTarget(via: RouteVia): string {
-  const [kind, id] = Object.entries(via)[0] as [string, string];
-  return `${kind}:${id}`;
-}
+export { viaTarget };
 
 /** Verify with a few short retries: route APIs are eventually consistent. */
 async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: string, attempts = 5): Promise<boolean> {
@@ -130,6 +140,23 @@ async function verifyRoute(deps: Deps, r: Omit<RouteEntry, 'via'>, target: strin
   return false;
 }
 
+/** Targets a route's current state must not have for a run to change it (see swapRoutes). */
+function untouchable(r: Omit<RouteEntry, 'via'>, current: string): string | undefined {
+  const name = `${r.region} ${r.routeTableId} ${r.destination}`;
+  if (current === 'local') return `${name} is the VPC's local route: it cannot be replaced or restored`;
+  if (current.startsWith('unknown:')) {
+    return `${name} has a target pathbench cannot record (${current}): it could not be put back, so it is not changed`;
+  }
+  return undefined;
+}
+
+/**
+ * Point each of the path's routes at its target. Every route is read first and nothing changes
+ * if one of them cannot be put back (the VPC's local route, an unknown target kind). Each
+ * original is journaled (write-once, before the change), and before and after each change the
+ * run must still own the run lock and not be stopped: a SwapRoutes still running after its
+ * execution was stopped undoes its own changes instead of leaving them behind (issue 17).
+ */
 export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
@@ -139,19 +166,53 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
     closeCreditWait(p, deps.now());
     stepStarted(p, 'SwapRoutes', deps.now());
   });
+  const before: string[] = [];
+  for (const route of path.routes) {
+    const { via, ...r } = route;
+    const refusal = routeRefusal(deps.allowedRoutes, r, viaTarget(via));
+    if (refusal) before.push(refusal);
+    const problem = untouchable(r, await deps.routes.read(r));
+    if (problem) before.push(problem);
+  }
+  if (before.length) throw new RouteSwapError(before.join('; '));
+
+  const changed: JournalEntry[] = [];
+  const guard = async (when: string) => {
+    const lost = await ownershipLost(deps, ref.runId);
+    if (!lost) return;
+    const undo = await restoreJournaled(deps, changed);
+    deps.log.warn('SwapRoutes lost the run: undoing its own changes', { runId: ref.runId, when, lost, ...undo });
+    throw new RouteSwapError(
+      `SwapRoutes stopped ${when}: ${lost}; undid ${undo.restored} route change(s)${undo.errors.length ? `, could not undo: ${undo.errors.join('; ')}` : ''}`,
+    );
+  };
   for (const route of path.routes) {
     const { via, ...r } = route;
     const target = viaTarget(via);
+    await guard(`before changing ${routeKey(r)}`);
     const current = await deps.routes.read(r);
-    // Record the original and the intended target before touching anything: whatever happens
-    // next (a failed point, a route that never turns active, a crash), RestoreRoutes puts the
-    // original back — re-pointing an unchanged route at its own target is harmless.
+    const problem = untouchable(r, current);
+    if (problem) throw new RouteSwapError(problem);
+    // Journal the original before touching anything: whatever happens next (a failed point, a
+    // route that never turns active, a crash, a stop), the route can be put back.
+    const entry = await journalOriginal(deps, ref.runId, {
+      ...r,
+      original: current,
+      originalUsable: current === 'none' || (await deps.routes.verify(r, current)),
+      at: deps.now().toISOString(),
+      pathId: ref.pathId,
+    });
     await updateManifest(deps.store, ref.runId, (m) => {
       const c = m.routeChanges.find((x) => routeKey(x) === routeKey(r));
       if (c) c.current = target;
-      else m.routeChanges.push({ ...r, original: current, current: target });
+      else m.routeChanges.push({ ...r, original: entry.original, current: target });
     });
-    if (current !== target) await deps.routes.point(r, target);
+    await guard(`before changing ${routeKey(r)}`);
+    if (current !== target) {
+      changed.push(entry);
+      await deps.routes.point(r, target);
+    }
+    await guard(`after changing ${routeKey(r)}`);
     if (!(await verifyRoute(deps, r, target))) {
       throw new RouteSwapError(`${r.region} ${r.routeTableId} ${r.destination} did not become active via ${target}`);
     }
@@ -171,22 +232,6 @@ function closeCreditWait(p: PathManifest, now: Date): void {
   p.steps.push({ name: 'WaitForCredits', status: 'succeeded', startedAt, endedAt: now.toISOString(), ms });
 }
 
-/** Rough wall time of a probe, to size the first wait and the hard deadline. */
-export function estimateSeconds(probe: ProbeSpec): number {
-  switch (probe.kind) {
-    case 'tcp-connect':
-      return (probe.count * probe.intervalMs + probe.timeoutMs) / 1000;
-    case 'iperf3':
-      return probe.repeats * (probe.durationSeconds + 2);
-    case 'http':
-      return (probe.trials * probe.count * 2) / 1000 / probe.concurrency + probe.timeoutMs / 1000;
-    case 'sockperf':
-      return probe.durationSeconds + 2;
-    case 'mtu':
-      return (14 * probe.timeoutMs) / 1000;
-  }
-}
-
 export type ProbeState = ProbeCommandState;
 
 export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<ProbeState> {
@@ -202,16 +247,14 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
   const now = deps.now();
-  const probing = path.probes.reduce((s, p) => s + estimateSeconds(p), 0);
-  // Self-calibration and agent start-up come on top of the probes; allow for them.
-  const expected = Math.ceil(probing + 5);
-  const timeoutSeconds = Math.ceil(expected * 1.5 + 60);
+  // Self-calibration and agent start-up come on top of the probes; probeTiming allows for them.
+  const { probing, expected, timeoutSeconds } = probeTiming(path.probes);
   const { commandId } = await deps.runner.send({
     runId: ref.runId,
     pathId: ref.pathId,
     client: ref.client,
     specKey: keys.spec(ref.runId, ref.pathId),
-    rawPrefix: keys.rawPrefix(ref.pathId, ref.runId),
+    rawPrefix: keys.clientRawPrefix(ref.pathId, ref.runId, path.client.instanceId),
     timeoutSeconds,
   });
   const state: ProbeState = {

@@ -15,8 +15,9 @@ import type {
   Series,
   Summary,
   SummaryPath,
+  TrendSeries,
 } from '../core/model.js';
-import { fmt, runNotes, unitOf } from './report.js';
+import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, runNotes, trendLine, unitOf } from './report.js';
 
 echarts.use([BarChart, LineChart, GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent, SVGRenderer]);
 
@@ -252,6 +253,82 @@ function seriesCharts(ss: Series[], paths: SummaryPath[]): string[] {
 const cls = (c: string) => (c ? ` class="${c}"` : '');
 
 /** The seed-style results table: percentiles with their 95 % intervals, tails, trial spread, flags. */
+/**
+ * This run against the plan's last runs: one chart per probe, metric and judged percentile, a
+ * line per path (gaps where a run was left out of the baseline), each path's baseline band
+ * shaded, flagged figures in red.
+ */
+function trendCharts(s: Summary): string[] {
+  const all = (s.trend ?? []) as TrendSeries[];
+  const m = new Map<string, TrendSeries[]>();
+  for (const t of all) {
+    const key = `${t.probe}\u0000${t.metric}\u0000${t.percentile}`;
+    m.set(key, [...(m.get(key) ?? []), t]);
+  }
+  const out: string[] = [];
+  for (const g of m.values()) {
+    if (!g.some((t) => t.points.length > 1)) continue;
+    const { probe, metric, unit, percentile } = g[0];
+    const k = scale(metric);
+    const runs = [...new Set(g.flatMap((t) => t.points.map((p) => p.runId)))];
+    const flagged = new Set(
+      (s.regressions ?? [])
+        .filter((r) => r.probe === probe && r.metric === metric && r.percentile === percentile)
+        .map((r) => r.path),
+    );
+    const svg = svgChart(
+      {
+        legend,
+        grid: { ...grid, bottom: 96 },
+        // Every run named (this one last), slanted so long run ids fit.
+        xAxis: {
+          type: 'category',
+          data: runs.map((r) => (r === s.runId ? `${r} (this run)` : r)),
+          axisLabel: { interval: 0, rotate: 30, fontSize: 10 },
+        },
+        yAxis: { type: 'value', name: unitLabel(metric, unit), scale: true },
+        series: g.map((t) => ({
+          name: t.path,
+          type: 'line',
+          connectNulls: false,
+          data: runs.map((r) => {
+            const p = t.points.find((x) => x.runId === r);
+            const v = p && !p.excluded && p.value !== null ? p.value * k : null;
+            return r === s.runId && flagged.has(t.path) && v !== null
+              ? { value: v, symbolSize: 12, itemStyle: { color: '#b5281c' } }
+              : v;
+          }),
+          ...(t.band
+            ? {
+                markArea: {
+                  silent: true,
+                  itemStyle: { opacity: 0.12 },
+                  data: [[{ yAxis: t.band[0] * k }, { yAxis: t.band[1] * k }]],
+                },
+              }
+            : {}),
+        })),
+      },
+      760,
+      340,
+    );
+    out.push(figure('trend', `${probe} ${metric} ${percentile}: this run against the plan's last runs`, svg));
+  }
+  return out;
+}
+
+function regressionTable(s: Summary): string {
+  const rows = regressionRows(s);
+  if (!rows.length) return '';
+  const cells = rows
+    .map(
+      (r) =>
+        `<tr class="${esc(r[8].endsWith('regression') ? 'slower' : 'faster')}">${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`,
+    )
+    .join('\n');
+  return `<h2>Regressions</h2>\n<p>${esc(REGRESSION_NOTE)}</p>\n<table class="regressions"><thead><tr>${REGRESSION_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${cells}\n</tbody></table>`;
+}
+
 function resultsTable(s: Summary): string {
   const head = [
     'path',
@@ -432,6 +509,8 @@ ${comparisons.length ? `<h2>Differences</h2>\n<p>Each path minus its baseline; a
 ${section('Relative to the baseline', 'p50, p95 and p99 of each path as a percentage of its baseline path.', comparisons.length ? relativeCharts(comparisons) : [])}
 ${section('Latency distributions', 'Cumulative distribution per path, then each path’s histogram on log-spaced bins with its modes marked.', distributionCharts(distributions, resultOf))}
 ${section('Throughput per interval', 'Each trial’s throughput per interval; dots: intervals after a burst-credit cliff (credit-exhausted, red) or at the client’s baseline bandwidth (at-baseline, amber).', seriesCharts(series, s.paths))}
+${regressionTable(s)}
+${section('Trend', trendLine(s) ?? '', trendCharts(s))}
 ${overheadTable(s)}
 ${provenanceTable(s)}
 ${notes.length ? `<h2>Notes</h2>\n<ul>\n${notes.map((n) => `<li>${esc(n)}</li>`).join('\n')}\n</ul>` : ''}

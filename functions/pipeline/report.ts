@@ -2,7 +2,15 @@
  * The run summary for people: the console table, Markdown and CSV (the HTML page is
  * report-html.ts). Every rendering reads only the summary JSON (summary.ts builds it).
  */
-import type { Comparison, DiffCell, ProbeOverhead, ResultRow, Summary, SummaryPath } from '../core/model.js';
+import type {
+  Comparison,
+  DiffCell,
+  ProbeOverhead,
+  Regression,
+  ResultRow,
+  Summary,
+  SummaryPath,
+} from '../core/model.js';
 
 /** Notes about the run as a whole (e.g. that nothing was measured). */
 export function runNotes(s: Summary): string[] {
@@ -108,7 +116,7 @@ function signed(v: number, metric: string): string {
 }
 
 /** "+0.203 (+13.6%) [0.158, 0.256] slower" */
-function diffText(c: DiffCell, metric: string): string {
+export function diffText(c: DiffCell, metric: string): string {
   const pct = `${c.pct > 0 ? '+' : ''}${c.pct.toFixed(1)}%`;
   return `${signed(c.diff, metric)} (${pct}) [${signed(c.ci95[0], metric)}, ${signed(c.ci95[1], metric)}] ${c.verdict}`;
 }
@@ -142,11 +150,55 @@ const INTERVAL_NOTE =
 const DIFF_NOTE =
   'path − baseline per percentile (% of baseline) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost';
 
+/** The regression table's columns: this run against the plan's baseline band (regressions.ts). */
+export const REGRESSION_HEAD = [
+  'path',
+  'probe',
+  'metric',
+  'pct',
+  'this run [95 %]',
+  'baseline',
+  'band',
+  'runs',
+  'change',
+];
+export const REGRESSION_NOTE =
+  "flagged when this run's 95 % interval lies wholly outside the band of the plan's last clean runs (median ± max(3 · 1.4826 · MAD, their typical interval, 5 %)); failed, credit-flagged and thin-tail figures are left out";
+
+/** Rows of the regression table: one per flagged percentile. */
+export function regressionRows(s: Summary): string[][] {
+  return ((s.regressions ?? []) as Regression[]).map((g) => [
+    g.path,
+    g.probe,
+    `${g.metric} [${unitOf(g)}]`,
+    g.percentile,
+    withInterval(g.value, g.ci95, g.metric),
+    fmt(g.baseline, g.metric),
+    `${fmt(g.band[0], g.metric)}–${fmt(g.band[1], g.metric)}`,
+    String(g.runsInBaseline),
+    `${g.change_pct > 0 ? '+' : ''}${g.change_pct.toFixed(1)}% ${g.direction}`,
+  ]);
+}
+
+/** One line on the judgement: how many figures were judged, and against how many runs. */
+export function trendLine(s: Summary): string | undefined {
+  const judged = (s.trend ?? []).filter((t) => t.band);
+  if (!s.trend?.length) return undefined;
+  if (judged.length === 0) return 'trend: not judged yet (fewer than 3 clean earlier runs of this plan)';
+  const flagged = s.regressions?.length ?? 0;
+  return `trend: ${judged.length} figures judged against the plan's earlier runs; ${flagged === 0 ? 'no regression' : `${flagged} flagged`}`;
+}
+
 export function renderTable(s: Summary): string {
   const text = textTable(HEAD, tableRows(s), (i) => i >= 3 && i <= 8);
   text.push(INTERVAL_NOTE);
   const diffs = diffRows(s);
   if (diffs.length) text.push('', 'differences:', ...textTable(DIFF_HEAD, diffs, (i) => i >= 3), DIFF_NOTE);
+  const regressions = regressionRows(s);
+  if (regressions.length)
+    text.push('', 'regressions:', ...textTable(REGRESSION_HEAD, regressions, (i) => i >= 4), REGRESSION_NOTE);
+  const trend = trendLine(s);
+  if (trend) text.push(trend);
   const overhead = s.paths.flatMap((p) => overheadLines(p).map((l) => `  ${p.id}: ${l}`));
   if (overhead.length)
     text.push('', "the probes' own cost (self-calibrated on loopback before each path):", ...overhead);
@@ -186,6 +238,20 @@ export function renderMarkdown(s: Summary): string {
       `_${DIFF_NOTE}_`,
       '',
     );
+  const regressions = regressionRows(s);
+  if (regressions.length)
+    md.push(
+      '## Regressions',
+      '',
+      `| ${REGRESSION_HEAD.join(' | ')} |`,
+      `|${REGRESSION_HEAD.map((_, i) => (i >= 4 ? '---:' : '---')).join('|')}|`,
+      ...regressions.map(mdRow),
+      '',
+      `_${REGRESSION_NOTE}_`,
+      '',
+    );
+  const trend = trendLine(s);
+  if (trend) md.push(`_${trend}_`, '');
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
     for (const l of overheadLines(p)) md.push(`- **${p.id}** probe's own cost: ${l}`);
@@ -198,14 +264,21 @@ export function renderMarkdown(s: Summary): string {
 }
 
 /**
- * One CSV cell. Text that starts with = + - @ is prefixed with a single quote, so a spreadsheet
- * does not run it as a formula; numbers stay numbers (a number is never a formula, and quoting
- * would turn every negative difference into text).
+ * Text that a spreadsheet would run as a formula (OWASP, CSV injection): a cell starting with
+ * = + - @, tab or carriage return — also after leading spaces, and in the full-width forms
+ * some spreadsheets read as the same characters.
+ */
+const FORMULA_START = /^[\s\u00a0\u3000]*[=+\-@\t\r\uff1d\uff0b\uff0d\uff20]/;
+
+/**
+ * One CSV cell. Text a spreadsheet would run as a formula is prefixed with a single quote, so
+ * it is shown, not run; numbers stay numbers (a number is never a formula, and
+ * quoting would turn every negative difference into text).
  */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  let t = String(v);
-  if (typeof v !== 'number' && /^[=+\-@]/.test(t)) t = `'${t}`;
+  const text = String(v);
+  const t = typeof v !== 'number' && FORMULA_START.test(text) ? `'${text}` : text;
   return /[",\n\r]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 }
 
@@ -292,5 +365,42 @@ export function renderCsv(s: Summary): string {
       lines.push(cells.map(csvCell).join(','));
     }
   }
+  if (s.regressions?.length) {
+    lines.push('', CSV_REGRESSION_HEAD.join(','));
+    for (const g of s.regressions) {
+      const cells: unknown[] = [
+        s.runId,
+        g.path,
+        g.probe,
+        g.metric,
+        g.unit,
+        g.percentile,
+        g.value,
+        g.ci95[0],
+        g.ci95[1],
+      ];
+      cells.push(g.baseline, g.band[0], g.band[1], g.runsInBaseline, g.change_pct, g.direction);
+      lines.push(cells.map(csvCell).join(','));
+    }
+  }
   return `${lines.join('\n')}\n`;
 }
+
+/** The CSV's regression block (after the differences, when the run has any). */
+export const CSV_REGRESSION_HEAD = [
+  'run_id',
+  'path',
+  'probe',
+  'metric',
+  'unit',
+  'percentile',
+  'value',
+  'ci95_lo',
+  'ci95_hi',
+  'baseline',
+  'band_lo',
+  'band_hi',
+  'runs_in_baseline',
+  'change_pct',
+  'direction',
+];

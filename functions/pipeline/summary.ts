@@ -12,6 +12,7 @@ import { addConfidence } from './comparisons.js';
 import { addDistributions } from './distributions.js';
 import { pathProvenance } from './provenance.js';
 import type { Row } from './query-rows.js';
+import { addRegressions, publishSummary } from './regressions.js';
 import { renderCsv, renderMarkdown } from './report.js';
 import { renderHtml } from './report-html.js';
 
@@ -165,8 +166,14 @@ export async function storeReports(deps: Pick<Deps, 'store'>, summary: Summary):
 }
 
 /** Compute the summary of a run and store its reports. */
-export async function writeReports(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
+export async function writeReports(
+  deps: Pick<Deps, 'store' | 'query'> & Partial<Pick<Deps, 'publisher' | 'log'>>,
+  runId: string,
+): Promise<Summary> {
   const summary = await buildSummary(deps, runId);
+  // Trend point stored, then judged against the plan's earlier runs (regressions.ts).
+  await addRegressions(deps, summary);
   await storeReports(deps, summary);
+  await publishSummary(deps, summary);
   return summary;
 }

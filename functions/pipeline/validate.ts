@@ -4,10 +4,13 @@
  * the lock is held.
  */
 import { ConfigError, PlanInvalidError, RunExistsError } from '../core/errors.js';
+import { quoted } from '../core/fields.js';
 import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
 import { parsePlan } from '../core/plan.js';
+import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
+import { planLimitProblems } from './limits.js';
 import { saveManifest } from './manifest.js';
 
 export interface ValidateInput {
@@ -40,7 +43,7 @@ async function planJson(deps: Deps, input: unknown): Promise<unknown> {
       if (typeof o.planName !== 'string') throw new PlanInvalidError(['planName: expected a string']);
       if (!deps.plans) throw new ConfigError('named plans are not available on this driver; pass { "plan": … }');
       const found = await deps.plans.get(o.planName);
-      if (found === undefined) throw new PlanInvalidError([`planName: no plan named "${o.planName}"`]);
+      if (found === undefined) throw new PlanInvalidError([`planName: no plan named ${quoted(o.planName)}`]);
       return found;
     }
   }
@@ -53,14 +56,39 @@ export function specFor(runId: string, plan: ResolvedPlan, pathId: string): Agen
   return { runId, pathId, target: p.target, probes: p.probes, skipped: p.skipped };
 }
 
+/** What ValidatePlan returns: the state the execution carries through the Map (kept small). */
+export function validateOutput(runId: string, plan: ResolvedPlan): ValidateOutput {
+  return {
+    runId,
+    planName: plan.name,
+    paths: plan.paths.map((p) => ({
+      id: p.id,
+      reboot: p.reboot,
+      creditWaitSeconds: p.creditWaitSeconds,
+      hasRoutes: p.routes.length > 0,
+      client: p.client,
+    })),
+  };
+}
+
 export async function validatePlanStep(deps: Deps, input: ValidateInput): Promise<ValidateOutput> {
   const runId = checkRunId(input.runId);
   const raw = await planJson(deps, input.input);
   const result = parsePlan(raw);
   if (!result.ok) throw new PlanInvalidError(result.problems);
   const plan = result.plan;
+  const output = validateOutput(runId, plan);
+  // Service limits (history events, payload size, SSM and execution timeouts): refused before
+  // the lock is taken or anything is written, with the number that breaks.
+  const limits = planLimitProblems(plan.paths, output, deps.fleet.pollSeconds);
+  if (limits.length > 0) throw new PlanInvalidError(limits);
+  const refused = await routeProblems(deps, plan);
+  if (refused.length) throw new PlanInvalidError(refused);
 
-  await deps.lock.acquire(runId);
+  // With the run id, the start time names this execution: a retry keeps its lock, a second
+  // start that reuses the id is refused and cannot release the first one's lock.
+  const startedAt = input.startedAt ?? deps.now().toISOString();
+  await deps.lock.acquire(runId, startedAt);
   try {
     const previous = await deps.store.getText(keys.manifest(runId));
     // A retried ValidatePlan of the same execution carries the same start time; anything else
@@ -68,7 +96,6 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     if (previous !== undefined && (JSON.parse(previous) as RunManifest).startedAt !== input.startedAt) {
       throw new RunExistsError(`run ${runId} already exists in ${deps.store.location}; choose another run id`);
     }
-    const now = deps.now();
     await deps.store.put(keys.plan(runId), `${JSON.stringify({ source: raw, resolved: plan }, null, 2)}\n`);
     for (const p of plan.paths) {
       await deps.store.put(keys.spec(runId, p.id), `${JSON.stringify(specFor(runId, plan, p.id), null, 2)}\n`);
@@ -78,28 +105,51 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       planName: plan.name,
       driver: deps.driver,
       status: 'running',
-      startedAt: input.startedAt ?? now.toISOString(),
+      startedAt,
       paths: plan.paths.map((p) => ({ id: p.id, label: p.label, status: 'pending', steps: [], probes: [], notes: [] })),
       routeChanges: [],
     };
     if (plan.compare) manifest.compare = plan.compare;
     await saveManifest(deps.store, manifest);
     deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
-    return {
-      runId,
-      planName: plan.name,
-      paths: plan.paths.map((p) => ({
-        id: p.id,
-        reboot: p.reboot,
-        creditWaitSeconds: p.creditWaitSeconds,
-        hasRoutes: p.routes.length > 0,
-        client: p.client,
-      })),
-    };
+    return output;
   } catch (e) {
-    await deps.lock.release(runId);
+    await deps.lock.release(runId, startedAt);
     throw e;
   }
+}
+
+/**
+ * Route entries the run may not change: not in the operator's allow-list (Deps.allowedRoutes),
+ * or whose current target could never be put back (the VPC's local route, a target kind
+ * pathbench cannot record). Named by field; read failures are left to SwapRoutes.
+ */
+async function routeProblems(deps: Deps, plan: ResolvedPlan): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [i, p] of plan.paths.entries()) {
+    for (const [j, route] of p.routes.entries()) {
+      const { via, ...r } = route;
+      const field = `paths[${i}].routes[${j}]`;
+      const refusal = routeRefusal(deps.allowedRoutes, r, viaTarget(via));
+      if (refusal) problems.push(`${field}: ${refusal}`);
+      let current: string;
+      try {
+        current = await deps.routes.read(r);
+      } catch {
+        continue;
+      }
+      if (current === 'local') {
+        problems.push(
+          `${field}: ${r.region} ${r.routeTableId} ${r.destination} is the VPC's local route; it cannot be replaced or restored`,
+        );
+      } else if (current.startsWith('unknown:')) {
+        problems.push(
+          `${field}: ${r.region} ${r.routeTableId} ${r.destination} has a target pathbench cannot record (${current})`,
+        );
+      }
+    }
+  }
+  return problems;
 }
 
 /** The resolved plan of a run, as ValidatePlan stored it. */

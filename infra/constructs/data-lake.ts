@@ -1,7 +1,7 @@
 /**
  * DataLake: where measurements live and how they are queried. The data bucket (versioned,
- * retained with the stack, its access logs in a second bucket), the Glue database and samples
- * table (columns from queries/samples.ddl.sql), the Athena workgroup with encrypted results and a
+ * retained with the stack, its access logs in a second bucket), the Glue database with the
+ * samples tables (Parquet `samples`, raw JSONL `samples_jsonl`; columns from queries/samples.ddl.sql), the Athena workgroup with encrypted results and a
  * scan cutoff, and one named query per .sql file under queries/.
  */
 import { readdirSync } from 'node:fs';
@@ -16,7 +16,18 @@ import { ack } from '../nag.js';
 import { QUERIES_DIR } from '../paths.js';
 
 /** Object prefixes of the data bucket (core/keys.ts) plus SSM command output. */
-export const DATA_PREFIXES = ['runs/', 'specs/', 'raw/', 'samples/', 'reports/', 'ssm-output/'] as const;
+export const DATA_PREFIXES = [
+  'runs/',
+  'specs/',
+  'raw/',
+  'samples/',
+  'parquet/',
+  'reports/',
+  'trends/',
+  'ssm-output/',
+] as const;
+/** Named plans (`pathbench plan put`): their noncurrent versions are the plans' history and never expire. */
+export const PLANS_PREFIX = 'plans/';
 /** Where the workgroup writes query results. */
 export const ATHENA_RESULTS = 'athena-results/';
 
@@ -30,7 +41,10 @@ export interface DataLakeProps {
 export class DataLake extends Construct {
   readonly bucket: s3.Bucket;
   readonly databaseName: string;
+  /** The Parquet table the named queries read. */
   readonly tableName = 'samples';
+  /** The raw JSONL table (the contract); the query adapter's default is the same name. */
+  readonly jsonlTableName = 'samples_jsonl';
   readonly workgroup: athena.CfnWorkGroup;
   readonly workgroupName = 'pathbench';
 
@@ -54,7 +68,12 @@ export class DataLake extends Construct {
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'data/',
       lifecycleRules: [
-        { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        // Old versions of the measurements expire; plans/ is left out: its versions are the plans' history.
+        ...[...DATA_PREFIXES, ATHENA_RESULTS].map((prefix) => ({
+          prefix,
+          noncurrentVersionExpiration: Duration.days(30),
+        })),
+        { abortIncompleteMultipartUploadAfter: Duration.days(7) },
         { prefix: ATHENA_RESULTS, expiration: Duration.days(30) },
         { prefix: 'ssm-output/', expiration: Duration.days(30) },
       ],
@@ -62,6 +81,7 @@ export class DataLake extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     const samples = this.bucket.s3UrlForObject('samples/');
+    const parquet = this.bucket.s3UrlForObject('parquet/');
 
     this.databaseName = props.databaseName ?? 'pathbench';
     const database = new glue.CfnDatabase(this, 'Database', {
@@ -69,15 +89,37 @@ export class DataLake extends Construct {
       databaseInput: { name: this.databaseName, description: 'pathbench measurements' },
     });
     const { columns, partitions } = samplesColumns();
+    // Both tables: the DDL's columns, partitioned by path and run; partitions are registered by
+    // CollectOutput (ALTER TABLE … ADD IF NOT EXISTS PARTITION in both), as run ids and path ids
+    // are free-form (projection would need an enum or an equality filter on every query).
+    const tableInput = (name: string, description: string) => ({
+      name,
+      description,
+      tableType: 'EXTERNAL_TABLE',
+      partitionKeys: partitions.map((c) => ({ name: c.name, type: c.type })),
+    });
     const table = new glue.CfnTable(this, 'SamplesTable', {
       catalogId: Aws.ACCOUNT_ID,
       databaseName: this.databaseName,
       tableInput: {
-        name: this.tableName,
-        description: 'one normalized measurement per line (queries/samples.ddl.sql)',
-        tableType: 'EXTERNAL_TABLE',
+        ...tableInput(this.tableName, 'samples as Parquet, one file per path and run (queries/samples.ddl.sql)'),
+        parameters: { classification: 'parquet', EXTERNAL: 'TRUE' },
+        storageDescriptor: {
+          columns: columns.map((c) => ({ name: c.name, type: c.type })),
+          location: parquet,
+          inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+          outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
+          serdeInfo: { serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe' },
+        },
+      },
+    });
+    table.node.addDependency(database);
+    const jsonlTable = new glue.CfnTable(this, 'SamplesJsonlTable', {
+      catalogId: Aws.ACCOUNT_ID,
+      databaseName: this.databaseName,
+      tableInput: {
+        ...tableInput(this.jsonlTableName, 'raw samples, one JSON record per line (queries/samples_jsonl.ddl.sql)'),
         parameters: { classification: 'json', EXTERNAL: 'TRUE' },
-        partitionKeys: partitions.map((c) => ({ name: c.name, type: c.type })),
         storageDescriptor: {
           columns: columns.map((c) => ({ name: c.name, type: c.type })),
           location: samples,
@@ -87,7 +129,7 @@ export class DataLake extends Construct {
         },
       },
     });
-    table.node.addDependency(database);
+    jsonlTable.node.addDependency(database);
 
     this.workgroup = new athena.CfnWorkGroup(this, 'Workgroup', {
       name: this.workgroupName,
@@ -111,7 +153,7 @@ export class DataLake extends Construct {
         description: `queries/${name}.sql`,
         database: this.databaseName,
         workGroup: this.workgroupName,
-        queryString: loadQuery(name, { database: this.databaseName, location: samples }),
+        queryString: loadQuery(name, { database: this.databaseName, location: parquet, jsonlLocation: samples }),
       });
       q.node.addDependency(this.workgroup);
       q.node.addDependency(database);

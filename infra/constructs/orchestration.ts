@@ -17,6 +17,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENV } from '../../functions/adapters/aws/deps.js';
 import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/plans.js';
+import { type AllowedRoute, checkAllowedRoutes } from '../../functions/core/route-policy.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { capabilityGrants, grantNeeds } from '../grants.js';
 import { ack, arnRef } from '../nag.js';
@@ -36,6 +37,8 @@ export function aslPlaceholders(definition: string): string[] {
 export interface OrchestrationProps {
   lake: DataLake;
   probe: Probe;
+  /** The route changes the operator allows (checked at synth); none when absent. */
+  allowedRoutes?: readonly AllowedRoute[];
 }
 
 export class Orchestration extends Construct {
@@ -47,9 +50,10 @@ export class Orchestration extends Construct {
   /** Where cleanup events land that could not be delivered or kept failing. */
   readonly cleanupDlq: sqs.Queue;
 
-  constructor(scope: Construct, id: string, { lake, probe }: OrchestrationProps) {
+  constructor(scope: Construct, id: string, { lake, probe, allowedRoutes: given }: OrchestrationProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    const allowedRoutes = checkAllowedRoutes(given ?? [], 'allowedRoutes');
 
     this.lockTable = new dynamodb.Table(this, 'RunLock', {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
@@ -80,6 +84,7 @@ export class Orchestration extends Construct {
       [ENV.agentKey]: probe.agentAsset.s3ObjectKey,
       [ENV.planPrefix]: DEFAULT_PLAN_PREFIX,
       [ENV.stateMachineArn]: stateMachineArn,
+      [ENV.allowedRoutes]: JSON.stringify(allowedRoutes),
     };
     const grants = capabilityGrants(this, {
       bucket: lake.bucket,
@@ -89,6 +94,7 @@ export class Orchestration extends Construct {
       databaseName: lake.databaseName,
       tableName: lake.tableName,
       stateMachineName,
+      allowedRoutes,
     });
     const functions = {} as Record<TaskName, PathbenchFunction>;
     for (const name of TASK_NAMES) {
@@ -97,6 +103,7 @@ export class Orchestration extends Construct {
         handler: name,
         description: task.description,
         timeoutSeconds: task.timeoutSeconds,
+        ...('memoryMB' in task ? { memorySize: task.memoryMB } : {}),
         environment,
       });
       grantNeeds(f, task.needs, grants);

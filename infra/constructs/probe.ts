@@ -3,7 +3,7 @@
  * document that fetches and runs it (its parameters each with an allowedPattern), and the
  * managed policy a client instance needs: read the agent and its specs, write raw probe output.
  */
-import { Stack } from 'aws-cdk-lib';
+import { Aws, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
@@ -20,6 +20,11 @@ export interface ProbeProps {
   agentBundlePath?: string;
   /** IAM role ARNs of client instances: the client policy is attached to them. */
   clientRoleArns?: string[];
+  /**
+   * The client instances (ids) that may upload raw output, each only under its own
+   * `client=<id>/` prefix of a path's run (keys.clientRawPrefix). None: no client may write raw output.
+   */
+  clientInstanceIds?: string[];
 }
 
 export class Probe extends Construct {
@@ -32,6 +37,10 @@ export class Probe extends Construct {
   constructor(scope: Construct, id: string, props: ProbeProps) {
     super(scope, id);
     const { bucket } = props;
+    const ids = props.clientInstanceIds ?? [];
+    for (const id of ids) {
+      if (!/^i-[0-9a-f]{8,17}$/.test(id)) throw new Error(`clientInstanceIds: "${id}" is not an EC2 instance id`);
+    }
 
     this.agentAsset = new s3assets.Asset(this, 'AgentBundle', { path: props.agentBundlePath ?? AGENT_BUNDLE });
     this.document = new ssm.CfnDocument(this, 'ProbeDocument', {
@@ -54,17 +63,29 @@ export class Probe extends Construct {
             bucket.arnForObjects('specs/*'),
           ],
         }),
-        new iam.PolicyStatement({
-          actions: ['s3:PutObject'],
-          resources: [bucket.arnForObjects('raw/*'), bucket.arnForObjects('ssm-output/*')],
-        }),
+        new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('ssm-output/*')] }),
+        // One statement per client: its own raw prefix, and only with that instance's role
+        // credentials (ec2:SourceInstanceARN is set on requests signed with an instance's role
+        // credentials). So no client can write another path's or client's raw output (issue 17).
+        ...ids.map(
+          (id) =>
+            new iam.PolicyStatement({
+              actions: ['s3:PutObject'],
+              resources: [bucket.arnForObjects(`raw/path=*/run=*/client=${id}/*`)],
+              conditions: {
+                StringLike: { 'ec2:SourceInstanceARN': `arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:instance/${id}` },
+              },
+            }),
+        ),
       ],
       roles: (props.clientRoleArns ?? []).map((arn, i) => iam.Role.fromRoleArn(this, `ClientRole${i}`, arn)),
     });
     ack(
       this.clientInstancePolicy,
       'Specs are read and raw outputs written per run and path; keys are only known at run time.',
-      ...['specs', 'raw', 'ssm-output'].map((p) => `AwsSolutions-IAM5[Resource::${arnRef(bucket)}/${p}/*]`),
+      ...['specs/*', 'ssm-output/*', ...ids.map((id) => `raw/path=*/run=*/client=${id}/*`)].map(
+        (p) => `AwsSolutions-IAM5[Resource::${arnRef(bucket)}/${p}]`,
+      ),
     );
   }
 }

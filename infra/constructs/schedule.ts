@@ -2,7 +2,8 @@
  * Schedule: the EventBridge Scheduler schedule that starts a measurement run (DISABLED unless
  * asked for), with retries and a dead-letter queue for the starts that failed.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -22,9 +23,15 @@ export interface ScheduleProps {
   plan?: Record<string, unknown>;
 }
 
+/** The schedule group of the schedules `pathbench schedule create` makes (one plan each). */
+export const SCHEDULE_GROUP = 'pathbench';
+
 export class Schedule extends Construct {
   /** The schedule's dead-letter queue: a message here is a run that could not start. */
   readonly dlq: sqs.Queue;
+  /** The role EventBridge Scheduler assumes for the CLI's schedules: start executions, dead-letter. */
+  readonly schedulerRole: iam.Role;
+  readonly group: scheduler.ScheduleGroup;
 
   constructor(scope: Construct, id: string, props: ScheduleProps) {
     super(scope, id);
@@ -34,6 +41,17 @@ export class Schedule extends Construct {
       retentionPeriod: Duration.days(14),
     });
     ack(this.dlq, 'This queue is itself the dead-letter queue of the schedule.', 'AwsSolutions-SQS3');
+    // For `pathbench schedule create`: a group to keep them in and the role they run with.
+    this.group = new scheduler.ScheduleGroup(this, 'ScheduleGroup', { scheduleGroupName: SCHEDULE_GROUP });
+    const stack = Stack.of(this);
+    this.schedulerRole = new iam.Role(this, 'SchedulerRole', {
+      description: 'pathbench: EventBridge Scheduler starts measurement runs (pathbench schedule create)',
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+      }),
+    });
+    props.stateMachine.grantStartExecution(this.schedulerRole);
+    this.dlq.grantSendMessages(this.schedulerRole);
     const input = props.plan ? { plan: props.plan } : { planName: props.planName ?? 'default' };
     new scheduler.Schedule(this, 'Schedule', {
       description: 'pathbench: scheduled measurement run',

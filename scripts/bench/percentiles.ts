@@ -1,14 +1,30 @@
 /**
  * Benchmark: the real queries/percentiles.sql on DuckDB against a plain sort-in-JavaScript
  * computation (functions/core/stats.ts) over the same 10 million synthetic samples, checking
- * that every number agrees exactly. Run directly: `npx tsx scripts/bench/percentiles.ts [--n N]`.
+ * that every number agrees exactly; then the same samples as JSONL and as the pipeline's
+ * Parquet copies (bytes, write time, the query on each through the local engine) against numpy
+ * (scripts/bench/percentiles_numpy.py), and the query's peak memory on one group. Run directly: `npx tsx scripts/bench/percentiles.ts [--n N]`.
  */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { keys } from '../../functions/core/keys.js';
 import { compareRows, type PercentileRow, percentileRow } from '../../functions/core/stats.js';
+import { silentLogger } from '../../functions/log.js';
+import { writeColumnarSamples } from '../../functions/pipeline/columnar.js';
 import { loadQuery } from '../../functions/sql.js';
+import { DirStore } from '../../local/dir-store.js';
+import { DuckDbQueryEngine, sqlString } from '../../local/duckdb-query.js';
+
+const run = promisify(execFile);
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** Debian's numpy (python3-numpy, .ci/run); another python3 on PATH may carry another numpy. */
+const PYTHON = process.env.PATHBENCH_PYTHON ?? '/usr/bin/python3';
 
 const RUN = 'bench';
 const COLUMNS = ['path', 'probe', 'kind', 'metric', 'unit', 'subset', 'n', 'failed', 'total', 'loss'] as const;
@@ -29,6 +45,24 @@ export interface PercentileBenchResult {
   ratio: number;
   agree: boolean;
   mismatches: string[];
+  /** Columnar rows (undefined when skipped with columnar: false). */
+  columnar?: ColumnarFigures;
+}
+
+export interface ColumnarFigures {
+  jsonlBytes: number;
+  parquetBytes: number;
+  /** DuckDB COPY … (FORMAT PARQUET) of the same rows, for comparison with the pipeline's writer. */
+  duckdbParquetBytes: number;
+  writeMs: number;
+  sqlJsonlMs: number;
+  sqlParquetMs: number;
+  numpyMs?: number;
+  numpyVersion?: string;
+  /** Peak RSS growth (bytes) of percentiles.sql over one group of `oneGroupSamples` on Parquet, in a child process. */
+  oneGroupPeakBytes?: number;
+  oneGroupMs?: number;
+  oneGroupSamples: number;
 }
 
 /**
@@ -208,6 +242,84 @@ function compare(sqlRows: Record<string, unknown>[], jsRows: PercentileRow[]): s
   return problems;
 }
 
+async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) total += (await stat(path.join(e.parentPath, e.name))).size;
+  }
+  return total;
+}
+
+/**
+ * The run's samples (both runs) as JSONL in the contract's layout, one file per path, run, probe
+ * and trial (samples/path=<p>/run=<r>/<probe>-<trial>.jsonl), written by DuckDB.
+ */
+async function writeJsonl(conn: DuckDBConnection, dir: string): Promise<string[][]> {
+  const parts = (await rowsOf(conn, 'SELECT DISTINCT path, run, probe, trial FROM samples ORDER BY ALL')) as {
+    path: string;
+    run: string;
+    probe: string;
+    trial: number;
+  }[];
+  for (const p of parts) {
+    const file = path.join(dir, keys.samples(p.path, p.run, p.probe, p.trial));
+    await mkdir(path.dirname(file), { recursive: true });
+    await conn.run(
+      `COPY (SELECT * EXCLUDE (path, run) FROM samples WHERE path = ${sqlString(p.path)} AND run = ${sqlString(p.run)} AND probe = ${sqlString(p.probe)} AND trial = ${p.trial}) TO ${sqlString(file)} (FORMAT JSON)`,
+    );
+  }
+  return [...new Set(parts.map((p) => JSON.stringify([p.path, p.run])))].map((k) => JSON.parse(k) as string[]);
+}
+
+/** numpy on the same groups (values already in memory; only the computation is timed). */
+async function numpyPercentiles(
+  groups: GroupData[],
+  dir: string,
+): Promise<{ ms: number; version: string; rows: PercentileRow[] }> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'groups.json'), JSON.stringify(groups.map((g) => g.key)));
+  for (const [i, g] of groups.entries()) {
+    await writeFile(path.join(dir, `${i}.values`), g.values);
+    await writeFile(path.join(dir, `${i}.good`), g.good);
+    await writeFile(path.join(dir, `${i}.unflagged`), g.unflagged);
+  }
+  const { stdout } = await run(PYTHON, [path.join(HERE, 'percentiles_numpy.py'), dir], { maxBuffer: 1 << 26 });
+  const out = JSON.parse(stdout) as { ms: number; numpy: string; rows: Record<string, unknown>[] };
+  const rows = out.rows.map((r) =>
+    Object.fromEntries([...COLUMNS, ...FIGURES].map((c) => [c, r[c] === undefined ? null : r[c]])),
+  ) as unknown as PercentileRow[];
+  return { ms: out.ms, version: out.numpy, rows: rows.sort(compareRows) };
+}
+
+/**
+ * percentiles.sql over one group of n samples in Parquet (written here by a streaming COPY),
+ * queried in a child process: its peak RSS growth and time.
+ */
+async function oneGroupMemory(
+  conn: DuckDBConnection,
+  n: number,
+  dir: string,
+): Promise<{ peakBytes: number; ms: number }> {
+  const file = path.join(dir, 'path=one', 'run=bench', 'samples.parquet');
+  await mkdir(path.dirname(file), { recursive: true });
+  // Latency-like values with ties and a 3 % slow mode; ~1 % failed.
+  await conn.run(`COPY (
+    SELECT 'bench' AS run_id, 'one' AS path_id, 'sockperf' AS probe, 'sockperf' AS kind, 1 AS trial,
+      CAST(i AS INTEGER) AS seq, CAST(i AS DOUBLE) AS t_start, CAST(i AS DOUBLE) + 1 AS t_end, 'rtt_us' AS metric,
+      CASE WHEN hash(i + ${n}) % 100 = 0 THEN NULL
+        ELSE 20 + CAST(hash(i) % 100000 AS DOUBLE) / 1000 + CASE WHEN hash(i + ${n}) % 100 < 3 THEN 500 ELSE 0 END
+      END AS value,
+      'us' AS unit, hash(i + ${n}) % 100 <> 0 AS ok, CAST(NULL AS VARCHAR) AS error, 'tool' AS clock,
+      CAST(NULL AS VARCHAR) AS flag
+    FROM range(${n}) t(i)) TO ${sqlString(file)} (FORMAT PARQUET)`);
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.ts'), String(n), dir],
+    { maxBuffer: 1 << 20 },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { peakBytes: number; ms: number };
+}
+
 const fmt = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
 /** SQL and JS disagreed; the message carries the whole printout, mismatches included. */
@@ -225,7 +337,7 @@ export class BenchMismatchError extends Error {
  * `throwOnMismatch` is false, in which case `agree` and `mismatches` say so.
  */
 export async function benchPercentiles(
-  opts: { n?: number; throwOnMismatch?: boolean } = {},
+  opts: { n?: number; throwOnMismatch?: boolean; columnar?: boolean; oneGroup?: number } = {},
 ): Promise<PercentileBenchResult> {
   const samples = opts.n ?? 10_000_000;
   if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`n must be a positive integer, got ${samples}`);
@@ -250,6 +362,66 @@ export async function benchPercentiles(
     const jsMs = performance.now() - t;
 
     const mismatches = compare(sqlRows, jsRows);
+
+    // Columnar rows: the same samples as JSONL files and as the pipeline's Parquet copies, the
+    // query through the local engine on each, and numpy on the same values.
+    let columnar: ColumnarFigures | undefined;
+    if (opts.columnar !== false) {
+      const dir = await mkdtemp(path.join(tmpdir(), 'pathbench-bench-columnar-'));
+      try {
+        const partitions = await writeJsonl(conn, path.join(dir, 'data'));
+        const jsonlBytes = await dirBytes(path.join(dir, 'data', 'samples'));
+        await conn.run(
+          `COPY samples TO ${sqlString(path.join(dir, 'duckdb'))} (FORMAT PARQUET, PARTITION_BY (path, run))`,
+        );
+        const duckdbParquetBytes = await dirBytes(path.join(dir, 'duckdb'));
+        const engine = await DuckDbQueryEngine.open(path.join(dir, 'data'));
+        try {
+          t = performance.now();
+          const onJsonl = await engine.query(loadQuery('percentiles'), [RUN], 'percentiles');
+          const sqlJsonlMs = performance.now() - t;
+          mismatches.push(...compare(onJsonl, jsRows).map((m) => `JSONL ${m}`));
+
+          const store = new DirStore(path.join(dir, 'data'));
+          t = performance.now();
+          for (const [pathId, runId] of partitions) {
+            await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId });
+          }
+          const writeMs = performance.now() - t;
+          const parquetBytes = await dirBytes(path.join(dir, 'data', 'parquet'));
+
+          t = performance.now();
+          const onParquet = await engine.query(loadQuery('percentiles'), [RUN], 'percentiles');
+          const sqlParquetMs = performance.now() - t;
+          mismatches.push(...compare(onParquet, jsRows).map((m) => `Parquet ${m}`));
+
+          const numpy = await numpyPercentiles(groups, path.join(dir, 'numpy')).catch((e: Error) => {
+            process.stderr.write(`bench: numpy rows skipped (${PYTHON}: ${e.message.split('\n')[0]})\n`);
+            return undefined;
+          });
+          if (numpy) mismatches.push(...compare(numpy.rows as never, jsRows).map((m) => `numpy ${m}`));
+          const oneGroupSamples = opts.oneGroup ?? samples;
+          const one = await oneGroupMemory(conn, oneGroupSamples, path.join(dir, 'one-group'));
+          columnar = {
+            jsonlBytes,
+            parquetBytes,
+            duckdbParquetBytes,
+            writeMs,
+            sqlJsonlMs,
+            sqlParquetMs,
+            numpyMs: numpy?.ms,
+            numpyVersion: numpy?.version,
+            oneGroupPeakBytes: one.peakBytes,
+            oneGroupMs: one.ms,
+            oneGroupSamples,
+          };
+        } finally {
+          engine.close();
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
     const agree = mismatches.length === 0;
     const ratio = jsMs / sqlMs;
     const rows: [string, string][] = [
@@ -262,6 +434,33 @@ export async function benchPercentiles(
       ['sort in JS, stats.ts (ms)', fmt(jsMs)],
       ['JS / SQL', `${ratio.toFixed(2)}x`],
     ];
+    if (columnar) {
+      const c = columnar;
+      const mb = (b: number) => (b / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 });
+      rows.push(
+        ['samples as JSONL (MB)', mb(c.jsonlBytes)],
+        ['same as Parquet, pipeline writer (MB)', mb(c.parquetBytes)],
+        ['Parquet / JSONL bytes', `${(c.parquetBytes / c.jsonlBytes).toFixed(3)}x`],
+        ['same as Parquet, DuckDB COPY (MB)', mb(c.duckdbParquetBytes)],
+        ['write Parquet, pipeline writer (ms)', fmt(c.writeMs)],
+        ['write Parquet, pipeline writer (lines/s)', fmt((samples / c.writeMs) * 1000)],
+        ['percentiles.sql on JSONL (ms)', fmt(c.sqlJsonlMs)],
+        ['percentiles.sql on Parquet (ms)', fmt(c.sqlParquetMs)],
+      );
+      if (c.numpyMs !== undefined) {
+        rows.push(
+          [`numpy ${c.numpyVersion}, same values in memory (ms)`, fmt(c.numpyMs)],
+          ['Parquet SQL / numpy', `${(c.sqlParquetMs / c.numpyMs).toFixed(2)}x`],
+          ['JSONL SQL / numpy', `${(c.sqlJsonlMs / c.numpyMs).toFixed(2)}x`],
+        );
+      }
+      if (c.oneGroupPeakBytes !== undefined && c.oneGroupMs !== undefined) {
+        rows.push(
+          [`one group of ${fmt(c.oneGroupSamples)}, Parquet SQL (ms)`, fmt(c.oneGroupMs)],
+          [`one group of ${fmt(c.oneGroupSamples)}, peak RSS growth (MB)`, mb(c.oneGroupPeakBytes)],
+        );
+      }
+    }
     const width = Math.max(...rows.map(([k]) => k.length));
     const valueWidth = Math.max(...rows.map(([, v]) => v.length));
     const lines = [
@@ -282,6 +481,7 @@ export async function benchPercentiles(
       ratio,
       agree,
       mismatches,
+      columnar,
     };
     if (!agree && opts.throwOnMismatch !== false) throw new BenchMismatchError(result);
     return result;

@@ -23,7 +23,7 @@ describe('samplesColumns', () => {
       { name: 'probe', type: 'string' },
       { name: 'kind', type: 'string' },
       { name: 'trial', type: 'int' },
-      { name: 'seq', type: 'int' },
+      { name: 'seq', type: 'bigint' },
       { name: 't_start', type: 'double' },
       { name: 't_end', type: 'double' },
       { name: 'metric', type: 'string' },
@@ -109,7 +109,14 @@ describe('portability rules for queries/', () => {
     expect(code(sql).toLowerCase()).not.toMatch(/percentile_(cont|disc)|quantile|median/);
     // no fractional literal such as 0.95 or .99 anywhere, comments included
     expect(sql).not.toMatch(/(^|[^0-9a-z_])\d*\.\d+/i);
-    expect(code(sql)).toMatch(/SUM\(good_all\) OVER \(\s*PARTITION BY [^)]* ORDER BY value ROWS BETWEEN/);
+    // one sort per group and subset, of the successful values only; figures are subscripts at integer ranks
+    expect(code(sql)).toContain('array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL)) AS v_all');
+    expect(code(sql)).toContain(
+      'THEN array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL)) END AS v_unflagged',
+    );
+    for (const subset of ['all', 'unflagged']) {
+      expect(code(sql)).toContain(`CASE WHEN n_${subset} > 0 THEN v_${subset}[n_${subset}] END AS max_${subset}`);
+    }
     // one rank expression per percentile the JS reference computes and per subset, with its per-mille constant
     for (const { column, perMille } of PERCENTILES) {
       for (const subset of ['all', 'unflagged']) {

@@ -6,14 +6,18 @@ import { tempDataDir, writeSamples } from './samples.js';
 
 /**
  * Registers beforeAll/afterAll in the calling describe: writes `records()` in the contract's
- * layout, opens the engine, and closes and removes both afterwards. Read `dir` and `engine`
+ * layout (with `columnar`, plus the Parquet copies the `samples` view then reads), opens the engine, and closes and removes both afterwards. Read `dir` and `engine`
  * inside tests (they are set once beforeAll has run).
  */
-export function duckDbOver(prefix: string, records: () => Record<string, unknown>[]) {
+export function duckDbOver(
+  prefix: string,
+  records: () => Record<string, unknown>[],
+  opts: { columnar?: boolean } = {},
+) {
   const db = {} as { dir: string; engine: DuckDbQueryEngine };
   beforeAll(async () => {
     db.dir = await tempDataDir(prefix);
-    await writeSamples(db.dir, records());
+    await writeSamples(db.dir, records(), opts);
     db.engine = await DuckDbQueryEngine.open(db.dir);
   });
   afterAll(async () => {

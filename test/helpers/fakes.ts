@@ -34,18 +34,30 @@ export function noWaits(): Record<string, number> {
   );
 }
 
+/** Every retrier of the real definition waits 0 ms (fake time for Retry backoff). */
+export function noRetryWaits(): Record<string, number> {
+  return Object.fromEntries(
+    allStates(loadDefinition())
+      .filter(([, s]) => (s as { Retry?: unknown[] }).Retry !== undefined)
+      .map(([n]) => [n, 0]),
+  );
+}
+
 /** An instance that takes `pollsToSettle` describes to reach the target state. */
 export class FakeFleet implements Fleet {
   readonly rebootable = true;
   readonly pollSeconds = 5;
   state: InstanceState = 'running';
   private pending = 0;
+  private starts = 0;
   calls: string[] = [];
   constructor(
     private readonly opts: {
       pollsToSettle?: number;
       neverStops?: boolean;
       startFails?: boolean;
+      /** The first n starts fail for capacity (then capacity is back). */
+      startFailures?: number;
       /** What network() answers (default: nothing known); an Error is thrown instead. */
       network?: ClientNetwork | Error;
     } = {},
@@ -57,7 +69,8 @@ export class FakeFleet implements Fleet {
   }
   async start(c: ClientRef) {
     this.calls.push(`start ${c.instanceId}`);
-    if (this.opts.startFails) throw new InstanceCapacityError(`InsufficientInstanceCapacity for ${c.instanceId}`);
+    const failing = this.opts.startFails || this.starts++ < (this.opts.startFailures ?? 0);
+    if (failing) throw new InstanceCapacityError(`InsufficientInstanceCapacity for ${c.instanceId}`);
     this.state = 'pending';
     this.pending = this.opts.pollsToSettle ?? 2;
   }

@@ -3,6 +3,9 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { keys } from '../../functions/core/keys.js';
+import { silentLogger } from '../../functions/log.js';
+import { writeColumnarSamples } from '../../functions/pipeline/columnar.js';
+import { DirStore } from '../../local/dir-store.js';
 
 /** mulberry32: small, seeded, good enough to vary test data reproducibly. */
 export function prng(seed: number): () => number {
@@ -20,8 +23,16 @@ export async function tempDataDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(tmpdir(), `pb-${prefix}-`));
 }
 
-/** Write records to `<dir>/samples/path=<id>/run=<runId>/<probe>-<trial>.jsonl`, one file per key. */
-export async function writeSamples(dir: string, records: Record<string, unknown>[]): Promise<string[]> {
+/**
+ * Write records to `<dir>/samples/path=<id>/run=<runId>/<probe>-<trial>.jsonl`, one file per key;
+ * with `columnar`, also each partition's Parquet copy (the pipeline's writeColumnarSamples), so
+ * the `samples` view reads Parquet instead of the JSONL.
+ */
+export async function writeSamples(
+  dir: string,
+  records: Record<string, unknown>[],
+  opts: { columnar?: boolean } = {},
+): Promise<string[]> {
   const files = new Map<string, string[]>();
   for (const r of records) {
     const key = keys.samples(String(r.path_id), String(r.run_id), String(r.probe), Number(r.trial));
@@ -33,6 +44,14 @@ export async function writeSamples(dir: string, records: Record<string, unknown>
     const file = path.join(dir, key);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, `${lines.join('\n')}\n`);
+  }
+  if (opts.columnar) {
+    const partitions = new Set(records.map((r) => JSON.stringify([String(r.path_id), String(r.run_id)])));
+    const store = new DirStore(dir);
+    for (const p of partitions) {
+      const [pathId, runId] = JSON.parse(p) as [string, string];
+      await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId });
+    }
   }
   return [...files.keys()];
 }

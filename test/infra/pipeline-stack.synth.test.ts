@@ -10,6 +10,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
+import { samplesColumns } from '../../functions/sql.js';
 import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
 import { aslPlaceholders, CLEANUP_STATUSES } from '../../infra/constructs/orchestration.js';
 import { MANAGED_TAG } from '../../infra/grants.js';
@@ -17,6 +18,22 @@ import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
+
+/** The route changes this test stack allows (stack configuration `allowedRoutes`). */
+const ALLOWED_ROUTES = [
+  {
+    region: 'ap-northeast-1',
+    routeTableId: 'rtb-0tokyo',
+    destination: '10.1.0.0/16',
+    targets: ['transitGatewayId:tgw-1'],
+  },
+  {
+    region: 'ap-northeast-3',
+    routeTableId: 'rtb-0osaka',
+    destination: '10.0.0.0/16',
+    targets: ['transitGatewayId:tgw-3'],
+  },
+];
 
 let outdir: string;
 let stack: PipelineStack;
@@ -45,6 +62,8 @@ beforeAll(() => {
   stack = new PipelineStack(app, 'Pathbench', {
     env: { account: '123456789012', region: 'ap-northeast-1' },
     alarmEmail: 'netops@example.com',
+    allowedRoutes: ALLOWED_ROUTES,
+    clientInstanceIds: ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2'],
   });
   app.synth();
   template = Template.fromStack(stack);
@@ -114,6 +133,16 @@ describe('pipeline stack', () => {
     expect(existsSync(path.join(bundleDir, 'queries', 'percentiles.sql'))).toBe(true);
   });
 
+  it('gives the collecting tasks the timeout and memory the collect bench sized (1 M lines in a 512 MB heap)', () => {
+    for (const name of ['CollectOutput', 'RecordPathFailure']) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Handler: `index.${name}`,
+        Timeout: 900,
+        MemorySize: 512,
+      });
+    }
+  });
+
   it('schedules runs DISABLED by default, with a dead-letter queue and a retry policy', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
       State: 'DISABLED',
@@ -150,15 +179,55 @@ describe('pipeline stack', () => {
     for (const [, q] of ofType('AWS::Athena::NamedQuery')) {
       expect(JSON.stringify(q.Properties.QueryString)).not.toMatch(/\$\{(database|location)\}/);
     }
-    const [[, table]] = ofType('AWS::Glue::Table');
-    const input = table.Properties.TableInput as {
+    type TableInput = {
+      Name: string;
       PartitionKeys: { Name: string }[];
-      StorageDescriptor: { Columns: { Name: string; Type: string }[]; SerdeInfo: { SerializationLibrary: string } };
+      Parameters: Record<string, string>;
+      StorageDescriptor: {
+        Columns: { Name: string; Type: string }[];
+        Location: unknown;
+        InputFormat: string;
+        SerdeInfo: { SerializationLibrary: string };
+      };
     };
-    expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
-    expect(input.StorageDescriptor.Columns).toContainEqual({ Name: 'value', Type: 'double' });
-    expect(input.StorageDescriptor.Columns).toContainEqual({ Name: 'ok', Type: 'boolean' });
-    expect(input.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.openx.data.jsonserde.JsonSerDe');
+    const tables = Object.fromEntries(
+      ofType('AWS::Glue::Table').map(([, t]) => {
+        const input = t.Properties.TableInput as TableInput;
+        return [input.Name, input];
+      }),
+    );
+    expect(Object.keys(tables).sort()).toEqual(['samples', 'samples_jsonl']);
+    const columns = samplesColumns().columns.map((c) => ({ Name: c.name, Type: c.type }));
+    for (const input of Object.values(tables)) {
+      expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
+      expect(input.StorageDescriptor.Columns).toEqual(columns);
+    }
+    // The named queries read the Parquet table under parquet/; the raw JSONL stays under samples/.
+    expect(tables.samples.Parameters.classification).toBe('parquet');
+    expect(tables.samples.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe(
+      'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
+    );
+    expect(tables.samples.StorageDescriptor.InputFormat).toBe(
+      'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+    );
+    expect(JSON.stringify(tables.samples.StorageDescriptor.Location)).toContain('/parquet/');
+    expect(tables.samples_jsonl.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe(
+      'org.openx.data.jsonserde.JsonSerDe',
+    );
+    expect(JSON.stringify(tables.samples_jsonl.StorageDescriptor.Location)).toContain('/samples/');
+    // The DDL named queries point at the same locations.
+    const ddl = ofType('AWS::Athena::NamedQuery')
+      .filter(([, q]) => String(q.Properties.Description).endsWith('.ddl.sql'))
+      .map(([, q]) => JSON.stringify(q.Properties.QueryString));
+    expect(ddl.find((q) => q.includes('STORED AS PARQUET'))).toContain('/parquet/');
+    expect(ddl.find((q) => q.includes('JsonSerDe'))).toContain('/samples/');
+  });
+
+  it('lets the query tasks read both tables and the Parquet objects', () => {
+    const policies = JSON.stringify(ofType('AWS::IAM::Policy').map(([, p]) => p.Properties.PolicyDocument));
+    expect(policies).toContain('/samples_jsonl');
+    expect(policies).toMatch(/table\/[^"]*\/samples"/);
+    expect(policies).toContain('/parquet/*');
   });
 
   it('declares every SSM document parameter as a String with an allowedPattern', () => {
@@ -212,6 +281,13 @@ describe('pipeline stack', () => {
     const swap = statementsOf('SwapRoutes').find((s) => actionsOf(s).includes('ec2:ReplaceRoute'));
     expect(actionsOf(swap!).sort()).toEqual(['ec2:CreateRoute', 'ec2:DeleteRoute', 'ec2:ReplaceRoute']);
     expect(swap?.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } });
+    // Only the route tables named in the stack's allowedRoutes (issue 17), never route-table/*.
+    expect(JSON.stringify(swap?.Resource)).not.toContain('route-table/*');
+    expect(JSON.stringify(swap?.Resource)).toContain(':ec2:ap-northeast-1:');
+    expect(JSON.stringify(swap?.Resource)).toContain(':route-table/rtb-0tokyo');
+    expect(JSON.stringify(swap?.Resource)).toContain(':ec2:ap-northeast-3:');
+    expect(JSON.stringify(swap?.Resource)).toContain(':route-table/rtb-0osaka');
+    expect(([] as unknown[]).concat(swap?.Resource)).toHaveLength(2);
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('ec2:StopInstances');
   });
 
@@ -237,7 +313,8 @@ describe('pipeline stack', () => {
 
   it('cleans up after FAILED, TIMED_OUT and ABORTED executions of this state machine', () => {
     const [[smId]] = ofType('AWS::StepFunctions::StateMachine');
-    const rules = ofType('AWS::Events::Rule');
+    // the cleanup rule; the other one sends regression events to the alarm topic (trend-alerts.synth.test.ts)
+    const rules = ofType('AWS::Events::Rule').filter(([id]) => !id.startsWith('RegressionRule'));
     expect(rules).toHaveLength(1);
     const [[, rule]] = rules;
     expect(rule.Properties.EventPattern).toEqual({
@@ -277,7 +354,7 @@ describe('pipeline stack', () => {
     });
   });
 
-  it('sends every alarm (cleanup failed, run failed, schedule failed) to one encrypted topic', () => {
+  it('sends every alarm (cleanup failed, run failed, schedule failed, regression) to one encrypted topic', () => {
     const [[topicId, topic]] = ofType('AWS::SNS::Topic');
     const [[keyId, key]] = ofType('AWS::KMS::Key');
     expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
@@ -285,6 +362,7 @@ describe('pipeline stack', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm');
     expect(alarms.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
       'CleanupFailedAlarm',
+      'RegressionAlarm',
       'RunFailedAlarm',
       'ScheduleFailedAlarm',
     ]);
@@ -336,12 +414,74 @@ describe('pipeline stack', () => {
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('states:DescribeExecution');
   });
 
+  it('grants s3:DeleteObject to no role: no task deletes objects (issue 17)', () => {
+    for (const task of [...TASK_NAMES, 'Cleanup']) {
+      expect(statementsOf(task).flatMap(actionsOf), task).not.toContain('s3:DeleteObject');
+    }
+  });
+
+  it('lets only PollProbe cancel a probe command: CancelCommand has no resource-level permissions (issue 17)', () => {
+    const cancellers = [...TASK_NAMES, 'Cleanup'].filter((t) =>
+      statementsOf(t).flatMap(actionsOf).includes('ssm:CancelCommand'),
+    );
+    expect(cancellers).toEqual(['PollProbe']);
+    // On * and alone: no other action rides on that statement.
+    const cancel = statementsOf('PollProbe').filter((s) => actionsOf(s).includes('ssm:CancelCommand'));
+    expect(cancel).toHaveLength(1);
+    expect(actionsOf(cancel[0])).toEqual(['ssm:CancelCommand']);
+  });
+
+  it('passes the allowed routes to the functions that check them (ValidatePlan, SwapRoutes), and lets ValidatePlan read routes only', () => {
+    const fns = ofType('AWS::Lambda::Function').filter(([id]) => /^(ValidatePlan|SwapRoutes)Fn/.test(id));
+    expect(fns).toHaveLength(2);
+    for (const [, fn] of fns) {
+      const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.parse(vars.PATHBENCH_ALLOWED_ROUTES as string)).toEqual(ALLOWED_ROUTES);
+    }
+    const validate = statementsOf('ValidatePlan').flatMap(actionsOf);
+    expect(validate).toContain('ec2:DescribeRouteTables');
+    expect(validate).not.toContain('ec2:ReplaceRoute');
+  });
+
+  it('a stack without allowedRoutes lets no function change a route, and refuses a malformed list at synth', () => {
+    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'pb-cdk-')) });
+    const bare = new PipelineStack(app, 'Bare', { env: { account: '123456789012', region: 'ap-northeast-1' } });
+    const policies = Template.fromStack(bare).findResources('AWS::IAM::Policy');
+    const actions = Object.values(policies).flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as Record<string, unknown>[]).flatMap(actionsOf),
+    );
+    for (const a of ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute']) expect(actions).not.toContain(a);
+    expect(
+      () =>
+        new PipelineStack(new App(), 'Bad', {
+          allowedRoutes: [{ ...ALLOWED_ROUTES[0], destination: '10.1.0.0/99' }],
+        }),
+    ).toThrow(/allowedRoutes\[0\]\.destination/);
+  });
+
+  it('lets each client instance write raw output only under its own client= prefix (issue 17)', () => {
+    const [[, policy]] = ofType('AWS::IAM::ManagedPolicy').filter(([id]) => id.startsWith('ClientInstancePolicy'));
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+    const puts = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));
+    const onRaw = puts.filter((s) => JSON.stringify(s.Resource).includes('/raw/'));
+    expect(onRaw).toHaveLength(2);
+    for (const id of ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2']) {
+      const mine = onRaw.find((s) => JSON.stringify(s.Resource).includes(`/client=${id}/`));
+      expect(JSON.stringify(mine?.Resource)).toContain(`/raw/path=*/run=*/client=${id}/*`);
+      expect(JSON.stringify(mine?.Condition)).toContain('ec2:SourceInstanceARN');
+      expect(JSON.stringify(mine?.Condition)).toContain(`:instance/${id}`);
+    }
+    // No statement lets a client write raw/* of every path and run.
+    expect(puts.some((s) => /\/raw\/\*"/.test(JSON.stringify(s.Resource)))).toBe(false);
+  });
+
   it("derives every task's grants from the wiring table: a capability's actions appear exactly where it is needed", () => {
     // One marker action per capability that no other capability grants.
     const marker: Partial<Record<Capability, string>> = {
       plans: 'ssm:GetParameter',
       routes: 'ec2:ReplaceRoute',
       runner: 'ssm:SendCommand',
+      'runner:cancel': 'ssm:CancelCommand',
       query: 'athena:StartQueryExecution',
       lock: 'dynamodb:DeleteItem',
       fleet: 'ec2:StopInstances',

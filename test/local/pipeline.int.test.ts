@@ -12,6 +12,7 @@ import type { RunManifest, SampleRecord, Summary } from '../../functions/core/mo
 import { silentLogger } from '../../functions/log.js';
 import { DirStore } from '../../local/dir-store.js';
 import { type LocalRunResult, runLocal } from '../../local/driver.js';
+import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { ROOT } from '../../local/run-machine.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
 
@@ -44,8 +45,8 @@ describe('local driver, loopback plan', () => {
       'runs/run=it-loopback/plan.json',
       'runs/run=it-loopback/manifest.json',
       'specs/run=it-loopback/path=plain/spec.json',
-      'raw/path=plain/run=it-loopback/tcp-connect/1.jsonl',
-      'raw/path=plain/run=it-loopback/agent.json',
+      'raw/path=plain/run=it-loopback/client=local/tcp-connect/1.jsonl',
+      'raw/path=plain/run=it-loopback/client=local/agent.json',
       'samples/path=plain/run=it-loopback/tcp-connect-1.jsonl',
       'samples/path=closed/run=it-loopback/tcp-connect-1.jsonl',
       'reports/run=it-loopback/summary.json',
@@ -55,6 +56,31 @@ describe('local driver, loopback plan', () => {
       expect(keys).toContain(k);
     }
     expect(keys).not.toContain('lock.json');
+  });
+
+  it("writes every path's Parquet copy after collect, with the same rows as its JSONL", async () => {
+    const keys = await new DirStore(dir).list('parquet/');
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'parquet/path=plain/run=it-loopback/samples.parquet',
+        'parquet/path=closed/run=it-loopback/samples.parquet',
+      ]),
+    );
+    const engine = await DuckDbQueryEngine.open(dir);
+    try {
+      const count = "SELECT path, count(*) AS n FROM samples WHERE run = 'it-loopback' GROUP BY path ORDER BY path";
+      const fromParquet = await engine.query(count, [], 'parquet');
+      expect(fromParquet).toEqual(await engine.query(count.replace('FROM samples', 'FROM samples_jsonl'), [], 'jsonl'));
+      expect(fromParquet.length).toBe(keys.length);
+      const direct = await engine.query(
+        `SELECT count(*) AS n FROM read_parquet('${dir}/parquet/*/*/samples.parquet')`,
+        [],
+        'direct',
+      );
+      expect(direct).toEqual([{ n: fromParquet.reduce((a, r) => a + Number(r.n), 0) }]);
+    } finally {
+      engine.close();
+    }
   });
 
   it('keeps one sample per attempt, failed ones included', async () => {

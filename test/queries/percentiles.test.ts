@@ -148,11 +148,14 @@ function edgeGroups(runId: string): Rec[] {
   return recs;
 }
 
-describe('queries/percentiles.sql on DuckDB', () => {
+describe.each([
+  ['JSONL', false],
+  ['Parquet', true],
+])('queries/percentiles.sql on DuckDB over %s', (_format, columnar) => {
   const selected = [...makeRun('run-2024.01.01T00:00', 1), ...edgeGroups('run-2024.01.01T00:00')];
   const other = makeRun('other-run', 2);
 
-  const db = duckDbOver('pct', () => [...selected, ...other]);
+  const db = duckDbOver('pct', () => [...selected, ...other], { columnar });
 
   it('equals the JS computation exactly, for the selected run only', async () => {
     const sqlRows = (await db.engine.query(
@@ -245,7 +248,7 @@ describe('queries/percentiles.sql on DuckDB', () => {
     }
     const fuzzDir = await tempDataDir('pct-fuzz');
     try {
-      await writeSamples(fuzzDir, recs);
+      await writeSamples(fuzzDir, recs, { columnar });
       const fuzz = await DuckDbQueryEngine.open(fuzzDir);
       try {
         const sqlRows = await fuzz.query(loadQuery('percentiles'), ['fuzz'], 'percentiles');

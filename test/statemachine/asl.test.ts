@@ -81,3 +81,25 @@ describe('statemachine/measurement.asl.json', () => {
     }
   });
 });
+
+describe('retries (issue 17: orchestration limits)', () => {
+  type Retrier = { ErrorEquals: string[]; MaxAttempts: number };
+  const retry = (s: AnyState) => (s.Retry as Retrier[] | undefined) ?? [];
+  it('retries Lambda.InternalError and Lambda.Unknown on every idempotent Task; SendProbe is not (it may have sent)', () => {
+    for (const [name, s] of states) {
+      if (s.Type !== 'Task') continue;
+      const crash = retry(s).filter((r) => r.ErrorEquals.includes('Lambda.Unknown'));
+      if (name === 'SendProbe') expect(crash, name).toEqual([]);
+      else {
+        expect(crash, name).toHaveLength(1);
+        expect(crash[0].ErrorEquals, name).toContain('Lambda.InternalError');
+      }
+    }
+  });
+  it('retries a start refused for capacity, and only the start', () => {
+    for (const [name, s] of states) {
+      const cap = retry(s).filter((r) => r.ErrorEquals.includes('InstanceCapacityError'));
+      expect(cap, name).toHaveLength(name === 'StartClient' ? 1 : 0);
+    }
+  });
+});

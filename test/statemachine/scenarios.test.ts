@@ -14,7 +14,15 @@ import { collectOutput } from '../../functions/pipeline/collect.js';
 import { POLL_LIMITS, sendProbe } from '../../functions/pipeline/path.js';
 import type { DirStore } from '../../local/dir-store.js';
 import { type ExecutionEvent, runStateMachine } from '../../local/run-machine.js';
-import { FakeFleet, FakeRoutes, FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../helpers/fakes.js';
+import {
+  FakeFleet,
+  FakeRoutes,
+  FakeRunner,
+  noRetryWaits,
+  noWaits,
+  scenarioDeps,
+  scenarioPlan,
+} from '../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -274,6 +282,7 @@ describe('state machine scenarios', () => {
       input: { plan: scenarioPlan(['A']) },
       runId: 'capacity',
       waitTimeOverrides: noWaits(),
+      retryIntervalOverrides: noRetryWaits(),
     });
     expect(r.status).toBe('SUCCEEDED');
     const a = (await read<Summary>(store, keys.report('capacity', 'json'))).paths[0];
@@ -309,7 +318,9 @@ describe('state machine scenarios', () => {
     });
     const a = (await read<Summary>(store, keys.report('garbage', 'json'))).paths[0];
     expect(a).toMatchObject({ status: 'failed', failedStep: 'CollectOutput' });
-    expect(await store.getText('raw/path=A/run=garbage/tcp-connect/1.jsonl')).toBe('this is not JSON\n');
+    expect(await store.getText('raw/path=A/run=garbage/client=i-0123456789abcdef0/tcp-connect/1.jsonl')).toBe(
+      'this is not JSON\n',
+    );
   });
 
   it('InvalidPlan: the execution fails with every problem and nothing is written', async () => {

@@ -5,15 +5,20 @@
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../../core/errors.js';
+import { SAFE_ID } from '../../core/model.js';
+import { parseAllowedRoutes } from '../../core/route-policy.js';
 import { jsonLogger } from '../../log.js';
+import { FirstPlanSource, PlanStore } from '../../pipeline/plan-store.js';
 import type { Deps, PlanSource } from '../../ports.js';
 import { Ec2SsmFleet } from './fleet.js';
 import { DynamoRunLock, executionActiveCheck, executionArn } from './lock.js';
 import { DEFAULT_PLAN_PREFIX, SsmPlanSource } from './plans.js';
+import { AwsRunPublisher } from './publisher.js';
 import { AthenaQueryEngine } from './query.js';
 import { Ec2Routes } from './routes.js';
 import { SsmCommandRunner } from './runner.js';
@@ -33,6 +38,8 @@ export const ENV = {
   planPrefix: 'PATHBENCH_PLAN_PREFIX',
   /** Optional: lets the run lock be taken over from an execution that has ended. */
   stateMachineArn: 'PATHBENCH_STATE_MACHINE_ARN',
+  /** The route changes the operator allowed (JSON, core/route-policy.ts); absent: none. */
+  allowedRoutes: 'PATHBENCH_ALLOWED_ROUTES',
 } as const;
 
 export interface AwsConfig {
@@ -97,8 +104,10 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
   const isRunActive = cfg.stateMachineArn
     ? executionActiveCheck(new SFNClient({ region: cfg.region }), cfg.stateMachineArn)
     : undefined;
+  const store = new S3ObjectStore(new S3Client({ region: cfg.region }), cfg.bucket);
+  const ssmPlans = new SsmPlanSource(home.ssm, cfg.planPrefix);
   return {
-    store: new S3ObjectStore(new S3Client({ region: cfg.region }), cfg.bucket),
+    store,
     fleet: new Ec2SsmFleet(clientsFor),
     routes: new Ec2Routes((r) => clientsFor(r).ec2),
     runner: new SsmCommandRunner((r) => clientsFor(r).ssm, {
@@ -119,9 +128,15 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
       ...(isRunActive ? { isRunActive } : {}),
       log,
     }),
-    plans: new SsmPlanSource(home.ssm, cfg.planPrefix),
+    // `pathbench plan put` stores plans in the bucket; plans in SSM parameters keep working.
+    plans: new FirstPlanSource([
+      new PlanStore(store),
+      { get: async (name) => (SAFE_ID.test(name) ? ssmPlans.get(name) : undefined) },
+    ]),
+    publisher: new AwsRunPublisher(new EventBridgeClient({ region: cfg.region })),
     log,
     driver: 'aws',
+    allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
     now: () => new Date(),
   };
 }

@@ -21,6 +21,9 @@ import { isAwsError } from './util.js';
 /** Per-region SDK clients; the client ref carries the region. */
 export type RegionalClients = (region: string) => { ec2: EC2Client; ssm: SSMClient };
 
+/** Seconds between instance state polls on AWS (the limits a plan must fit depend on it). */
+export const AWS_POLL_SECONDS = 10;
+
 const CAPACITY_CODES = ['InsufficientInstanceCapacity', 'Server.InsufficientInstanceCapacity'];
 
 export class Ec2SsmFleet implements Fleet {
@@ -36,7 +39,7 @@ export class Ec2SsmFleet implements Fleet {
     private readonly clients: RegionalClients,
     options: { pollSeconds?: number } = {},
   ) {
-    this.pollSeconds = options.pollSeconds ?? 10;
+    this.pollSeconds = options.pollSeconds ?? AWS_POLL_SECONDS;
   }
 
   async stop(client: ClientRef): Promise<void> {

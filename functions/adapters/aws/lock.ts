@@ -1,6 +1,6 @@
 /**
- * RunLock on DynamoDB: one item, taken with a conditional put (free, expired, or already ours)
- * and a TTL attribute so a crashed run cannot hold the lock forever. When an `isRunActive` check
+ * RunLock on DynamoDB: one item, taken with a conditional put (free, expired, or already this
+ * execution's: run id and start time) and a TTL attribute so a crashed run cannot hold the lock forever. When an `isRunActive` check
  * is given, a lock whose holder run has already ended is taken over at once instead of blocking
  * every run until the TTL.
  */
@@ -45,22 +45,32 @@ export class DynamoRunLock implements RunLock {
     this.now = config.now ?? (() => new Date());
   }
 
-  async acquire(runId: string): Promise<void> {
-    // A retried ValidatePlan of the same run must succeed, hence "or already ours".
-    const free = 'attribute_not_exists(pk) OR expiresAt < :now OR runId = :runId';
+  async acquire(runId: string, startedAt?: string): Promise<void> {
+    // A retried ValidatePlan of the same execution (same run id and start time) must succeed,
+    // hence "or already ours"; a second start reusing the run id has another start time.
+    const ours = startedAt === undefined ? 'runId = :runId' : '(runId = :runId AND runStartedAt = :startedAt)';
+    const free = `attribute_not_exists(pk) OR expiresAt < :now OR ${ours}`;
     try {
-      await this.put(runId, free, (nowEpoch) => ({ ':now': { N: String(nowEpoch) }, ':runId': { S: runId } }));
+      await this.put(runId, startedAt, free, (nowEpoch) => ({
+        ':now': { N: String(nowEpoch) },
+        ':runId': { S: runId },
+        ...(startedAt === undefined ? {} : { ':startedAt': { S: startedAt } }),
+      }));
       return;
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
       const held = await this.current();
       const who = held ? `run ${held.runId} (${held.holder}, since ${held.acquiredAt})` : 'another run';
       if (!held || !(await this.holderEnded(held.runId))) {
-        throw new RunLockedError(`another run holds the lock: ${who}`, { cause: e });
+        const reused = held?.runId === runId ? ' (a run with this id holds it: choose another run id)' : '';
+        throw new RunLockedError(`another run holds the lock: ${who}${reused}`, { cause: e });
       }
       try {
         // Only if the ended run still holds it: a run that took it in between keeps it.
-        await this.put(runId, 'runId = :old', () => ({ ':old': { S: held.runId } }));
+        await this.put(runId, startedAt, 'runId = :old AND acquiredAt = :oldAt', () => ({
+          ':old': { S: held.runId },
+          ':oldAt': { S: held.acquiredAt },
+        }));
       } catch (e2) {
         if (!isConditionFailed(e2)) throw e2;
         throw new RunLockedError(`another run took the lock first (after ${who} ended)`, { cause: e2 });
@@ -75,6 +85,7 @@ export class DynamoRunLock implements RunLock {
 
   private async put(
     runId: string,
+    startedAt: string | undefined,
     condition: string,
     values: (nowEpoch: number) => Record<string, { S: string } | { N: string }>,
   ): Promise<void> {
@@ -89,6 +100,7 @@ export class DynamoRunLock implements RunLock {
           holder: { S: this.config.holder },
           acquiredAt: { S: now.toISOString() },
           expiresAt: { N: String(nowEpoch + this.ttlSeconds) },
+          ...(startedAt === undefined ? {} : { runStartedAt: { S: startedAt } }),
         },
         ConditionExpression: condition,
         ExpressionAttributeValues: values(nowEpoch),
@@ -110,14 +122,19 @@ export class DynamoRunLock implements RunLock {
     }
   }
 
-  async release(runId: string): Promise<void> {
+  /** Deletes the item only while it is this run's (and this execution's, when startedAt is given). */
+  async release(runId: string, startedAt?: string): Promise<void> {
     try {
       await this.ddb.send(
         new DeleteItemCommand({
           TableName: this.config.table,
           Key: { pk: { S: PK } },
-          ConditionExpression: 'runId = :runId',
-          ExpressionAttributeValues: { ':runId': { S: runId } },
+          ConditionExpression:
+            startedAt === undefined ? 'runId = :runId' : 'runId = :runId AND runStartedAt = :startedAt',
+          ExpressionAttributeValues: {
+            ':runId': { S: runId },
+            ...(startedAt === undefined ? {} : { ':startedAt': { S: startedAt } }),
+          },
         }),
       );
     } catch (e) {
@@ -135,7 +152,12 @@ export class DynamoRunLock implements RunLock {
     const expiresAt = Number(item.expiresAt?.N ?? '0');
     // TTL deletion lags by up to days; an expired item is free.
     if (expiresAt < Math.floor(this.now().getTime() / 1000)) return undefined;
-    return { runId: item.runId.S, holder: item.holder?.S ?? 'unknown', acquiredAt: item.acquiredAt?.S ?? 'unknown' };
+    return {
+      runId: item.runId.S,
+      holder: item.holder?.S ?? 'unknown',
+      acquiredAt: item.acquiredAt?.S ?? 'unknown',
+      ...(item.runStartedAt?.S ? { startedAt: item.runStartedAt.S } : {}),
+    };
   }
 }
 

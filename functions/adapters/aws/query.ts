@@ -21,10 +21,12 @@ import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 export interface AthenaQueryEngineConfig {
   workgroup: string;
   database: string;
-  /** Data bucket holding samples/path=…/run=…/. */
+  /** Data bucket holding samples/path=…/run=…/ (JSONL) and parquet/path=…/run=…/. */
   bucket: string;
-  /** Table name; defaults to "samples". */
+  /** The Parquet table the queries read (parquet/path=…/run=…/); defaults to "samples". */
   table?: string;
+  /** The raw JSONL table (samples/path=…/run=…/); defaults to "<table>_jsonl". */
+  jsonlTable?: string;
   /** Upper bound for one query, including queueing (stay below the Lambda timeout). */
   maxWaitMs?: number;
   sleep?: Sleep;
@@ -71,6 +73,7 @@ function typed(value: string | undefined, column: ColumnInfo | undefined): unkno
 
 export class AthenaQueryEngine implements QueryEngine {
   private readonly table: string;
+  private readonly jsonlTable: string;
   private readonly maxWaitMs: number;
   private readonly sleep: Sleep;
   private readonly salt: () => string;
@@ -80,6 +83,7 @@ export class AthenaQueryEngine implements QueryEngine {
     private readonly config: AthenaQueryEngineConfig,
   ) {
     this.table = config.table ?? 'samples';
+    this.jsonlTable = config.jsonlTable ?? `${this.table}_jsonl`;
     this.maxWaitMs = config.maxWaitMs ?? 240_000;
     this.sleep = config.sleep ?? sleep;
     this.salt = config.salt ?? randomUUID;
@@ -92,16 +96,23 @@ export class AthenaQueryEngine implements QueryEngine {
     return this.results(id);
   }
 
+  /** Both tables get the partition: the JSONL one at samples/…, the Parquet one at parquet/…. */
   async registerPartition(pathId: string, runId: string): Promise<void> {
     if (!SAFE_ID.test(pathId)) throw new QueryFailedError(`unsafe path id: ${JSON.stringify(pathId)}`);
     checkRunId(runId);
-    // Partition values cannot be ExecutionParameters in DDL; both were pattern-checked above.
-    const sql =
-      `ALTER TABLE ${this.table} ADD IF NOT EXISTS PARTITION (path='${pathId}', run='${runId}') ` +
-      `LOCATION 's3://${this.config.bucket}/samples/path=${pathId}/run=${runId}/'`;
-    const label = `partition-${pathId}-${runId}`;
-    const id = await this.start(sql, [], clientRequestToken(label, sql, [], this.salt()), label);
-    await this.wait(id, label);
+    const where = `path=${pathId}/run=${runId}/`;
+    for (const [table, prefix] of [
+      [this.jsonlTable, 'samples'],
+      [this.table, 'parquet'],
+    ]) {
+      // Partition values cannot be ExecutionParameters in DDL; both were pattern-checked above.
+      const sql =
+        `ALTER TABLE ${table} ADD IF NOT EXISTS PARTITION (path='${pathId}', run='${runId}') ` +
+        `LOCATION 's3://${this.config.bucket}/${prefix}/${where}'`;
+      const label = `partition-${table}-${pathId}-${runId}`;
+      const id = await this.start(sql, [], clientRequestToken(label, sql, [], this.salt()), label);
+      await this.wait(id, label);
+    }
   }
 
   private async start(sql: string, literals: string[], token: string, label: string): Promise<string> {

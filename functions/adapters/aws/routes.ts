@@ -20,21 +20,40 @@ import { isAwsError } from './util.js';
 
 type RouteKey = Omit<RouteEntry, 'via'>;
 
-/** Target kinds EC2 understands, in the order a route's fields are checked. */
-type TargetKind = Exclude<ViaKey, 'labNextHop'>;
+/**
+ * Every target kind of EC2's Route shape (DescribeRouteTables), in the order a route's fields
+ * are checked, with the ReplaceRoute/CreateRoute input field that puts it back. A plan may swap
+ * a route only to the kinds of core/plan.ts VIA_KEYS; an original of any kind here is recorded
+ * and restored as it was (issue 17: a kind read as "none" would be deleted on restore).
+ */
+const KINDS = {
+  vpcPeeringConnectionId: { input: 'VpcPeeringConnectionId', id: /^pcx-[0-9a-f]+$/i },
+  transitGatewayId: { input: 'TransitGatewayId', id: /^tgw-[0-9a-zA-Z]+$/ },
+  natGatewayId: { input: 'NatGatewayId', id: /^nat-[0-9a-f]+$/i },
+  vpcEndpointId: { input: 'VpcEndpointId', id: /^vpce-[0-9a-f]+$/i },
+  gatewayId: { input: 'GatewayId', id: /^(igw|vgw)-[0-9a-zA-Z]+$/ },
+  localGatewayId: { input: 'LocalGatewayId', id: /^lgw-[0-9a-zA-Z]+$/ },
+  carrierGatewayId: { input: 'CarrierGatewayId', id: /^cagw-[0-9a-zA-Z]+$/ },
+  egressOnlyInternetGatewayId: { input: 'EgressOnlyInternetGatewayId', id: /^eigw-[0-9a-f]+$/i },
+  coreNetworkArn: {
+    input: 'CoreNetworkArn',
+    id: /^arn:aws[a-z-]*:networkmanager::\d{12}:core-network\/[A-Za-z0-9-]+$/,
+  },
+  // A NAT instance's route also names its interface; the interface is the precise target.
+  networkInterfaceId: { input: 'NetworkInterfaceId', id: /^eni-[0-9a-f]+$/i },
+  instanceId: { input: 'InstanceId', id: /^i-[0-9a-f]+$/i },
+} as const;
+type TargetKind = keyof typeof KINDS;
+
+/** Every kind a route's original may be recorded as (a superset of what a plan may swap to). */
+export const ROUTE_TARGET_KINDS = Object.keys(KINDS) as TargetKind[];
 /** The plan's route target keys minus the lab's own (core/plan.ts VIA_KEYS). */
-export const ROUTE_TARGET_KINDS: readonly TargetKind[] = VIA_KEYS.filter((k): k is TargetKind => k !== 'labNextHop');
+export const PLAN_TARGET_KINDS: readonly ViaKey[] = VIA_KEYS.filter((k) => k !== 'labNextHop');
 
-const INPUT_FIELD: Record<TargetKind, string> = {
-  vpcPeeringConnectionId: 'VpcPeeringConnectionId',
-  transitGatewayId: 'TransitGatewayId',
-  gatewayId: 'GatewayId',
-  natGatewayId: 'NatGatewayId',
-  networkInterfaceId: 'NetworkInterfaceId',
-  vpcEndpointId: 'VpcEndpointId',
-};
+/** The VPC's own route ("local"): it can be neither replaced by a plan nor restored by one. */
+export const LOCAL_TARGET = 'local';
 
-/** Split "kind:id"; rejects the lab-only kind and unknown kinds with a one-line reason. */
+/** Split "kind:id"; rejects the lab-only kind, unknown kinds and malformed ids with a one-line reason. */
 export function parseRouteTarget(target: RouteTarget): { kind: TargetKind; id: string } {
   const i = target.indexOf(':');
   const kind = i > 0 ? target.slice(0, i) : target;
@@ -42,7 +61,8 @@ export function parseRouteTarget(target: RouteTarget): { kind: TargetKind; id: s
   if (kind === 'labNextHop') {
     throw new RouteSwapError(`route target ${target} is a local-lab next hop; it cannot be used on AWS`);
   }
-  if (!(ROUTE_TARGET_KINDS as readonly string[]).includes(kind) || !/^[a-z]+-[0-9a-zA-Z]+$/.test(id)) {
+  const spec = (KINDS as Record<string, { id: RegExp }>)[kind];
+  if (!spec?.id.test(id)) {
     throw new RouteSwapError(
       `unknown route target ${JSON.stringify(target)} (expected kind:id, kind one of ${ROUTE_TARGET_KINDS.join(', ')})`,
     );
@@ -61,14 +81,31 @@ function destinationField(destination: string): {
   return { DestinationCidrBlock: destination };
 }
 
-function targetOf(route: Route): RouteTarget {
-  if (route.VpcPeeringConnectionId) return `vpcPeeringConnectionId:${route.VpcPeeringConnectionId}`;
-  if (route.TransitGatewayId) return `transitGatewayId:${route.TransitGatewayId}`;
-  if (route.NatGatewayId) return `natGatewayId:${route.NatGatewayId}`;
+/** Route fields that are not a target (DescribeRouteTables' Route shape). */
+const NOT_TARGET = new Set([
+  'DestinationCidrBlock',
+  'DestinationIpv6CidrBlock',
+  'DestinationPrefixListId',
+  'InstanceOwnerId',
+  'Origin',
+  'State',
+]);
+
+/**
+ * The route's target as "kind:id"; "local" for the VPC's own route; "unknown:<fields>" for a
+ * target field this code does not know (never "none": that would delete the route on restore).
+ */
+export function targetOf(route: Route): RouteTarget {
+  const fields = route as Record<string, unknown>;
+  if (route.GatewayId === LOCAL_TARGET) return LOCAL_TARGET;
   if (route.GatewayId?.startsWith('vpce-')) return `vpcEndpointId:${route.GatewayId}`;
-  if (route.GatewayId) return `gatewayId:${route.GatewayId}`;
-  if (route.NetworkInterfaceId) return `networkInterfaceId:${route.NetworkInterfaceId}`;
-  return 'none';
+  for (const kind of ROUTE_TARGET_KINDS) {
+    if (kind === 'vpcEndpointId') continue;
+    const v = fields[KINDS[kind].input];
+    if (typeof v === 'string' && v) return `${kind}:${v}`;
+  }
+  const other = Object.keys(fields).filter((k) => !NOT_TARGET.has(k) && fields[k] !== undefined);
+  return `unknown:${other.sort().join('+') || 'no target field'}`;
 }
 
 export class Ec2Routes implements Routes {
@@ -83,7 +120,13 @@ export class Ec2Routes implements Routes {
     // Restoring a route that did not exist before the run means removing it.
     if (target === 'none') return this.remove(route);
     const { kind, id } = parseRouteTarget(target);
-    const input = { RouteTableId: route.routeTableId, ...destinationField(route.destination), [INPUT_FIELD[kind]]: id };
+    const current = await this.find(route);
+    if (current && targetOf(current) === LOCAL_TARGET) {
+      throw new RouteSwapError(
+        `${route.region} ${route.routeTableId} ${route.destination} is the VPC's local route: it cannot be replaced`,
+      );
+    }
+    const input = { RouteTableId: route.routeTableId, ...destinationField(route.destination), [KINDS[kind].input]: id };
     const ec2 = this.ec2For(route.region);
     try {
       await ec2.send(new ReplaceRouteCommand(input));

@@ -42,6 +42,9 @@ const STATUS: Record<string, CommandStatus> = {
   Cancelled: 'Cancelled',
 };
 
+/** How far back a retried send looks for its command: an execution lasts at most a day. */
+const SENT_LOOKBACK_MS = 24 * 3600 * 1000;
+
 const TERMINAL = new Set(['Success', 'Failed', 'TimedOut', 'Cancelled']);
 
 /** Map an SSM invocation status to ours; unknown statuses fail loudly rather than loop. */
@@ -81,7 +84,13 @@ export class SsmCommandRunner implements CommandRunner {
     } catch (e) {
       throw new ProbeCommandFailedError(e instanceof Error ? e.message : String(e));
     }
-    const out = await this.ssmFor(cmd.client.region).send(
+    const ssm = this.ssmFor(cmd.client.region);
+    // SendCommand has no idempotency token: a SendProbe retried after a Lambda died between
+    // SendCommand and the manifest write finds its command instead of starting a second agent
+    // that would write the same raw keys.
+    const existing = await this.alreadySent(ssm, cmd);
+    if (existing) return { commandId: existing };
+    const out = await ssm.send(
       new SendCommandCommand({
         DocumentName: this.config.documentName,
         InstanceIds: [cmd.client.instanceId],
@@ -95,6 +104,31 @@ export class SsmCommandRunner implements CommandRunner {
     const commandId = out.Command?.CommandId;
     if (!commandId) throw new ProbeCommandFailedError('SendCommand returned no command id');
     return { commandId };
+  }
+
+  /** The command already sent for this run and path to this instance, if any (parameters name both). */
+  private async alreadySent(ssm: SSMClient, cmd: ProbeCommand): Promise<string | undefined> {
+    const since = new Date(this.now().getTime() - SENT_LOOKBACK_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    let token: string | undefined;
+    do {
+      const out = await ssm.send(
+        new ListCommandsCommand({
+          InstanceId: cmd.client.instanceId,
+          Filters: [
+            { key: 'DocumentName', value: this.config.documentName },
+            { key: 'InvokedAfter', value: since },
+          ],
+          MaxResults: 50,
+          ...(token ? { NextToken: token } : {}),
+        }),
+      );
+      const found = out?.Commands?.find(
+        (c) => c.Parameters?.runId?.[0] === cmd.runId && c.Parameters?.pathId?.[0] === cmd.pathId,
+      );
+      if (found?.CommandId) return found.CommandId;
+      token = out?.NextToken;
+    } while (token);
+    return undefined;
   }
 
   async status(commandId: string, client: ClientRef): Promise<CommandInvocation> {

@@ -1,15 +1,26 @@
 /**
  * ObjectStore on S3: one bucket, the key layout of core/keys.ts, NoSuchKey → undefined.
+ * Streaming: reads iterate GetObject's Body stream; writes buffer PART_BYTES at a time and go
+ * up as one PutObject when the body is smaller than that, else as a multipart upload
+ * (CreateMultipartUpload / UploadPart / CompleteMultipartUpload with the plain S3 client, since
+ * @aws-sdk/lib-storage is not a dependency; aborted on any error so no parts are left behind).
  */
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { ObjectStore } from '../../ports.js';
 import { isAwsError } from './util.js';
+
+/** Multipart part size: S3's minimum is 5 MiB (except the last part); 8 MiB keeps the heap small. */
+export const PART_BYTES = 8 * 1024 * 1024;
 
 export class S3ObjectStore implements ObjectStore {
   readonly location: string;
@@ -17,8 +28,78 @@ export class S3ObjectStore implements ObjectStore {
   constructor(
     private readonly s3: S3Client,
     private readonly bucket: string,
+    /** Part size of streaming writes (tests use S3's 5 MiB minimum to keep bodies small). */
+    private readonly partBytes = PART_BYTES,
   ) {
     this.location = `s3://${bucket}`;
+  }
+
+  async getStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
+    try {
+      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!out.Body) return (async function* () {})();
+      // In Node the Body is an http.IncomingMessage (a Readable): async-iterable in chunks.
+      return out.Body as unknown as AsyncIterable<Uint8Array>;
+    } catch (e) {
+      if (isAwsError(e, 'NoSuchKey', 'NotFound')) return undefined;
+      throw e;
+    }
+  }
+
+  async putStream(key: string, body: AsyncIterable<string | Uint8Array>, contentType?: string): Promise<void> {
+    const type = contentType ?? guessContentType(key);
+    const encoder = new TextEncoder();
+    let pending: Uint8Array[] = [];
+    let size = 0;
+    let uploadId: string | undefined;
+    const parts: { ETag?: string; PartNumber: number }[] = [];
+    const take = (): Buffer => {
+      const b = Buffer.concat(pending, size);
+      pending = [];
+      size = 0;
+      return b;
+    };
+    const uploadPart = async (bytes: Buffer): Promise<void> => {
+      if (uploadId === undefined) {
+        const created = await this.s3.send(
+          new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: type }),
+        );
+        uploadId = created.UploadId;
+      }
+      const PartNumber = parts.length + 1;
+      const out = await this.s3.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: bytes }),
+      );
+      parts.push({ ETag: out.ETag, PartNumber });
+    };
+    try {
+      for await (const chunk of body) {
+        const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
+        pending.push(bytes);
+        size += bytes.byteLength;
+        if (size >= this.partBytes) await uploadPart(take());
+      }
+      if (uploadId === undefined) {
+        await this.put(key, take(), type);
+        return;
+      }
+      if (size > 0) await uploadPart(take());
+      await this.s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (e) {
+      if (uploadId !== undefined) {
+        await this.s3
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+          .catch(() => undefined);
+      }
+      throw e;
+    }
   }
 
   async put(key: string, body: string | Uint8Array, contentType?: string): Promise<void> {

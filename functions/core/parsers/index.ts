@@ -4,20 +4,39 @@
  */
 import { ParseError } from '../errors.js';
 import { PROBE_KINDS, type ProbeKind, type SampleRecord } from '../model.js';
-import { parseHttp } from './http.js';
-import { parseIperf3 } from './iperf3.js';
-import { parseMtu } from './mtu.js';
-import { parseSockperf } from './sockperf.js';
-import { parseTcpConnect } from './tcp-connect.js';
-import type { ParseMeta, Parser } from './types.js';
+import { FileParse, parseText } from './file.js';
+import { httpLines, parseHttp } from './http.js';
+import { iperf3Lines, parseIperf3 } from './iperf3.js';
+import { mtuLines, parseMtu } from './mtu.js';
+import { parseSockperf, sockperfLines } from './sockperf.js';
+import { parseTcpConnect, tcpConnectLines } from './tcp-connect.js';
+import type { LineParserFactory, ParseMeta, Parser, ParseStats } from './types.js';
 
-/** Each kind's parser. */
+/** Each kind's strict whole-text parser (all records, or a ParseError for the first bad line). */
 export const PARSERS: Record<ProbeKind, Parser> = {
   'tcp-connect': parseTcpConnect,
   iperf3: parseIperf3,
   http: parseHttp,
   sockperf: parseSockperf,
   mtu: parseMtu,
+};
+
+/** Each kind's line parser (lenient: bad lines rejected and counted, the rest kept). */
+export const LINE_PARSERS: Record<ProbeKind, LineParserFactory> = {
+  'tcp-connect': tcpConnectLines,
+  iperf3: iperf3Lines,
+  http: httpLines,
+  sockperf: sockperfLines,
+  mtu: mtuLines,
+};
+
+/** How a kind counts what it reads, for notes ("3 of 1,200 intervals rejected"). */
+export const PARSE_UNIT: Record<ProbeKind, string> = {
+  'tcp-connect': 'line',
+  iperf3: 'interval',
+  http: 'line',
+  sockperf: 'line',
+  mtu: 'document',
 };
 
 /** True when `kind` names a probe kind that has a parser. */
@@ -33,10 +52,27 @@ export function assertProbeKind(kind: string): asserts kind is ProbeKind {
 }
 
 /**
- * Parse one raw file of `kind` into sample records. Throws ParseError (one line) for an
- * unknown kind or input that is not that kind's raw output.
+ * Parse one raw file of `kind` into sample records, strictly. Throws ParseError (one line) for
+ * an unknown kind or input with a bad line.
  */
 export function parseRaw(kind: string, raw: string, meta: ParseMeta): SampleRecord[] {
   assertProbeKind(kind);
   return PARSERS[kind](raw, meta);
 }
+
+/** Parse one raw file of `kind` leniently: every good line's records, and the counts. */
+export function parseRawLenient(
+  kind: string,
+  raw: string,
+  meta: ParseMeta,
+): { records: SampleRecord[]; stats: ParseStats } {
+  assertProbeKind(kind);
+  return parseText(kind, LINE_PARSERS[kind], raw, meta);
+}
+
+/** A streaming parse of one raw file of `kind`: feed it lines, then end it. */
+export function fileParser(kind: ProbeKind, meta: ParseMeta): FileParse {
+  return new FileParse(kind, LINE_PARSERS[kind], meta);
+}
+
+export type { FileParse };

@@ -16,7 +16,9 @@
 import { flagCreditCliffs } from '../credit.js';
 import { ParseError } from '../errors.js';
 import type { SampleRecord } from '../model.js';
-import type { ParseMeta, Parser } from './types.js';
+import { closeTruncatedJson } from './json-repair.js';
+import { strictParser } from './strict.js';
+import type { EndContext, LineParser, ParseMeta } from './types.js';
 
 /** What the runners' sidecar `<trial>.meta.json` may carry that a parser uses. */
 export interface SidecarFacts {
@@ -29,15 +31,26 @@ export interface SidecarFacts {
   monotonicToEpochMs?: number;
 }
 
-/** Read the optional sidecar; a malformed sidecar is ignored rather than failing the raw file. */
+/** Read the optional sidecar; a malformed sidecar, or a field of the wrong type, is ignored rather than failing the raw file. */
 export function readSidecar(text: string | undefined): SidecarFacts {
   if (!text) return {};
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(text);
-    return v && typeof v === 'object' ? (v as SidecarFacts) : {};
+    v = JSON.parse(text);
   } catch {
     return {};
   }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+  const o = v as Record<string, unknown>;
+  const out: SidecarFacts = {};
+  for (const k of ['startedAtMs', 'endedAtMs', 'monotonicToEpochMs'] as const) {
+    if (typeof o[k] === 'number' && Number.isFinite(o[k])) out[k] = o[k];
+  }
+  if (Number.isSafeInteger(o.streams) && (o.streams as number) > 0) out.streams = o.streams as number;
+  for (const k of ['reason', 'mode'] as const) {
+    if (typeof o[k] === 'string' && o[k] !== '') out[k] = (o[k] as string).slice(0, 100);
+  }
+  return out;
 }
 
 /**
@@ -114,19 +127,87 @@ function isNum(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v);
 }
 
-/** Parse one repeat's raw iperf3 `-J` stdout (see module header). */
-export const parseIperf3: Parser = (raw: string, meta: ParseMeta): SampleRecord[] => {
-  const { json, trailing } = extractJsonObject(raw);
-  let doc: Iperf3Json;
-  try {
-    doc = JSON.parse(json) as Iperf3Json;
-  } catch (e) {
-    throw new ParseError(`iperf3 JSON does not parse: ${(e as Error).message}`);
+/** A finite number ≥ 0. */
+function isNonNeg(v: unknown): v is number {
+  return isNum(v) && v >= 0;
+}
+
+/**
+ * Why one interval cannot be kept ("iperf3 interval <i>: <field> …"), or undefined. Checked
+ * before any of its records is made, so an interval is kept or rejected whole.
+ */
+function intervalProblem(s: IntervalSum | undefined, seq: number, r: IntervalSum | undefined): string | undefined {
+  const at = `iperf3 interval ${seq}`;
+  if (!s || typeof s !== 'object') return `${at}: sum is missing`;
+  if (!isNonNeg(s.bits_per_second)) return `${at}: sum.bits_per_second must be a finite number ≥ 0`;
+  if (!isNum(s.start)) return `${at}: sum.start must be a finite number`;
+  if (!isNum(s.end)) return `${at}: sum.end must be a finite number`;
+  if (s.retransmits !== undefined && !(Number.isSafeInteger(s.retransmits) && s.retransmits >= 0)) {
+    return `${at}: sum.retransmits must be an integer ≥ 0`;
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new ParseError('iperf3 output is not a JSON object');
+  if (r && r.jitter_ms !== undefined && !isNonNeg(r.jitter_ms)) return `${at}: server sum.jitter_ms must be ≥ 0`;
+  if (r && r.lost_percent !== undefined && !isNonNeg(r.lost_percent))
+    return `${at}: server sum.lost_percent must be ≥ 0`;
+  return undefined;
+}
+
+/** Read the document out of the raw text: whole, repaired after a truncation, or not at all. */
+function readDocument(
+  raw: string,
+  ctx: EndContext,
+): { doc: Iperf3Json; trailing: string; truncated: boolean } | undefined {
+  let json: string;
+  let trailing = '';
+  let truncated = false;
+  try {
+    ({ json, trailing } = extractJsonObject(raw));
+  } catch (e) {
+    const repaired = /truncated/.test((e as Error).message) ? closeTruncatedJson(raw, 2) : undefined;
+    if (repaired === undefined) {
+      ctx.reject((e as Error).message);
+      return undefined;
+    }
+    ctx.truncated('iperf3 JSON is truncated: kept every complete interval');
+    truncated = true;
+    json = repaired;
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(json);
+  } catch (e) {
+    ctx.reject(`iperf3 JSON does not parse: ${(e as Error).message}`);
+    return undefined;
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
+    ctx.reject('iperf3 output is not a JSON object');
+    return undefined;
+  }
+  return { doc: doc as Iperf3Json, trailing, truncated };
+}
+
+/** The line parser for one repeat's raw iperf3 `-J` stdout (see module header): buffers, parses at the end. */
+export function iperf3Lines(meta: ParseMeta): LineParser {
+  const parts: string[] = [];
+  return {
+    line(text) {
+      parts.push(text);
+      return [];
+    },
+    end(ctx) {
+      return iperf3Records(parts.join('\n'), meta, ctx);
+    },
+  };
+}
+
+function iperf3Records(raw: string, meta: ParseMeta, ctx: EndContext): SampleRecord[] {
+  const read = readDocument(raw, ctx);
+  if (!read) return [];
+  const { doc, trailing, truncated } = read;
   const side = readSidecar(meta.sidecar);
-  const protocol = doc.start?.test_start?.protocol?.toLowerCase() ?? side.mode;
-  const streams = doc.start?.test_start?.num_streams ?? side.streams;
+  const proto = doc.start?.test_start?.protocol;
+  const protocol = typeof proto === 'string' ? proto.toLowerCase() : side.mode;
+  const n = doc.start?.test_start?.num_streams;
+  const streams = Number.isSafeInteger(n) ? n : side.streams;
   const extras: Record<string, unknown> = {};
   if (protocol !== undefined) extras.mode = protocol;
   if (streams !== undefined) extras.streams = streams;
@@ -140,16 +221,26 @@ export const parseIperf3: Parser = (raw: string, meta: ParseMeta): SampleRecord[
     clock: 'tool',
     ...extras,
   };
-  const t0 = isNum(doc.start?.timestamp?.timesecs) ? doc.start.timestamp.timesecs * 1000 : undefined;
+  const ts = doc.start?.timestamp?.timesecs;
+  const t0 = isNum(ts) ? ts * 1000 : undefined;
   const out: SampleRecord[] = [];
   const intervals = Array.isArray(doc.intervals) ? doc.intervals : [];
-  const serverIntervals = doc.server_output_json?.intervals;
+  const serverIntervals = Array.isArray(doc.server_output_json?.intervals)
+    ? doc.server_output_json.intervals
+    : undefined;
+  ctx.units(intervals.length);
+  let kept = 0;
   intervals.forEach((iv, seq) => {
-    const s = iv?.sum;
-    if (!s || !isNum(s.bits_per_second) || !isNum(s.start) || !isNum(s.end)) {
-      throw new ParseError(`iperf3 interval ${seq} has no sum.bits_per_second/start/end`);
+    const s = iv && typeof iv === 'object' ? iv.sum : undefined;
+    const rv = serverIntervals?.[seq];
+    const r = rv && typeof rv === 'object' && rv.sum && typeof rv.sum === 'object' ? rv.sum : undefined;
+    const problem =
+      t0 === undefined ? `iperf3 interval ${seq}: start.timestamp.timesecs is missing` : intervalProblem(s, seq, r);
+    if (problem || !s || t0 === undefined) {
+      ctx.reject(problem ?? `iperf3 interval ${seq}: sum is missing`);
+      return;
     }
-    if (t0 === undefined) throw new ParseError('iperf3 output has intervals but no start.timestamp.timesecs');
+    kept++;
     const at = { seq, t_start: t0 + s.start * 1000, t_end: t0 + s.end * 1000, ok: true, scope: 'interval' };
     out.push({ ...base, ...at, metric: 'throughput_bps', value: s.bits_per_second, unit: 'bit/s' });
     if (protocol === 'tcp' && isNum(s.retransmits)) {
@@ -157,28 +248,30 @@ export const parseIperf3: Parser = (raw: string, meta: ParseMeta): SampleRecord[
     }
     // Per-interval jitter/loss exist only on the receiving side: in server_output_json when the
     // server runs with -J (the runner always asks for --get-server-output on UDP).
-    const r = serverIntervals?.[seq]?.sum;
     if (protocol === 'udp' && r && isNum(r.jitter_ms) && isNum(r.lost_percent)) {
       out.push({ ...base, ...at, metric: 'jitter_ms', value: r.jitter_ms, unit: 'ms' });
       out.push({ ...base, ...at, metric: 'lost_percent', value: r.lost_percent, unit: 'percent' });
     }
   });
   const error = typeof doc.error === 'string' ? doc.error : undefined;
-  if (error !== undefined || intervals.length === 0) {
+  const pb = doc.pathbench && typeof doc.pathbench === 'object' ? doc.pathbench : undefined;
+  if (error !== undefined || (intervals.length === 0 && ctx.rejected === 0)) {
     const reason =
-      side.reason ?? doc.pathbench?.reason ?? (error !== undefined ? classifyIperf3Error(error) : 'no-intervals');
-    const ts = side.startedAtMs ?? doc.pathbench?.startedAtMs ?? t0 ?? 0;
-    const te = side.endedAtMs ?? doc.pathbench?.endedAtMs ?? ts;
+      side.reason ??
+      (typeof pb?.reason === 'string' ? pb.reason : undefined) ??
+      (error !== undefined ? classifyIperf3Error(error) : truncated ? 'truncated' : 'no-intervals');
+    const tStart = side.startedAtMs ?? (isNum(pb?.startedAtMs) ? pb.startedAtMs : undefined) ?? t0 ?? 0;
+    const tEnd = side.endedAtMs ?? (isNum(pb?.endedAtMs) ? pb.endedAtMs : undefined) ?? tStart;
     out.push({
       ...base,
       seq: intervals.length,
-      t_start: ts,
-      t_end: te,
+      t_start: tStart,
+      t_end: tEnd,
       metric: 'throughput_bps',
       value: null,
       unit: 'bit/s',
       ok: false,
-      error: reason,
+      error: reason.slice(0, 100),
       ...(error !== undefined ? { error_detail: error.slice(0, 300) } : {}),
     });
     flagCreditCliffs(out);
@@ -186,11 +279,19 @@ export const parseIperf3: Parser = (raw: string, meta: ParseMeta): SampleRecord[
   }
   // UDP without per-interval receiver data: the whole-test receiver figures, once per repeat.
   const e = doc.end?.sum;
-  if (protocol === 'udp' && !serverIntervals && e && isNum(e.jitter_ms) && isNum(e.lost_percent) && t0 !== undefined) {
+  if (
+    protocol === 'udp' &&
+    !serverIntervals &&
+    e &&
+    isNonNeg(e.jitter_ms) &&
+    isNonNeg(e.lost_percent) &&
+    t0 !== undefined &&
+    kept > 0
+  ) {
     const at = {
       seq: 0,
-      t_start: t0 + (e.start ?? 0) * 1000,
-      t_end: t0 + (e.end ?? 0) * 1000,
+      t_start: t0 + (isNum(e.start) ? e.start : 0) * 1000,
+      t_end: t0 + (isNum(e.end) ? e.end : 0) * 1000,
       ok: true,
       scope: 'test',
     };
@@ -199,4 +300,7 @@ export const parseIperf3: Parser = (raw: string, meta: ParseMeta): SampleRecord[
   }
   flagCreditCliffs(out);
   return out;
-};
+}
+
+/** Strict whole-text form (see strict.ts). */
+export const parseIperf3 = strictParser('iperf3', iperf3Lines);

@@ -1,8 +1,11 @@
 /**
- * Shared reading of the agent's own JSON-lines raw formats (tcp-connect, http): line splitting
- * and field checks that fail with a one-line ParseError naming the line and field.
+ * Shared reading of the agent's own JSON-lines raw formats (tcp-connect, http): one JSON object
+ * per line, blank lines skipped, field checks that fail with a one-line ParseError naming the
+ * line and field (the line is then rejected; the others are kept).
  */
 import { ParseError } from '../errors.js';
+import type { SampleRecord } from '../model.js';
+import type { LineParser, ParseMeta } from './types.js';
 
 export interface Line {
   /** Where the line is, for error messages: "<kind> line <n>" (1-based). */
@@ -10,26 +13,32 @@ export interface Line {
   obj: Record<string, unknown>;
 }
 
-/** Split raw text into JSON objects, skipping blank lines; empty input is an error. */
-export function jsonLines(raw: string, kind: string): Line[] {
-  const out: Line[] = [];
-  const lines = raw.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const text = lines[i].trim();
-    if (text === '') continue;
-    let obj: unknown;
-    try {
-      obj = JSON.parse(text);
-    } catch {
-      throw new ParseError(`${kind} line ${i + 1}: not JSON: ${text.slice(0, 60)}`);
-    }
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
-      throw new ParseError(`${kind} line ${i + 1}: not a JSON object`);
-    }
-    out.push({ at: `${kind} line ${i + 1}`, obj: obj as Record<string, unknown> });
+/** Parse one line's JSON object; throws ParseError naming the line. */
+export function jsonLine(text: string, n: number, kind: string): Line {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(text);
+  } catch {
+    throw new ParseError(`${kind} line ${n}: not JSON: ${text.slice(0, 60)}`);
   }
-  if (out.length === 0) throw new ParseError(`${kind}: no JSON lines in input`);
-  return out;
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+    throw new ParseError(`${kind} line ${n}: not a JSON object`);
+  }
+  return { at: `${kind} line ${n}`, obj: obj as Record<string, unknown> };
+}
+
+/** A LineParser for a JSON-lines format whose every line is one sample record. */
+export function jsonLinesParser(
+  kind: string,
+  toRecord: (line: Line, meta: ParseMeta) => SampleRecord,
+): (meta: ParseMeta) => LineParser {
+  return (meta) => ({
+    line(text, n) {
+      if (text.trim() === '') return [];
+      return [toRecord(jsonLine(text, n, kind), meta)];
+    },
+    end: () => [],
+  });
 }
 
 export function reqNum(o: Record<string, unknown>, k: string, at: string): number {
@@ -38,10 +47,18 @@ export function reqNum(o: Record<string, unknown>, k: string, at: string): numbe
   return v;
 }
 
+/** An integer that JSON carried exactly (|v| ≤ 2^53 − 1). */
 export function reqInt(o: Record<string, unknown>, k: string, at: string): number {
   const v = o[k];
-  if (!Number.isInteger(v)) throw new ParseError(`${at}: ${k} must be an integer`);
+  if (!Number.isSafeInteger(v)) throw new ParseError(`${at}: ${k} must be an integer`);
   return v as number;
+}
+
+/** A counter or index: an integer 0 … 2^53 − 1. */
+export function reqCount(o: Record<string, unknown>, k: string, at: string): number {
+  const v = reqInt(o, k, at);
+  if (v < 0) throw new ParseError(`${at}: ${k} must be an integer ≥ 0`);
+  return v;
 }
 
 export function reqBool(o: Record<string, unknown>, k: string, at: string): boolean {

@@ -15,19 +15,25 @@
  * tx/rx are CLOCK_MONOTONIC seconds (the runner passes --no-rdtsc); the runner's sidecar gives
  * the offset to epoch ms. Without a sidecar the times stay on sockperf's clock
  * (`time_base: "monotonic"`). A log without rows (no server reply, connection refused) becomes
- * one ok:false record with a reason.
+ * one ok:false record with a reason. A bad row (a field that is not a number, a negative
+ * latency) is rejected naming the column; a last row without newline is truncated (a number cut
+ * short still parses, so it is never trusted).
  */
 import { ParseError } from '../errors.js';
 import type { SampleRecord } from '../model.js';
 import { readSidecar } from './iperf3.js';
-import type { Parser } from './types.js';
+import { strictParser } from './strict.js';
+import type { LineParser, ParseMeta } from './types.js';
 
 export const SOCKPERF_NOTE = 'round trip (sockperf one-way latency x 2)';
 
-/** Parse one sockperf full-log CSV (see module header). */
-export const parseSockperf: Parser = (raw, meta) => {
+const COLUMNS = ['packet', 'txTime(sec)', 'rxTime(sec)', 'latency(usec)'];
+
+/** The line parser for one sockperf full-log CSV (see module header). */
+export function sockperfLines(meta: ParseMeta): LineParser {
   const side = readSidecar(meta.sidecar);
   const offset = typeof side.monotonicToEpochMs === 'number' ? side.monotonicToEpochMs : undefined;
+  const shift = offset ?? 0;
   const base = {
     run_id: meta.runId,
     path_id: meta.pathId,
@@ -40,54 +46,97 @@ export const parseSockperf: Parser = (raw, meta) => {
     note: SOCKPERF_NOTE,
     ...(side.mode ? { mode: side.mode } : {}),
   };
-  const lines = raw.split('\n');
-  const header = lines.findIndex((l) => l.startsWith('packet,'));
-  const out: SampleRecord[] = [];
-  if (header >= 0) {
-    if (!/txTime\(sec\),\s*rxTime\(sec\),\s*latency\(usec\)/.test(lines[header])) {
-      throw new ParseError(`unexpected sockperf full-log header: ${lines[header].slice(0, 80)}`);
-    }
-    const shift = offset ?? 0;
-    for (let i = header + 1; i < lines.length; i++) {
-      const line = lines[i];
-      if (line === '' || line.startsWith('---')) break;
-      const f = line.split(',');
-      const seq = Number(f[0]);
-      const tx = Number(f[1]);
-      const rx = Number(f[2]);
-      const oneWay = Number(f[3]);
-      if (f.length !== 4 || !Number.isInteger(seq) || ![tx, rx, oneWay].every(Number.isFinite)) {
-        throw new ParseError(`sockperf full-log line ${i + 1} is not "packet, tx, rx, latency": ${line.slice(0, 80)}`);
+  let state: 'before' | 'rows' | 'bad-header' | 'after' = 'before';
+  let firstText: string | undefined;
+  let noReplies = false;
+  let sockperfLike = false;
+  return {
+    line(text, n, complete) {
+      if (state === 'before') {
+        const t = text.trim();
+        if (t !== '' && firstText === undefined) firstText = t;
+        if (t.includes('test was performed') || t.startsWith('sockperf') || t.startsWith('---')) sockperfLike = true;
+        if (/No messages were received/.test(text)) noReplies = true;
+        if (!text.startsWith('packet,')) return [];
+        if (!/txTime\(sec\),\s*rxTime\(sec\),\s*latency\(usec\)/.test(text)) {
+          state = 'bad-header';
+          throw new ParseError(`sockperf line ${n}: unexpected full-log header: ${text.slice(0, 80)}`);
+        }
+        state = 'rows';
+        return [];
       }
-      out.push({
-        ...base,
+      if (state === 'bad-header') {
+        if (text === '' || text.startsWith('---')) {
+          state = 'after';
+          return [];
+        }
+        throw new ParseError(`sockperf line ${n}: row under an unexpected full-log header`);
+      }
+      if (state === 'after') return [];
+      if (text === '' || text.startsWith('---')) {
+        state = 'after';
+        return [];
+      }
+      if (!complete) throw new ParseError(`sockperf line ${n}: row cut off`);
+      const f = text.split(',');
+      if (f.length !== 4) {
+        throw new ParseError(`sockperf line ${n}: ${f.length} fields, expected 4 (${COLUMNS.join(', ')})`);
+      }
+      const v = [0, 0, 0, 0];
+      for (let i = 0; i < 4; i++) {
+        v[i] = f[i].trim() === '' ? Number.NaN : Number(f[i]);
+        if (!Number.isFinite(v[i])) {
+          throw new ParseError(`sockperf line ${n}: ${COLUMNS[i]} is not a number: ${f[i].trim().slice(0, 30)}`);
+        }
+      }
+      const [seq, tx, rx, oneWay] = v;
+      if (!Number.isSafeInteger(seq) || seq < 0)
+        throw new ParseError(`sockperf line ${n}: packet must be an integer ≥ 0`);
+      if (oneWay < 0) throw new ParseError(`sockperf line ${n}: latency(usec) must be ≥ 0, got ${oneWay}`);
+      // A plain literal, not `...base`: object spread costs ~40× here, and a log has 1 M rows.
+      const r: SampleRecord = {
+        run_id: base.run_id,
+        path_id: base.path_id,
+        probe: base.probe,
+        kind: 'sockperf',
+        trial: base.trial,
+        unit: 'us',
+        clock: base.clock,
+        time_base: base.time_base,
+        note: SOCKPERF_NOTE,
         seq,
         t_start: tx * 1000 + shift,
         t_end: rx * 1000 + shift,
         metric: 'rtt_us',
         value: Math.round(oneWay * 2000) / 1000,
         ok: true,
-      });
-    }
-  }
-  if (out.length > 0) return out;
-  const trimmed = raw.trim();
-  if (trimmed !== '' && header < 0 && !trimmed.includes('test was performed') && !trimmed.startsWith('sockperf')) {
-    throw new ParseError('not a sockperf full-log CSV (no "packet, txTime…" header)');
-  }
-  const reason =
-    side.reason ?? (/No messages were received/.test(raw) ? 'no-replies' : trimmed === '' ? 'no-output' : 'no-samples');
-  const t = side.startedAtMs ?? 0;
-  return [
-    {
-      ...base,
-      seq: 0,
-      t_start: t,
-      t_end: side.endedAtMs ?? t,
-      metric: 'rtt_us',
-      value: null,
-      ok: false,
-      error: reason,
+      };
+      if (side.mode) r.mode = side.mode;
+      return [r];
     },
-  ];
-};
+    end(ctx) {
+      if (ctx.kept > 0) return [];
+      if (state === 'before' && firstText !== undefined && !sockperfLike) {
+        ctx.reject('sockperf: not a sockperf full-log CSV (no "packet, txTime…" header)');
+        return [];
+      }
+      if (ctx.rejected > 0) return [];
+      const reason = side.reason ?? (noReplies ? 'no-replies' : firstText === undefined ? 'no-output' : 'no-samples');
+      const t = side.startedAtMs ?? 0;
+      const rec: SampleRecord = {
+        ...base,
+        seq: 0,
+        t_start: t,
+        t_end: side.endedAtMs ?? t,
+        metric: 'rtt_us',
+        value: null,
+        ok: false,
+        error: reason,
+      };
+      return [rec];
+    },
+  };
+}
+
+/** Strict whole-text form (see strict.ts). */
+export const parseSockperf = strictParser('sockperf', sockperfLines);

@@ -119,6 +119,28 @@ describe('aws cli helpers', () => {
       ),
     ).rejects.toThrow(/is invalid/);
     expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(2);
+
+    // Nor does a plan over the service limits (here: 10,000 paths), with the limit named.
+    writeFileSync(
+      planFile,
+      JSON.stringify({
+        name: 'huge',
+        defaults: {
+          probes: [{ kind: 'tcp-connect', count: 3 }],
+          client: { instanceId: 'i-0abc', region: 'ap-northeast-1' },
+        },
+        paths: Array.from({ length: 10_000 }, (_, i) => ({ id: `p${i}`, target: { host: '10.0.0.1', port: 5201 } })),
+      }),
+    );
+    await expect(
+      startRun(
+        { plan: planFile, stateMachine: SM, bucket: 'b' },
+        {},
+        () => undefined,
+        () => clients,
+      ),
+    ).rejects.toThrow(/limit of 25,000 events per execution/);
+    expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(2);
     sfn.restore();
     s3.restore();
   });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { awsDeps, ENV, readAwsConfig } from '../../../../functions/adapters/aws/deps.js';
 import { SsmPlanSource } from '../../../../functions/adapters/aws/plans.js';
 import { ConfigError, PlanInvalidError } from '../../../../functions/core/errors.js';
+import { FirstPlanSource } from '../../../../functions/pipeline/plan-store.js';
 import { TASK_NAMES } from '../../../../functions/wiring.js';
 
 const fullEnv = {
@@ -35,7 +36,7 @@ describe('awsDeps', () => {
     expect(deps.driver).toBe('aws');
     expect(deps.store.location).toBe('s3://pb-data');
     expect(deps.fleet.rebootable).toBe(true);
-    expect(deps.plans).toBeInstanceOf(SsmPlanSource);
+    expect(deps.plans).toBeInstanceOf(FirstPlanSource);
     expect(cfg.stateMachineArn).toBeUndefined();
   });
 
@@ -119,6 +120,40 @@ describe('Lambda entry', () => {
       expect(ddb.commandCalls(DeleteItemCommand)[0].args[0].input.ExpressionAttributeValues).toEqual({
         ':runId': { S: 'run-7' },
       });
+    } finally {
+      s3.restore();
+      ddb.restore();
+    }
+  });
+
+  it('CleanupAfterExecution of a refused second start (same name, later startDate) leaves the lock held', async () => {
+    Object.assign(process.env, fullEnv);
+    const mod = (await import('../../../../functions/lambda.js')) as unknown as Record<
+      string,
+      (e: unknown) => Promise<unknown>
+    >;
+    const s3 = mockClient(S3Client);
+    const ddb = mockClient(DynamoDBClient);
+    try {
+      s3.on(GetObjectCommand).rejects(new NoSuchKey({ $metadata: {}, message: 'no key' }));
+      ddb.on(GetItemCommand).resolves({
+        Item: {
+          pk: { S: 'pathbench-run-lock' },
+          runId: { S: 'run-7' },
+          runStartedAt: { S: '2026-12-01T00:00:00.000Z' },
+          expiresAt: { N: '9999999999' },
+        },
+      });
+      ddb.on(DeleteItemCommand).resolves({});
+      const event = {
+        source: 'aws.states',
+        'detail-type': 'Step Functions Execution Status Change',
+        detail: { name: 'run-7', status: 'FAILED', startDate: Date.parse('2026-12-01T00:10:00.000Z'), stopDate: null },
+      };
+      const out = (await mod.CleanupAfterExecution(event)) as { released: boolean; notes: string[] };
+      expect(out.released).toBe(false);
+      expect(out.notes).toContain('lock not held by this run');
+      expect(ddb.commandCalls(DeleteItemCommand)).toHaveLength(0);
     } finally {
       s3.restore();
       ddb.restore();

@@ -89,6 +89,24 @@ describe('DynamoRunLock', () => {
     });
   });
 
+  it('names the holder execution: put and release are conditional on run id and start time', async () => {
+    ddb.on(PutItemCommand).resolves({});
+    ddb.on(DeleteItemCommand).resolves({});
+    await lock.acquire('run-1', '2026-01-01T00:00:00.000Z');
+    const put = ddb.commandCalls(PutItemCommand)[0].args[0].input;
+    expect(put.Item?.runStartedAt).toEqual({ S: '2026-01-01T00:00:00.000Z' });
+    expect(put.ConditionExpression).toBe(
+      'attribute_not_exists(pk) OR expiresAt < :now OR (runId = :runId AND runStartedAt = :startedAt)',
+    );
+    await lock.release('run-1', '2026-01-01T00:00:00.000Z');
+    expect(ddb.commandCalls(DeleteItemCommand)[0].args[0].input).toEqual({
+      TableName: 'locks',
+      Key: { pk: { S: 'pathbench-run-lock' } },
+      ConditionExpression: 'runId = :runId AND runStartedAt = :startedAt',
+      ExpressionAttributeValues: { ':runId': { S: 'run-1' }, ':startedAt': { S: '2026-01-01T00:00:00.000Z' } },
+    });
+  });
+
   it('releases only its own lock; a failed condition is fine', async () => {
     ddb.on(DeleteItemCommand).resolvesOnce({}).rejectsOnce(ccf());
     await lock.release('run-1');
@@ -140,8 +158,8 @@ describe('DynamoRunLock', () => {
         acquiredAt: { S: '2026-01-01T00:00:00.000Z' },
         expiresAt: { N: String(epoch + 3600) },
       },
-      ConditionExpression: 'runId = :old',
-      ExpressionAttributeValues: { ':old': { S: 'run-0' } },
+      ConditionExpression: 'runId = :old AND acquiredAt = :oldAt',
+      ExpressionAttributeValues: { ':old': { S: 'run-0' }, ':oldAt': { S: '2025-12-31T23:00:00.000Z' } },
     });
   });
 

@@ -1,10 +1,10 @@
 /**
  * The SSM document's shell script, run for real with bash. Only the `aws` CLI (and `sleep`, to
- * keep the test fast) are stand-ins on PATH: `aws s3 cp` copies from and to a local "bucket"
+ * keep the test fast; the 2 s upload period becomes 0.2 s) are stand-ins on PATH: `aws s3 cp` copies from and to a local "bucket"
  * directory and can be told to fail the upload a number of times. The agent is a tiny script that
  * writes one raw file, like the real one.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +19,7 @@ import {
 const values = {
   bucket: 'pb-data',
   specKey: 'specs/run=run-1/path=C/spec.json',
-  rawPrefix: 'raw/path=C/run=run-1/',
+  rawPrefix: 'raw/path=C/run=run-1/client=i-0123456789abcdef0/',
   runId: 'run-1',
   pathId: 'C',
   agentBucket: 'cdk-assets',
@@ -49,6 +49,10 @@ fs.writeFileSync(out + '/tcp/1.jsonl', '{"seq":0,"rtt_ms":0.2}\\n');
 process.exit(Number(process.env.AGENT_EXIT || 0));
 `;
 
+/** The upload loop's period (2 s) sleeps 0.2 s for real; other sleeps (retry back-off) are recorded only. */
+const SLEEP_STUB = (root: string) =>
+  `#!/bin/bash\nif [ "$1" = 2 ]; then exec /bin/sleep 0.2; fi\necho "$1" >> "${root}/sleeps"\n`;
+
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -63,7 +67,7 @@ function runScript(opts: { uploadFailures: number; agentExit?: number }) {
   const pending = path.join(root, 'pending');
   mkdirSync(bin);
   writeFileSync(path.join(bin, 'aws'), AWS_STUB);
-  writeFileSync(path.join(bin, 'sleep'), `#!/bin/bash\necho "$1" >> "${root}/sleeps"\n`);
+  writeFileSync(path.join(bin, 'sleep'), SLEEP_STUB(root));
   chmodSync(path.join(bin, 'aws'), 0o755);
   chmodSync(path.join(bin, 'sleep'), 0o755);
   mkdirSync(path.join(s3, values.agentBucket), { recursive: true });
@@ -110,6 +114,93 @@ describe('probe document script', () => {
     expect(r.stderr).toContain(`raw output kept in ${kept}`);
     expect(existsSync(path.join(r.s3, values.bucket, values.rawPrefix))).toBe(false);
   });
+});
+
+/** An agent that finishes a trial every 3 s and is still writing the third when stopped. */
+const SLOW_AGENT = `const fs = require('node:fs');
+const out = process.argv[process.argv.indexOf('--out') + 1];
+fs.mkdirSync(out + '/tcp', { recursive: true });
+const line = (i) => JSON.stringify({ seq: i, rtt_ms: 0.2 }) + '\\n';
+fs.writeFileSync(out + '/tcp/1.jsonl', line(0) + line(1));
+setTimeout(() => {
+  fs.writeFileSync(out + '/tcp/2.jsonl', line(0) + line(1));
+  let i = 0;
+  setInterval(() => fs.appendFileSync(out + '/tcp/3.jsonl', line(i++)), 100);
+}, 3000);
+`;
+
+async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('probe document script, stopped mid-run (execution timeout or cancel: SIGTERM)', () => {
+  it.each([
+    ['the whole command (process group)', true],
+    ['the shell only', false],
+  ])(
+    'uploads each trial as it is finished; on TERM to %s, uploads the rest and says which trial is incomplete',
+    async (_, group) => {
+      const root = mkdtempSync(path.join(tmpdir(), 'pb-ssmdoc-'));
+      dirs.push(root);
+      const bin = path.join(root, 'bin');
+      const s3 = path.join(root, 's3');
+      const pending = path.join(root, 'pending');
+      mkdirSync(bin);
+      writeFileSync(path.join(bin, 'aws'), AWS_STUB);
+      writeFileSync(path.join(bin, 'sleep'), SLEEP_STUB(root));
+      chmodSync(path.join(bin, 'aws'), 0o755);
+      chmodSync(path.join(bin, 'sleep'), 0o755);
+      mkdirSync(path.join(s3, values.agentBucket), { recursive: true });
+      writeFileSync(path.join(s3, values.agentBucket, values.agentKey), SLOW_AGENT);
+      mkdirSync(path.join(s3, values.bucket, 'specs/run=run-1/path=C'), { recursive: true });
+      writeFileSync(path.join(s3, values.bucket, values.specKey), '{}');
+      const steps = probeDocumentContent().mainSteps as { inputs: { runCommand: string[] } }[];
+      const script = steps[0].inputs.runCommand
+        .join('\n')
+        .replace(/\{\{ (\w+) \}\}/g, (_m, k: string) => values[k as keyof typeof values])
+        .replaceAll(PENDING_DIR, pending);
+      const child = spawn('bash', ['-c', script], {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, FAKE_S3: s3 },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      const exited = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+      const raw = (f: string) => path.join(s3, values.bucket, values.rawPrefix, f);
+      try {
+        // Uploaded while the agent still runs, as soon as each trial's file is finished.
+        await until('trial 1 in S3', () => existsSync(raw('tcp/1.jsonl')));
+        expect(existsSync(raw('tcp/2.jsonl'))).toBe(false);
+        await until('trial 2 in S3', () => existsSync(raw('tcp/2.jsonl')));
+        // Trial 2 settled 2 s ago: trial 3 has been under way since.
+        await new Promise((r) => setTimeout(r, 500));
+        process.kill(group ? -(child.pid as number) : (child.pid as number), 'SIGTERM');
+        expect(await exited).toBe(143);
+      } finally {
+        try {
+          process.kill(-(child.pid as number), 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      expect(readFileSync(raw('tcp/1.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+      expect(readFileSync(raw('tcp/2.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+      // The trial in progress is uploaded as far as it got, and named incomplete.
+      expect(readFileSync(raw('tcp/3.jsonl'), 'utf8')).toMatch(/^\{"seq":0/);
+      const marker = JSON.parse(readFileSync(raw('interrupted.json'), 'utf8'));
+      expect(marker).toMatchObject({ signal: 'TERM', incomplete: ['tcp/3.jsonl'] });
+      expect(stderr).toContain('stopped by TERM; incomplete: "tcp/3.jsonl"');
+      expect(existsSync(pending)).toBe(false);
+    },
+    30_000,
+  );
 });
 
 describe('probe document parameters', () => {

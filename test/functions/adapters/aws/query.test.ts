@@ -138,13 +138,14 @@ describe('AthenaQueryEngine', () => {
     expect(sleeps.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(2_000);
   });
 
-  it('registers a partition with ADD IF NOT EXISTS and the samples location', async () => {
+  it('registers a partition with ADD IF NOT EXISTS in the JSONL and the Parquet table', async () => {
     athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
     athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
     await engine.registerPartition('C', 'run-1');
-    expect(athena.commandCalls(StartQueryExecutionCommand)[0].args[0].input.QueryString).toBe(
-      "ALTER TABLE samples ADD IF NOT EXISTS PARTITION (path='C', run='run-1') LOCATION 's3://pb-data/samples/path=C/run=run-1/'",
-    );
+    expect(athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input.QueryString)).toEqual([
+      "ALTER TABLE samples_jsonl ADD IF NOT EXISTS PARTITION (path='C', run='run-1') LOCATION 's3://pb-data/samples/path=C/run=run-1/'",
+      "ALTER TABLE samples ADD IF NOT EXISTS PARTITION (path='C', run='run-1') LOCATION 's3://pb-data/parquet/path=C/run=run-1/'",
+    ]);
     await expect(engine.registerPartition("C'", 'run-1')).rejects.toBeInstanceOf(QueryFailedError);
   });
 });

@@ -31,7 +31,7 @@ const cmd = {
   pathId: 'C',
   client,
   specKey: keys.spec('run-1', 'C'),
-  rawPrefix: keys.rawPrefix('C', 'run-1'),
+  rawPrefix: keys.clientRawPrefix('C', 'run-1', 'i-0123456789abcdef0'),
   timeoutSeconds: 1800,
 };
 const notYet = () => new InvocationDoesNotExist({ $metadata: {}, message: 'no invocation' });
@@ -51,7 +51,7 @@ describe('SsmCommandRunner', () => {
       Parameters: {
         bucket: ['pb-data'],
         specKey: ['specs/run=run-1/path=C/spec.json'],
-        rawPrefix: ['raw/path=C/run=run-1/'],
+        rawPrefix: ['raw/path=C/run=run-1/client=i-0123456789abcdef0/'],
         runId: ['run-1'],
         pathId: ['C'],
         agentBucket: ['cdk-assets-bucket'],
@@ -63,6 +63,56 @@ describe('SsmCommandRunner', () => {
       OutputS3KeyPrefix: 'ssm-output/run=run-1/path=C',
       Comment: 'pathbench run-1 C',
     });
+  });
+
+  it('a retried send finds the command already sent for this run and path instead of sending a second', async () => {
+    ssm
+      .on(ListCommandsCommand)
+      .resolvesOnce({
+        Commands: [
+          {
+            CommandId: 'other-path',
+            DocumentName: 'Pathbench-ProbeDocument-ABC',
+            Comment: 'pathbench run-1 B',
+            Parameters: { runId: ['run-1'], pathId: ['B'] },
+            InstanceIds: ['i-0abc'],
+            Status: 'Success',
+          },
+        ],
+        NextToken: 'page-2',
+      })
+      .resolves({
+        Commands: [
+          {
+            CommandId: 'cmd-first',
+            DocumentName: 'Pathbench-ProbeDocument-ABC',
+            Comment: 'pathbench run-1 C',
+            Parameters: { runId: ['run-1'], pathId: ['C'] },
+            InstanceIds: ['i-0abc'],
+            RequestedDateTime: new Date('2026-01-01T00:00:05Z'),
+            Status: 'InProgress',
+          },
+        ],
+      });
+    expect(await runner.send(cmd)).toEqual({ commandId: 'cmd-first' });
+    expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(0);
+    const lists = ssm.commandCalls(ListCommandsCommand).map((c) => c.args[0].input);
+    expect(lists[0]).toEqual({
+      InstanceId: 'i-0abc',
+      Filters: [
+        { key: 'DocumentName', value: 'Pathbench-ProbeDocument-ABC' },
+        { key: 'InvokedAfter', value: '2025-12-31T00:00:10Z' },
+      ],
+      MaxResults: 50,
+    });
+    expect(lists[1]).toMatchObject({ NextToken: 'page-2' });
+  });
+
+  it('sends when no command of this run and path was sent before', async () => {
+    ssm.on(ListCommandsCommand).resolves({ Commands: [] });
+    ssm.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-2' } });
+    expect(await runner.send(cmd)).toEqual({ commandId: 'cmd-2' });
+    expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(1);
   });
 
   it('refuses parameters that do not match the document patterns before calling SSM', async () => {

@@ -31,7 +31,7 @@ import { keys } from '../../../../functions/core/keys.js';
 import type { RunManifest, Summary } from '../../../../functions/core/model.js';
 import { runStateMachine } from '../../../../local/run-machine.js';
 import { ec2Err } from '../../../helpers/aws.js';
-import { FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../../../helpers/fakes.js';
+import { FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../../../helpers/fakes.js';
 
 const CLIENT = 'i-0123456789abcdef0';
 const cleanups: (() => Promise<void>)[] = [];
@@ -116,8 +116,9 @@ function fakeAws(opts: { capacityFailsOnStart: number[] }) {
 
 describe('AWS adapters in the state machine', () => {
   it('StartCapacityFails: the path is recorded as failed, routes restored, the next path measured', async () => {
-    // Prepare: path B swaps routes in both regions; the second start (path C) has no capacity.
-    const aws = fakeAws({ capacityFailsOnStart: [2] });
+    // Prepare: path B swaps routes in both regions; the second start (path C) and its three
+    // retries (StartClient retries InstanceCapacityError) have no capacity.
+    const aws = fakeAws({ capacityFailsOnStart: [2, 3, 4, 5] });
     const s = await scenarioDeps();
     cleanups.push(async () => {
       s.query.close();
@@ -159,13 +160,14 @@ describe('AWS adapters in the state machine', () => {
       input: { plan: scenarioPlan(['B', 'C', 'A']) },
       runId: 'capacity',
       waitTimeOverrides: noWaits(),
+      retryIntervalOverrides: noRetryWaits(),
     });
 
     // Assess: the run finished, C failed at the start, A after it was measured.
     expect(r.status).toBe('SUCCEEDED');
     const entered = r.events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name);
     expect(entered).toContain('RecordPathFailure');
-    expect(aws.starts()).toBe(3);
+    expect(aws.starts()).toBe(6);
     const manifest = JSON.parse((await s.store.getText(keys.manifest('capacity'))) ?? '{}') as RunManifest;
     const byId = Object.fromEntries(manifest.paths.map((p) => [p.id, p]));
     expect(byId.B.status).toBe('succeeded');

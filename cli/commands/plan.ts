@@ -1,0 +1,188 @@
+/**
+ * `pathbench plan put|get|list|rm` and `pathbench schedule create|list|pause|resume|rm`. Plans:
+ * locally in the data directory (plans/<name>.json, replaced versions under plans/history/),
+ * with --aws in the stack's data bucket (plans/<name>.json, its history the bucket's versions),
+ * validated before storing (functions/pipeline/plan-store.ts). Schedules: EventBridge Scheduler
+ * with --aws (cli/aws/schedules.ts); locally `schedule create` prints the crontab line to use.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { S3ObjectStore } from '../../functions/adapters/aws/store.js';
+import { PlanInvalidError } from '../../functions/core/errors.js';
+import { PlanStore } from '../../functions/pipeline/plan-store.js';
+import { DirStore } from '../../local/dir-store.js';
+import { DEFAULT_DATA_DIR } from '../../local/driver.js';
+import { makeClients } from '../aws/clients.js';
+import { guarded } from '../aws/errors.js';
+import { cronLine, resolveScheduleTargets, Schedules, scheduleName } from '../aws/schedules.js';
+import { type CommonFlags, commonOptions, resolveStackConfig } from '../aws/stack-config.js';
+
+interface PlanFlags extends CommonFlags {
+  aws?: boolean;
+  data: string;
+}
+
+const out = (t: string) => process.stdout.write(t);
+
+/** The plan store of the side the flags pick. */
+export async function planStoreFor(o: PlanFlags, env = process.env): Promise<{ plans: PlanStore; where: string }> {
+  if (o.aws) {
+    const cfg = await resolveStackConfig(o, env);
+    const store = new S3ObjectStore(makeClients(cfg.region).s3, cfg.bucket);
+    return { plans: new PlanStore(store), where: store.location };
+  }
+  const store = new DirStore(resolve(o.data));
+  return { plans: new PlanStore(store, { copyHistory: true }), where: store.location };
+}
+
+/** One action's body: 0, or a clear one-line error (exit 2 for bad input, 1 otherwise). */
+async function run(fn: () => Promise<void>): Promise<number> {
+  try {
+    await fn();
+    return 0;
+  } catch (e) {
+    if (e instanceof PlanInvalidError) {
+      process.stderr.write(`pathbench: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+const exitWith = (o: { aws?: boolean }, fn: () => Promise<void>) =>
+  o.aws ? guarded(() => run(fn)) : run(fn).then((code) => process.exit(code));
+
+function planOptions(cmd: Command): Command {
+  return commonOptions(
+    cmd
+      .option('--aws', "the deployed stack's data bucket (default: the local data directory)")
+      .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR),
+  );
+}
+
+export function registerPlan(program: Command): void {
+  const plan = program.command('plan').description('named plans: validated, stored with their history');
+  planOptions(plan.command('put').description('validate a plan file and store it under its name'))
+    .argument('<name>', 'the plan\'s name (as in its "name" field)')
+    .argument('<file>', 'plan JSON file')
+    .action((name: string, file: string, o: PlanFlags) =>
+      exitWith(o, async () => {
+        if (!existsSync(file)) throw new PlanInvalidError([`file: no such file ${file}`]);
+        const { plans, where } = await planStoreFor(o);
+        const r = await plans.put(name, readFileSync(file, 'utf8'));
+        out(`plan ${JSON.stringify(name)} ${r.replaced ? 'replaced' : 'stored'} in ${where} (${r.bytes} bytes)\n`);
+      }),
+    );
+  planOptions(plan.command('get').description('print a stored plan'))
+    .argument('<name>')
+    .action((name: string, o: PlanFlags) =>
+      exitWith(o, async () => {
+        const text = await (await planStoreFor(o)).plans.text(name);
+        if (text === undefined) throw new PlanInvalidError([`name: no plan named ${JSON.stringify(name)}`]);
+        out(text.endsWith('\n') ? text : `${text}\n`);
+      }),
+    );
+  planOptions(plan.command('list').description('the stored plans')).action((o: PlanFlags) =>
+    exitWith(o, async () => {
+      for (const n of await (await planStoreFor(o)).plans.list()) out(`${n}\n`);
+    }),
+  );
+  planOptions(plan.command('rm').description('remove a stored plan (its history stays)'))
+    .argument('<name>')
+    .action((name: string, o: PlanFlags) =>
+      exitWith(o, async () => {
+        const { plans } = await planStoreFor(o);
+        if (!(await plans.rm(name))) throw new PlanInvalidError([`name: no plan named ${JSON.stringify(name)}`]);
+        out(`plan ${JSON.stringify(name)} removed\n`);
+      }),
+    );
+
+  const schedule = program
+    .command('schedule')
+    .description('run a named plan on a schedule: EventBridge Scheduler with --aws, a crontab line locally');
+  const awsOnly = (cmd: Command) =>
+    commonOptions(
+      cmd
+        .option('--aws', 'EventBridge Scheduler in the deployed stack')
+        .option('--role-arn <arn>', 'scheduler role (default: stack outputs)')
+        .option('--dlq-arn <arn>', 'dead-letter queue (default: stack outputs)'),
+    );
+  awsOnly(schedule.command('create').description('one schedule per plan'))
+    .argument('<plan>', 'a stored plan name')
+    .option('--cron <expr>', 'cron(min hour day-of-month month day-of-week year), e.g. "cron(0 18 ? * SUN *)"')
+    .option('--rate <expr>', 'rate(n minutes|hours|days), e.g. "rate(7 days)"')
+    .option('--timezone <tz>', 'IANA time zone of the cron expression', 'UTC')
+    .option('--paused', 'create it disabled')
+    .option('--data <dir>', 'data directory (locally)', DEFAULT_DATA_DIR)
+    .action(
+      (
+        planName: string,
+        o: CommonFlags & {
+          aws?: boolean;
+          cron?: string;
+          rate?: string;
+          timezone: string;
+          paused?: boolean;
+          data: string;
+          roleArn?: string;
+          dlqArn?: string;
+        },
+      ) =>
+        exitWith(o, async () => {
+          if (!!o.cron === !!o.rate) throw new PlanInvalidError(['schedule: give exactly one of --cron or --rate']);
+          const expression = o.cron ?? `rate(${String(o.rate).replace(/^rate\((.*)\)$/, '$1')})`;
+          const { plans } = await planStoreFor({ ...o, data: o.data });
+          if ((await plans.text(planName)) === undefined)
+            throw new PlanInvalidError([
+              `plan: no plan named ${JSON.stringify(planName)}; store it first with \`pathbench plan put\``,
+            ]);
+          if (!o.aws) {
+            out(cronLine(expression, planName, resolve(o.data), o.timezone));
+            return;
+          }
+          const t = await resolveScheduleTargets(o, process.env);
+          const arn = await Schedules.for(t).create(t, {
+            planName,
+            expression,
+            timezone: o.timezone,
+            paused: o.paused,
+          });
+          out(`schedule ${scheduleName(planName)} created (${expression} ${o.timezone}): ${arn}\n`);
+        }),
+    );
+  awsOnly(schedule.command('list').description('the schedules of the stack')).action(
+    (o: CommonFlags & { aws?: boolean }) =>
+      exitWith(o, async () => {
+        if (!o.aws) throw new PlanInvalidError(['schedule list: locally schedules are crontab lines; use --aws']);
+        const t = await resolveScheduleTargets(o, process.env);
+        for (const s of await Schedules.for(t).list())
+          out(`${s.name}\t${s.state}\t${s.expression ?? ''} ${s.timezone ?? ''}\tplan ${s.planName ?? '?'}\n`);
+      }),
+  );
+  for (const [verb, state] of [
+    ['pause', 'DISABLED'],
+    ['resume', 'ENABLED'],
+  ] as const) {
+    awsOnly(schedule.command(verb).description(`${verb} a schedule`))
+      .argument('<name>', 'schedule name (the plan name, made safe)')
+      .action((name: string, o: CommonFlags & { aws?: boolean }) =>
+        exitWith(o, async () => {
+          if (!o.aws) throw new PlanInvalidError([`schedule ${verb}: locally edit the crontab; use --aws`]);
+          const t = await resolveScheduleTargets(o, process.env);
+          await Schedules.for(t).setState(name, state);
+          out(`schedule ${name} ${state === 'ENABLED' ? 'resumed' : 'paused'}\n`);
+        }),
+      );
+  }
+  awsOnly(schedule.command('rm').description('delete a schedule'))
+    .argument('<name>')
+    .action((name: string, o: CommonFlags & { aws?: boolean }) =>
+      exitWith(o, async () => {
+        if (!o.aws) throw new PlanInvalidError(['schedule rm: locally edit the crontab; use --aws']);
+        const t = await resolveScheduleTargets(o, process.env);
+        await Schedules.for(t).rm(name);
+        out(`schedule ${name} deleted\n`);
+      }),
+    );
+}

@@ -1,0 +1,45 @@
+/**
+ * `pathbench compare RUN_A RUN_B`: the same paths across two runs of a data directory, run B −
+ * run A per percentile with the difference's 95 % interval and verdict
+ * (functions/pipeline/compare-runs.ts, the comparisons code of one run's summary).
+ */
+import type { RunComparison } from '../functions/pipeline/compare-runs.js';
+import { diffText, fmt, unitOf } from '../functions/pipeline/report.js';
+
+export const COMPARE_HEAD = ['path', 'probe', 'metric', 'n A / B', 'p50 A → B', 'p50', 'p95', 'p99'];
+
+/** Rows of the comparison table: one per path, probe and metric measured in both runs. */
+export function compareRows(c: RunComparison): string[][] {
+  return c.diffs.map((d) => [
+    d.path,
+    d.probe,
+    `${d.metric} [${unitOf(d)}]`,
+    `${d.a.n} / ${d.b.n}`,
+    `${fmt(d.a.p50, d.metric)} → ${fmt(d.b.p50, d.metric)}`,
+    diffText(d.p50, d.metric),
+    diffText(d.p95, d.metric),
+    diffText(d.p99, d.metric),
+  ]);
+}
+
+/** The comparison as a plain-text table with its notes. */
+export function compareText(c: RunComparison): string {
+  const head = `run ${c.runB}${c.planB ? ` (${c.planB})` : ''} − run ${c.runA}${c.planA ? ` (${c.planA})` : ''}`;
+  const rows = compareRows(c);
+  const all = [COMPARE_HEAD, ...rows];
+  const widths = COMPARE_HEAD.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  const line = (r: string[]) =>
+    r
+      .map((cell, i) => (i >= 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  const out = [head, '', line(COMPARE_HEAD), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
+  out.push(
+    'B − A per percentile (% of A) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost',
+  );
+  if (c.onlyInA.length) out.push(`only in ${c.runA}: ${c.onlyInA.join(', ')}`);
+  if (c.onlyInB.length) out.push(`only in ${c.runB}: ${c.onlyInB.join(', ')}`);
+  if (c.planA && c.planB && c.planA !== c.planB)
+    out.push(`note: the runs are of different plans (${c.planA}, ${c.planB})`);
+  return `${out.join('\n')}\n`;
+}

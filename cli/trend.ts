@@ -1,0 +1,135 @@
+/**
+ * `pathbench trend`: each judged percentile of a plan's runs as a time series, read from the
+ * trend points the summary step stores (trends/plan=<name>/run=<id>.json), with each run judged
+ * again against the runs before it exactly as the summary step did (functions/pipeline/regressions.ts),
+ * so the listing shows where a regression began and which runs were left out of the baseline.
+ */
+import type { Regression } from '../functions/core/model.js';
+import {
+  exclusion,
+  judge,
+  judgedPercentiles,
+  loadTrendPoints,
+  type TrendPoint,
+} from '../functions/pipeline/regressions.js';
+import { fmt } from '../functions/pipeline/report.js';
+import type { ObjectStore } from '../functions/ports.js';
+
+export interface TrendFilters {
+  plan?: string;
+  path?: string;
+  probe?: string;
+  metric?: string;
+  /** At most this many of the latest runs per plan. */
+  runs?: number;
+}
+
+export interface TrendRow {
+  plan: string;
+  runId: string;
+  startedAt?: string;
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  percentile: 'p50' | 'p99';
+  value: number | null;
+  /** Why the figure is not in any baseline (path failed, credit-flagged, thin tail, no samples). */
+  excluded?: string;
+  /** The figure's judgement against the runs before it, when it was flagged. */
+  flagged?: Pick<Regression, 'baseline' | 'band' | 'runsInBaseline' | 'change_pct' | 'direction'>;
+}
+
+/** The plans that have trend points in the store. */
+export async function trendPlans(store: ObjectStore): Promise<string[]> {
+  const names = new Set<string>();
+  for (const key of await store.list('trends/')) {
+    const m = /^trends\/plan=([^/]+)\//.exec(key);
+    if (m) names.add(decodeURIComponent(m[1]));
+  }
+  return [...names].sort();
+}
+
+const oldestFirst = (a: TrendPoint, b: TrendPoint) =>
+  (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || a.runId.localeCompare(b.runId);
+
+/** The rows of the trend, oldest run first, filtered. */
+export async function trendRows(store: ObjectStore, f: TrendFilters = {}): Promise<TrendRow[]> {
+  const plans = f.plan ? [f.plan] : await trendPlans(store);
+  const out: TrendRow[] = [];
+  for (const plan of plans) {
+    const points = (await loadTrendPoints(store, plan)).sort(oldestFirst);
+    const shown = f.runs ? points.slice(-f.runs) : points;
+    for (const point of shown) {
+      const before = points.slice(0, points.indexOf(point));
+      const flags = judge(point, before).regressions;
+      for (const p of point.paths) {
+        if (f.path && p.id !== f.path) continue;
+        for (const r of p.results) {
+          if ((f.probe && r.probe !== f.probe) || (f.metric && r.metric !== f.metric)) continue;
+          for (const percentile of judgedPercentiles(r.metric, r.unit)) {
+            const why = exclusion(p, r, percentile);
+            const g = flags.find(
+              (x) => x.path === p.id && x.probe === r.probe && x.metric === r.metric && x.percentile === percentile,
+            );
+            out.push({
+              plan,
+              runId: point.runId,
+              ...(point.startedAt ? { startedAt: point.startedAt } : {}),
+              path: p.id,
+              probe: r.probe,
+              metric: r.metric,
+              unit: r.unit,
+              percentile,
+              value: r[percentile],
+              ...(why ? { excluded: why } : {}),
+              ...(g
+                ? {
+                    flagged: {
+                      baseline: g.baseline,
+                      band: g.band,
+                      runsInBaseline: g.runsInBaseline,
+                      change_pct: g.change_pct,
+                      direction: g.direction,
+                    },
+                  }
+                : {}),
+            });
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The rows as text: one block per plan and series, one line per run. */
+export function trendText(rows: TrendRow[]): string {
+  if (rows.length === 0) return 'no trend yet: no run of a named plan has been summarized in this data directory\n';
+  const lines: string[] = [];
+  const key = (r: TrendRow) => `${r.plan}\u0000${r.path}\u0000${r.probe}\u0000${r.metric}\u0000${r.percentile}`;
+  const order: string[] = [];
+  const groups = new Map<string, TrendRow[]>();
+  for (const r of rows) {
+    if (!groups.has(key(r))) order.push(key(r));
+    groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
+  }
+  for (const k of order) {
+    const g = groups.get(k) ?? [];
+    const first = g[0];
+    const unit = first.metric === 'throughput_bps' ? 'Gbit/s' : first.unit;
+    lines.push(`${first.plan} · ${first.path} ${first.probe} ${first.metric} ${first.percentile} [${unit}]`);
+    const width = Math.max(...g.map((r) => r.runId.length));
+    for (const r of g) {
+      const note = r.flagged
+        ? `${r.flagged.direction.toUpperCase()} ${r.flagged.change_pct > 0 ? '+' : ''}${r.flagged.change_pct.toFixed(1)}% vs ${fmt(r.flagged.baseline, r.metric)} [${fmt(r.flagged.band[0], r.metric)}–${fmt(r.flagged.band[1], r.metric)}] over ${r.flagged.runsInBaseline} runs`
+        : r.excluded
+          ? `(not in baselines: ${r.excluded})`
+          : '';
+      lines.push(
+        `  ${r.runId.padEnd(width)}  ${(r.startedAt ?? '').padEnd(24)}  ${fmt(r.value, r.metric).padStart(9)}  ${note}`.trimEnd(),
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,206 @@
+/**
+ * The service limits a plan must fit, checked by ValidatePlan before anything is written, so a
+ * plan that cannot finish is refused with the number that breaks instead of failing hours in:
+ *
+ * - Step Functions keeps at most 25,000 events in one execution's history; every path adds
+ *   events (states entered and exited, each Lambda attempt, each poll). The worst case per path
+ *   is computed from the ASL definition itself (statemachine/measurement.asl.json): each state's
+ *   events, each Task's retries, and every poll loop run to its bound.
+ * - A state's input or output is at most 256 KiB: ValidatePlan's output (one item per path) is
+ *   carried through the execution.
+ * - The probe command's `executionTimeout` is at most 99,999 s (the `allowedPattern` of the
+ *   probe document's parameter, functions/adapters/aws/probe-document.ts).
+ * - The execution times out after the definition's `TimeoutSeconds`.
+ */
+import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
+import type { ProbeSpec, ResolvedPath } from '../core/model.js';
+
+/** Upper bounds of the poll loops: the state machine never waits forever. */
+export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
+
+/** Step Functions Standard: events in one execution's history. */
+export const HISTORY_EVENT_LIMIT = 25_000;
+/** Step Functions: bytes of a state's input or output (UTF-8). */
+export const PAYLOAD_LIMIT_BYTES = 262_144;
+/**
+ * Room kept under the payload limit for what later states add to the execution's state
+ * ($.mapError, $.restore, $.summary, $.final; an error's Cause can be up to 32 KiB).
+ */
+export const PAYLOAD_RESERVE_BYTES = 40_960;
+/** The probe document's executionTimeout (allowedPattern `^[1-9][0-9]{1,4}$`): at most 99,999 s. */
+export const SSM_EXECUTION_TIMEOUT_MAX = 99_999;
+/** The execution's own timeout (TimeoutSeconds of the definition). */
+export const EXECUTION_TIMEOUT_SECONDS: number = definition.TimeoutSeconds;
+
+/** Rough wall time of a probe, to size the first wait and the hard deadline. */
+export function estimateSeconds(probe: ProbeSpec): number {
+  switch (probe.kind) {
+    case 'tcp-connect':
+      return (probe.count * probe.intervalMs + probe.timeoutMs) / 1000;
+    case 'iperf3':
+      return probe.repeats * (probe.durationSeconds + 2);
+    case 'http':
+      return (probe.trials * probe.count * 2) / 1000 / probe.concurrency + probe.timeoutMs / 1000;
+    case 'sockperf':
+      return probe.durationSeconds + 2;
+    case 'mtu':
+      return (14 * probe.timeoutMs) / 1000;
+  }
+}
+
+/**
+ * A path's probe timing, as SendProbe uses it: the probes' own time, the expected time with
+ * self-calibration and agent start-up, and the command's hard timeout.
+ */
+export function probeTiming(probes: readonly ProbeSpec[]): {
+  probing: number;
+  expected: number;
+  timeoutSeconds: number;
+} {
+  const probing = probes.reduce((s, p) => s + estimateSeconds(p), 0);
+  const expected = Math.ceil(probing + 5);
+  return { probing, expected, timeoutSeconds: Math.ceil(expected * 1.5 + 60) };
+}
+
+/** Most polls of one probe command (PollProbe's own bound, see pollProbe in path.ts). */
+export function probePollBound(timeoutSeconds: number, pollSeconds: number): number {
+  const minPoll = Math.max(1, pollSeconds);
+  return Math.min(POLL_LIMITS.probe, Math.ceil(timeoutSeconds / minPoll) + 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// History events, from the definition.
+
+interface Retrier {
+  ErrorEquals: string[];
+  MaxAttempts?: number;
+}
+interface AslState {
+  Type: string;
+  Retry?: Retrier[];
+  ItemProcessor?: { States: Record<string, AslState> };
+}
+
+/**
+ * Events one visit of a state writes when it succeeds first time: Task = entered, scheduled,
+ * started, succeeded, exited (a Lambda function resource); every other type = entered, exited.
+ */
+const VISIT_EVENTS: Record<string, number> = { Task: 5, Wait: 2, Choice: 2, Pass: 2, Succeed: 2, Fail: 2 };
+/** A failed attempt that is retried: scheduled, started, failed. */
+const RETRY_EVENTS = 3;
+/** A Map iteration: started and succeeded. */
+const ITERATION_EVENTS = 2;
+
+const top = definition.States as unknown as Record<string, AslState>;
+const inner = (top.MeasurePaths as AslState).ItemProcessor!.States;
+
+function stateOf(name: string): AslState {
+  const s = inner[name] ?? top[name];
+  if (!s) throw new Error(`state ${name} is not in the definition`);
+  return s;
+}
+
+/** One visit of a state, with every retry its retriers allow when `retries` (the worst case). */
+function visit(name: string, retries: boolean): number {
+  const s = stateOf(name);
+  const base = VISIT_EVENTS[s.Type];
+  if (base === undefined) throw new Error(`no event count for state type ${s.Type} (${name})`);
+  if (!retries) return base;
+  return base + RETRY_EVENTS * (s.Retry ?? []).reduce((n, r) => n + (r.MaxAttempts ?? 3), 0);
+}
+
+/**
+ * Worst-case events of one path's iteration. Every poll loop runs to its bound; each Task state
+ * uses all its retries once per path (repeat visits of a poll task are counted without
+ * retries: a Lambda that fails on every poll fails the path long before the bound); the path
+ * ends in its costliest ending (a failure after the last step, recorded). A `reboot: false`
+ * path is counted with a start too: BeginPath starts a client an earlier failed start left
+ * stopped (already stopped, so one stop poll).
+ */
+export function pathEventBound(path: ResolvedPath, pollSeconds: number): number {
+  const once = (name: string) => visit(name, true);
+  const again = (name: string) => visit(name, false);
+  const loop = (bound: number, wait: string, task: string, choice: string) =>
+    once(wait) + once(task) + once(choice) + (bound - 1) * (again(wait) + again(task) + again(choice));
+  let n = ITERATION_EVENTS + once('BeginPath') + once('RebootChoice');
+  n += once('StopClient') + loop(path.reboot ? POLL_LIMITS.stopped : 1, 'WaitForStop', 'CheckStopped', 'IsStopped');
+  n += once('StartClient') + loop(POLL_LIMITS.ready, 'WaitForReady', 'CheckReady', 'IsReady');
+  n += once('CreditWaitChoice') + (path.creditWaitSeconds > 0 ? once('WaitForCredits') : 0);
+  n += once('RoutesChoice') + (path.routes.length > 0 ? once('SwapRoutes') : 0);
+  const { timeoutSeconds } = probeTiming(path.probes);
+  n +=
+    once('SendProbe') + loop(probePollBound(timeoutSeconds, pollSeconds), 'WaitForProbe', 'PollProbe', 'IsProbeDone');
+  n += once('CollectOutput');
+  const failed = once('FailedCollectOutput') + once('RecordPathFailure') + once('PathFailed');
+  return n + Math.max(once('PathSucceeded'), failed);
+}
+
+/**
+ * Events outside the iterations: execution started/ended, ValidatePlan, the Map state's own
+ * events, RestoreRoutes, SummarizeRun, ReleaseLock, RunOutcome and the final state.
+ */
+export function runEventOverhead(): number {
+  const once = (name: string) => visit(name, true);
+  return (
+    2 + // ExecutionStarted, ExecutionSucceeded/Failed
+    once('ValidatePlan') +
+    4 + // MapStateEntered, MapStateStarted, MapStateSucceeded, MapStateExited
+    once('RestoreRoutes') +
+    once('SummarizeRun') +
+    once('ReleaseLock') +
+    once('RunOutcome') +
+    Math.max(once('RunSucceeded'), once('RunFailed'))
+  );
+}
+
+/** Worst-case wall time of one path, seconds: reboot polls to their bound, credit wait, the probe's hard timeout. */
+export function pathSecondsBound(path: ResolvedPath, pollSeconds: number): number {
+  const poll = Math.max(1, pollSeconds);
+  const reboot = (path.reboot ? POLL_LIMITS.stopped : 1) * poll + POLL_LIMITS.ready * poll;
+  return reboot + path.creditWaitSeconds + probeTiming(path.probes).timeoutSeconds;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Problems ("field: what is wrong") for a resolved plan that cannot run within the limits, or
+ * none. `output` is ValidatePlan's output as it will be returned (its real size is measured).
+ */
+export function planLimitProblems(paths: readonly ResolvedPath[], output: unknown, pollSeconds: number): string[] {
+  const problems: string[] = [];
+  paths.forEach((p, i) => {
+    const { timeoutSeconds } = probeTiming(p.probes);
+    if (timeoutSeconds > SSM_EXECUTION_TIMEOUT_MAX)
+      problems.push(
+        `paths[${i}].probes: the probe command would need ${fmt(timeoutSeconds)} s (probes plus margin), over SSM's executionTimeout limit of ${fmt(SSM_EXECUTION_TIMEOUT_MAX)} s; shorten the probes or split them over paths`,
+      );
+  });
+
+  const perPath = paths.map((p) => pathEventBound(p, pollSeconds));
+  const overhead = runEventOverhead();
+  const events = overhead + perPath.reduce((a, b) => a + b, 0);
+  if (events > HISTORY_EVENT_LIMIT) {
+    let fit = 0;
+    for (let used = overhead; fit < perPath.length && used + perPath[fit] <= HISTORY_EVENT_LIMIT; fit++)
+      used += perPath[fit];
+    problems.push(
+      `paths: ${fmt(paths.length)} paths need up to ${fmt(events)} execution history events (worst case: every poll loop to its bound, each task's retries), over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; the first ${fmt(fit)} paths fit — split the plan`,
+    );
+  }
+
+  const bytes = Buffer.byteLength(JSON.stringify(output), 'utf8');
+  const room = PAYLOAD_LIMIT_BYTES - PAYLOAD_RESERVE_BYTES;
+  if (bytes > room) {
+    const perItem = bytes / Math.max(1, paths.length);
+    problems.push(
+      `paths: the execution carries ${fmt(paths.length)} path items (${fmt(bytes)} bytes), over the ${fmt(room)} bytes left under Step Functions' payload limit of ${fmt(PAYLOAD_LIMIT_BYTES)} bytes (256 KiB); about ${fmt(Math.floor(room / perItem))} paths fit — split the plan`,
+    );
+  }
+
+  const seconds = paths.reduce((s, p) => s + pathSecondsBound(p, pollSeconds), 0);
+  if (seconds > EXECUTION_TIMEOUT_SECONDS)
+    problems.push(
+      `paths: the plan may run ${fmt(seconds)} s (worst case: reboots polled to their bound, credit waits, each probe command to its timeout), over the execution timeout of ${fmt(EXECUTION_TIMEOUT_SECONDS)} s; split the plan`,
+    );
+  return problems;
+}

@@ -1,0 +1,365 @@
+/**
+ * CollectOutput against damaged raw files (issue 17 "Data lost" / "Bad input"): the real ASL through
+ * the local runner, a real directory store and DuckDB; only the remote command is a stand-in that
+ * writes the given raw files (and agent.json) as the agent would.
+ */
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keys, RAW_EXT } from '../../../functions/core/keys.js';
+import type { AgentSpec, RunManifest, SampleRecord, Summary } from '../../../functions/core/model.js';
+import type { CommandInvocation, CommandRunner, ProbeCommand } from '../../../functions/ports.js';
+import type { DirStore } from '../../../local/dir-store.js';
+import { runStateMachine } from '../../../local/run-machine.js';
+import { noWaits, scenarioDeps } from '../../helpers/fakes.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+const FIX = join(__dirname, '..', '..', 'fixtures');
+const T0 = Date.parse('2026-11-30T00:00:00Z');
+
+/** Writes `files` (relative to the raw prefix) and an agent.json (or `agentJson` as given). */
+class RawRunner implements CommandRunner {
+  constructor(
+    private readonly store: DirStore,
+    private readonly files: (spec: AgentSpec) => Record<string, string>,
+    private readonly agentJson?: (full: string) => string,
+  ) {}
+  async send(cmd: ProbeCommand) {
+    const spec = JSON.parse((await this.store.getText(cmd.specKey)) ?? '{}') as AgentSpec;
+    for (const [rel, body] of Object.entries(this.files(spec))) await this.store.put(`${cmd.rawPrefix}${rel}`, body);
+    const full = JSON.stringify({
+      agentVersion: 'test',
+      host: 'fake',
+      kernel: 'k',
+      platform: 'linux',
+      node: 'v20',
+      startedAt: new Date(T0).toISOString(),
+      endedAt: new Date(T0 + 10).toISOString(),
+      probes: spec.probes.map((p) => ({
+        probe: p.name,
+        kind: p.kind,
+        status: 'ok',
+        trials: 1,
+        files: [`${p.name}/1.${RAW_EXT[p.kind]}`],
+        startedAt: new Date(T0).toISOString(),
+        endedAt: new Date(T0 + 10).toISOString(),
+      })),
+    });
+    await this.store.put(`${cmd.rawPrefix}agent.json`, this.agentJson ? this.agentJson(full) : full);
+    return { commandId: 'cmd-1' };
+  }
+  async status(): Promise<CommandInvocation> {
+    return { status: 'Success' };
+  }
+  async cancel() {}
+}
+
+function plan(probes: Record<string, unknown>[]) {
+  return {
+    name: 'collect',
+    defaults: {
+      client: { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' },
+      reboot: false,
+      creditWaitSeconds: 0,
+    },
+    paths: [{ id: 'A', target: { host: '10.1.0.10', port: 7000 }, probes }],
+  };
+}
+
+const tcpLine = (i: number, over: Record<string, unknown> = {}) =>
+  JSON.stringify({ seq: i, t_start: T0 + i, t_end: T0 + i + 1, ok: true, rtt_ms: 1 + i / 100, ...over });
+
+async function run(
+  probes: Record<string, unknown>[],
+  files: (spec: AgentSpec) => Record<string, string>,
+  agentJson?: (full: string) => string,
+) {
+  const s = await scenarioDeps();
+  cleanups.push(async () => {
+    s.query.close();
+    await rm(s.dir, { recursive: true, force: true });
+  });
+  s.deps.runner = new RawRunner(s.store, files, agentJson);
+  const r = await runStateMachine({
+    deps: s.deps,
+    input: { plan: plan(probes) },
+    runId: 'r1',
+    waitTimeOverrides: noWaits(),
+  });
+  const manifest = JSON.parse((await s.store.getText(keys.manifest('r1'))) ?? 'null') as RunManifest;
+  const summaryText = await s.store.getText(keys.report('r1', 'json'));
+  const summary = summaryText ? (JSON.parse(summaryText) as Summary) : undefined;
+  const samples = async (name: string, trial = 1): Promise<SampleRecord[]> =>
+    ((await s.store.getText(keys.samples('A', 'r1', name, trial))) ?? '')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as SampleRecord);
+  return { r, manifest, summary, samples, store: s.store, deps: s.deps };
+}
+
+const TCP = { kind: 'tcp-connect', count: 10, intervalMs: 10 };
+
+describe('CollectOutput keeps every good line of a damaged raw file', () => {
+  it('one damaged line of ten: nine samples kept, one rejected line counted in the manifest with its reason', async () => {
+    const { manifest, samples, r } = await run([TCP], (spec) => ({
+      [`${spec.probes[0].name}/1.jsonl`]: Array.from({ length: 10 }, (_, i) =>
+        i === 4 ? '{"seq": 4, "t_start": 17' : tcpLine(i),
+      ).join('\n'),
+    }));
+    expect(r.status).toBe('SUCCEEDED');
+    const recs = await samples('tcp-connect');
+    expect(recs.map((x) => x.seq)).toEqual([0, 1, 2, 3, 5, 6, 7, 8, 9]);
+    const p = manifest.paths[0];
+    expect(p.status).toBe('succeeded');
+    expect(p.probes[0].files?.[0]).toMatchObject({
+      key: 'raw/path=A/run=r1/tcp-connect/1.jsonl',
+      lines: 10,
+      samples: 9,
+      rejected: 1,
+    });
+    expect(p.probes[0].files?.[0].firstRejection).toMatch(/line 5: not JSON/);
+    expect(p.probes[0].rejected).toBe(1);
+    expect(p.notes.join('\n')).toMatch(/tcp-connect: 1 of 10 raw line\(s\) rejected/);
+  });
+
+  it('negative RTTs and negative throughput are rejected as bad lines, never stored', async () => {
+    const iperf = JSON.parse(readFileSync(join(FIX, 'iperf3', 'tcp-p2.json'), 'utf8'));
+    iperf.intervals[1].sum.bits_per_second = -5e8;
+    const { manifest, samples } = await run(
+      [TCP, { kind: 'iperf3', port: 5201, mode: 'tcp', durationSeconds: 3, repeats: 1 }],
+      (spec) => ({
+        [`${spec.probes[0].name}/1.jsonl`]: Array.from({ length: 10 }, (_, i) =>
+          tcpLine(i, i === 2 ? { rtt_ms: -3 } : {}),
+        ).join('\n'),
+        [`${spec.probes[1].name}/1.json`]: JSON.stringify(iperf, null, 2),
+      }),
+    );
+    const tcp = await samples('tcp-connect');
+    expect(tcp).toHaveLength(9);
+    expect(tcp.every((x) => x.value === null || (x.value as number) >= 0)).toBe(true);
+    const thr = (await samples('iperf3')).filter((x) => x.metric === 'throughput_bps');
+    expect(thr.length).toBe(iperf.intervals.length - 1);
+    expect(thr.every((x) => (x.value as number) >= 0)).toBe(true);
+    const [pt, pi] = manifest.paths[0].probes;
+    expect(pt.files?.[0]).toMatchObject({ rejected: 1 });
+    expect(pt.files?.[0].firstRejection).toMatch(/rtt_ms/);
+    expect(pi.files?.[0]).toMatchObject({ rejected: 1 });
+    expect(pi.files?.[0].firstRejection).toMatch(/bits_per_second/);
+  });
+
+  it('a truncated iperf3 JSON keeps every complete interval and says it was truncated', async () => {
+    const text = JSON.stringify(JSON.parse(readFileSync(join(FIX, 'iperf3', 'tcp-p2.json'), 'utf8')), null, 2);
+    const full = JSON.parse(text);
+    // Cut inside the third interval: the first two are complete.
+    const third = text.indexOf(
+      '"streams"',
+      text.indexOf('"streams"', text.indexOf('"streams"', text.indexOf('"intervals"')) + 1) + 1,
+    );
+    const cut = text.slice(0, third + 40);
+    const { manifest, samples } = await run(
+      [{ kind: 'iperf3', port: 5201, mode: 'tcp', durationSeconds: 3, repeats: 1 }],
+      (spec) => ({ [`${spec.probes[0].name}/1.json`]: cut }),
+    );
+    const thr = (await samples('iperf3')).filter((x) => x.metric === 'throughput_bps' && x.ok);
+    expect(thr.map((x) => x.value)).toEqual(
+      full.intervals.slice(0, 2).map((iv: { sum: { bits_per_second: number } }) => iv.sum.bits_per_second),
+    );
+    const f = manifest.paths[0].probes[0].files?.[0];
+    expect(f?.truncated).toBe(true);
+    expect(manifest.paths[0].notes.join('\n')).toMatch(/truncated/);
+  });
+
+  it('a truncated agent.json keeps every probe the raw files show and flags it', async () => {
+    const { manifest, samples, r } = await run(
+      [TCP, { ...TCP, name: 'tcp-b' }],
+      (spec) =>
+        Object.fromEntries(
+          spec.probes.map((p) => [`${p.name}/1.jsonl`, Array.from({ length: 10 }, (_, i) => tcpLine(i)).join('\n')]),
+        ),
+      (full) => full.slice(0, full.length / 2),
+    );
+    expect(r.status).toBe('SUCCEEDED');
+    expect(await samples('tcp-connect')).toHaveLength(10);
+    expect(await samples('tcp-b')).toHaveLength(10);
+    const p = manifest.paths[0];
+    expect(p.probes.map((x) => x.samples)).toEqual([10, 10]);
+    expect(p.notes.join('\n')).toMatch(/agent\.json .*truncated/);
+  });
+
+  it('a sample whose seq exceeds 2^31 is stored and the run report is written', async () => {
+    const big = 2 ** 31 + 5;
+    const { r, summary, samples } = await run([TCP], (spec) => ({
+      [`${spec.probes[0].name}/1.jsonl`]: Array.from({ length: 10 }, (_, i) => tcpLine(i, { seq: big + i })).join('\n'),
+    }));
+    expect(r.status).toBe('SUCCEEDED');
+    expect((await samples('tcp-connect')).map((x) => x.seq)[0]).toBe(big);
+    expect(summary?.paths[0].status).toBe('succeeded');
+  });
+
+  it('a file that ends mid-line (uploaded as produced) keeps the complete lines and counts the last as truncated', async () => {
+    const body = `${Array.from({ length: 5 }, (_, i) => tcpLine(i)).join('\n')}\n${tcpLine(5).slice(0, 25)}`;
+    const { manifest, samples } = await run([TCP], (spec) => ({ [`${spec.probes[0].name}/1.jsonl`]: body }));
+    expect(await samples('tcp-connect')).toHaveLength(5);
+    expect(manifest.paths[0].probes[0].files?.[0]).toMatchObject({
+      lines: 6,
+      samples: 5,
+      rejected: 0,
+      truncated: true,
+    });
+  });
+});
+
+describe('CollectOutput streams', () => {
+  it('reads raw files through the store stream and writes samples through the stream write, never whole', async () => {
+    const s = await scenarioDeps();
+    cleanups.push(async () => {
+      s.query.close();
+      await rm(s.dir, { recursive: true, force: true });
+    });
+    s.deps.runner = new RawRunner(s.store, (spec) => ({
+      [`${spec.probes[0].name}/1.jsonl`]: Array.from({ length: 10 }, (_, i) => tcpLine(i)).join('\n'),
+    }));
+    const whole: string[] = [];
+    const streamed: string[] = [];
+    const { get, getText, getStream, putStream, put } = s.store;
+    const log =
+      <A extends unknown[], R>(to: string[], what: string, f: (...a: A) => R) =>
+      (...a: A): R => {
+        to.push(`${what} ${a[0]}`);
+        return f.apply(s.store, a);
+      };
+    Object.assign(s.store, {
+      get: log(whole, 'get', get),
+      getText: log(whole, 'get', getText),
+      put: log(whole, 'put', put),
+      getStream: log(streamed, 'get', getStream),
+      putStream: log(streamed, 'put', putStream),
+    });
+    const r = await runStateMachine({
+      deps: s.deps,
+      input: { plan: plan([TCP]) },
+      runId: 'r1',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    expect(streamed).toEqual([
+      'get raw/path=A/run=r1/tcp-connect/1.jsonl',
+      'put samples/path=A/run=r1/tcp-connect-1.jsonl',
+    ]);
+    expect(
+      whole.filter((x) => /tcp-connect\/1\.jsonl|tcp-connect-1\.jsonl/.test(x) && !x.startsWith('put raw/')),
+    ).toEqual([]);
+  });
+});
+
+describe('CollectOutput under fuzzing (fast-check)', () => {
+  it('never crashes but with a CollectError, stores only valid samples, and the manifest counts them exactly', async () => {
+    const fc = (await import('fast-check')).default;
+    const { validatePlanStep } = await import('../../../functions/pipeline/validate.js');
+    const { collectOutput } = await import('../../../functions/pipeline/collect.js');
+    const { CollectError } = await import('../../../functions/core/errors.js');
+    const s = await scenarioDeps();
+    cleanups.push(async () => {
+      s.query.close();
+      await rm(s.dir, { recursive: true, force: true });
+    });
+    const probes = [TCP, { kind: 'sockperf', port: 11111, mode: 'udp', durationSeconds: 1 }];
+    const good = Array.from({ length: 6 }, (_, i) => tcpLine(i));
+    const sock = readFileSync(join(FIX, 'sockperf', 'udp-mps50.csv'), 'utf8');
+    const damaged = (text: string) =>
+      fc
+        .array(fc.tuple(fc.nat(text.length), fc.nat(30), fc.string({ maxLength: 10 }), fc.boolean()), { maxLength: 4 })
+        .map((edits) => {
+          let t = text;
+          for (const [at, len, junk, cut] of edits)
+            t = cut ? t.slice(0, at) : t.slice(0, at) + junk + t.slice(at + len);
+          return t;
+        });
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        damaged(`${good.join('\n')}\n`),
+        damaged(sock),
+        fc.option(fc.nat(600), { nil: undefined }),
+        async (tcpRaw, sockRaw, agentCut) => {
+          const runId = `fz${++n}`;
+          await validatePlanStep(s.deps, { input: { plan: plan(probes) }, runId });
+          const spec = JSON.parse((await s.store.getText(keys.spec(runId, 'A'))) ?? '{}') as AgentSpec;
+          const prefix = keys.rawPrefix('A', runId);
+          await s.store.put(`${prefix}${spec.probes[0].name}/1.jsonl`, tcpRaw);
+          await s.store.put(`${prefix}${spec.probes[1].name}/1.csv`, sockRaw);
+          const agent = JSON.stringify({ agentVersion: 't', startedAt: new Date(T0).toISOString(), probes: [] });
+          await s.store.put(`${prefix}agent.json`, agentCut === undefined ? agent : agent.slice(0, agentCut));
+          const ref = { runId, pathId: 'A', client: { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' } };
+          try {
+            await collectOutput(s.deps, ref);
+          } catch (e) {
+            expect(e).toBeInstanceOf(CollectError);
+          }
+          await s.deps.lock.release(runId);
+          const m = JSON.parse((await s.store.getText(keys.manifest(runId))) ?? 'null') as RunManifest;
+          let stored = 0;
+          for (const key of await s.store.list(`samples/path=A/run=${runId}/`)) {
+            for (const line of ((await s.store.getText(key)) ?? '').split('\n').filter(Boolean)) {
+              const r = JSON.parse(line) as SampleRecord;
+              stored++;
+              expect(Number.isSafeInteger(r.seq) && r.seq >= 0).toBe(true);
+              expect(Number.isFinite(r.t_start) && Number.isFinite(r.t_end)).toBe(true);
+              if (r.value !== null) expect(Number.isFinite(r.value) && r.value >= 0).toBe(true);
+              else expect(r.ok).toBe(false);
+            }
+          }
+          const probesM = m.paths[0].probes;
+          expect(probesM.reduce((a, p) => a + p.samples, 0)).toBe(stored);
+          for (const p of probesM) {
+            for (const f of p.files ?? []) {
+              // One record per line at most, plus sockperf's one failed record for a log without rows.
+              expect(f.samples + f.rejected).toBeLessThanOrEqual(f.lines + 1);
+              if (f.rejected) expect(f.firstRejection).toMatch(/^(tcp-connect|sockperf)( line \d+)?: /);
+            }
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+    expect(n).toBe(40);
+  }, 120_000);
+});
+
+describe('readAgentReport', () => {
+  it('reads a whole report, keeps the complete probe entries of a cut one, and says why it could not', async () => {
+    const { readAgentReport } = await import('../../../functions/pipeline/collect.js');
+    const full = JSON.stringify({
+      agentVersion: 't',
+      probes: [
+        { probe: 'a', kind: 'tcp-connect', status: 'ok' },
+        { probe: 'b', kind: 'tcp-connect', status: 'failed', reason: 'refused' },
+      ],
+    });
+    expect(readAgentReport(full).report?.probes.map((p) => p.probe)).toEqual(['a', 'b']);
+    expect(readAgentReport(full).problem).toBeUndefined();
+    const cut = readAgentReport(full.slice(0, full.indexOf('"probe":"b"') + 5));
+    expect(cut.problem).toBe('agent.json is truncated');
+    expect(cut.report?.probes.map((p) => p.probe)).toEqual(['a']);
+    expect(readAgentReport('{"agentVer').problem).toMatch(/agent\.json is unreadable/);
+    expect(readAgentReport('[1]').problem).toBe('agent.json is not a JSON object');
+    expect(readAgentReport('{"probes": 3}')).toMatchObject({
+      problem: 'agent.json has no probes list',
+      report: { probes: [] },
+    });
+    expect(readAgentReport(undefined)).toEqual({});
+  });
+});
+
+describe('CollectOutput on an empty raw file', () => {
+  it('stores one failed sample saying so, so loss shows the probe produced nothing', async () => {
+    const { manifest, samples } = await run([TCP], (spec) => ({ [`${spec.probes[0].name}/1.jsonl`]: '' }));
+    expect(await samples('tcp-connect')).toMatchObject([{ ok: false, value: null, error: 'empty raw file' }]);
+    expect(manifest.paths[0].probes[0]).toMatchObject({ status: 'failed', samples: 1 });
+  });
+});

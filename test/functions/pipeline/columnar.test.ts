@@ -1,0 +1,185 @@
+/**
+ * The columnar copy of a partition's samples (functions/pipeline/columnar.ts) through the real
+ * DuckDB engine: the Parquet rows equal the JSONL rows, a rerun replaces instead of appending,
+ * the `samples` view never counts a partition twice, and bad records are named.
+ */
+import { readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CollectError } from '../../../functions/core/errors.js';
+import { keys } from '../../../functions/core/keys.js';
+import { silentLogger } from '../../../functions/log.js';
+import { ROW_GROUP_ROWS, samplesToParquet, writeColumnarSamples } from '../../../functions/pipeline/columnar.js';
+import { loadQuery, samplesColumns } from '../../../functions/sql.js';
+import { DirStore } from '../../../local/dir-store.js';
+import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
+import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
+
+type Rec = Record<string, unknown>;
+
+/** Records with every column shape: nulls, missing keys, negatives, big ints, extra keys, quotes. */
+function records(runId: string, pathId: string, count: number, seed: number): Rec[] {
+  const rand = prng(seed);
+  const out: Rec[] = [];
+  for (let i = 0; i < count; i++) {
+    const failed = rand() < 0.1;
+    const rec: Rec = {
+      run_id: runId,
+      path_id: pathId,
+      probe: i % 3 === 0 ? 'iperf-tcp' : 'tcp',
+      kind: i % 3 === 0 ? 'iperf3' : 'tcp-connect',
+      trial: 1 + (i % 2),
+      seq: i % 7 === 0 ? 2 ** 31 - 1 - i : i,
+      t_start: 1_700_000_000_000.5 + i,
+      t_end: 1_700_000_000_001.25 + i,
+      metric: i % 3 === 0 ? 'throughput_bps' : 'connect_rtt_ms',
+      value: failed ? null : (rand() - 0.2) * 10 ** Math.floor(rand() * 12),
+      unit: i % 3 === 0 ? 'bit/s' : 'ms',
+      ok: !failed,
+      streams: 4,
+      detail: { nested: true },
+    };
+    // multi-byte UTF-8: the writer decodes the file's bytes line by line
+    if (failed) rec.error = 'it\'s a "quoted" timeout — 5 µs, naïve 🙂';
+    if (i % 5 !== 0) rec.clock = 'tool';
+    if (i % 3 === 0 && i > count / 2) rec.flag = 'credit-exhausted';
+    out.push(rec);
+  }
+  return out;
+}
+
+const ORDER = 'ORDER BY path, run, probe, trial, seq, t_start';
+
+describe('writeColumnarSamples', () => {
+  let dir: string;
+  let engine: DuckDbQueryEngine | undefined;
+  beforeEach(async () => {
+    dir = await tempDataDir('columnar');
+  });
+  afterEach(async () => {
+    engine?.close();
+    engine = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives the same rows, column by column, as the JSONL it was built from', async () => {
+    await writeSamples(dir, [
+      ...records('r1', 'A', 2500, 1),
+      ...records('r1', 'B', 40, 2),
+      ...records('r2', 'A', 7, 3),
+    ]);
+    const store = new DirStore(dir);
+    for (const [pathId, runId] of [
+      ['A', 'r1'],
+      ['B', 'r1'],
+      ['A', 'r2'],
+    ]) {
+      await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId });
+    }
+    engine = await DuckDbQueryEngine.open(dir);
+    const { columns, partitions } = samplesColumns();
+    const list = [...columns, ...partitions].map((c) => c.name).join(', ');
+    const fromJsonl = await engine.query(`SELECT ${list} FROM samples_jsonl ${ORDER}`, [], 'jsonl');
+    const fromParquet = await engine.query(`SELECT ${list} FROM samples ${ORDER}`, [], 'parquet');
+    expect(fromJsonl.length).toBe(2547);
+    expect(fromParquet).toStrictEqual(fromJsonl);
+    // The samples view really reads the Parquet files (not the JSONL it falls back to).
+    const sources = await engine.query(
+      "SELECT count(*) AS n FROM read_parquet(? || '/parquet/*/*/samples.parquet', hive_partitioning = true)",
+      [dir],
+      'files',
+    );
+    expect(sources).toEqual([{ n: 2547 }]);
+  });
+
+  it('rewrites the same key on a retry or rerun and never duplicates rows', async () => {
+    await writeSamples(dir, records('r1', 'A', 300, 4));
+    const store = new DirStore(dir);
+    const deps = { store, log: silentLogger };
+    const first = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    const bytes = await readFile(path.join(dir, first.key));
+    const again = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    expect(again).toEqual(first);
+    expect(first.key).toBe(keys.columnarSamples('A', 'r1'));
+    expect(await store.list('parquet/')).toEqual([first.key]);
+    expect(await readFile(path.join(dir, first.key))).toEqual(bytes);
+    engine = await DuckDbQueryEngine.open(dir);
+    expect(await engine.query('SELECT count(*) AS n FROM samples', [], 'n')).toEqual([{ n: 300 }]);
+
+    // A retried collect that rewrote one JSONL file with more lines: the copy follows, once.
+    await writeSamples(dir, [...records('r1', 'A', 300, 4), ...records('r1', 'A', 10, 5)]);
+    const third = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    expect(third.rows).toBe(310);
+    expect(await engine.query('SELECT count(*) AS n FROM samples', [], 'n')).toEqual([{ n: 310 }]);
+    expect(await engine.query('SELECT count(*) AS n FROM samples_jsonl', [], 'n')).toEqual([{ n: 310 }]);
+  });
+
+  it('reads a partition from its JSONL until its Parquet copy exists, never from both', async () => {
+    await writeSamples(dir, [...records('r1', 'A', 50, 6), ...records('r1', 'B', 20, 7)]);
+    const store = new DirStore(dir);
+    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    engine = await DuckDbQueryEngine.open(dir);
+    const counts = await engine.query('SELECT path, count(*) AS n FROM samples GROUP BY path ORDER BY path', [], 'n');
+    expect(counts).toEqual([
+      { path: 'A', n: 50 },
+      { path: 'B', n: 20 },
+    ]);
+    const pct = loadQuery('percentiles');
+    const before = await engine.query(pct, ['r1'], 'percentiles');
+    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'B', runId: 'r1' });
+    expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(before);
+  });
+
+  it('removes a stale copy when the partition has no samples', async () => {
+    const store = new DirStore(dir);
+    const key = keys.columnarSamples('A', 'r1');
+    await store.put(key, new Uint8Array([1, 2, 3]));
+    expect(await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).toEqual({
+      key,
+      rows: 0,
+      bytes: 0,
+    });
+    await expect(stat(path.join(dir, key))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('writes several row groups for a large partition and keeps every row', async () => {
+    const n = ROW_GROUP_ROWS * 2 + 17;
+    const lines = Array.from({ length: n }, (_, i) =>
+      JSON.stringify({
+        run_id: 'r',
+        path_id: 'P',
+        probe: 'x',
+        kind: 'sockperf',
+        trial: 1,
+        seq: i,
+        value: i / 8,
+        ok: true,
+      }),
+    );
+    await new DirStore(dir).put(keys.samples('P', 'r', 'x', 1), `${lines.join('\n')}\n`);
+    await writeColumnarSamples({ store: new DirStore(dir), log: silentLogger }, { pathId: 'P', runId: 'r' });
+    engine = await DuckDbQueryEngine.open(dir);
+    const [row] = await engine.query('SELECT count(*) AS n, sum(seq) AS s, max(value) AS m FROM samples', [], 'n');
+    expect(row).toEqual({ n, s: (n * (n - 1)) / 2, m: (n - 1) / 8 });
+    const groups = await engine.query(
+      "SELECT count(DISTINCT row_group_id) AS g FROM parquet_metadata(? || '/parquet/path=P/run=r/samples.parquet')",
+      [dir],
+      'meta',
+    );
+    expect(groups).toEqual([{ g: 3 }]);
+  });
+
+  it('names the file, line and field of a bad record', () => {
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":"r","seq":1.5}\n' }])).toThrow(
+      new CollectError('k.jsonl line 1: field seq must be int, got 1.5'),
+    );
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":"r"}\n\n{"ok":"yes"}\n' }])).toThrow(
+      /k\.jsonl line 3: field ok must be boolean, got "yes"/,
+    );
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '[1]\n' }])).toThrow(
+      /line 1: a sample record must be a JSON object/,
+    );
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":\n' }])).toThrow(/k\.jsonl line 1: not JSON/);
+    expect(samplesToParquet([{ key: 'k.jsonl', text: '\n' }])).toBeUndefined();
+  });
+});

@@ -1,0 +1,271 @@
+/**
+ * Regression detection across runs of one plan: the robust band (median ± max(3·1.4826·MAD,
+ * the baseline's typical 95 % half-width, 5 %)), the run's own interval wholly outside it, and
+ * what never enters a baseline (failed path, credit-flagged result, thin-tail percentile).
+ */
+import { rm } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keys } from '../../../functions/core/keys.js';
+import type { Summary } from '../../../functions/core/model.js';
+import {
+  addRegressions,
+  baselineBand,
+  describeRegression,
+  exclusion,
+  judge,
+  judgedPercentiles,
+  loadTrendPoints,
+  mad,
+  median,
+  type TrendPoint,
+  type TrendResult,
+} from '../../../functions/pipeline/regressions.js';
+import { DirStore } from '../../../local/dir-store.js';
+import { prng, tempDataDir } from '../../helpers/samples.js';
+
+const rtt = (p50: number, over: Partial<TrendResult> = {}): TrendResult => ({
+  probe: 'tcp-connect',
+  metric: 'connect_rtt_ms',
+  unit: 'ms',
+  n: 2000,
+  p50,
+  p99: p50 * 1.5,
+  ci95: { p50: [p50 - 0.02, p50 + 0.03], p99: [p50 * 1.5 - 0.1, p50 * 1.5 + 0.2] },
+  flags: [],
+  ...over,
+});
+const tput = (p50: number, flags: string[] = []): TrendResult => ({
+  probe: 'iperf3',
+  metric: 'throughput_bps',
+  unit: 'bit/s',
+  n: 20,
+  p50,
+  p99: p50,
+  ci95: { p50: [p50 * 0.99, p50 * 1.01], p99: [p50 * 0.98, p50 * 1.02] },
+  flags: ['thin-tail:p99', ...flags],
+});
+
+/** A run of paths A (0.2 ms), B (1.6 ms), C (8.9 ms), each figure ±1 % noise (seeded). */
+function run(i: number, rand: () => number, over: (id: string, r: TrendResult) => TrendResult = (_, r) => r) {
+  const noise = () => 1 + (rand() - 0.5) * 0.02;
+  const base: Record<string, number> = { A: 0.2, B: 1.6, C: 8.9 };
+  return {
+    runId: `run-${String(i).padStart(2, '0')}`,
+    planName: 'lab',
+    startedAt: new Date(Date.UTC(2026, 0, 1, i)).toISOString(),
+    paths: Object.entries(base).map(([id, ms]) => ({
+      id,
+      status: 'succeeded',
+      results: [over(id, rtt(ms * noise())), over(id, tput(9e9 * noise()))],
+    })),
+  } satisfies TrendPoint;
+}
+
+describe('median and MAD', () => {
+  it('are the middle value and the middle absolute deviation', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 2, 3])).toBe(2.5);
+    expect(mad([1, 1, 2, 2, 4, 6, 9])).toBe(1);
+  });
+});
+
+describe('the baseline band', () => {
+  it("is never narrower than 5 % of the median, nor than the runs' own intervals", () => {
+    expect(baselineBand([{ value: 10 }, { value: 10 }, { value: 10 }]).band).toEqual([9.5, 10.5]);
+    const wide = baselineBand([
+      { value: 10, ci95: [8, 12] },
+      { value: 10, ci95: [8, 12] },
+      { value: 10, ci95: [8, 12] },
+    ]);
+    expect(wide.band).toEqual([8, 12]);
+  });
+
+  it('widens with the spread of the runs (3 · 1.4826 · MAD), and one outlier does not move it', () => {
+    const b = baselineBand([9, 10, 11, 10, 50].map((value) => ({ value })));
+    expect(b.baseline).toBe(10);
+    expect(b.band[1]).toBeCloseTo(10 + 3 * 1.4826, 9);
+  });
+});
+
+describe('judge', () => {
+  const rand = prng(14);
+  const clean = Array.from({ length: 8 }, (_, i) => run(i, rand));
+
+  it('flags nothing over clean runs, from the third on', () => {
+    for (let i = 0; i < clean.length; i++) {
+      expect(judge(clean[i], clean.slice(0, i)).regressions, clean[i].runId).toEqual([]);
+    }
+  });
+
+  it('flags only C at p50 after +1 ms on C, with the figures', () => {
+    const shifted = run(9, rand, (id, r) =>
+      id === 'C' && r.metric === 'connect_rtt_ms'
+        ? rtt((r.p50 as number) + 1, { p99: r.p99, ci95: { p50: [r.p50! + 0.98, r.p50! + 1.03], p99: r.ci95!.p99 } })
+        : r,
+    );
+    const { regressions, trend } = judge(shifted, clean);
+    expect(regressions).toHaveLength(1);
+    const [g] = regressions;
+    expect(g).toMatchObject({ path: 'C', probe: 'tcp-connect', metric: 'connect_rtt_ms', percentile: 'p50' });
+    expect(g.direction).toBe('regression');
+    expect(g.runsInBaseline).toBe(8);
+    expect(g.value - g.baseline).toBeGreaterThan(0.9);
+    expect(g.change_pct).toBeGreaterThan(10);
+    expect(g.ci95[0]).toBeGreaterThan(g.band[1]);
+    expect(describeRegression(g)).toMatch(
+      /^C tcp-connect connect_rtt_ms p50 \d+\.\d{3} ms vs 8\.\d{3} \[.*\] over 8 runs \(\+1\d\.\d %, regression\)$/,
+    );
+    // the trend: the 8 earlier runs and this one, oldest first, with the band
+    const c = trend.find((t) => t.path === 'C' && t.metric === 'connect_rtt_ms' && t.percentile === 'p50');
+    expect(c?.points.map((p) => p.runId)).toEqual([...clean.map((x) => x.runId), 'run-09']);
+    expect(c?.band).toEqual(g.band);
+  });
+
+  it('uses the last N clean runs and calls a faster run an improvement', () => {
+    const faster = run(9, rand, (id, r) => (id === 'A' && r.metric === 'connect_rtt_ms' ? rtt(0.1) : r));
+    const { regressions } = judge(faster, clean, { runs: 4, minRuns: 3, k: 3, minRelative: 0.05 });
+    expect(regressions.map((g) => [g.path, g.percentile, g.direction, g.runsInBaseline])).toEqual([
+      ['A', 'p50', 'improvement', 4],
+    ]);
+    // p99 moved as far, but its own interval ([0.05, 0.35] ms) reaches into the band: not judged a change
+  });
+
+  it('judges throughput at p50 only, higher being better', () => {
+    expect(judgedPercentiles('throughput_bps', 'bit/s')).toEqual(['p50']);
+    expect(judgedPercentiles('connect_rtt_ms', 'ms')).toEqual(['p50', 'p99']);
+    expect(judgedPercentiles('mtu_bytes', 'bytes')).toEqual([]);
+    const slow = run(9, rand, (id, r) => (id === 'B' && r.metric === 'throughput_bps' ? tput(4e9) : r));
+    expect(judge(slow, clean).regressions.map((g) => [g.path, g.metric, g.percentile, g.direction])).toEqual([
+      ['B', 'throughput_bps', 'p50', 'regression'],
+    ]);
+  });
+
+  it('does not judge with fewer than 3 clean runs', () => {
+    const shifted = run(9, rand, (id, r) => (id === 'C' ? rtt(20) : r));
+    expect(judge(shifted, clean.slice(0, 2)).regressions).toEqual([]);
+    expect(judge(shifted, clean.slice(0, 3)).regressions.length).toBeGreaterThan(0);
+  });
+
+  it('a failed path neither enters the baseline nor is judged', () => {
+    // C failed in three of five earlier runs (with wild figures): only two clean runs remain
+    const history = clean
+      .slice(0, 5)
+      .map((h, i) =>
+        i < 3
+          ? { ...h, paths: h.paths.map((p) => (p.id === 'C' ? { ...p, status: 'failed', results: [rtt(50)] } : p)) }
+          : h,
+      );
+    const now = run(9, rand);
+    expect(judge(now, history).regressions).toEqual([]);
+    const t = judge(now, history).trend.find((x) => x.path === 'C' && x.percentile === 'p50');
+    expect(t?.points.filter((p) => p.excluded).map((p) => p.excluded)).toEqual([
+      'path failed',
+      'path failed',
+      'path failed',
+    ]);
+    expect(t?.band).toBeUndefined();
+    // and a failed path in this run is not judged, whatever its figures
+    const failedNow = {
+      ...now,
+      paths: now.paths.map((p) => (p.id === 'C' ? { ...p, status: 'failed', results: [rtt(50)] } : p)),
+    };
+    expect(judge(failedNow, clean).regressions).toEqual([]);
+    // the same 50 ms on a succeeded path is flagged: the status is what spared it
+    const slowNow = { ...now, paths: now.paths.map((p) => (p.id === 'C' ? { ...p, results: [rtt(50)] } : p)) };
+    expect(judge(slowNow, clean).regressions.map((g) => g.path)).toEqual(['C', 'C']);
+  });
+
+  it('a thin tail is not judged at p99 (p50 still is), and a credit-flagged result not at all', () => {
+    const thin = run(9, rand, (id, r) =>
+      id === 'B' && r.metric === 'connect_rtt_ms' ? rtt(3.2, { flags: ['thin-tail:p99'], n: 300 }) : r,
+    );
+    expect(judge(thin, clean).regressions.map((g) => [g.path, g.percentile])).toEqual([['B', 'p50']]);
+    expect(exclusion({ status: 'succeeded' }, rtt(1, { flags: ['thin-tail:p99'] }), 'p99')).toBe('thin tail');
+    const drained = run(9, rand, (id, r) =>
+      id === 'A' && r.metric === 'throughput_bps' ? tput(1e9, ['credit-exhausted(trial 1 @ interval 4: 9G→1G)']) : r,
+    );
+    expect(judge(drained, clean).regressions).toEqual([]);
+    // and flagged runs stay out of the baseline: with every earlier A throughput flagged, nothing to judge against
+    const flaggedHistory = clean.map((h) => ({
+      ...h,
+      paths: h.paths.map((p) =>
+        p.id === 'A'
+          ? { ...p, results: p.results.map((r) => (r.metric === 'throughput_bps' ? tput(1e9, ['at-baseline']) : r)) }
+          : p,
+      ),
+    }));
+    const t = judge(run(9, rand), flaggedHistory).trend.find((x) => x.path === 'A' && x.metric === 'throughput_bps');
+    expect(t?.points.slice(0, -1).every((p) => p.excluded === 'credit-flagged')).toBe(true);
+    expect(t?.band).toBeUndefined();
+  });
+
+  it('judges only against runs that started before this one', () => {
+    const shifted = run(3, rand, (id, r) => (id === 'C' ? rtt(20) : r));
+    // clean runs 0–7 around it: only 0, 1, 2 are before run 3
+    const { trend } = judge(shifted, clean);
+    expect(trend[0].points.map((p) => p.runId)).toEqual(['run-00', 'run-01', 'run-02', 'run-03']);
+    expect(judge(shifted, clean.slice(2)).regressions).toEqual([]);
+  });
+
+  it('ignores other plans and this run in the history', () => {
+    const shifted = run(9, rand, (id, r) => (id === 'C' ? rtt(20) : r));
+    const other = clean.map((h) => ({ ...h, planName: 'other' }));
+    expect(judge(shifted, [...other, shifted]).regressions).toEqual([]);
+  });
+});
+
+describe('addRegressions over a directory store', () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  const summaryOf = (p: TrendPoint): Summary => ({
+    runId: p.runId,
+    planName: p.planName,
+    startedAt: p.startedAt,
+    status: 'succeeded',
+    paths: p.paths.map((x) => ({
+      id: x.id,
+      label: x.id,
+      status: x.status as 'succeeded',
+      steps: [],
+      results: x.results.map((r) => ({
+        ...r,
+        loss: 0,
+        p95: r.p50,
+        p999: r.p99,
+        max: r.p99,
+        ci95: { p50: r.ci95!.p50!, p95: r.ci95!.p50!, p99: r.ci95!.p99! },
+      })),
+    })),
+  });
+
+  it("stores each run's trend point under its plan and judges the next run against them", async () => {
+    const dir = await tempDataDir('regressions');
+    dirs.push(dir);
+    const store = new DirStore(dir);
+    const rand = prng(7);
+    for (let i = 0; i < 4; i++) {
+      const s = summaryOf(run(i, rand));
+      await addRegressions({ store }, s);
+      expect(s.regressions).toEqual([]);
+      if (i > 0) expect(s.trend?.[0].points).toHaveLength(i + 1);
+    }
+    expect((await store.list(keys.trendPrefix('lab'))).length).toBe(4);
+    const shifted = summaryOf(run(5, rand, (id, r) => (id === 'C' && r.metric === 'connect_rtt_ms' ? rtt(9.9) : r)));
+    await addRegressions({ store }, shifted);
+    expect(shifted.regressions?.map((g) => [g.path, g.percentile, g.runsInBaseline])).toEqual([
+      ['C', 'p50', 4],
+      ['C', 'p99', 4],
+    ]);
+    // a retried summary step overwrites its own point, it does not add one
+    await addRegressions({ store }, shifted);
+    expect(await loadTrendPoints(store, 'lab')).toHaveLength(5);
+  });
+
+  it('keys plan names with spaces and rejects names that could escape the prefix', () => {
+    expect(keys.trendPoint('lab seed 000', 'r1')).toBe('trends/plan=lab%20seed%20000/run=r1.json');
+    expect(() => keys.trendPrefix('../x')).toThrow(/unsafe plan name/);
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * Regression detection on the lab (needs root): the seed-000 lab plan (paths A–E, short probes)
+ * run several times through the real ASL, agent and adapters, one data directory for all of
+ * them, so each run's summary step judges it against the earlier ones. Path B fails in one
+ * clean run (the agent runs, then its command exits non-zero: samples arrive, status failed).
+ * Then 1 ms is added to path C's emulated round trip, without telling the pipeline: the next run
+ * must flag C's p50 and no other path; over the clean runs before it nothing is flagged; the
+ * failed run of B is not in B's baseline; C's p99 (300 samples: a thin tail) moved by the same
+ * 1 ms and is not judged. Own prefix; nothing left afterwards.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClientRef, Summary, TrendSeries } from '../../functions/core/model.js';
+import { silentLogger } from '../../functions/log.js';
+import {
+  baselineBand,
+  describeRegression,
+  judge,
+  loadTrendPoints,
+  type TrendPoint,
+} from '../../functions/pipeline/regressions.js';
+import { createLabPorts } from '../../lab/index.js';
+import { labAvailable, labDown, labShiftDelay, labUp } from '../../lab/lab.js';
+import { listNamespaces } from '../../lab/sys.js';
+import { DirStore } from '../../local/dir-store.js';
+import { runLocal } from '../../local/driver.js';
+import { ROOT } from '../../local/run-machine.js';
+
+const P = 'pb-tr-';
+const OPTS = { prefix: P };
+const CLEAN_RUNS = 5;
+/** The clean run in which path B fails (1-based); runs 4.. are judged (3 clean runs before them). */
+const B_FAILS_IN = 3;
+let dir: string;
+
+beforeAll(async () => {
+  const a = await labAvailable();
+  expect(a, a.reason).toEqual({ ok: true });
+  await labDown(OPTS);
+  // The delays as seeded are what a "real" path has here; calibration is lab.test's business.
+  await labUp({ ...OPTS, calibrate: false });
+  dir = await mkdtemp(join(tmpdir(), 'pathbench-lab-regressions-'));
+}, 240_000);
+
+afterAll(async () => {
+  await labDown(OPTS);
+  await rm(dir, { recursive: true, force: true });
+  expect((await listNamespaces()).filter((n) => n.startsWith(P))).toEqual([]);
+});
+
+/** plans/lab-seed-000-no-reboot.json on this test's namespaces, with short latency probes only. */
+async function labPlan() {
+  const plan = JSON.parse(await readFile(join(ROOT, 'plans', 'lab-seed-000-no-reboot.json'), 'utf8'));
+  plan.name = 'lab-regressions';
+  plan.defaults.client.instanceId = `${P}client`;
+  // 300 connects, no pause: p50 is judged; p99 has 3 samples beyond it (a thin tail), so it is
+  // not. The figure is the kernel's tcpi_rtt, so the shared machine's load does not move it.
+  plan.defaults.probes = [{ kind: 'tcp-connect', count: 300, intervalMs: 0, timeoutMs: 1000 }];
+  for (const p of plan.paths) for (const r of p.routes ?? []) r.routeTableId = r.routeTableId.replace(/^pb-/, P);
+  return plan;
+}
+
+/** The lab's own wrap, and for `failPath` the agent's command exits 3 after the agent has run. */
+function wrapper(labWrap: (argv: string[], c: ClientRef) => string[], failPath?: string) {
+  return (argv: string[], client: ClientRef) => {
+    const inner = labWrap(argv, client);
+    const spec = JSON.parse(readFileSync(argv[argv.indexOf('--spec') + 1], 'utf8')) as { pathId: string };
+    return spec.pathId === failPath ? ['sh', '-c', '"$@"; exit 3', 'sh', ...inner] : inner;
+  };
+}
+
+async function run(runId: string, failPath?: string): Promise<Summary> {
+  const ports = await createLabPorts(OPTS);
+  const r = await runLocal({
+    plan: await labPlan(),
+    dataDir: dir,
+    runId,
+    log: silentLogger,
+    fleet: ports.fleet,
+    routes: ports.routes,
+    wrap: wrapper(ports.wrap, failPath),
+    // Poll the finished probe every 0.25 s instead of the adaptive wait (seconds): when a poll
+    // happens does not touch the measurement, and it keeps seven runs within minutes.
+    waitTimeOverrides: { WaitForProbe: 250 },
+  });
+  expect(r.execution.status).toBe('SUCCEEDED');
+  return r.summary as Summary;
+}
+
+const series = (s: Summary, path: string, probe: string, pct: 'p50' | 'p99') =>
+  s.trend?.find((t) => t.path === path && t.probe === probe && t.percentile === pct) as TrendSeries;
+
+describe('regression detection over repeated lab runs', () => {
+  const clean: Summary[] = [];
+
+  it(`flags nothing over ${CLEAN_RUNS} clean runs; a failed path enters no baseline`, {
+    timeout: 240_000,
+  }, async () => {
+    for (let i = 1; i <= CLEAN_RUNS; i++) {
+      const s = await run(`clean-${i}`, i === B_FAILS_IN ? 'B' : undefined);
+      clean.push(s);
+      const b = s.paths.find((p) => p.id === 'B')!;
+      if (i === B_FAILS_IN) {
+        // the failed path's samples arrived (it measured, then its command failed) ...
+        expect(b.status).toBe('failed');
+        expect(b.results.find((r) => r.probe === 'tcp-connect')?.n).toBeGreaterThan(0);
+      } else expect(b.status).toBe('succeeded');
+      // ... and no run before the shift raises a flag (printed for the closing note)
+      console.log(
+        `clean run ${i}: ${s.regressions?.length ?? 0} flags ${JSON.stringify(s.regressions?.map(describeRegression))}`,
+      );
+    }
+    const alarms = clean.flatMap((s) => s.regressions ?? []);
+    expect(alarms.map(describeRegression)).toEqual([]);
+    // runs from the 4th on were judged: every path but B has a band in run 4, B only once it has 3 clean runs
+    const fourth = clean[3];
+    for (const id of ['A', 'C', 'D', 'E']) expect(series(fourth, id, 'tcp-connect', 'p50').band, id).toBeDefined();
+    expect(series(fourth, 'B', 'tcp-connect', 'p50').band).toBeUndefined();
+    const last = clean[CLEAN_RUNS - 1];
+    const bSeries = series(last, 'B', 'tcp-connect', 'p50');
+    const failedPoint = bSeries.points.find((p) => p.runId === `clean-${B_FAILS_IN}`);
+    expect(failedPoint?.excluded).toBe('path failed');
+    expect(failedPoint?.value).not.toBeNull();
+    // B's band in the last clean run is the band of its clean runs only (the failed one left out)
+    const cleanB = bSeries.points.slice(0, -1).filter((p) => !p.excluded);
+    expect(cleanB).toHaveLength(CLEAN_RUNS - 2);
+    const ciOf = (runId: string) =>
+      clean
+        .find((s) => s.runId === runId)!
+        .paths.find((p) => p.id === 'B')!
+        .results.find((r) => r.probe === 'tcp-connect')!.ci95!.p50;
+    expect(bSeries.band).toEqual(
+      baselineBand(cleanB.map((p) => ({ value: p.value as number, ci95: ciOf(p.runId) }))).band,
+    );
+  });
+
+  it('after +1 ms on path C, the next run flags C at p50 and no other path', { timeout: 90_000 }, async () => {
+    expect(clean).toHaveLength(CLEAN_RUNS);
+    await labShiftDelay(OPTS, 'C', 1000);
+    const s = await run('shifted');
+    const flags = s.regressions ?? [];
+    console.log(`shifted run: ${flags.map(describeRegression).join('; ')}`);
+    expect(flags.map((g) => [g.path, g.probe, g.percentile, g.direction])).toEqual([
+      ['C', 'tcp-connect', 'p50', 'regression'],
+    ]);
+    const [p50] = flags;
+    expect(p50.runsInBaseline).toBe(CLEAN_RUNS);
+    // the detected shift is the 1 ms added, within the noise of two medians
+    expect(p50.value - p50.baseline).toBeGreaterThan(0.7);
+    expect(p50.value - p50.baseline).toBeLessThan(1.3);
+    // C's p99 moved by as much, but 300 samples leave a thin tail there: not judged ...
+    const c = s.paths.find((p) => p.id === 'C')!.results[0];
+    expect(c.flags).toContain('thin-tail:p99');
+    expect(series(s, 'C', 'tcp-connect', 'p99').points.at(-1)?.excluded).toBe('thin tail');
+    // ... and the thin tail is the only reason: the same points without it would be flagged at p99
+    const points = await loadTrendPoints(new DirStore(dir), 'lab-regressions');
+    const strip = (t: TrendPoint): TrendPoint => ({
+      ...t,
+      paths: t.paths.map((p) => ({
+        ...p,
+        results: p.results.map((r) => ({ ...r, flags: r.flags.filter((f) => f !== 'thin-tail:p99') })),
+      })),
+    });
+    const now = strip(points.find((t) => t.runId === 'shifted')!);
+    const unthinned = judge(now, points.filter((t) => t.runId !== 'shifted').map(strip)).regressions;
+    expect(unthinned.map((g) => `${g.path} ${g.percentile}`)).toContain('C p99');
+    // the report shows it
+    const md = await readFile(join(dir, 'reports', 'run=shifted', 'summary.md'), 'utf8');
+    expect(md).toMatch(/## Regressions/);
+  });
+});
