@@ -7,7 +7,8 @@ import { defineConfig } from 'vitest/config';
 //   *.synth.test.ts  infra: cdk synth of the stacks
 //   *.lab.test.ts    lab: network namespaces (root)
 //   *.emu.test.ts    emulator: the AWS adapters with the real SDK against dynalite / s3rver on loopback
-const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.emu.test.ts'];
+//   *.fault.test.ts  faults: the real ASL through the local driver with adapters failing on cue
+const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.emu.test.ts', '**/*.fault.test.ts'];
 
 export default defineConfig({
   test: {
@@ -30,6 +31,17 @@ export default defineConfig({
         },
       },
       { test: { name: 'emulator', include: ['test/**/*.emu.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 } },
+      {
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.fault.test.ts'],
+          globalSetup: ['test/faults/table.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // One file at a time; within a file the cases run side by side (describe.concurrent).
+          fileParallelism: false,
+        },
+      },
       { test: { name: 'infra', include: ['test/**/*.synth.test.ts'], testTimeout: 600_000 } },
       {
         test: {

@@ -10,13 +10,13 @@ import { keys, newRunId } from '../functions/core/keys.js';
 import type { ClientRef, ResolvedPlan, Summary } from '../functions/core/model.js';
 import { parsePlan } from '../functions/core/plan.js';
 import { stderrLogger } from '../functions/log.js';
-import type { Deps, Fleet, Logger, Routes } from '../functions/ports.js';
+import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
 import { LocalCommandRunner } from './command-runner.js';
 import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
 import { FileLock, hostLock, LockSet } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
-import { type ExecutionEvent, type RunMachineResult, runStateMachine } from './run-machine.js';
+import { type ExecutionEvent, type RunMachineOptions, type RunMachineResult, runStateMachine } from './run-machine.js';
 
 export const DEFAULT_DATA_DIR = '.pathbench';
 
@@ -38,6 +38,15 @@ export interface LocalRunOptions {
   fleet?: Fleet;
   routes?: Routes;
   wrap?: (argv: string[], client: ClientRef) => string[];
+  /**
+   * Decorate the adapters (the fault suite injects failures here): `store` before the command
+   * runner is built on it, `deps` once every port is built.
+   */
+  decorate?: { store?: (s: ObjectStore) => ObjectStore; deps?: (d: Deps) => Deps };
+  /** Passed to the state machine runner (local/run-machine.ts): fake time, the Lambda boundary, StopExecution. */
+  machine?: Pick<RunMachineOptions, 'retryIntervalOverrides' | 'invoke' | 'signal'>;
+  /** Aborting it interrupts the run as SIGINT does (the agent is stopped, the run winds down). */
+  interrupt?: AbortSignal;
 }
 
 export interface LocalRunResult {
@@ -79,7 +88,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     routes ??= ports.routes;
     wrap ??= ports.wrap;
   }
-  const store = new DirStore(dataDir);
+  const store = opts.decorate?.store ? opts.decorate.store(new DirStore(dataDir)) : new DirStore(dataDir);
   const query = await DuckDbQueryEngine.open(dataDir);
   const runner = new LocalCommandRunner({
     agentPath: agent.path,
@@ -88,7 +97,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     wrap,
     onAgentLine: opts.onAgentLine ? (l) => opts.onAgentLine?.(l) : undefined,
   });
-  const deps: Deps = {
+  const built: Deps = {
     store,
     fleet: fleet ?? new LoopbackFleet(log),
     routes: routes ?? new LoopbackRoutes(log),
@@ -102,6 +111,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     driver: 'local',
     now: () => new Date(),
   };
+  const deps = opts.decorate?.deps ? opts.decorate.deps(built) : built;
   // An interrupt stops the agent and refuses further probes; the state machine still runs
   // RestoreRoutes, SummarizeRun and ReleaseLock, so routes and the lock are never left behind.
   let interrupts = 0;
@@ -116,6 +126,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  opts.interrupt?.addEventListener('abort', stop, { once: true });
   const onSamples = opts.onSamples;
   const watch = onSamples
     ? setInterval(() => {
@@ -130,6 +141,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       deps,
       input: { plan: opts.plan },
       runId,
+      ...opts.machine,
       waitTimeOverrides: opts.waitTimeOverrides,
       onEvent: (e) => {
         // A path's final count, before its end is reported.
@@ -153,6 +165,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     if (watch) clearInterval(watch);
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+    opts.interrupt?.removeEventListener('abort', stop);
     runner.kill();
     query.close();
   }

@@ -94,10 +94,18 @@ export interface RunMachineOptions {
   /** Task state name → milliseconds between Retry attempts (fake time in tests). */
   retryIntervalOverrides?: Record<string, number>;
   onEvent?: (e: ExecutionEvent) => void;
+  /**
+   * The Lambda boundary: every Task invocation goes through it (`run` calls the handler). The
+   * fault suite injects invocation errors here (Lambda.TooManyRequestsException, a crash after
+   * the handler's side effects); absent, the handler is called directly.
+   */
+  invoke?: (call: { state: string; task: TaskName; input: unknown; run: () => Promise<unknown> }) => Promise<unknown>;
+  /** StopExecution: aborting ends the execution ABORTED; a Task already running is not stopped. */
+  signal?: AbortSignal;
 }
 
 export interface RunMachineResult {
-  status: 'SUCCEEDED' | 'FAILED';
+  status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
   output?: unknown;
   error?: { name: string; message: string };
   events: ExecutionEvent[];
@@ -109,7 +117,9 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
   for (const [stateName, task] of Object.entries(taskPlaceholders(definition))) {
     handlers[stateName] = async (input: unknown) => {
       // Lambda sees JSON, not shared objects: serialize both ways.
-      const out = await TASKS[task].run(opts.deps, JSON.parse(JSON.stringify(input)));
+      const event = JSON.parse(JSON.stringify(input));
+      const run = () => TASKS[task].run(opts.deps, event);
+      const out = await (opts.invoke ? opts.invoke({ state: stateName, task, input: event, run }) : run());
       return out === undefined ? null : JSON.parse(JSON.stringify(out));
     };
   }
@@ -133,6 +143,13 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
     } as never,
   );
   const events: ExecutionEvent[] = [];
+  let aborted = false;
+  const abort = () => {
+    aborted = true;
+    execution.abort();
+  };
+  if (opts.signal?.aborted) abort();
+  else opts.signal?.addEventListener('abort', abort, { once: true });
   const pump = (async () => {
     for await (const e of execution.eventLogs as AsyncIterable<ExecutionEvent>) {
       events.push(e);
@@ -145,8 +162,12 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
     return { status: 'SUCCEEDED', output, events };
   } catch (e) {
     await pump.catch(() => undefined);
+    if (aborted)
+      return { status: 'ABORTED', error: { name: 'ExecutionAborted', message: 'execution stopped' }, events };
     const err = e as Error & { cause?: Error };
     const inner = err.cause instanceof Error ? err.cause : err;
     return { status: 'FAILED', error: { name: inner.name, message: inner.message }, events };
+  } finally {
+    opts.signal?.removeEventListener('abort', abort);
   }
 }

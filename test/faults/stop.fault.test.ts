@@ -1,0 +1,235 @@
+/**
+ * Stop in every state, then rerun. A stop is what each driver does:
+ *   - StopExecution (AWS): the execution ends ABORTED at once; a Task already invoked runs to
+ *     its end anyway, here the worst way round — after the cleanup the EventBridge rule runs
+ *     (functions/pipeline/cleanup.ts) has finished;
+ *   - an interrupt (Ctrl-C on the local driver): the agent is stopped and the run winds down
+ *     through RestoreRoutes, SummarizeRun and ReleaseLock;
+ *   - kill -9 of the local driver: nothing runs after it; the lock file names a dead process.
+ * Then the same plan runs again under a new run id, and the invariants are checked over both.
+ */
+import { describe, expect } from 'vitest';
+import type { RunManifest } from '../../functions/core/model.js';
+import { cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
+import { DirStore } from '../../local/dir-store.js';
+import type { AwsWorld, WorldRoute } from './aws-world.js';
+import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
+
+const RTB = 'rtb-0f57';
+const ROUTES: Record<string, WorldRoute[]> = {
+  [RTB]: [
+    { DestinationCidrBlock: '10.0.0.0/16', GatewayId: 'local', State: 'active', Origin: 'CreateRouteTable' },
+    {
+      DestinationCidrBlock: '10.20.0.0/16',
+      VpcPeeringConnectionId: 'pcx-0f57',
+      State: 'active',
+      Origin: 'CreateRoute',
+    },
+    { DestinationCidrBlock: '10.30.0.0/16', NatGatewayId: 'nat-0f57', State: 'active', Origin: 'CreateRoute' },
+  ],
+};
+
+/** One path that goes through every state: reboot, credit wait, two route swaps, probe, collect. */
+function plan(c: FaultCase) {
+  return c.plan(
+    [
+      {
+        id: 'a',
+        reboot: true,
+        routes: [
+          { routeTableId: RTB, destination: '10.20.0.0/16', via: { transitGatewayId: 'tgw-0f57' } },
+          { routeTableId: RTB, destination: '10.30.0.0/16', via: { transitGatewayId: 'tgw-0f57' } },
+        ],
+      },
+    ],
+    { creditWaitSeconds: 1 },
+  );
+}
+
+async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
+  return JSON.parse((await new DirStore(c.dir).getText(`runs/run=${runId}/manifest.json`)) ?? 'null') as RunManifest;
+}
+
+/** The rerun after the stop measures the path and leaves everything as it was. */
+async function rerun(c: FaultCase): Promise<void> {
+  c.aws.faults = {};
+  const r = await c.run(plan(c), { awsFleet: true });
+  const m = await manifest(c, r.runId);
+  expect(r.execution.status, JSON.stringify(r.execution.error)).toBe('SUCCEEDED');
+  expect(m.paths[0].status, m.paths[0].error).toBe('succeeded');
+}
+
+const TASKS = [
+  'ValidatePlan',
+  'BeginPath',
+  'StopClient',
+  'CheckStopped',
+  'StartClient',
+  'CheckReady',
+  'SwapRoutes',
+  'SendProbe',
+  'PollProbe',
+  'CollectOutput',
+  'RecordPathFailure',
+  'RestoreRoutes',
+  'SummarizeRun',
+  'ReleaseLock',
+];
+const WAITS = ['WaitForStop', 'WaitForReady', 'WaitForCredits', 'WaitForProbe'];
+
+/** RecordPathFailure runs only for a failed path: the probe command fails for it. */
+function failProbeFor(c: FaultCase, state: string): void {
+  if (state !== 'RecordPathFailure') return;
+  c.faults.add({
+    site: 'runner.status',
+    // the stopped run's command only: the rerun measures
+    match: (a) => String(a[0]).includes('-fault-1-'),
+    action: {
+      map: (_a, inv) =>
+        (inv as { status: string }).status === 'Success' ? { status: 'Failed', detail: 'agent exited 1' } : inv,
+    },
+  });
+}
+
+describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
+  for (const state of TASKS) {
+    faultCase(
+      'stop in every state, then rerun',
+      `StopExecution while ${state} runs; its Lambda finishes after the cleanup`,
+      async (c) => {
+        failProbeFor(c, state);
+        const stop = new AbortController();
+        let cleaned!: () => void;
+        const cleanedUp = new Promise<void>((r) => {
+          cleaned = r;
+        });
+        c.faults.add({
+          site: `lambda.${state}`,
+          nth: 1,
+          action: {
+            hook: async () => {
+              stop.abort();
+              await cleanedUp;
+            },
+          },
+        });
+        const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
+        expect(r.execution.status).toBe('ABORTED');
+        await cleanupAfterExecution(c.deps as NonNullable<FaultCase['deps']>, { runId: r.runId, status: 'ABORTED' });
+        cleaned();
+        await c.settled();
+        await rerun(c);
+      },
+      { routes: ROUTES },
+    );
+  }
+  for (const state of WAITS) {
+    faultCase(
+      'stop in every state, then rerun',
+      `StopExecution in ${state}`,
+      async (c) => {
+        const stop = new AbortController();
+        const r = await c.run(plan(c), {
+          awsFleet: true,
+          signal: stop.signal,
+          // long enough for the stop to land inside the Wait
+          waits: { [state]: 1000 },
+          onEvent: (e) => {
+            if (e.type === 'StateEntered' && e.state?.name === state) stop.abort();
+          },
+        });
+        expect(r.execution.status).toBe('ABORTED');
+        await cleanupAfterExecution(c.deps as NonNullable<FaultCase['deps']>, { runId: r.runId, status: 'ABORTED' });
+        await c.settled();
+        await rerun(c);
+      },
+      { routes: ROUTES },
+    );
+  }
+
+  faultCase(
+    'stop in every state, then rerun',
+    'StopExecution between the two route swaps of SwapRoutes (the cleanup runs in between)',
+    async (c) => {
+      const stop = new AbortController();
+      let cleaned!: () => void;
+      const cleanedUp = new Promise<void>((r) => {
+        cleaned = r;
+      });
+      // The first route is swapped; the stop comes; the second swap lands after the cleanup.
+      c.faults.add({
+        site: 'routes.point',
+        nth: 2,
+        action: {
+          hook: async () => {
+            stop.abort();
+            await cleanedUp;
+          },
+        },
+      });
+      const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
+      expect(r.execution.status).toBe('ABORTED');
+      await cleanupAfterExecution(c.deps as NonNullable<FaultCase['deps']>, { runId: r.runId, status: 'ABORTED' });
+      cleaned();
+      await c.settled();
+      await rerun(c);
+    },
+    { routes: ROUTES },
+  );
+});
+
+describe.concurrent('interrupt (Ctrl-C on the local driver) in a state, then rerun', () => {
+  for (const state of ['SwapRoutes', 'SendProbe', 'WaitForProbe', 'PollProbe', 'CollectOutput']) {
+    faultCase(
+      'stop in every state, then rerun',
+      `interrupt in ${state}`,
+      async (c) => {
+        const stop = new AbortController();
+        const r = await c.run(plan(c), {
+          awsFleet: true,
+          interrupt: stop.signal,
+          onEvent: (e) => {
+            if (e.type === 'StateEntered' && e.state?.name === state) stop.abort();
+          },
+        });
+        expect(r.interrupted).toBe(true);
+        expect(r.execution.status).not.toBe('ABORTED');
+        await rerun(c);
+      },
+      { routes: ROUTES },
+    );
+  }
+});
+
+function swappedIn(aws: AwsWorld): number {
+  return aws.snapshot()[RTB].filter((r) => r.TransitGatewayId).length;
+}
+
+describe.concurrent('kill -9 of the local driver, then rerun', () => {
+  for (const state of ['SwapRoutes', 'WaitForProbe']) {
+    faultCase(
+      'stop in every state, then rerun',
+      `kill -9 in ${state}: the rerun puts the routes back`,
+      async (c) => {
+        const stop = new AbortController();
+        // Nothing runs after the kill: the swap in progress completes (as its EC2 calls would), no cleanup.
+        if (state === 'SwapRoutes')
+          c.faults.add({ site: 'lambda.SwapRoutes', nth: 1, action: { hook: () => stop.abort() } });
+        const r = await c.run(plan(c), {
+          awsFleet: true,
+          signal: stop.signal,
+          waits: { WaitForProbe: 5000 },
+          onEvent: (e) => {
+            if (e.type === 'StateEntered' && e.state?.name === state) stop.abort();
+          },
+        });
+        expect(r.execution.status).toBe('ABORTED');
+        await c.settled();
+        expect(swappedIn(c.aws)).toBe(2);
+        await lockOfDeadProcess(c.dir, r.runId);
+        await rerun(c);
+      },
+      { routes: ROUTES },
+    );
+  }
+});
