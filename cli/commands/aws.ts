@@ -17,10 +17,14 @@ const stdout = (text: string) => process.stdout.write(printable(text));
 export function registerAws(program: Command): void {
   program
     .command('deploy')
-    .description('deploy the pipeline stack with cdk (and the seed-000 testbed with --testbed)')
+    .description('deploy the pipeline stack with cdk (and the seed-000 testbed with --testbed, whose plan it allows)')
     .option('--testbed', 'also deploy the Tokyo/Osaka testbed (costs money; prints an estimate first)')
     .option('--yes', 'do not ask for approval of security changes')
     .option('--stack <name>', 'pipeline stack name', DEFAULT_STACK)
+    .option(
+      '--allow-plan <file...>',
+      "allow exactly these plans' route swaps and clients (stack context allowedRoutes, clientInstanceIds)",
+    )
     .action((o: DeployFlags) => guarded(() => deploy(o)));
 
   commonOptions(
