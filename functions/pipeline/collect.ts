@@ -199,21 +199,7 @@ async function parseProbes(
           : reportProblem
             ? `no raw output; ${reportProblem}`
             : 'agent report missing');
-      const t = isoMs(agentProbe?.startedAt) ?? deps.now().getTime();
-      const rec: SampleRecord = {
-        run_id: runId,
-        path_id: pathId,
-        probe: probe.name,
-        kind: probe.kind,
-        trial: 0,
-        seq: 0,
-        t_start: t,
-        t_end: t,
-        ...PRIMARY_METRIC[probe.kind],
-        value: null,
-        ok: false,
-        error: reason,
-      };
+      const rec = failedRecord(runId, pathId, probe, 0, isoMs(agentProbe?.startedAt) ?? deps.now().getTime(), reason);
       const key = keys.samples(pathId, runId, probe.name, 0);
       await deps.store.put(key, toJsonl([rec]), 'application/x-ndjson');
       Object.assign(prov, { status: 'failed', reason, sampleKeys: [key], samples: 1 });
@@ -231,21 +217,14 @@ async function parseProbes(
       if (st.samples === 0 && st.rejected === 0) {
         // Nothing in it (killed before the first line, an upload in progress): a failed sample, so loss shows it.
         const reason = st.truncated ? 'raw file truncated before its first complete line' : 'empty raw file';
-        const t = isoMs(agentProbe?.startedAt) ?? deps.now().getTime();
-        const rec: SampleRecord = {
-          run_id: runId,
-          path_id: pathId,
-          probe: probe.name,
-          kind: probe.kind,
-          trial: f.trial,
-          seq: 0,
-          t_start: t,
-          t_end: t,
-          ...PRIMARY_METRIC[probe.kind],
-          value: null,
-          ok: false,
-          error: reason,
-        };
+        const rec = failedRecord(
+          runId,
+          pathId,
+          probe,
+          f.trial,
+          isoMs(agentProbe?.startedAt) ?? deps.now().getTime(),
+          reason,
+        );
         await deps.store.put(sampleKey, toJsonl([rec]), 'application/x-ndjson');
         prov.sampleKeys.push(sampleKey);
         st.samples = 1;
@@ -369,6 +348,31 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
   if (failures.length) throw new CollectError(`could not parse ${failures.length} raw file(s): ${failures.join('; ')}`);
   deps.log.info('output collected', { runId, pathId, samples: total, probes: provenance.length });
   return { samples: total, probes: provenance.length };
+}
+
+/** One failed sample standing for a probe trial that produced nothing, so loss shows it. */
+function failedRecord(
+  runId: string,
+  pathId: string,
+  probe: { name: string; kind: ProbeKind },
+  trial: number,
+  t: number,
+  reason: string,
+): SampleRecord {
+  return {
+    run_id: runId,
+    path_id: pathId,
+    probe: probe.name,
+    kind: probe.kind,
+    trial,
+    seq: 0,
+    t_start: t,
+    t_end: t,
+    ...PRIMARY_METRIC[probe.kind],
+    value: null,
+    ok: false,
+    error: reason,
+  };
 }
 
 /**
