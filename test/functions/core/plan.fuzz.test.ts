@@ -165,7 +165,10 @@ function checkResolved(plan: ReturnType<typeof parsePlan>): void {
     expect(firstUnprintable(p.label)).toBeUndefined();
     for (const s of p.skipped) expect(firstUnprintable(s.reason)).toBeUndefined();
   }
-  // The resolved plan is itself a valid plan that resolves to the same thing.
+  // The resolved plan is itself a valid plan that resolves to the same thing — except a path
+  // whose every probe is skipped: it resolves to no probes, and an explicit empty probe list is
+  // refused as input by design (found by this property with seed -770919502).
+  if (plan.plan.paths.some((p) => p.probes.length === 0)) return;
   const again = parsePlan(JSON.parse(JSON.stringify({ name: plan.plan.name, paths: plan.plan.paths.map(asInput) })));
   expect(again.ok, again.ok ? '' : again.problems.join('\n')).toBe(true);
 }
