@@ -10,8 +10,6 @@ const KILLED =
   'after a kill -9 nothing cleans up AWS-kind routes locally (the route journal covers the lab), so the rerun records the swapped routes as the originals';
 
 export const KNOWN_HOLES: Record<string, string> = {
-  'routes pre-existing / blackholed / every kind: no route to the destination before: created for the run, removed after':
-    'routes: EC2 answers ReplaceRoute on a missing route with InvalidParameterValue, not InvalidRoute.NotFound, so the adapter never falls back to CreateRoute',
   'routes pre-existing / blackholed / every kind: ReplaceRoute fails with a 5xx during the restore: retried until every route is back':
     'routes/orch: RestoreRoutes turns a transient EC2 error into RouteSwapError, which no Retry matches; locally nothing retries, the route stays swapped',
   'stop in every state, then rerun: StopExecution while ValidatePlan runs; its Lambda finishes after the cleanup':
