@@ -10,8 +10,6 @@ const KILLED =
   'after a kill -9 nothing cleans up AWS-kind routes locally (the route journal covers the lab), so the rerun records the swapped routes as the originals';
 
 export const KNOWN_HOLES: Record<string, string> = {
-  'routes pre-existing / blackholed / every kind: ReplaceRoute fails with a 5xx during the restore: retried until every route is back':
-    'routes/orch: RestoreRoutes turns a transient EC2 error into RouteSwapError, which no Retry matches; locally nothing retries, the route stays swapped',
   'stop in every state, then rerun: StopExecution while ValidatePlan runs; its Lambda finishes after the cleanup':
     "locks: a ValidatePlan finishing after the stop's cleanup takes the lock for an execution that has ended; the next run is locked out",
   'stop in every state, then rerun: StopExecution while SendProbe runs; its Lambda finishes after the cleanup':
