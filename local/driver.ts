@@ -21,8 +21,8 @@ import { type ExecutionEvent, type RunMachineOptions, type RunMachineResult, run
 
 export const DEFAULT_DATA_DIR = '.pathbench';
 
-/** Runs this process is running now: a lock naming another run of this process was abandoned. */
-const activeRuns = new Set<string>();
+/** Runs this process is running now, by data directory: a lock naming another run of this process was abandoned. */
+const activeRuns = new Map<string, Set<string>>();
 
 /**
  * Before a new run takes the lock: a run whose lock holder is gone (kill -9, a crash) ran no
@@ -30,8 +30,8 @@ const activeRuns = new Set<string>();
  * runs after a stopped execution (functions/pipeline/cleanup.ts): restore its route journal,
  * mark its manifest failed, release its lock. Said on stderr.
  */
-async function cleanUpAbandoned(deps: Deps, lock: FileLock, log: Logger): Promise<void> {
-  const runId = await lock.abandonedHolder(activeRuns);
+async function cleanUpAbandoned(deps: Deps, lock: FileLock, dataDir: string, log: Logger): Promise<void> {
+  const runId = await lock.abandonedHolder(activeRuns.get(dataDir) ?? new Set());
   if (!runId) return;
   log.warn(`run ${runId} was abandoned (its process is gone, its lock still held): cleaning up after it`);
   try {
@@ -158,8 +158,8 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       }, 500)
     : undefined;
   try {
-    await cleanUpAbandoned(deps, dirLock, log);
-    activeRuns.add(runId);
+    await cleanUpAbandoned(deps, dirLock, dataDir, log);
+    activeRuns.set(dataDir, (activeRuns.get(dataDir) ?? new Set()).add(runId));
     const execution = await runStateMachine({
       deps,
       input: { plan: opts.plan },
@@ -185,7 +185,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       interrupted: interrupts > 0,
     };
   } finally {
-    activeRuns.delete(runId);
+    activeRuns.get(dataDir)?.delete(runId);
     if (watch) clearInterval(watch);
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
