@@ -10,6 +10,7 @@ import { keys, newRunId } from '../functions/core/keys.js';
 import type { ClientRef, ResolvedPlan, Summary } from '../functions/core/model.js';
 import { parsePlan } from '../functions/core/plan.js';
 import { stderrLogger } from '../functions/log.js';
+import { cleanupAfterExecution } from '../functions/pipeline/cleanup.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
 import { LocalCommandRunner } from './command-runner.js';
 import { DirStore } from './dir-store.js';
@@ -19,6 +20,27 @@ import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
 import { type ExecutionEvent, type RunMachineOptions, type RunMachineResult, runStateMachine } from './run-machine.js';
 
 export const DEFAULT_DATA_DIR = '.pathbench';
+
+/** Runs this process is running now, by data directory: a lock naming another run of this process was abandoned. */
+const activeRuns = new Map<string, Set<string>>();
+
+/**
+ * Before a new run takes the lock: a run whose lock holder is gone (kill -9, a crash) ran no
+ * finish states, so its routes may still be swapped. Run the cleanup the AWS EventBridge rule
+ * runs after a stopped execution (functions/pipeline/cleanup.ts): restore its route journal,
+ * mark its manifest failed, release its lock. Said on stderr.
+ */
+async function cleanUpAbandoned(deps: Deps, lock: FileLock, dataDir: string, log: Logger): Promise<void> {
+  const runId = await lock.abandonedHolder(activeRuns.get(dataDir) ?? new Set());
+  if (!runId) return;
+  log.warn(`run ${runId} was abandoned (its process is gone, its lock still held): cleaning up after it`);
+  try {
+    const out = await cleanupAfterExecution(deps, { runId, status: 'ABORTED' });
+    log.warn(`cleanup after abandoned run ${runId}: ${out.notes.join('; ') || 'nothing to do'}`);
+  } catch (e) {
+    log.error(`cleanup after abandoned run ${runId} failed: ${(e as Error).message}`);
+  }
+}
 
 export function usesLab(plan: ResolvedPlan): boolean {
   return plan.paths.some((p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via));
@@ -97,6 +119,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     wrap,
     onAgentLine: opts.onAgentLine ? (l) => opts.onAgentLine?.(l) : undefined,
   });
+  const dirLock = new FileLock(dataDir, log);
   const built: Deps = {
     store,
     fleet: fleet ?? new LoopbackFleet(log),
@@ -104,9 +127,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     runner,
     query,
     // Lab routes live in namespaces the whole host shares: a lab run also takes the host-wide lock.
-    lock: usesLab(resolved)
-      ? new LockSet([new FileLock(dataDir, log), hostLock('lab-routes', log)])
-      : new FileLock(dataDir, log),
+    lock: usesLab(resolved) ? new LockSet([dirLock, hostLock('lab-routes', log)]) : dirLock,
     log,
     driver: 'local',
     now: () => new Date(),
@@ -137,6 +158,8 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       }, 500)
     : undefined;
   try {
+    await cleanUpAbandoned(deps, dirLock, dataDir, log);
+    activeRuns.set(dataDir, (activeRuns.get(dataDir) ?? new Set()).add(runId));
     const execution = await runStateMachine({
       deps,
       input: { plan: opts.plan },
@@ -162,6 +185,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       interrupted: interrupts > 0,
     };
   } finally {
+    activeRuns.get(dataDir)?.delete(runId);
     if (watch) clearInterval(watch);
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

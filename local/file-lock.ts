@@ -165,6 +165,17 @@ export class FileLock implements RunLock {
     await this.write(top.gen + 1, this.record());
   }
 
+  /**
+   * The run holding this lock when its holder is gone: a process of this host that is dead, or
+   * this very process when `ownActive` (the runs this process is running now) does not name it.
+   */
+  async abandonedHolder(ownActive: ReadonlySet<string>): Promise<string | undefined> {
+    const g = (await this.top())?.g;
+    if (g?.runId === undefined || g.host !== hostname()) return undefined;
+    if (g.pid === process.pid) return ownActive.has(g.runId) ? undefined : g.runId;
+    return alive(g.pid) ? undefined : g.runId;
+  }
+
   async current(): Promise<LockInfo | undefined> {
     const top = await this.top();
     if (top?.g.runId === undefined) return undefined;

@@ -22,6 +22,8 @@ export class ProbeTimeoutError extends PathbenchError {}
 export class ProbeCommandFailedError extends PathbenchError {}
 export class InstanceCapacityError extends PathbenchError {}
 export class RouteSwapError extends PathbenchError {}
+/** Routes not put back only because of transient errors (5xx, throttling): the ASL retries RestoreRoutes. */
+export class RouteRestoreRetryableError extends PathbenchError {}
 export class CollectError extends PathbenchError {}
 export class QueryFailedError extends PathbenchError {}
 export class ParseError extends PathbenchError {}
@@ -31,4 +33,25 @@ export class ConfigError extends PathbenchError {}
 export function errorMessage(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
+}
+
+/** Error codes of a transient refusal (throttling, service unavailable) whatever the HTTP status. */
+const TRANSIENT_NAMES = new Set([
+  'Throttling',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'InternalError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'Unavailable',
+]);
+
+/** True for an AWS SDK error that a later attempt may not get: a 5xx (server fault) or throttling. */
+export function isTransientError(e: unknown): boolean {
+  if (!e || typeof e !== 'object') return false;
+  const x = e as { name?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number } };
+  if (typeof x.name === 'string' && TRANSIENT_NAMES.has(x.name)) return true;
+  const status = x.$metadata?.httpStatusCode;
+  return x.$fault === 'server' || (typeof status === 'number' && status >= 500);
 }

@@ -2,7 +2,7 @@
  * After the Map, on every exit path: restore routes, summarize, finish the manifest and release
  * the run lock.
  */
-import { RouteSwapError } from '../core/errors.js';
+import { RouteRestoreRetryableError, RouteSwapError } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
 import type { RunManifest, Summary } from '../core/model.js';
 import type { Deps } from '../ports.js';
@@ -29,6 +29,12 @@ export async function restoreRoutes(deps: Deps, input: { runId: string }): Promi
       ...(out.notes.length ? { notes: out.notes } : {}),
     };
   });
+  // Only transient failures (5xx, throttling): the ASL's Retry on RestoreRoutes runs it again with backoff.
+  if (out.errors.length && out.transient.length === out.failed.length) {
+    throw new RouteRestoreRetryableError(
+      `could not restore ${out.errors.length} route(s), transient: ${out.errors.join('; ')}`,
+    );
+  }
   if (out.errors.length) {
     throw new RouteSwapError(`could not restore ${out.errors.length} route(s): ${out.errors.join('; ')}`);
   }

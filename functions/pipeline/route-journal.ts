@@ -6,7 +6,7 @@
  * live route and restores what differs. The cleanup writes `keys.runStopped` first; SwapRoutes
  * checks that marker and the run lock before and after each change (`ownershipLost`).
  */
-import { errorMessage } from '../core/errors.js';
+import { errorMessage, isTransientError } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
 import type { RouteEntry, RouteTarget } from '../core/model.js';
 import type { Deps } from '../ports.js';
@@ -92,6 +92,8 @@ export interface RestoreOutcome {
   errors: string[];
   /** routeKey of every route still not at its original. */
   failed: string[];
+  /** routeKey of every failed route whose error was transient (5xx, throttling): a retry may put it back. */
+  transient: string[];
   /** Notes, e.g. an original put back as blackholed, as it was. */
   notes: string[];
 }
@@ -115,7 +117,7 @@ export async function restoreJournaled(
   entries: JournalEntry[],
   only?: (e: JournalEntry) => boolean,
 ): Promise<RestoreOutcome> {
-  const out: RestoreOutcome = { restored: 0, alreadyOriginal: 0, errors: [], failed: [], notes: [] };
+  const out: RestoreOutcome = { restored: 0, alreadyOriginal: 0, errors: [], failed: [], transient: [], notes: [] };
   for (const e of [...entries].reverse()) {
     if (only && !only(e)) continue;
     const { original, originalUsable: _u, at: _a, pathId: _p, ...r } = e;
@@ -145,6 +147,7 @@ export async function restoreJournaled(
     } catch (err) {
       out.errors.push(`${name}: ${errorMessage(err)}`);
       out.failed.push(routeKey(r));
+      if (isTransientError(err)) out.transient.push(routeKey(r));
     }
   }
   return out;

@@ -3,8 +3,8 @@
  * reuses a run id, and the host-wide lock.
  */
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,6 +34,29 @@ function nextLine(c: ChildProcessWithoutNullStreams): () => Promise<string> {
 }
 
 describe('FileLock', () => {
+  it('names an abandoned holder: a dead process of this host, or this process when it no longer runs that run', async () => {
+    const dir = await tmp();
+    const lock = new FileLock(dir);
+    expect(await lock.abandonedHolder(new Set())).toBeUndefined();
+    await lock.acquire('r-mine');
+    expect(await lock.abandonedHolder(new Set(['r-mine']))).toBeUndefined();
+    expect(await lock.abandonedHolder(new Set())).toBe('r-mine');
+    await lock.release('r-mine');
+    // A process of this host that held the lock and is gone (kill -9): its generation stays on top.
+    const pid = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']));
+    const gens = (await readdir(lock.lockDir)).sort();
+    const next = String(Number(gens.at(-1)?.slice(0, 12)) + 1).padStart(12, '0');
+    const g = { runId: 'r-killed', holder: `pid ${pid}`, acquiredAt: new Date().toISOString(), pid, host: hostname() };
+    await writeFile(join(lock.lockDir, `${next}.json`), JSON.stringify(g));
+    expect(await lock.abandonedHolder(new Set())).toBe('r-killed');
+    // A live process of this host (the parent of this test) is not abandoned.
+    await writeFile(
+      join(lock.lockDir, `${String(Number(next) + 1).padStart(12, '0')}.json`),
+      JSON.stringify({ ...g, runId: 'r-live', pid: process.ppid }),
+    );
+    expect(await lock.abandonedHolder(new Set())).toBeUndefined();
+  });
+
   it('of several processes taking over the same stale lock, exactly one wins, every time', async () => {
     const base = await tmp();
     const TRIALS = 400;

@@ -108,6 +108,18 @@ export function targetOf(route: Route): RouteTarget {
   return `unknown:${other.sort().join('+') || 'no target field'}`;
 }
 
+/**
+ * EC2 answers ReplaceRoute on a destination with no route with InvalidParameterValue
+ * ("There is no route defined for '<cidr>' in the route table. Use CreateRoute instead.", as
+ * checked against AWS for moto, getmoto/moto#6425), not InvalidRoute.NotFound. Only that
+ * message, naming this destination, means "create it"; any other InvalidParameterValue is a refusal.
+ */
+function namesMissingRoute(e: unknown, destination: string): boolean {
+  if (!isAwsError(e, 'InvalidParameterValue')) return false;
+  const message = (e as { message?: unknown }).message;
+  return typeof message === 'string' && message.includes(`There is no route defined for '${destination}'`);
+}
+
 export class Ec2Routes implements Routes {
   constructor(private readonly ec2For: (region: string) => EC2Client) {}
 
@@ -131,7 +143,7 @@ export class Ec2Routes implements Routes {
     try {
       await ec2.send(new ReplaceRouteCommand(input));
     } catch (e) {
-      if (!isAwsError(e, 'InvalidRoute.NotFound')) throw e;
+      if (!isAwsError(e, 'InvalidRoute.NotFound') && !namesMissingRoute(e, route.destination)) throw e;
       await ec2.send(new CreateRouteCommand(input));
     }
   }

@@ -5,8 +5,9 @@
  * faked (test/helpers/fakes.ts), and every assertion reads them back.
  */
 import { rm } from 'node:fs/promises';
+import { EC2ServiceException } from '@aws-sdk/client-ec2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RouteSwapError } from '../../../functions/core/errors.js';
+import { RouteRestoreRetryableError, RouteSwapError } from '../../../functions/core/errors.js';
 import { keys } from '../../../functions/core/keys.js';
 import type { RouteEntry, RunManifest } from '../../../functions/core/model.js';
 import { cleanupAfterExecution } from '../../../functions/pipeline/cleanup.js';
@@ -141,6 +142,48 @@ describe('routes left swapped (issue 17)', () => {
     const m = await manifestOf(store, 'r1');
     expect(m.restore?.status).toBe('ok');
     expect(m.restore?.errors).toEqual([]);
+  });
+
+  it('a 5xx or throttling during the restore is a RouteRestoreRetryableError (the ASL retries it); a refusal stays a RouteSwapError', async () => {
+    const fails: unknown[] = [
+      new EC2ServiceException({
+        name: 'InternalError',
+        $fault: 'server',
+        $metadata: { httpStatusCode: 500 },
+        message: 'An internal error has occurred',
+      }),
+      new EC2ServiceException({
+        name: 'RequestLimitExceeded',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 503 },
+        message: 'Request limit exceeded.',
+      }),
+      new EC2ServiceException({
+        name: 'UnauthorizedOperation',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 403 },
+        message: 'not authorized',
+      }),
+    ];
+    const routes = new HookedRoutes();
+    routes.table.set(TOKYO, 'vpcPeeringConnectionId:pcx-1');
+    const { deps } = await started(routes);
+    await swapRoutes(deps, { runId: 'r1', pathId: 'B' });
+    const point = routes.point.bind(routes);
+    let fail: unknown;
+    routes.point = async (r, t) => {
+      if (fail) throw fail;
+      return point(r, t);
+    };
+    for (const [i, want] of [RouteRestoreRetryableError, RouteRestoreRetryableError, RouteSwapError].entries()) {
+      fail = fails[i];
+      const e = await restoreRoutes(deps, { runId: 'r1' }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(want);
+      expect((e as Error).name).toBe(want.name);
+    }
+    fail = undefined;
+    expect((await restoreRoutes(deps, { runId: 'r1' })).restored).toBe(1);
+    expect(routes.table.get(TOKYO)).toBe('vpcPeeringConnectionId:pcx-1');
   });
 
   it('refuses to swap a path whose route is the VPC local route, before changing any route', async () => {

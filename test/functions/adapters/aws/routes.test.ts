@@ -62,6 +62,43 @@ describe('Ec2Routes', () => {
     expect(ec2.commandCalls(CreateRouteCommand)).toHaveLength(1);
   });
 
+  // What EC2 answers today for ReplaceRoute on a destination with no route (checked against AWS
+  // by moto's maintainers, getmoto/moto#6425): InvalidParameterValue, not InvalidRoute.NotFound.
+  const noRoute = (cidr: string) =>
+    ec2Err(
+      'InvalidParameterValue',
+      `There is no route defined for '${cidr}' in the route table. Use CreateRoute instead.`,
+    );
+
+  it('creates the route when ReplaceRoute answers InvalidParameterValue naming the missing route', async () => {
+    ec2.on(DescribeRouteTablesCommand).resolves(table({ DestinationCidrBlock: '10.0.0.0/16', GatewayId: 'local' }));
+    ec2.on(ReplaceRouteCommand).rejects(noRoute('10.1.0.0/16'));
+    ec2.on(CreateRouteCommand).resolves({ Return: true });
+    await routes.point(key, 'transitGatewayId:tgw-9');
+    expect(ec2.commandCalls(CreateRouteCommand)[0].args[0].input).toEqual({
+      RouteTableId: 'rtb-1',
+      DestinationCidrBlock: '10.1.0.0/16',
+      TransitGatewayId: 'tgw-9',
+    });
+  });
+
+  it('does not create a route for any other InvalidParameterValue (another destination, another reason)', async () => {
+    ec2.on(DescribeRouteTablesCommand).resolves(table({ DestinationCidrBlock: '10.0.0.0/16', GatewayId: 'local' }));
+    ec2.on(CreateRouteCommand).resolves({ Return: true });
+    ec2.on(ReplaceRouteCommand).rejects(noRoute('10.9.0.0/16'));
+    await expect(routes.point(key, 'transitGatewayId:tgw-9')).rejects.toMatchObject({ name: 'InvalidParameterValue' });
+    ec2
+      .on(ReplaceRouteCommand)
+      .rejects(
+        ec2Err(
+          'InvalidParameterValue',
+          'Route target is not supported. This route only supports interface and instance targets.',
+        ),
+      );
+    await expect(routes.point(key, 'transitGatewayId:tgw-9')).rejects.toMatchObject({ name: 'InvalidParameterValue' });
+    expect(ec2.commandCalls(CreateRouteCommand)).toHaveLength(0);
+  });
+
   it('propagates other ReplaceRoute errors', async () => {
     ec2
       .on(DescribeRouteTablesCommand)
