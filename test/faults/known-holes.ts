@@ -16,8 +16,6 @@ export const KNOWN_HOLES: Record<string, string> = {
     'routes/orch: RestoreRoutes turns a transient EC2 error into RouteSwapError, which no Retry matches; locally nothing retries, the route stays swapped',
   'stop in every state, then rerun: StopExecution while ValidatePlan runs; its Lambda finishes after the cleanup':
     "locks: a ValidatePlan finishing after the stop's cleanup takes the lock for an execution that has ended; the next run is locked out",
-  'stop in every state, then rerun: StopExecution while SendProbe runs; its Lambda finishes after the cleanup':
-    "orch/locks: a SendProbe finishing after the stop's cleanup starts an agent (routes already put back) whose output nobody collects",
   'stop in every state, then rerun: StopExecution while PollProbe runs; its Lambda finishes after the cleanup':
     NOT_COLLECTED,
   'stop in every state, then rerun: StopExecution in WaitForProbe': NOT_COLLECTED,
