@@ -57,7 +57,7 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
     return holder && holder.runId !== runId ? holder.runId : undefined;
   };
   try {
-    const manifest = await readManifest(deps, runId, notes, startedAt);
+    const manifest = await readManifest(deps, runId, notes, startedAt, status);
     if (manifest) {
       await markStopped(deps, runId, status);
       // Another run holding the lock may have swapped the same routes since: leave them to it.
@@ -161,6 +161,7 @@ async function readManifest(
   runId: string,
   notes: string[],
   startedAt?: string,
+  status?: string,
 ): Promise<RunManifest | undefined> {
   try {
     checkRunId(runId);
@@ -171,7 +172,11 @@ async function readManifest(
   }
   const text = await deps.store.getText(keys.manifest(runId));
   if (text === undefined) {
-    notes.push('no manifest: the run ended before ValidatePlan wrote one');
+    // A ValidatePlan still running may take the lock after this cleanup: the stop marker makes
+    // it give the lock back and refuse (issue 17).
+    const mayRunOn = status !== undefined && TASK_MAY_RUN_ON.has(status);
+    if (mayRunOn) await markStopped(deps, runId, status);
+    notes.push(`no manifest: the run ended before ValidatePlan wrote one${mayRunOn ? '; marked stopped' : ''}`);
     return undefined;
   }
   const m = JSON.parse(text) as RunManifest;
