@@ -4,10 +4,12 @@
  * on the execution's status change runs this. It must also be harmless after a normal FAILED
  * run that already restored its routes and released its lock, so every step checks first.
  */
-import { RouteSwapError } from '../core/errors.js';
+import { errorMessage, RouteSwapError } from '../core/errors.js';
 import { checkRunId, keys, routeKey } from '../core/keys.js';
 import type { RunManifest } from '../core/model.js';
 import type { Deps } from '../ports.js';
+import { salvageOutput } from './collect.js';
+import { writeColumnarSamples } from './columnar.js';
 import { releaseOwnLock } from './finish.js';
 import { updateManifest } from './manifest.js';
 import { markStopped, type RestoreOutcome, readJournal, restoreJournaled } from './route-journal.js';
@@ -74,6 +76,7 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
         );
       }
       if (manifest.status === 'running') {
+        notes.push(...(await salvageRunning(deps, manifest, status)));
         await markFailed(deps, runId, status);
         notes.push(`manifest marked failed (execution ${status})`);
       }
@@ -117,6 +120,34 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
     throw new RouteSwapError(`could not restore ${errors.length} route(s): ${errors.join('; ')}`);
   }
   return { restored, released, notes };
+}
+
+/**
+ * The path that was probing when the execution ended: cancel its probe command (it must not
+ * measure on with routes put back), then keep what reached the store — samples, partition,
+ * manifest and Parquet copy, as RecordPathFailure does. Rebuilt whole, so a retried cleanup
+ * counts nothing twice.
+ */
+async function salvageRunning(deps: Deps, manifest: RunManifest, status: string): Promise<string[]> {
+  const notes: string[] = [];
+  const probing = manifest.paths.filter((p) => p.status === 'running' && p.probeCommand);
+  if (!probing.length) return notes;
+  const plan = await loadResolvedPlan(deps, manifest.runId);
+  for (const p of probing) {
+    const client = plan.paths.find((x) => x.id === p.id)?.client;
+    const command = p.probeCommand;
+    if (!client || !command) continue;
+    const ref = { runId: manifest.runId, pathId: p.id };
+    try {
+      await deps.runner.cancel(command.commandId, client);
+    } catch (e) {
+      notes.push(`path ${p.id}: probe command ${command.commandId} not cancelled: ${errorMessage(e)}`);
+    }
+    const { samples } = await salvageOutput(deps, ref, `execution ${status}`);
+    if (samples > 0) await writeColumnarSamples(deps, ref);
+    notes.push(`path ${p.id}: kept ${samples} sample(s) of its raw output`);
+  }
+  return notes;
 }
 
 /** "region table destination via X (original Y)" for each journaled route not at its original. */

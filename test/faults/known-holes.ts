@@ -14,9 +14,6 @@ export const KNOWN_HOLES: Record<string, string> = {
     'routes: EC2 answers ReplaceRoute on a missing route with InvalidParameterValue, not InvalidRoute.NotFound, so the adapter never falls back to CreateRoute',
   'routes pre-existing / blackholed / every kind: ReplaceRoute fails with a 5xx during the restore: retried until every route is back':
     'routes/orch: RestoreRoutes turns a transient EC2 error into RouteSwapError, which no Retry matches; locally nothing retries, the route stays swapped',
-  'stop in every state, then rerun: StopExecution while PollProbe runs; its Lambda finishes after the cleanup':
-    NOT_COLLECTED,
-  'stop in every state, then rerun: StopExecution in WaitForProbe': NOT_COLLECTED,
   'stop in every state, then rerun: kill -9 in SwapRoutes: the rerun puts the routes back': `routes: ${KILLED}`,
   'stop in every state, then rerun: kill -9 in WaitForProbe: the rerun puts the routes back': `routes: ${KILLED}; ${NOT_COLLECTED}`,
 };
