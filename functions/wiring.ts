@@ -92,7 +92,8 @@ export const TASKS = {
   },
   SendProbe: {
     run: h.sendProbe,
-    needs: ['store:read', 'store:write', 'runner'],
+    // Cancels its own command when the run was stopped while it sent it.
+    needs: ['store:read', 'store:write', 'runner', 'runner:cancel'],
     timeoutSeconds: 30,
     description: 'send the probe command to the client',
   },
@@ -153,7 +154,8 @@ export const CLEANUP_LATE_SWEEP_MARGIN_SECONDS = 10;
 
 export const CLEANUP = {
   handler: 'CleanupAfterExecution',
-  needs: ['store:read', 'store:write', 'routes', 'lock'],
+  // runner:cancel and query: it cancels the probing path's command and salvages its output.
+  needs: ['store:read', 'store:write', 'routes', 'lock', 'runner:cancel', 'query'],
   // Waits for the late route sweep (SwapRoutes' 120 s timeout + margin after the stop), then sweeps.
   timeoutSeconds: 300,
   description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',

@@ -134,7 +134,8 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       ),
       wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
     },
-    // CancelCommand stops a probe that overran its deadline (PollProbe only). The Service
+    // CancelCommand stops a probe that overran its deadline (PollProbe), one sent by a stopped run
+    // (SendProbe) or still running when its execution ended (the cleanup). The Service
     // Authorization Reference lists no resource type and no condition key for it, so it can only
     // be scoped by who gets it: one statement, one action, one role.
     'runner:cancel': {

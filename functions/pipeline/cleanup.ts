@@ -4,10 +4,12 @@
  * on the execution's status change runs this. It must also be harmless after a normal FAILED
  * run that already restored its routes and released its lock, so every step checks first.
  */
-import { RouteSwapError } from '../core/errors.js';
+import { errorMessage, RouteSwapError } from '../core/errors.js';
 import { checkRunId, keys, routeKey } from '../core/keys.js';
 import type { RunManifest } from '../core/model.js';
 import type { Deps } from '../ports.js';
+import { salvageOutput } from './collect.js';
+import { writeColumnarSamples } from './columnar.js';
 import { releaseOwnLock } from './finish.js';
 import { updateManifest } from './manifest.js';
 import { markStopped, type RestoreOutcome, readJournal, restoreJournaled } from './route-journal.js';
@@ -57,7 +59,7 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
     return holder && holder.runId !== runId ? holder.runId : undefined;
   };
   try {
-    const manifest = await readManifest(deps, runId, notes, startedAt);
+    const manifest = await readManifest(deps, runId, notes, startedAt, status);
     if (manifest) {
       await markStopped(deps, runId, status);
       // Another run holding the lock may have swapped the same routes since: leave them to it.
@@ -74,6 +76,7 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
         );
       }
       if (manifest.status === 'running') {
+        notes.push(...(await salvageRunning(deps, manifest, status)));
         await markFailed(deps, runId, status);
         notes.push(`manifest marked failed (execution ${status})`);
       }
@@ -119,6 +122,34 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
   return { restored, released, notes };
 }
 
+/**
+ * The path that was probing when the execution ended: cancel its probe command (it must not
+ * measure on with routes put back), then keep what reached the store — samples, partition,
+ * manifest and Parquet copy, as RecordPathFailure does. Rebuilt whole, so a retried cleanup
+ * counts nothing twice.
+ */
+async function salvageRunning(deps: Deps, manifest: RunManifest, status: string): Promise<string[]> {
+  const notes: string[] = [];
+  const probing = manifest.paths.filter((p) => p.status === 'running' && p.probeCommand);
+  if (!probing.length) return notes;
+  const plan = await loadResolvedPlan(deps, manifest.runId);
+  for (const p of probing) {
+    const client = plan.paths.find((x) => x.id === p.id)?.client;
+    const command = p.probeCommand;
+    if (!client || !command) continue;
+    const ref = { runId: manifest.runId, pathId: p.id };
+    try {
+      await deps.runner.cancel(command.commandId, client);
+    } catch (e) {
+      notes.push(`path ${p.id}: probe command ${command.commandId} not cancelled: ${errorMessage(e)}`);
+    }
+    const { samples } = await salvageOutput(deps, ref, `execution ${status}`);
+    if (samples > 0) await writeColumnarSamples(deps, ref);
+    notes.push(`path ${p.id}: kept ${samples} sample(s) of its raw output`);
+  }
+  return notes;
+}
+
 /** "region table destination via X (original Y)" for each journaled route not at its original. */
 async function stillSwapped(deps: Deps, runId: string): Promise<string[]> {
   const out: string[] = [];
@@ -161,6 +192,7 @@ async function readManifest(
   runId: string,
   notes: string[],
   startedAt?: string,
+  status?: string,
 ): Promise<RunManifest | undefined> {
   try {
     checkRunId(runId);
@@ -171,7 +203,11 @@ async function readManifest(
   }
   const text = await deps.store.getText(keys.manifest(runId));
   if (text === undefined) {
-    notes.push('no manifest: the run ended before ValidatePlan wrote one');
+    // A ValidatePlan still running may take the lock after this cleanup: the stop marker makes
+    // it give the lock back and refuse (issue 17).
+    const mayRunOn = status !== undefined && TASK_MAY_RUN_ON.has(status);
+    if (mayRunOn) await markStopped(deps, runId, status);
+    notes.push(`no manifest: the run ended before ValidatePlan wrote one${mayRunOn ? '; marked stopped' : ''}`);
     return undefined;
   }
   const m = JSON.parse(text) as RunManifest;

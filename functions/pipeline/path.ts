@@ -11,6 +11,7 @@ import {
   ProbeCommandFailedError,
   ProbeTimeoutError,
   RouteSwapError,
+  RunAbortedError,
 } from '../core/errors.js';
 import { keys, routeKey } from '../core/keys.js';
 import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../core/model.js';
@@ -246,6 +247,10 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
+  // A SendProbe still running after its execution was stopped (and cleaned up) must not start
+  // an agent whose output nobody collects: check before sending, and cancel after (issue 17).
+  const lostBefore = await ownershipLost(deps, ref.runId);
+  if (lostBefore) throw new RunAbortedError(`SendProbe refused: ${lostBefore}; no probe sent`);
   const now = deps.now();
   // Self-calibration and agent start-up come on top of the probes; probeTiming allows for them.
   const { probing, expected, timeoutSeconds } = probeTiming(path.probes);
@@ -257,6 +262,12 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     rawPrefix: keys.clientRawPrefix(ref.pathId, ref.runId, path.client.instanceId),
     timeoutSeconds,
   });
+  const lostAfter = await ownershipLost(deps, ref.runId);
+  if (lostAfter) {
+    await deps.runner.cancel(commandId, ref.client);
+    deps.log.warn('SendProbe lost the run: cancelled its own command', { ...ref, commandId, lost: lostAfter });
+    throw new RunAbortedError(`SendProbe stopped after sending: ${lostAfter}; cancelled probe command ${commandId}`);
+  }
   const state: ProbeState = {
     commandId,
     attempt: 0,

@@ -3,7 +3,7 @@
  * own keys (plan, one spec per path, manifest). Nothing is written before the plan is valid and
  * the lock is held.
  */
-import { ConfigError, PlanInvalidError, RunExistsError } from '../core/errors.js';
+import { ConfigError, PlanInvalidError, RunAbortedError, RunExistsError } from '../core/errors.js';
 import { quoted } from '../core/fields.js';
 import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
@@ -90,6 +90,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   const startedAt = input.startedAt ?? deps.now().toISOString();
   await deps.lock.acquire(runId, startedAt);
   try {
+    await refuseIfStopped(deps, runId);
     const previous = await deps.store.getText(keys.manifest(runId));
     // A retried ValidatePlan of the same execution carries the same start time; anything else
     // reusing the id would overwrite raw data and mix old samples into the new summary.
@@ -111,12 +112,24 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     };
     if (plan.compare) manifest.compare = plan.compare;
     await saveManifest(deps.store, manifest);
+    // Stopped while this task wrote: the cleanup may have found no manifest and no lock yet.
+    await refuseIfStopped(deps, runId);
     deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
     return output;
   } catch (e) {
     await deps.lock.release(runId, startedAt);
     throw e;
   }
+}
+
+/**
+ * A ValidatePlan still running after its execution was stopped and cleaned up must not keep
+ * the lock it took for an execution that has ended (issue 17): the cleanup's stop marker
+ * makes it refuse, and the caller's catch releases the lock.
+ */
+async function refuseIfStopped(deps: Deps, runId: string): Promise<void> {
+  if ((await deps.store.getText(keys.runStopped(runId))) === undefined) return;
+  throw new RunAbortedError(`run ${runId} was stopped while ValidatePlan ran: lock given back, nothing started`);
 }
 
 /**

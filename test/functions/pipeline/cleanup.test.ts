@@ -122,6 +122,13 @@ describe('cleanupAfterExecution', () => {
     expect(routes.calls).toEqual([]);
   });
 
+  it('ABORTED without a manifest marks the run stopped: a ValidatePlan still running takes no lock', async () => {
+    const { deps, store } = await setup();
+    const r = await cleanupAfterExecution(deps, { runId: 'early', status: 'ABORTED' });
+    expect(r.notes[0]).toBe('no manifest: the run ended before ValidatePlan wrote one; marked stopped');
+    expect(await store.getText(keys.runStopped('early'))).toContain('"ABORTED"');
+  });
+
   it('is a no-op after a run that finished on its own (FAILED after RunFailed)', async () => {
     const { deps, store, routes } = await setup();
     routes.table.set(TOKYO, 'vpcPeeringConnectionId:pcx-1');
