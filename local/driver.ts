@@ -21,8 +21,20 @@ import { type ExecutionEvent, type RunMachineOptions, type RunMachineResult, run
 
 export const DEFAULT_DATA_DIR = '.pathbench';
 
-/** Runs this process is running now, by data directory: a lock naming another run of this process was abandoned. */
-const activeRuns = new Map<string, Set<string>>();
+/**
+ * Runs this process is running now, by data directory, counted: a start refused for reusing a
+ * running run id ends while the first still runs. A lock naming a run of this process that is
+ * not counted here was abandoned.
+ */
+const activeRuns = new Map<string, Map<string, number>>();
+
+function countRun(dataDir: string, runId: string, by: 1 | -1): void {
+  const runs = activeRuns.get(dataDir) ?? new Map<string, number>();
+  const n = (runs.get(runId) ?? 0) + by;
+  if (n > 0) runs.set(runId, n);
+  else runs.delete(runId);
+  activeRuns.set(dataDir, runs);
+}
 
 /**
  * Before a new run takes the lock: a run whose lock holder is gone (kill -9, a crash) ran no
@@ -31,7 +43,7 @@ const activeRuns = new Map<string, Set<string>>();
  * mark its manifest failed, release its lock. Said on stderr.
  */
 async function cleanUpAbandoned(deps: Deps, lock: FileLock, dataDir: string, log: Logger): Promise<void> {
-  const runId = await lock.abandonedHolder(activeRuns.get(dataDir) ?? new Set());
+  const runId = await lock.abandonedHolder(new Set(activeRuns.get(dataDir)?.keys()));
   if (!runId) return;
   log.warn(`run ${runId} was abandoned (its process is gone, its lock still held): cleaning up after it`);
   try {
@@ -157,9 +169,11 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
         );
       }, 500)
     : undefined;
+  let counted = false;
   try {
     await cleanUpAbandoned(deps, dirLock, dataDir, log);
-    activeRuns.set(dataDir, (activeRuns.get(dataDir) ?? new Set()).add(runId));
+    countRun(dataDir, runId, 1);
+    counted = true;
     const execution = await runStateMachine({
       deps,
       input: { plan: opts.plan },
@@ -185,7 +199,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       interrupted: interrupts > 0,
     };
   } finally {
-    activeRuns.get(dataDir)?.delete(runId);
+    if (counted) countRun(dataDir, runId, -1);
     if (watch) clearInterval(watch);
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
