@@ -19,6 +19,7 @@ import type { Deps } from './ports.js';
  *   runner:cancel  cancel a probe command that overran its deadline (PollProbe only)
  *   query     Athena queries over the samples table, its Glue partitions
  *   lock      the run lock, and whether the execution holding it has ended
+ *   lock:read  who holds the run lock (GetItem only): tasks that stop when their run lost it
  *   plans     named plans, read for `{ planName }` inputs
  *   publish   regression events on the default EventBridge bus (metrics go out as EMF log lines)
  */
@@ -33,6 +34,7 @@ export type Capability =
   | 'runner:cancel'
   | 'query'
   | 'lock'
+  | 'lock:read'
   | 'plans'
   | 'publish';
 
@@ -86,20 +88,21 @@ export const TASKS = {
   },
   SwapRoutes: {
     run: h.swapRoutes,
-    needs: ['store:read', 'store:write', 'routes'],
+    // Checks before and after each change that its run still holds the lock (route-journal.ts ownershipLost).
+    needs: ['store:read', 'store:write', 'routes', 'lock:read'],
     timeoutSeconds: 120,
     description: "point the path's route entries at its targets, verify, remember the originals",
   },
   SendProbe: {
     run: h.sendProbe,
     // Cancels its own command when the run was stopped while it sent it.
-    needs: ['store:read', 'store:write', 'runner', 'runner:cancel'],
+    needs: ['store:read', 'store:write', 'runner', 'runner:cancel', 'lock:read'],
     timeoutSeconds: 30,
     description: 'send the probe command to the client',
   },
   PollProbe: {
     run: h.pollProbe,
-    needs: ['store:read', 'store:write', 'runner', 'runner:cancel'],
+    needs: ['store:read', 'store:write', 'runner', 'runner:cancel', 'lock:read'],
     timeoutSeconds: 30,
     description: 'one bounded poll of the probe command',
   },
@@ -123,7 +126,8 @@ export const TASKS = {
   },
   RestoreRoutes: {
     run: h.restoreRoutes,
-    needs: ['store:read', 'store:write', 'routes'],
+    // Checks before and after each change that its run still holds the lock (route-journal.ts ownershipLost).
+    needs: ['store:read', 'store:write', 'routes', 'lock:read'],
     timeoutSeconds: 120,
     description: 'put every route this run changed back to its original target',
   },

@@ -207,6 +207,12 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
         `Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${t.stateMachineName}:*`,
       ],
     },
+    'lock:read': {
+      grant: (role) => {
+        t.lockTable.grant(role, 'dynamodb:GetItem');
+      },
+      wildcards: [],
+    },
     plans: {
       grant: statements(
         // Named plans in the data bucket (pathbench plan put); the SSM parameters of before still work.

@@ -422,6 +422,15 @@ describe('pipeline stack', () => {
     expect(statementsOf('SummarizeRun').flatMap(actionsOf)).not.toContain('states:DescribeExecution');
   });
 
+  it('lets SwapRoutes and SendProbe read who holds the run lock (they stop when their run lost it), and only read it', () => {
+    for (const task of ['SwapRoutes', 'SendProbe']) {
+      const actions = statementsOf(task).flatMap(actionsOf);
+      expect(actions, task).toContain('dynamodb:GetItem');
+      expect(actions, task).not.toContain('dynamodb:PutItem');
+      expect(actions, task).not.toContain('dynamodb:DeleteItem');
+    }
+  });
+
   it('grants s3:DeleteObject to no role: no task deletes objects (issue 17)', () => {
     for (const task of [...TASK_NAMES, 'Cleanup']) {
       expect(statementsOf(task).flatMap(actionsOf), task).not.toContain('s3:DeleteObject');
