@@ -111,7 +111,8 @@ describe('Lambda entry', () => {
       expect(await mod.CleanupAfterExecution(event)).toEqual({
         restored: 0,
         released: true,
-        notes: ['no manifest: the run ended before ValidatePlan wrote one', 'lock released'],
+        // ABORTED: a ValidatePlan still running must find the stop marker (functions/pipeline/cleanup.ts)
+        notes: ['no manifest: the run ended before ValidatePlan wrote one; marked stopped', 'lock released'],
       });
       expect(s3.commandCalls(GetObjectCommand)[0].args[0].input).toEqual({
         Bucket: 'pb-data',
