@@ -143,9 +143,14 @@ async function salvageRunning(deps: Deps, manifest: RunManifest, status: string)
     } catch (e) {
       notes.push(`path ${p.id}: probe command ${command.commandId} not cancelled: ${errorMessage(e)}`);
     }
-    const { samples } = await salvageOutput(deps, ref, `execution ${status}`);
-    if (samples > 0) await writeColumnarSamples(deps, ref);
-    notes.push(`path ${p.id}: kept ${samples} sample(s) of its raw output`);
+    try {
+      const { samples } = await salvageOutput(deps, ref, `execution ${status}`);
+      if (samples > 0) await writeColumnarSamples(deps, ref);
+      notes.push(`path ${p.id}: kept ${samples} sample(s) of its raw output`);
+    } catch (e) {
+      // The raw files stay in the store; the manifest is still marked failed and the lock released.
+      notes.push(`path ${p.id}: its raw output could not be collected: ${errorMessage(e)}`);
+    }
   }
   return notes;
 }
