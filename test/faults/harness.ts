@@ -19,7 +19,7 @@ import { allStates, type ExecutionEvent, loadDefinition } from '../../local/run-
 import { AwsWorld, type WorldRoute } from './aws-world.js';
 import { awsError, Faults } from './inject.js';
 import { checkInvariants, type Outcome, RecordingStore, recordRow } from './invariants.js';
-import { KNOWN_HOLES } from './known-holes.js';
+import { INTERMITTENT, KNOWN_HOLES } from './known-holes.js';
 import { FAULT_PORTS } from './ports.js';
 
 const DEF = loadDefinition();
@@ -211,7 +211,7 @@ export function faultCase(
   opts: { routes?: Record<string, WorldRoute[]>; timeout?: number } = {},
 ): void {
   const hole = KNOWN_HOLES[`${faultClass}: ${name}`];
-  const test = hole ? it.fails : it;
+  const test = hole ? it.fails : INTERMITTENT[`${faultClass}: ${name}`] ? it.skip : it;
   test(
     name,
     async () => {
