@@ -2,7 +2,8 @@
  * CommandRunner as a child process running the same agent bundle the SSM document runs on AWS
  * (dist/agent.cjs). In the lab the argv is wrapped to run inside the client namespace. When the
  * child ends, every file it wrote is copied into the store under the raw prefix — the local
- * equivalent of the document's `aws s3 cp --recursive` — even after a failure or timeout.
+ * equivalent of the document's `aws s3 cp --recursive` — even after a failure or timeout. A
+ * command reads as ended (Success, Failed, TimedOut, Cancelled) only once that copy is done.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -31,8 +32,15 @@ interface Running {
   counted: Map<string, [number, number]>;
   /** The count once the agent has exited (its directory is gone after the upload). */
   finalSamples?: number;
+  /**
+   * What callers see. It stays InProgress until the child has exited AND its files are in the
+   * store: a command that read as ended while its copy was still running let CollectOutput read
+   * only part of the killed agent's output (the rest was stored after the collect, uncounted).
+   */
   status: CommandInvocation['status'];
   detail?: string;
+  /** Why the child is being ended (timeout, cancel): applied once its output is stored. */
+  ending?: { status: 'TimedOut' | 'Cancelled'; detail: string };
   done: Promise<void>;
 }
 
@@ -96,8 +104,7 @@ export class LocalCommandRunner implements CommandRunner {
     child.stdout?.resume();
     // A plan's deadline can exceed what setTimeout holds (2^31-1 ms); the long timer does not fire early.
     const timer = setLongTimeout(() => {
-      running.status = 'TimedOut';
-      running.detail = `killed after ${cmd.timeoutSeconds}s`;
+      running.ending ??= { status: 'TimedOut', detail: `killed after ${cmd.timeoutSeconds}s` };
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {
@@ -121,7 +128,10 @@ export class LocalCommandRunner implements CommandRunner {
           running.detail = `could not store raw output (${(e as Error).message}); it is kept in ${outDir}`;
         }
         if (running.status === 'InProgress') {
-          if (code === 0) running.status = 'Success';
+          if (running.ending) {
+            running.status = running.ending.status;
+            running.detail = running.ending.detail;
+          } else if (code === 0) running.status = 'Success';
           else {
             running.status = 'Failed';
             running.detail = `agent exited ${code ?? signal}: ${tail.trim().split('\n').slice(-3).join(' | ')}`;
@@ -164,8 +174,7 @@ export class LocalCommandRunner implements CommandRunner {
   async cancel(commandId: string): Promise<void> {
     const r = this.commands.get(commandId);
     if (r?.status !== 'InProgress' || !r.child.pid) return;
-    r.status = 'Cancelled';
-    r.detail = 'cancelled after its deadline';
+    r.ending ??= { status: 'Cancelled', detail: 'cancelled after its deadline' };
     try {
       process.kill(-r.child.pid, 'SIGKILL');
     } catch {

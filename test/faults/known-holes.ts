@@ -10,7 +10,4 @@ export const KNOWN_HOLES: Record<string, string> = {};
  * Cases skipped because they fail intermittently: a real loss to find, not a flaky harness
  * (the last CI run stored 480 of 1,034 measured samples once). Open: see the closing note.
  */
-export const INTERMITTENT: Record<string, string> = {
-  'output over 24 KB / execution timeout: the execution timeout kills the agent mid-probe: what it wrote is kept':
-    'sometimes the samples the killed agent wrote are not collected',
-};
+export const INTERMITTENT: Record<string, string> = {};
