@@ -11,7 +11,7 @@ import { parsePlan } from '../core/plan.js';
 import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { planLimitProblems } from './limits.js';
-import { saveManifest } from './manifest.js';
+import { saveManifest, updateManifest } from './manifest.js';
 
 export interface ValidateInput {
   input: unknown;
@@ -113,7 +113,8 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     if (plan.compare) manifest.compare = plan.compare;
     await saveManifest(deps.store, manifest);
     // Stopped while this task wrote: the cleanup may have found no manifest and no lock yet.
-    await refuseIfStopped(deps, runId);
+    // The manifest this task just wrote is then finished as stopped: nothing else would.
+    await refuseIfStopped(deps, runId, startedAt);
     deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
     return output;
   } catch (e) {
@@ -127,9 +128,29 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
  * the lock it took for an execution that has ended (issue 17): the cleanup's stop marker
  * makes it refuse, and the caller's catch releases the lock.
  */
-async function refuseIfStopped(deps: Deps, runId: string): Promise<void> {
-  if ((await deps.store.getText(keys.runStopped(runId))) === undefined) return;
+async function refuseIfStopped(deps: Deps, runId: string, manifestOf?: string): Promise<void> {
+  const marker = await deps.store.getText(keys.runStopped(runId));
+  if (marker === undefined) return;
+  if (manifestOf !== undefined) await finishAsStopped(deps, runId, manifestOf, marker);
   throw new RunAbortedError(`run ${runId} was stopped while ValidatePlan ran: lock given back, nothing started`);
+}
+
+/** The manifest this execution wrote, marked failed with the stop's note; another execution's is left alone. */
+async function finishAsStopped(deps: Deps, runId: string, startedAt: string, marker: string): Promise<void> {
+  let status = 'stopped';
+  try {
+    status = (JSON.parse(marker) as { status?: string }).status ?? status;
+  } catch {
+    // a marker is a marker
+  }
+  const note = `execution ${status} while ValidatePlan ran: nothing started`;
+  const at = deps.now().toISOString();
+  await updateManifest(deps.store, runId, (m) => {
+    if (m.startedAt !== startedAt || m.status !== 'running') return;
+    m.status = 'failed';
+    m.endedAt = at;
+    m.notes = [...(m.notes ?? []), note];
+  });
 }
 
 /**

@@ -178,6 +178,42 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
   );
 });
 
+describe.concurrent('stop while ValidatePlan writes, then rerun', () => {
+  faultCase(
+    'stop in every state, then rerun',
+    'StopExecution while ValidatePlan writes its manifest: found at its second check, the manifest is finished as stopped',
+    async (c) => {
+      const stop = new AbortController();
+      let cleaned!: () => void;
+      const cleanedUp = new Promise<void>((r) => {
+        cleaned = r;
+      });
+      // Past ValidatePlan's first check; the cleanup finds no manifest yet and marks the run stopped.
+      c.faults.add({
+        site: 'store.put',
+        match: (a) => String(a[0]) === 'runs/run=fault-1/manifest.json',
+        times: 1,
+        action: {
+          hook: async () => {
+            stop.abort();
+            await cleanedUp;
+          },
+        },
+      });
+      const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
+      expect(r.execution.status).toBe('ABORTED');
+      await cleanupAfterExecution(c.deps as NonNullable<FaultCase['deps']>, { runId: r.runId, status: 'ABORTED' });
+      cleaned();
+      await c.settled();
+      const m = await manifest(c, r.runId);
+      expect(m.status).toBe('failed');
+      expect(m.notes?.join(' ')).toMatch(/ABORTED while ValidatePlan ran/);
+      await rerun(c);
+    },
+    { routes: ROUTES },
+  );
+});
+
 describe.concurrent('interrupt (Ctrl-C on the local driver) in a state, then rerun', () => {
   for (const state of ['SwapRoutes', 'SendProbe', 'WaitForProbe', 'PollProbe', 'CollectOutput']) {
     faultCase(
