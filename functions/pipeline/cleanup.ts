@@ -75,24 +75,28 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
             : `restored ${first.restored} route(s)${first.errors.length ? `, ${first.errors.length} failed` : ''}`,
         );
       }
+      let probing: string[] = [];
       if (manifest.status === 'running') {
-        notes.push(...(await salvageRunning(deps, manifest, status)));
+        const salvaged = await salvageRunning(deps, manifest, status);
+        probing = salvaged.paths;
+        notes.push(...salvaged.notes);
         await markFailed(deps, runId, status);
         notes.push(`manifest marked failed (execution ${status})`);
       }
       // The lock stays held through the late sweep, so no next run records a late swap as original.
-      if (
-        !holder &&
-        TASK_MAY_RUN_ON.has(status) &&
-        (input.lateSweepAfterMs ?? 0) > 0 &&
-        (await hasRoutes(deps, runId))
-      ) {
+      // A path that was probing is salvaged again then: the document's stop trap may still have
+      // been uploading its last trial when the first salvage read the raw prefix.
+      const lateRoutes = !holder && (await hasRoutes(deps, runId));
+      if (TASK_MAY_RUN_ON.has(status) && (input.lateSweepAfterMs ?? 0) > 0 && (lateRoutes || probing.length)) {
         const at = (input.stoppedAt ?? deps.now().getTime()) + (input.lateSweepAfterMs ?? 0);
         const wait = at - deps.now().getTime();
         if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(wait);
-        const taker = await other();
-        const late = taker ? undefined : await sweep(deps, runId);
-        if (!late) {
+        if (probing.length) notes.push(...(await salvageAgain(deps, runId, probing, status)));
+        const taker = lateRoutes ? await other() : undefined;
+        const late = !lateRoutes || taker ? undefined : await sweep(deps, runId);
+        if (!lateRoutes) {
+          // no route of this run to sweep again
+        } else if (!late) {
           const left = await stillSwapped(deps, runId);
           notes.push(`late sweep skipped: run ${taker} took the run lock`);
           if (left.length) errors.push(...left.map((l) => `${l} (run ${taker} took the lock before the late sweep)`));
@@ -128,10 +132,15 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
  * manifest and Parquet copy, as RecordPathFailure does. Rebuilt whole, so a retried cleanup
  * counts nothing twice.
  */
-async function salvageRunning(deps: Deps, manifest: RunManifest, status: string): Promise<string[]> {
+async function salvageRunning(
+  deps: Deps,
+  manifest: RunManifest,
+  status: string,
+): Promise<{ notes: string[]; paths: string[] }> {
   const notes: string[] = [];
   const probing = manifest.paths.filter((p) => p.status === 'running' && p.probeCommand);
-  if (!probing.length) return notes;
+  const paths = probing.map((p) => p.id);
+  if (!probing.length) return { notes, paths };
   const plan = await loadResolvedPlan(deps, manifest.runId);
   for (const p of probing) {
     const client = plan.paths.find((x) => x.id === p.id)?.client;
@@ -150,6 +159,26 @@ async function salvageRunning(deps: Deps, manifest: RunManifest, status: string)
     } catch (e) {
       // The raw files stay in the store; the manifest is still marked failed and the lock released.
       notes.push(`path ${p.id}: its raw output could not be collected: ${errorMessage(e)}`);
+    }
+  }
+  return { notes, paths };
+}
+
+/**
+ * The late sweep's second salvage of the paths that were probing: what the stop trap uploaded
+ * after the first one is kept. Sample files are keyed per trial and the Parquet copy and the
+ * manifest's probes are rebuilt whole, so nothing is counted twice.
+ */
+async function salvageAgain(deps: Deps, runId: string, pathIds: string[], status: string): Promise<string[]> {
+  const notes: string[] = [];
+  for (const pathId of pathIds) {
+    const ref = { runId, pathId };
+    try {
+      const { samples } = await salvageOutput(deps, ref, `execution ${status}`);
+      if (samples > 0) await writeColumnarSamples(deps, ref);
+      notes.push(`late sweep: path ${pathId}: kept ${samples} sample(s) of its raw output`);
+    } catch (e) {
+      notes.push(`late sweep: path ${pathId}: its raw output could not be collected: ${errorMessage(e)}`);
     }
   }
   return notes;

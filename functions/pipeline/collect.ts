@@ -429,6 +429,12 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
     const say = (text: string): void => {
       if (!p.notes.includes(text)) p.notes.push(text);
     };
+    // A later salvage (the cleanup's late sweep) replaces an earlier one's count.
+    p.notes = p.notes.filter(
+      (n) =>
+        !/^kept \d+ samples of .* written before the probe command failed/.test(n) &&
+        n !== 'the probe command failed before any probe wrote a sample',
+    );
     say(
       kept.length
         ? `kept ${parsed.total} samples of ${kept.join(', ')} written before the probe command failed` +

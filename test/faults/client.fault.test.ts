@@ -168,12 +168,23 @@ describe.concurrent('output over 24 KB, execution timeout', () => {
 
   faultCase(
     'output over 24 KB / execution timeout',
-    'the killed agent\'s files are still being copied when the timeout is reported: CollectOutput waits for them',
+    "the killed agent's files are still being copied when the timeout is reported: CollectOutput waits for them",
     async (c) => {
       // The copy of the killed agent's work directory is slow (a loaded machine): the command
       // must not read as ended before its files are in the store.
-      c.faults.add({ site: 'runner.send', action: { hook: (a) => void ((a[0] as ProbeCommand).timeoutSeconds = 3) } });
-      c.faults.add({ site: 'raw.put', match: (a) => String(a[0]).startsWith('raw/path=a/'), action: { delayMs: 1500 } });
+      c.faults.add({
+        site: 'runner.send',
+        action: {
+          hook: (a) => {
+            (a[0] as ProbeCommand).timeoutSeconds = 3;
+          },
+        },
+      });
+      c.faults.add({
+        site: 'raw.put',
+        match: (a) => String(a[0]).startsWith('raw/path=a/'),
+        action: { delayMs: 1500 },
+      });
       const r = await c.run(c.plan([{ id: 'a', count: 2000 }, { id: 'b' }]));
       const m = await manifest(c, r.runId);
       expect(path(m, 'a').status).toBe('failed');

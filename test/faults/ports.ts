@@ -7,7 +7,9 @@ import { LOOPBACK_PORTS } from '../../local/targets.js';
 
 const SHIFT = Number(process.env.PATHBENCH_FAULT_PORT_SHIFT ?? 1000);
 if (!Number.isInteger(SHIFT) || SHIFT < 1000 || SHIFT > 20000) {
-  throw new Error(`PATHBENCH_FAULT_PORT_SHIFT must be an integer 1000-20000, got "${process.env.PATHBENCH_FAULT_PORT_SHIFT}"`);
+  throw new Error(
+    `PATHBENCH_FAULT_PORT_SHIFT must be an integer 1000-20000, got "${process.env.PATHBENCH_FAULT_PORT_SHIFT}"`,
+  );
 }
 
 export const FAULT_PORTS = Object.fromEntries(

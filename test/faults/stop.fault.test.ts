@@ -10,7 +10,7 @@
  */
 import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../functions/core/model.js';
-import { cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
+import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { AwsWorld, WorldRoute } from './aws-world.js';
 import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
@@ -211,6 +211,57 @@ describe.concurrent('stop while ValidatePlan writes, then rerun', () => {
       await rerun(c);
     },
     { routes: ROUTES },
+  );
+});
+
+describe.concurrent('stop while probing: the stop trap uploads after the cleanup salvaged', () => {
+  faultCase(
+    'stop in every state, then rerun',
+    'StopExecution while probing; the last trial reaches S3 after the first salvage: the late sweep keeps it, once',
+    async (c) => {
+      const stop = new AbortController();
+      // CancelCommand returns at once while the document's stop trap still uploads (slowly).
+      let trapDone: Promise<void> = Promise.resolve();
+      c.faults.add({
+        site: 'runner.cancel',
+        times: 1,
+        action: {
+          replace: async (a) => {
+            const runner = (c.deps as NonNullable<FaultCase['deps']>).runner;
+            trapDone = runner.cancel(a[0] as string, a[1] as never);
+          },
+        },
+      });
+      c.faults.add({ site: 'raw.put', match: (a) => String(a[0]).startsWith('raw/path=a/'), action: { delayMs: 300 } });
+      const runId = 'fault-1';
+      const input = { runId, status: 'ABORTED', stoppedAt: Date.now(), lateSweepAfterMs: 130_000 };
+      // The late sweep's wait (the SwapRoutes timeout since the stop) outlasts the trap's upload.
+      const lateDeps = () => ({ ...(c.deps as NonNullable<FaultCase['deps']>), sleep: () => trapDone });
+      let cleanup: Promise<CleanupResult> | undefined;
+      const r = await c.run(c.plan([{ id: 'a', count: 2000 }]), {
+        runId,
+        awsFleet: true,
+        signal: stop.signal,
+        waits: { WaitForProbe: 3000 },
+        onEvent: (e) => {
+          if (e.type !== 'StateEntered' || e.state?.name !== 'WaitForProbe' || cleanup) return;
+          // The EventBridge rule's cleanup runs while the agent still measures.
+          cleanup = new Promise((res) => setTimeout(res, 4000)).then(() => {
+            stop.abort();
+            return cleanupAfterExecution(lateDeps(), { ...input, stoppedAt: Date.now() });
+          });
+        },
+      });
+      expect(r.execution.status).toBe('ABORTED');
+      const out = await (cleanup as Promise<CleanupResult>);
+      expect(out.notes.join(' | ')).toMatch(/late sweep: path a: kept [1-9]\d* sample/);
+      // A retried cleanup counts nothing twice.
+      await cleanupAfterExecution(lateDeps(), input);
+      await c.settled();
+      const m = await manifest(c, r.runId);
+      expect(m.status).toBe('failed');
+      expect(m.paths[0].probes.reduce((n, p) => n + p.samples, 0)).toBeGreaterThan(0);
+    },
   );
 });
 
