@@ -44,6 +44,14 @@ export const keys = {
   routeJournalPrefix: (runId: string) => `runs/run=${checkRunId(runId)}/route-journal/`,
   routeJournal: (runId: string, route: { region: string; routeTableId: string; destination: string }) =>
     `${keys.routeJournalPrefix(runId)}${createHash('sha256').update(routeKey(route)).digest('hex').slice(0, 24)}.json`,
+  /**
+   * The same journal entries indexed by route, across runs (write-once, one per run that changed
+   * the route): ValidatePlan finds an earlier run that left one of its routes changed.
+   */
+  routeIndexPrefix: (route: { region: string; routeTableId: string; destination: string }) =>
+    `runs/route-index/${createHash('sha256').update(routeKey(route)).digest('hex').slice(0, 24)}/`,
+  routeIndex: (route: { region: string; routeTableId: string; destination: string }, runId: string) =>
+    `${keys.routeIndexPrefix(route)}run=${checkRunId(runId)}.json`,
   /** Written by the cleanup before it restores: a SwapRoutes still running must stop and undo. */
   runStopped: (runId: string) => `runs/run=${checkRunId(runId)}/stopped.json`,
   spec: (runId: string, pathId: string) => `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,

@@ -196,13 +196,18 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
     if (problem) throw new RouteSwapError(problem);
     // Journal the original before touching anything: whatever happens next (a failed point, a
     // route that never turns active, a crash, a stop), the route can be put back.
-    const entry = await journalOriginal(deps, ref.runId, {
-      ...r,
-      original: current,
-      originalUsable: current === 'none' || (await deps.routes.verify(r, current)),
-      at: deps.now().toISOString(),
-      pathId: ref.pathId,
-    });
+    const entry = await journalOriginal(
+      deps,
+      ref.runId,
+      {
+        ...r,
+        original: current,
+        originalUsable: current === 'none' || (await deps.routes.verify(r, current)),
+        at: deps.now().toISOString(),
+        pathId: ref.pathId,
+      },
+      target,
+    );
     await updateManifest(deps.store, ref.runId, (m) => {
       const c = m.routeChanges.find((x) => routeKey(x) === routeKey(r));
       if (c) c.current = target;

@@ -23,13 +23,63 @@ export interface JournalEntry extends RouteKey {
   pathId: string;
 }
 
+/** A journal entry as the route index holds it: which run changed the route, and to what. */
+export interface RouteIndexEntry extends JournalEntry {
+  runId: string;
+  via: RouteTarget;
+}
+
 /** Record a route's original unless the run already did (the first original is the real one). */
-export async function journalOriginal(deps: Deps, runId: string, entry: JournalEntry): Promise<JournalEntry> {
+export async function journalOriginal(
+  deps: Deps,
+  runId: string,
+  entry: JournalEntry,
+  via: RouteTarget,
+): Promise<JournalEntry> {
   const key = keys.routeJournal(runId, entry);
   const existing = await deps.store.getText(key);
-  if (existing !== undefined) return JSON.parse(existing) as JournalEntry;
-  await deps.store.put(key, `${JSON.stringify(entry, null, 2)}\n`, 'application/json');
-  return entry;
+  const kept = existing !== undefined ? (JSON.parse(existing) as JournalEntry) : entry;
+  // The route index first: a run that crashes after it still leaves the journal's twin behind.
+  const index = keys.routeIndex(entry, runId);
+  if ((await deps.store.getText(index)) === undefined) {
+    const indexed: RouteIndexEntry = { ...kept, runId, via };
+    await deps.store.put(index, `${JSON.stringify(indexed, null, 2)}\n`, 'application/json');
+  }
+  if (existing === undefined) await deps.store.put(key, `${JSON.stringify(entry, null, 2)}\n`, 'application/json');
+  return kept;
+}
+
+/**
+ * Routes of `routes` an earlier run left changed: the last run (by journal time) that changed
+ * the route pointed it at what it is still pointed at, and its original is something else. One
+ * line each, naming the route and the run. A route changed by hand since is not reported.
+ */
+export async function leftSwappedByEarlierRuns(
+  deps: Deps,
+  runId: string,
+  routes: RouteKey[],
+): Promise<{ route: RouteKey; runId: string; via: RouteTarget; original: RouteTarget }[]> {
+  const out: { route: RouteKey; runId: string; via: RouteTarget; original: RouteTarget }[] = [];
+  const seen = new Set<string>();
+  for (const r of routes) {
+    const k = routeKey(r);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    let last: RouteIndexEntry | undefined;
+    for (const key of await deps.store.list(keys.routeIndexPrefix(r))) {
+      const text = await deps.store.getText(key);
+      if (text === undefined) continue;
+      const e = JSON.parse(text) as RouteIndexEntry;
+      if (e.runId === runId || routeKey(e) !== k) continue;
+      if (!last || e.at > last.at) last = e;
+    }
+    if (!last || last.via === last.original) continue;
+    const live = await deps.routes.read(r);
+    if (live === last.via && live !== last.original) {
+      out.push({ route: r, runId: last.runId, via: live, original: last.original });
+    }
+  }
+  return out;
 }
 
 /**

@@ -3,7 +3,7 @@
  * own keys (plan, one spec per path, manifest). Nothing is written before the plan is valid and
  * the lock is held.
  */
-import { ConfigError, PlanInvalidError, RunAbortedError, RunExistsError } from '../core/errors.js';
+import { ConfigError, PlanInvalidError, RouteSwapError, RunAbortedError, RunExistsError } from '../core/errors.js';
 import { quoted } from '../core/fields.js';
 import { checkRunId, keys } from '../core/keys.js';
 import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
@@ -12,6 +12,7 @@ import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { planLimitProblems } from './limits.js';
 import { saveManifest, updateManifest } from './manifest.js';
+import { leftSwappedByEarlierRuns } from './route-journal.js';
 
 export interface ValidateInput {
   input: unknown;
@@ -91,6 +92,9 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   await deps.lock.acquire(runId, startedAt);
   try {
     await refuseIfStopped(deps, runId);
+    // Under the lock, no other run is changing routes: one still changed was left by a run
+    // whose cleanup failed, and this run would record it as the original.
+    await refuseIfLeftSwapped(deps, runId, plan);
     const previous = await deps.store.getText(keys.manifest(runId));
     // A retried ValidatePlan of the same execution carries the same start time; anything else
     // reusing the id would overwrite raw data and mix old samples into the new summary.
@@ -133,6 +137,26 @@ async function refuseIfStopped(deps: Deps, runId: string, manifestOf?: string): 
   if (marker === undefined) return;
   if (manifestOf !== undefined) await finishAsStopped(deps, runId, manifestOf, marker);
   throw new RunAbortedError(`run ${runId} was stopped while ValidatePlan ran: lock given back, nothing started`);
+}
+
+/**
+ * Refuse (one line per route, naming it and the run that left it) when an earlier run left a
+ * route of this plan pointed at its own target: restoring here would need route write rights
+ * ValidatePlan does not have, and the operator must see that a cleanup failed (docs/aws.md).
+ */
+async function refuseIfLeftSwapped(deps: Deps, runId: string, plan: ResolvedPlan): Promise<void> {
+  const routes = plan.paths.flatMap((p) => p.routes.map(({ via: _v, ...r }) => r));
+  if (!routes.length) return;
+  const left = await leftSwappedByEarlierRuns(deps, runId, routes);
+  if (!left.length) return;
+  throw new RouteSwapError(
+    left
+      .map(
+        (l) =>
+          `route ${l.route.region} ${l.route.routeTableId} ${l.route.destination} is still via ${l.via}, left changed by run ${l.runId} (original ${l.original}): point it back to ${l.original}, or redrive that run's cleanup from its dead-letter queue, before starting a run`,
+      )
+      .join('; '),
+  );
 }
 
 /** The manifest this execution wrote, marked failed with the stop's note; another execution's is left alone. */

@@ -7,6 +7,7 @@
  */
 import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../functions/core/model.js';
+import { cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { WorldRoute } from './aws-world.js';
 import { type FaultCase, faultCase } from './harness.js';
@@ -215,5 +216,40 @@ describe.concurrent('EC2 faults during the swap', () => {
       expect(m.paths[0].status, m.paths[0].error).toBe('succeeded');
     },
     { routes },
+  );
+});
+
+describe.concurrent('a route an earlier run left swapped', () => {
+  faultCase(
+    'routes pre-existing / blackholed / every kind',
+    "an earlier run's restore failed: the next run is refused naming the route and that run; after its cleanup is redriven the run measures",
+    async (c) => {
+      // The first run's restore is refused by IAM (not retried): the route stays via the TGW.
+      let deny = true;
+      c.faults.add({
+        site: 'routes.point',
+        match: (a) => deny && String(a[1]).includes('pcx-0f17'),
+        action: {
+          throw: () => awsError('UnauthorizedOperation', 'You are not authorized to perform this operation.', 403),
+        },
+      });
+      const plan = c.plan([{ id: 'a', routes: [{ routeTableId: RTB, destination: DEST, via: TGW }] }]);
+      const first = await c.run(plan);
+      expect((await manifest(c, first.runId)).restore?.status).toBe('failed');
+      deny = false;
+      const next = await c.run(plan);
+      expect(next.execution.status).toBe('FAILED');
+      const why = JSON.stringify(next.execution.error);
+      expect(why).toMatch(
+        new RegExp(`route ap-northeast-1 ${RTB} ${DEST.replace('.', '\\.')} is still via .*tgw-0f17`),
+      );
+      expect(why).toMatch(new RegExp(`left changed by run ${first.runId} \\(original [^)]*pcx-0f17\\)`));
+      expect(await manifest(c, next.runId)).toBeNull();
+      // The operator redrives the first run's cleanup (EventBridge → CleanupAfterExecution).
+      await cleanupAfterExecution(c.deps as NonNullable<FaultCase['deps']>, { runId: first.runId, status: 'FAILED' });
+      const m = await swapAndRestore(c);
+      expect(m.routeChanges[0].original).toMatch(/pcx-0f17/);
+    },
+    { routes: table({ VpcPeeringConnectionId: 'pcx-0f17' }) },
   );
 });
