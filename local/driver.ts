@@ -40,18 +40,46 @@ function countRun(dataDir: string, runId: string, by: 1 | -1): void {
  * Before a new run takes the lock: a run whose lock holder is gone (kill -9, a crash) ran no
  * finish states, so its routes may still be swapped. Run the cleanup the AWS EventBridge rule
  * runs after a stopped execution (functions/pipeline/cleanup.ts): restore its route journal,
- * mark its manifest failed, release its lock. Said on stderr.
+ * mark its manifest failed, release its lock. Said on stderr. Then, with the lock free, every
+ * other manifest still `running` (its lock already gone: deleted by hand, lost with the host's
+ * /run, taken over and released) is abandoned too and cleaned up the same way.
  */
 async function cleanUpAbandoned(deps: Deps, lock: FileLock, dataDir: string, log: Logger): Promise<void> {
-  const runId = await lock.abandonedHolder(new Set(activeRuns.get(dataDir)?.keys()));
-  if (!runId) return;
-  log.warn(`run ${runId} was abandoned (its process is gone, its lock still held): cleaning up after it`);
+  const active = new Set(activeRuns.get(dataDir)?.keys());
+  const holder = await lock.abandonedHolder(active);
+  if (holder) await cleanUpRun(deps, holder, 'its process is gone, its lock still held', log);
+  // A live run holds the lock: its manifest is running for real, and the others wait for a free lock.
+  if (await lock.current()) return;
+  for (const runId of await runningManifests(deps.store)) {
+    if (active.has(runId) || runId === holder) continue;
+    await cleanUpRun(deps, runId, 'its manifest says running, no process runs it and the lock is free', log);
+  }
+}
+
+async function cleanUpRun(deps: Deps, runId: string, why: string, log: Logger): Promise<void> {
+  log.warn(`run ${runId} was abandoned (${why}): cleaning up after it`);
   try {
     const out = await cleanupAfterExecution(deps, { runId, status: 'ABORTED' });
     log.warn(`cleanup after abandoned run ${runId}: ${out.notes.join('; ') || 'nothing to do'}`);
   } catch (e) {
     log.error(`cleanup after abandoned run ${runId} failed: ${(e as Error).message}`);
   }
+}
+
+/** Run ids whose manifest says `running`. */
+async function runningManifests(store: ObjectStore): Promise<string[]> {
+  const out: string[] = [];
+  for (const key of await store.list('runs/run=')) {
+    const m = /^runs\/run=([^/]+)\/manifest\.json$/.exec(key);
+    if (!m) continue;
+    try {
+      const text = await store.getText(key);
+      if (text !== undefined && (JSON.parse(text) as { status?: string }).status === 'running') out.push(m[1]);
+    } catch {
+      // unreadable: not ours to judge here
+    }
+  }
+  return out;
 }
 
 export function usesLab(plan: ResolvedPlan): boolean {

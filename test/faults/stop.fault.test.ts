@@ -8,6 +8,8 @@
  *   - kill -9 of the local driver: nothing runs after it; the lock file names a dead process.
  * Then the same plan runs again under a new run id, and the invariants are checked over both.
  */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../functions/core/model.js';
 import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
@@ -319,4 +321,29 @@ describe.concurrent('kill -9 of the local driver, then rerun', () => {
       { routes: ROUTES },
     );
   }
+
+  faultCase(
+    'stop in every state, then rerun',
+    'kill -9 in WaitForProbe, its lock already gone: the rerun finds the running manifest and puts the routes back',
+    async (c) => {
+      const stop = new AbortController();
+      const r = await c.run(plan(c), {
+        awsFleet: true,
+        signal: stop.signal,
+        waits: { WaitForProbe: 5000 },
+        onEvent: (e) => {
+          if (e.type === 'StateEntered' && e.state?.name === 'WaitForProbe') stop.abort();
+        },
+      });
+      expect(r.execution.status).toBe('ABORTED');
+      await c.settled();
+      expect(swappedIn(c.aws)).toBe(2);
+      // The lock is free (deleted by hand, or lost with the host's /run): only the manifest says running.
+      await rm(join(c.dir, '.lock'), { recursive: true, force: true });
+      expect((await manifest(c, r.runId)).status).toBe('running');
+      await rerun(c);
+      expect((await manifest(c, r.runId)).status).toBe('failed');
+    },
+    { routes: ROUTES },
+  );
 });
