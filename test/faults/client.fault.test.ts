@@ -149,11 +149,13 @@ describe.concurrent('output over 24 KB, execution timeout', () => {
     'output over 24 KB / execution timeout',
     'the execution timeout kills the agent mid-probe: what it wrote is kept',
     async (c) => {
+      // Path a only, long enough for its agent to start on a loaded machine, short of its 10 s probe.
       c.faults.add({
         site: 'runner.send',
+        match: (a) => (a[0] as ProbeCommand).pathId === 'a',
         action: {
           hook: (a) => {
-            (a[0] as ProbeCommand).timeoutSeconds = 5;
+            (a[0] as ProbeCommand).timeoutSeconds = 8;
           },
         },
       });
@@ -172,11 +174,13 @@ describe.concurrent('output over 24 KB, execution timeout', () => {
     async (c) => {
       // The copy of the killed agent's work directory is slow (a loaded machine): the command
       // must not read as ended before its files are in the store.
+      // Path a only, long enough for its agent to start on a loaded machine, short of its 10 s probe.
       c.faults.add({
         site: 'runner.send',
+        match: (a) => (a[0] as ProbeCommand).pathId === 'a',
         action: {
           hook: (a) => {
-            (a[0] as ProbeCommand).timeoutSeconds = 3;
+            (a[0] as ProbeCommand).timeoutSeconds = 8;
           },
         },
       });
