@@ -9,7 +9,10 @@
  *   - The socket is nonblocking and the reply is BUSY-POLLED: recv(MSG_DONTWAIT) in a loop,
  *     never poll/epoll/blocking reads. A blocking read would sleep and pay the scheduler's
  *     wake-up (5–50 µs, more on an idle core) inside every sample; spinning costs one core for
- *     the run and keeps the wake-up out of the figure. sockperf does the same by default.
+ *     the run and keeps the wake-up out of the figure. Each empty poll calls sched_yield(): the
+ *     process never sleeps, but a runnable thread waiting for this core (on a loaded host, or on
+ *     loopback the echo server itself) runs at once instead of after the spinner's time slice,
+ *     which otherwise puts milliseconds into the tail.
  *   - The series ends after COUNT exchanges or DURATION_S seconds, whichever first (0 = no limit
  *     for one of them, not both).
  * Modes:
@@ -48,6 +51,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +79,7 @@ static int recv_exact_spin(int fd, char *buf, size_t len, long long deadline) {
     if (n == 0) return EPIPE; /* the peer closed */
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return errno;
     if (now_ns(CLOCK_MONOTONIC) >= deadline) return ETIMEDOUT;
+    sched_yield();
   }
   return 0;
 }
@@ -246,6 +251,7 @@ int run_pingpong(int argc, char **argv) {
           break;
         }
         if (now_ns(CLOCK_MONOTONIC) >= deadline) err = ETIMEDOUT;
+        sched_yield();
       }
     } else {
       err = send_all(fd, out, (size_t)req);
