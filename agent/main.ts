@@ -3,7 +3,7 @@
  * (through SSM Run Command) and locally as a child process, with node built-ins only.
  *
  *   agent.cjs run --spec FILE --out DIR
- *   agent.cjs serve [--host H] [--tcp PORT] [--http PORT] [--slow-accept PORT:MS] [--ready-file F]
+ *   agent.cjs serve [--host H] [--tcp PORT] [--http PORT] [--slow-accept PORT:MS] [--pingpong PORT] [--ready-file F]
  *   agent.cjs version
  *
  * `run` exits 0 whenever the agent itself worked — failed probes are data in agent.json — and
@@ -21,7 +21,7 @@ import { type ServeOptions, startServers } from './server.js';
 
 const USAGE = `usage:
   agent run --spec FILE --out DIR
-  agent serve [--host H] [--tcp PORT] [--http PORT] [--slow-accept PORT:MS] [--ready-file F]
+  agent serve [--host H] [--tcp PORT] [--http PORT] [--slow-accept PORT:MS] [--pingpong PORT] [--ready-file F]
   agent version`;
 
 /** Exit code for agent errors (probe failures are not agent errors). */
@@ -121,6 +121,7 @@ async function cmdServe(args: string[]): Promise<number> {
       tcp: { type: 'string' },
       http: { type: 'string' },
       'slow-accept': { type: 'string' },
+      pingpong: { type: 'string' },
       'ready-file': { type: 'string' },
     },
     strict: true,
@@ -128,15 +129,22 @@ async function cmdServe(args: string[]): Promise<number> {
   const opts: ServeOptions = { host: values.host ?? '127.0.0.1' };
   opts.tcp = portOpt('tcp', values.tcp);
   opts.http = portOpt('http', values.http);
+  opts.pingpong = portOpt('pingpong', values.pingpong);
   if (values['slow-accept'] !== undefined) {
     const m = /^(\d+):(\d+)$/.exec(values['slow-accept']);
     if (!m) throw new ConfigError(`--slow-accept must be PORT:MS, got "${values['slow-accept']}"`);
     opts.slowAccept = { port: portOpt('slow-accept', m[1]) as number, ms: Number(m[2]) };
   }
-  if (opts.tcp === undefined && opts.http === undefined && opts.slowAccept === undefined) {
-    throw new ConfigError('serve needs at least one of --tcp, --http, --slow-accept');
+  if (
+    opts.tcp === undefined &&
+    opts.http === undefined &&
+    opts.slowAccept === undefined &&
+    opts.pingpong === undefined
+  ) {
+    throw new ConfigError('serve needs at least one of --tcp, --http, --slow-accept, --pingpong');
   }
   const servers = await startServers(opts);
+  for (const p of servers.problems) log('warning', { problem: p });
   log('serving', { host: opts.host, ...servers.ports });
   if (values['ready-file']) {
     await writeJson(values['ready-file'], { host: opts.host, pid: process.pid, ...servers.ports });

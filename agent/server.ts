@@ -1,7 +1,10 @@
 /**
  * Target servers for the lab and for local runs (`agent serve`): a plain TCP echo listener,
  * an HTTP/1.1 server answering `GET /bytes/<n>` and `GET /health`, and a "slow-accept"
- * listener that reproduces an overloaded server.
+ * listener that reproduces an overloaded server; and the pingpong probe's TCP/UDP echo server,
+ * which is the native helper (`tcping --echo`, agent/native/pingpong.c) run as a child: a Node
+ * echo would add its own event-loop wake-up to every exchange it answers. When the helper cannot
+ * be built here (no gcc) the other listeners still serve and `problems` says why.
  *
  * Slow accept: libuv accepts every pending connection as soon as the listening socket is
  * readable, so an ordinary Node listener never lets the kernel's accept queue fill. The slow
@@ -13,6 +16,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { ensureTcping, startEchoServer } from './native/tcping.js';
 
 export interface ServeOptions {
   host: string;
@@ -22,11 +26,15 @@ export interface ServeOptions {
   http?: number;
   /** Slow-accept listener: port and the pause after each accept. */
   slowAccept?: { port: number; ms: number };
+  /** The pingpong echo server's port, TCP and UDP (0 = any free port). */
+  pingpong?: number;
 }
 
 export interface RunningServers {
   /** Actual bound ports, by listener. */
-  ports: { tcp?: number; http?: number; slowAccept?: number };
+  ports: { tcp?: number; http?: number; slowAccept?: number; pingpong?: number };
+  /** Listeners that could not start without failing the others (the pingpong helper). */
+  problems: string[];
   close(): Promise<void>;
 }
 
@@ -40,6 +48,7 @@ const IDLE_MS = 30_000;
 export async function startServers(opts: ServeOptions): Promise<RunningServers> {
   const closers: (() => Promise<void>)[] = [];
   const ports: RunningServers['ports'] = {};
+  const problems: string[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(closers.map((c) => c()));
   };
@@ -68,11 +77,20 @@ export async function startServers(opts: ServeOptions): Promise<RunningServers> 
       ports.slowAccept = slow.port;
       closers.push(slow.close);
     }
+    if (opts.pingpong !== undefined) {
+      const built = await ensureTcping();
+      if (!built.ok) problems.push(`pingpong echo server not started: ${built.reason}`);
+      else {
+        const echo = await startEchoServer(built.path, opts.host, opts.pingpong);
+        ports.pingpong = echo.port;
+        closers.push(echo.close);
+      }
+    }
   } catch (e) {
     await close();
     throw e;
   }
-  return { ports, close };
+  return { ports, problems, close };
 }
 
 function handleHttp(req: http.IncomingMessage, res: http.ServerResponse): void {

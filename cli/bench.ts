@@ -128,9 +128,9 @@ export function registerBench(program: Command): void {
   program
     .command('bench')
     .description(
-      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, http probe cost)',
+      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost)',
     )
-    .option('--only <parts>', 'comma-separated: percentiles,orchestration,collect,precision,http')
+    .option('--only <parts>', 'comma-separated: percentiles,orchestration,collect,precision,pingpong,http')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
     .action(async (o: { only?: string; samples: string; collectLines: string }) => {
@@ -158,6 +158,13 @@ export function registerBench(program: Command): void {
           },
         },
         {
+          name: 'pingpong',
+          run: async () => {
+            const { benchPingpong } = await import('../scripts/bench/pingpong.js');
+            return (await benchPingpong()).lines;
+          },
+        },
+        {
           name: 'http',
           run: async () => {
             const { benchHttp } = await import('../scripts/bench/http.js');
@@ -167,9 +174,11 @@ export function registerBench(program: Command): void {
       ];
       const only = o.only?.split(',');
       const chosen = parts.filter((p) => !only || only.includes(p.name));
-      // The precision and http parts also measure lab path A; bring a lab up for them when this
+      // The precision, pingpong and http parts also measure lab paths; bring a lab up for them when this
       // machine can run one and none is up, and take it down again afterwards.
-      const lab = chosen.some((p) => p.name === 'precision' || p.name === 'http') ? await labForBench() : undefined;
+      const lab = chosen.some((p) => ['precision', 'pingpong', 'http'].includes(p.name))
+        ? await labForBench()
+        : undefined;
       let failed = false;
       try {
         for (const [i, p] of chosen.entries()) {

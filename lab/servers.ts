@@ -1,6 +1,6 @@
 /**
  * The servers in every target namespace: iperf3, sockperf (when installed) and the agent's own
- * target servers (`agent serve`: TCP and HTTP `/bytes/<n>`, agent/server.ts), the same ones
+ * target servers (`agent serve`: TCP, HTTP `/bytes/<n>` and the pingpong echo, agent/server.ts), the same ones
  * a real target instance runs.
  *
  * `agent serve` runs from the bundle (dist/agent.cjs, what real clients run; built first when it
@@ -53,6 +53,8 @@ export async function startServers(b: LabBuilder): Promise<void> {
       String(ports.tcp),
       '--http',
       String(ports.http),
+      '--pingpong',
+      String(ports.pingpong),
       '--ready-file',
       ready,
     ];

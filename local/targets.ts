@@ -1,7 +1,7 @@
 /**
  * Target servers for the loopback example plans (plans/local-*.json), started as child
  * processes on 127.0.0.1 and stopped by PID: the agent's own servers (plain TCP, slow-accept,
- * HTTP), plus iperf3 and sockperf servers where those tools are installed.
+ * HTTP, the pingpong echo), plus iperf3 and sockperf servers where those tools are installed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -17,7 +17,14 @@ import type { Logger } from '../functions/ports.js';
  * range (32768–60999 by default): a port in it can be taken at any moment by some outgoing
  * connection's local end, which made a target fail to listen (EADDRINUSE) once in CI.
  */
-export const LOOPBACK_PORTS = { tcp: 29101, slowAccept: 29102, http: 29180, iperf3: 29201, sockperf: 29301 } as const;
+export const LOOPBACK_PORTS = {
+  tcp: 29101,
+  slowAccept: 29102,
+  http: 29180,
+  iperf3: 29201,
+  sockperf: 29301,
+  pingpong: 29401,
+} as const;
 /** The loopback plan's "closed port (loss)" target: nothing ever listens there. */
 export const LOOPBACK_CLOSED_PORT = 29103;
 /**
@@ -130,12 +137,16 @@ export async function startLoopbackTargets(log: Logger, ports = LOOPBACK_PORTS):
         String(ports.http),
         '--slow-accept',
         `${ports.slowAccept}:${SLOW_ACCEPT_MS}`,
+        '--pingpong',
+        String(ports.pingpong),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(agent);
     await waitForLine(agent, /^ready$/m, 10_000, 'agent serve');
-    started.push(`agent serve: tcp ${ports.tcp}, slow-accept ${ports.slowAccept}, http ${ports.http}`);
+    started.push(
+      `agent serve: tcp ${ports.tcp}, slow-accept ${ports.slowAccept}, http ${ports.http}, pingpong ${ports.pingpong}`,
+    );
     if (haveTool('iperf3')) {
       // Unread output would fill the pipe and stall a server mid-test: discard it.
       const ip = spawn('iperf3', ['-s', '-B', '127.0.0.1', '-p', String(ports.iperf3)], { stdio: 'ignore' });

@@ -28,9 +28,11 @@ int valid_host(const char *h);
 /* Print the failure reason for errno `err` (unquoted) on stdout. */
 void print_error(int err);
 
-/* The three modes (tcping.c dispatches on argv[1]). */
+/* The modes (tcping.c dispatches on argv[1]). */
 int run_tcp_connect(int argc, char **argv);
 int run_listener(const char *host, const char *port_s);
 int run_http(int argc, char **argv);
+int run_pingpong(int argc, char **argv);
+int run_echo(const char *address, const char *port_s);
 
 #endif

@@ -10,7 +10,9 @@
  * Why the kernel figure is primary: on loopback it is 2–3 µs at p50 against 6–8 µs for the
  * busy-polled app time, and it cannot be inflated by this process being descheduled.
  * The same binary is the http probe's client up to 64 connections (`--http`, runHttping): its lines
- * are the http probe's raw format with clock "httping-monotonic".
+ * are the http probe's raw format with clock "httping-monotonic". It is also the pingpong probe's
+ * client (`--pingpong`, runPingpong: a per-exchange CSV log) and that probe's TCP/UDP echo server
+ * on the targets (`--echo`, startEchoServer); pingpong.c documents both.
  * Nothing here ever goes through a shell: the binary gets validated argv only.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -71,7 +73,7 @@ export interface TcpingRunResult {
   notes?: string[];
 }
 
-const CFLAGS = ['-O2', '-std=gnu11', '-Wall'];
+const CFLAGS = ['-O2', '-std=gnu11', '-Wall', '-pthread'];
 const HOST_RE = /^[A-Za-z0-9_.:-]{1,253}$/;
 
 /** The helper's C files (this directory), compiled together in one gcc call; tcping.c has main(). */
@@ -81,6 +83,7 @@ export const TCPING_SOURCES = [
   'tcp-connect.c',
   'listener.c',
   'http-client.c',
+  'pingpong.c',
   'tcping.c',
 ] as const;
 
@@ -104,6 +107,7 @@ export async function loadTcpingSources(): Promise<TcpingSource[]> {
       import('./tcp-connect.c'),
       import('./listener.c'),
       import('./http-client.c'),
+      import('./pingpong.c'),
       import('./tcping.c'),
     ])) as { default: unknown }[];
     const texts = mods.map((m) => m.default);
@@ -349,6 +353,115 @@ export async function runHttping(opts: HttpingRunOptions): Promise<TcpingRunResu
   const args = httpingArgs(opts);
   const budgetMs = (opts.count + opts.warmup) * opts.timeoutMs + 10_000;
   return runHelper(args, opts, budgetMs);
+}
+
+/** Options of one pingpong series with the helper (`tcping --pingpong`, pingpong.c). */
+export interface PingpongRunOptions {
+  /** Numeric address to connect to (resolved by the caller). */
+  address: string;
+  port: number;
+  mode: 'tcp' | 'udp' | 'tcp-rr';
+  requestBytes: number;
+  responseBytes: number;
+  /** 0 = no time limit (then count must be > 0). */
+  durationSeconds: number;
+  /** 0 = no count limit (then durationSeconds must be > 0). */
+  count: number;
+  timeoutMs: number;
+  out: string;
+  binary?: string;
+  prefix?: string[];
+}
+
+/** argv for `tcping --pingpong` after validation (exported for tests). */
+export function pingpongArgs(o: Omit<PingpongRunOptions, 'out' | 'binary' | 'prefix'>): string[] {
+  if (!ADDRESS_RE.test(o.address)) {
+    throw new TcpingArgumentError(`tcping: address must be a numeric IP, got ${JSON.stringify(o.address)}`);
+  }
+  if (o.mode !== 'tcp' && o.mode !== 'udp' && o.mode !== 'tcp-rr') {
+    throw new TcpingArgumentError(`tcping: pingpong mode must be tcp, udp or tcp-rr, got ${JSON.stringify(o.mode)}`);
+  }
+  const min = o.mode === 'udp' ? 8 : 1;
+  numIn('port', o.port, 1, 65535, true);
+  numIn('requestBytes', o.requestBytes, min, 65_000, true);
+  numIn('responseBytes', o.responseBytes, min, 65_000, true);
+  numIn('durationSeconds', o.durationSeconds, 0, 86_400, true);
+  numIn('count', o.count, 0, 100_000_000, true);
+  numIn('timeoutMs', o.timeoutMs, 0.001, 600_000, false);
+  if (o.count === 0 && o.durationSeconds === 0) {
+    throw new TcpingArgumentError('tcping: pingpong needs a count or a durationSeconds above 0, got both 0');
+  }
+  if (o.mode === 'udp' && o.requestBytes !== o.responseBytes) {
+    throw new TcpingArgumentError('tcping: udp echoes the datagram: requestBytes must equal responseBytes');
+  }
+  return [
+    '--pingpong',
+    o.address,
+    String(o.port),
+    o.mode,
+    String(o.requestBytes),
+    String(o.responseBytes),
+    String(o.durationSeconds),
+    String(o.count),
+    ms(o.timeoutMs),
+  ];
+}
+
+/**
+ * Run one pingpong series with the helper: its per-exchange CSV log into `opts.out`. Same
+ * contract as runTcping (failed exchanges are data; `ok: false` when the helper could not run).
+ */
+export async function runPingpong(opts: PingpongRunOptions): Promise<TcpingRunResult> {
+  const args = pingpongArgs(opts);
+  const byCount = opts.count > 0 ? opts.count * opts.timeoutMs : Number.POSITIVE_INFINITY;
+  const byDuration = opts.durationSeconds > 0 ? opts.durationSeconds * 1000 + opts.timeoutMs : Number.POSITIVE_INFINITY;
+  return runHelper(args, opts, Math.min(byCount, byDuration) + 2 * opts.timeoutMs + 10_000);
+}
+
+/** A running pingpong echo server (`tcping --echo`, TCP and UDP on one port). */
+export interface EchoServer {
+  port: number;
+  pid: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Start the helper's pingpong echo server on `address:port` (0 = any free port; TCP and UDP
+ * share it). Resolves once both listen; rejects with the helper's one-line reason otherwise.
+ */
+export async function startEchoServer(
+  binary: string,
+  address: string,
+  port: number,
+  prefix: string[] = [],
+): Promise<EchoServer> {
+  const [cmd, ...argv] = [...prefix, binary, '--echo', address, String(port)];
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const bound = await new Promise<number>((resolve, reject) => {
+    let buf = '';
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => {
+      err += b.toString();
+    });
+    child.stdout.on('data', (b: Buffer) => {
+      buf += b.toString();
+      const m = /\{"port":(\d+)\}/.exec(buf);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('error', reject);
+    child.once('close', (code) =>
+      reject(new Error(`pingpong echo server exited with ${code}: ${err.trim().replace(/^tcping: /, '')}`)),
+    );
+  });
+  return {
+    port: bound,
+    pid: child.pid ?? -1,
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 async function runHelper(

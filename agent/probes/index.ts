@@ -6,6 +6,7 @@ import type { ProbeKind, ProbeSpec } from '../../functions/core/model.js';
 import { runHttp } from './http.js';
 import { runIperf3 } from './iperf3.js';
 import { runMtu } from './mtu.js';
+import { runPingpongProbe } from './pingpong.js';
 import { runSockperf } from './sockperf.js';
 import { runTcpConnect } from './tcp-connect.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from './types.js';
@@ -17,6 +18,7 @@ export const PROBE_RUNNERS: { [K in ProbeKind]: ProbeRunner<Extract<ProbeSpec, {
   http: runHttp,
   sockperf: runSockperf,
   mtu: runMtu,
+  pingpong: runPingpongProbe,
 };
 
 /** Run any probe with the runner of its kind. */

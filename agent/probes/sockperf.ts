@@ -1,7 +1,7 @@
 /**
  * sockperf probe: `sockperf ping-pong -i IP -p PORT -t T [--tcp] --no-rdtsc --full-log FILE`.
  * sockperf itself writes the raw file `<probe>/1.csv` (its full log: one line per exchange), so
- * the raw stays tool-native. `--no-rdtsc` makes its tx/rx times CLOCK_MONOTONIC seconds; the
+ * the raw stays tool-native; the runner then gzips it to `<probe>/1.csv.gz` (compress.ts). `--no-rdtsc` makes its tx/rx times CLOCK_MONOTONIC seconds; the
  * sidecar `<probe>/1.meta.json` stores the monotonic→epoch offset measured around the run (plus
  * argv, exit code, sockperf's own summary on stdout, stderr, reason) so the parser can give each
  * exchange an epoch time. sockperf exits 0 even when it cannot connect or gets no reply, so the
@@ -12,6 +12,7 @@ import { lookup } from 'node:dns/promises';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SockperfProbe } from '../../functions/core/model.js';
+import { gzipInPlace } from './compress.js';
 import { runTool } from './iperf3.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from './types.js';
 
@@ -71,7 +72,16 @@ export async function runSockperfWith(
     () => true,
     () => false,
   );
-  if (csvExists) files.push(`${probe.name}/1.csv`);
+  if (csvExists) {
+    // Its full log is one line per exchange (a million a minute same-AZ): stored gzip-compressed.
+    try {
+      await gzipInPlace(csv);
+      files.push(`${probe.name}/1.csv.gz`);
+    } catch (e) {
+      ctx.log('sockperf: could not compress the full log; keeping it plain', { error: (e as Error).message });
+      files.push(`${probe.name}/1.csv`);
+    }
+  }
   const sidecar = {
     tool: 'sockperf',
     version,

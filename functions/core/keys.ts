@@ -108,4 +108,5 @@ export const RAW_EXT = {
   http: 'jsonl',
   sockperf: 'csv',
   mtu: 'json',
+  pingpong: 'csv',
 } as const;

@@ -8,7 +8,7 @@ import { intIn, isValidHost, matching, numberIn, quoted } from './fields.js';
 /** Safe identifier: used in S3 keys, SQL values and file names. */
 export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
-export const PROBE_KINDS = ['tcp-connect', 'iperf3', 'http', 'sockperf', 'mtu'] as const;
+export const PROBE_KINDS = ['tcp-connect', 'iperf3', 'http', 'sockperf', 'mtu', 'pingpong'] as const;
 export type ProbeKind = (typeof PROBE_KINDS)[number];
 
 /** iperf3 bitrate syntax: a number with an optional K/M/G suffix. */
@@ -89,6 +89,57 @@ export const sockperfProbeSchema = z.strictObject({
 });
 export type SockperfProbe = z.output<typeof sockperfProbeSchema>;
 
+/**
+ * The pingpong probe (agent/native/pingpong.c): back-to-back request/response exchanges on one
+ * connection (tcp, tcp-rr) or socket (udp), each timed with a busy-polled CLOCK_MONOTONIC.
+ * Ends after `count` exchanges or `durationSeconds`, whichever first (0 = that limit is off; not
+ * both). `responseBytes` is tcp-rr's response size (default: messageBytes); tcp and udp echo.
+ */
+export const pingpongProbeFields = z.strictObject({
+  kind: z.literal('pingpong'),
+  name: probeName,
+  mode: z.enum(['tcp', 'udp', 'tcp-rr']),
+  /** Request size in bytes (udp: at least 8, the sequence number travels in it). */
+  messageBytes: intIn(1, 65_000),
+  responseBytes: intIn(1, 65_000).optional(),
+  durationSeconds: intIn(0, 3600),
+  count: intIn(0, 100_000_000),
+  /** One exchange's timeout: a UDP exchange past it is lost; a TCP one ends the series. */
+  timeoutMs: intIn(1, 60_000),
+  /** Defaults to the targets' pingpong port (TARGET_PORTS.pingpong), not the path's target port. */
+  port: port.optional(),
+});
+
+/** The pingpong probe's cross-field rules, for its spec and its plan input alike. */
+export function pingpongRules<
+  T extends z.ZodType<{
+    mode: string;
+    messageBytes: number;
+    responseBytes?: number;
+    durationSeconds: number;
+    count: number;
+  }>,
+>(schema: T): T {
+  return schema
+    .refine((p) => !(p.count === 0 && p.durationSeconds === 0), {
+      path: ['count'],
+      error: () => 'expected a count or a durationSeconds above 0 (both are 0: the probe would never end)',
+    })
+    .refine((p) => p.mode !== 'udp' || !(p.messageBytes < 8), {
+      path: ['messageBytes'],
+      error: (iss) =>
+        `expected messageBytes ≥ 8 for udp (the sequence number travels in it), got ${(iss.input as { messageBytes: number }).messageBytes}`,
+    })
+    .refine((p) => p.mode === 'tcp-rr' || p.responseBytes === undefined || p.responseBytes === p.messageBytes, {
+      path: ['responseBytes'],
+      error: (iss) =>
+        `expected responseBytes only with mode "tcp-rr" (tcp and udp echo the message), got ${(iss.input as { responseBytes: number }).responseBytes}`,
+    }) as unknown as T;
+}
+
+export const pingpongProbeSchema = pingpongRules(pingpongProbeFields);
+export type PingpongProbe = z.output<typeof pingpongProbeSchema>;
+
 /** The mtu probe's fields without the min < max rule (plan.ts extends them; see mtuBoundsInOrder). */
 export const mtuProbeFields = z.strictObject({
   kind: z.literal('mtu'),
@@ -120,6 +171,7 @@ export const probeSpecSchema = z.discriminatedUnion('kind', [
   httpProbeSchema,
   sockperfProbeSchema,
   mtuProbeSchema,
+  pingpongProbeSchema,
 ]) satisfies z.ZodType<{ kind: ProbeKind }>;
 export type ProbeSpec = z.output<typeof probeSpecSchema>;
 

@@ -19,6 +19,8 @@ import {
   PROBE_KINDS,
   type ProbeKind,
   type ProbeSpec,
+  pingpongProbeFields,
+  pingpongRules,
   type ResolvedPath,
   type ResolvedPlan,
   type RouteVia,
@@ -121,6 +123,18 @@ const sockperfInput = sockperfProbeSchema.extend({
   durationSeconds: sockperf.durationSeconds.default(5),
 });
 
+const pingpong = pingpongProbeFields.shape;
+const pingpongInput = pingpongRules(
+  pingpongProbeFields.extend({
+    name: pingpong.name.optional(),
+    mode: pingpong.mode.default('tcp'),
+    messageBytes: pingpong.messageBytes.default(16),
+    durationSeconds: pingpong.durationSeconds.default(5),
+    count: pingpong.count.default(0),
+    timeoutMs: pingpong.timeoutMs.default(1000),
+  }),
+);
+
 const mtu = mtuProbeFields.shape;
 const mtuInput = mtuBoundsInOrder(
   mtuProbeFields.extend({
@@ -138,6 +152,7 @@ export const probeInputSchema = z.discriminatedUnion('kind', [
   httpInput,
   sockperfInput,
   mtuInput,
+  pingpongInput,
 ]);
 export type ProbeInput = z.output<typeof probeInputSchema>;
 

@@ -26,7 +26,7 @@ import type { ParseMeta, ParseStats } from '../core/parsers/types.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
-import { readChunks, writeIfAny } from './stream-io.js';
+import { readRawChunks, writeIfAny } from './stream-io.js';
 import { loadResolvedPlan } from './validate.js';
 
 /** The metric a probe kind reports, for a failed record when a probe left no raw file. */
@@ -36,6 +36,7 @@ export const PRIMARY_METRIC: Record<ProbeKind, { metric: string; unit: string }>
   http: { metric: 'http_latency_ms', unit: 'ms' },
   sockperf: { metric: 'rtt_us', unit: 'us' },
   mtu: { metric: 'mtu_bytes', unit: 'bytes' },
+  pingpong: { metric: 'rtt_us', unit: 'us' },
 };
 
 export function toJsonl(records: SampleRecord[]): string {
@@ -104,7 +105,10 @@ async function collectFile(
   prov: ProbeProvenance,
 ): Promise<ParseStats> {
   const fp = fileParser(kind, meta);
-  const chunks = await readChunks(deps.store, rawKey);
+  let damage: string | undefined;
+  const chunks = await readRawChunks(deps.store, rawKey, (reason) => {
+    damage = reason;
+  });
   const clocks = new Set(prov.clocks ?? []);
   async function* sampleText(): AsyncGenerator<string> {
     let buf = '';
@@ -128,6 +132,11 @@ async function collectFile(
   }
   if (await writeIfAny(deps.store, sampleKey, sampleText(), 'application/x-ndjson')) prov.sampleKeys.push(sampleKey);
   if (clocks.size) prov.clocks = [...clocks].sort();
+  if (damage !== undefined) {
+    // What decompressed before the damage is kept; the file reads as truncated.
+    fp.stats.truncated = true;
+    fp.stats.truncation = fp.stats.truncation ? `${damage}; ${fp.stats.truncation}` : damage;
+  }
   return fp.stats;
 }
 
@@ -166,13 +175,22 @@ async function parseProbes(
   let total = 0;
   for (const probe of spec.probes) {
     const ext = RAW_EXT[probe.kind];
-    const pattern = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${probe.name}/(\\d+)\\.${ext}$`);
-    const files = rawKeys
-      .map((k) => ({ key: k, m: pattern.exec(k) }))
-      .filter((x): x is { key: string; m: RegExpExecArray } => x.m !== null)
-      .map((x) => ({ key: x.key, trial: Number(x.m[1]) }))
-      .filter((x) => Number.isSafeInteger(x.trial))
-      .sort((a, b) => a.trial - b.trial);
+    // `<trial>.<ext>.gz` (compressed by the agent) or plain `<trial>.<ext>` (older runs, or a
+    // stop before compression); when a trial has both, the .gz is the finished one.
+    const pattern = new RegExp(
+      `^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${probe.name}/(\\d+)\\.${ext}(\\.gz)?$`,
+    );
+    const byTrial = new Map<number, { key: string; trial: number; gz: boolean }>();
+    for (const k of rawKeys) {
+      const m = pattern.exec(k);
+      if (!m) continue;
+      const trial = Number(m[1]);
+      if (!Number.isSafeInteger(trial)) continue;
+      const gz = m[2] !== undefined;
+      const seen = byTrial.get(trial);
+      if (!seen || (gz && !seen.gz)) byTrial.set(trial, { key: k, trial, gz });
+    }
+    const files = [...byTrial.values()].sort((a, b) => a.trial - b.trial);
     const agentProbe = report?.probes.find((p) => p.probe === probe.name);
     const prov: ProbeProvenance = {
       probe: probe.name,
@@ -210,7 +228,7 @@ async function parseProbes(
     prov.files = [];
     for (const f of files) {
       // Runners keep facts the tool does not print (argv, exit code, clock offsets) beside it.
-      const sidecar = await deps.store.getText(f.key.replace(new RegExp(`\\.${ext}$`), '.meta.json'));
+      const sidecar = await deps.store.getText(f.key.replace(new RegExp(`\\.${ext}(\\.gz)?$`), '.meta.json'));
       const meta = { runId, pathId, probe: probe.name, trial: f.trial, sidecar };
       const sampleKey = keys.samples(pathId, runId, probe.name, f.trial);
       const st = await collectFile(deps, probe.kind, f.key, sampleKey, meta, network, prov);

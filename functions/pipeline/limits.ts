@@ -45,6 +45,13 @@ export function estimateSeconds(probe: ProbeSpec): number {
       return probe.durationSeconds + 2;
     case 'mtu':
       return (14 * probe.timeoutMs) / 1000;
+    case 'pingpong': {
+      // Bounded by its duration, or by every exchange taking its whole timeout; +3 s for the
+      // helper's build and the log's compression.
+      const byCount = probe.count > 0 ? (probe.count * probe.timeoutMs) / 1000 : Number.POSITIVE_INFINITY;
+      const byDuration = probe.durationSeconds > 0 ? probe.durationSeconds : Number.POSITIVE_INFINITY;
+      return Math.min(byCount, byDuration) + 3;
+    }
   }
 }
 

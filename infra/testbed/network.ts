@@ -113,9 +113,9 @@ export class TestbedNetwork extends Construct {
   }
 }
 
-/** Probe ports (tcp-connect/agent, HTTP, iperf3, sockperf) and ICMP (MTU), per CIDR. */
+/** Probe ports (tcp-connect/agent, HTTP, iperf3, sockperf, pingpong) and ICMP (MTU), per CIDR. */
 function probeRules(cidrs: string[]): ec2.CfnSecurityGroup.IngressProperty[] {
-  const { tcp, http, iperf3, sockperf } = TESTBED_PORTS;
+  const { tcp, http, iperf3, sockperf, pingpong } = TESTBED_PORTS;
   const ports: [string, number, string][] = [
     ['tcp', tcp, 'agent TCP'],
     ['tcp', http, 'agent HTTP'],
@@ -123,6 +123,8 @@ function probeRules(cidrs: string[]): ec2.CfnSecurityGroup.IngressProperty[] {
     ['udp', iperf3, 'iperf3 UDP'],
     ['tcp', sockperf, 'sockperf TCP'],
     ['udp', sockperf, 'sockperf UDP'],
+    ['tcp', pingpong, 'pingpong TCP'],
+    ['udp', pingpong, 'pingpong UDP'],
   ];
   const rules: ec2.CfnSecurityGroup.IngressProperty[] = [];
   for (const cidrIp of cidrs) {

@@ -1,16 +1,19 @@
 /**
- * Collect at scale (issue 18 item 3): CollectOutput on a generated 1 M-line sockperf full log
- * (≈ 20 minutes of same-AZ exchanges at ~830/s) and on the seed's 10,000-request HTTP matrix
+ * Collect at scale: CollectOutput on a generated 1 M-line sockperf full log
+ * (≈ 20 minutes of same-AZ exchanges at ~830/s), plain and gzip-compressed as the agent now
+ * stores it, and on a 1 M-line pingpong log (.csv.gz; a same-AZ minute) and on the seed's 10,000-request HTTP matrix
  * (4 probes: keep-alive on/off × concurrency 1/16, 3 trials each: 120,000 lines in 12 files),
  * each in a child process under `node --max-old-space-size=512` (a Lambda-sized heap), through
  * the real directory store and DuckDB engine. Prints lines/s and the peak heap and RSS.
  */
 import { execFile } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
+import { createGzip } from 'node:zlib';
 import { keys } from '../../functions/core/keys.js';
 import type { AgentSpec } from '../../functions/core/model.js';
 import { silentLogger } from '../../functions/log.js';
@@ -66,6 +69,26 @@ function* sockperfLog(n: number): Generator<string> {
   yield '------------------------------\n';
 }
 
+/** The pingpong helper's log of `n` exchanges (agent/native/pingpong.c; ~33 µs round trips). */
+function* pingpongLog(n: number): Generator<string> {
+  yield '# pathbench pingpong v1 mode=tcp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=1796000000000000000\n';
+  yield 'seq,tx_ns,rtt_ns,status\n';
+  let x = 12345;
+  let tx = 1_000_000_000_000;
+  for (let i = 1; i <= n; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const rtt = 50_000 + (x % 40_000);
+    yield `${i},${tx},${rtt},ok\n`;
+    tx += rtt + 2_000;
+  }
+  yield `# end exchanges=${n} ok=${n}\n`;
+}
+
+/** gzip `src` into `dst`, streaming (what the agent's compress.ts does). */
+async function gzipFile(src: string, dst: string): Promise<void> {
+  await pipeline(createReadStream(src), createGzip(), createWriteStream(dst));
+}
+
 /** The http probe's raw JSON lines (the C client's shape). */
 function* httpLines(n: number, t0: number): Generator<string> {
   for (let i = 0; i < n; i++) {
@@ -94,6 +117,16 @@ function benchPlan(sockperfSeconds: number) {
         probes: [{ kind: 'sockperf', port: 11111, mode: 'udp', durationSeconds: sockperfSeconds }],
       },
       {
+        id: 'sockperf-gz',
+        target: { host: '127.0.0.1', port: 11111 },
+        probes: [{ kind: 'sockperf', port: 11111, mode: 'udp', durationSeconds: sockperfSeconds }],
+      },
+      {
+        id: 'pingpong-gz',
+        target: { host: '127.0.0.1', port: 7007 },
+        probes: [{ kind: 'pingpong', mode: 'tcp', durationSeconds: 60 }],
+      },
+      {
         id: 'http',
         target: { host: '127.0.0.1', port: 8080 },
         probes: [
@@ -116,7 +149,7 @@ async function runChild(dataDir: string, runId: string, pathId: string): Promise
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as ChildResult;
 }
 
-const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
+const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
 
 export async function benchCollect(opts: { sockperfLines?: number } = {}): Promise<{ lines: string[] }> {
   const n = opts.sockperfLines ?? 1_000_000;
@@ -129,6 +162,8 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
       log: silentLogger,
       driver: 'local',
       now: () => new Date(),
+      // validatePlanStep checks the plan's probe time against the fleet's poll interval.
+      fleet: { pollSeconds: 5 },
     } as unknown as Deps;
     const runId = 'bench-collect';
     await validatePlanStep(deps, { input: { plan: benchPlan(Math.ceil(n / 830)) }, runId });
@@ -136,13 +171,32 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
     const spec = (pathId: string) =>
       store.getText(keys.spec(runId, pathId)).then((t) => JSON.parse(t ?? '{}') as AgentSpec);
     const sock = await spec('sockperf');
-    const sockFile = join(dir, ...`${keys.rawPrefix('sockperf', runId)}${sock.probes[0].name}/1.csv`.split('/'));
+    const sockFile = join(
+      dir,
+      ...`${keys.clientRawPrefix('sockperf', runId, 'bench')}${sock.probes[0].name}/1.csv`.split('/'),
+    );
     await writeLines(sockFile, sockperfLog(n));
+    // The same log gzip-compressed, as the agent now stores it, and a pingpong log of n lines.
+    const sockGz = join(
+      dir,
+      ...`${keys.clientRawPrefix('sockperf-gz', runId, 'bench')}${sock.probes[0].name}/1.csv.gz`.split('/'),
+    );
+    await mkdir(dirname(sockGz), { recursive: true });
+    await gzipFile(sockFile, sockGz);
+    const pp = await spec('pingpong-gz');
+    const ppPlain = join(dir, 'pingpong-plain.csv');
+    await writeLines(ppPlain, pingpongLog(n));
+    const ppGz = join(
+      dir,
+      ...`${keys.clientRawPrefix('pingpong-gz', runId, 'bench')}${pp.probes[0].name}/1.csv.gz`.split('/'),
+    );
+    await mkdir(dirname(ppGz), { recursive: true });
+    await gzipFile(ppPlain, ppGz);
     const http = await spec('http');
     for (const p of http.probes) {
       for (let t = 1; t <= 3; t++) {
         await writeLines(
-          join(dir, ...`${keys.rawPrefix('http', runId)}${p.name}/${t}.jsonl`.split('/')),
+          join(dir, ...`${keys.clientRawPrefix('http', runId, 'bench')}${p.name}/${t}.jsonl`.split('/')),
           httpLines(10000, 1.7e12),
         );
       }
@@ -150,12 +204,20 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
     const out = [
       `collect under node --max-old-space-size=${HEAP_MB} (a child process each; real directory store and DuckDB):`,
     ];
-    for (const [pathId, what, file] of [
-      ['sockperf', `sockperf full log, ${n.toLocaleString('en-US')} lines`, sockFile],
-      ['http', 'http matrix, 4 probes × 3 trials × 10,000 requests', undefined],
+    const lines = n.toLocaleString('en-US');
+    for (const [pathId, what, file, plain] of [
+      ['sockperf', `sockperf full log, ${lines} lines`, sockFile, undefined],
+      ['sockperf-gz', `sockperf full log .csv.gz, ${lines} lines`, sockGz, sockFile],
+      ['pingpong-gz', `pingpong log .csv.gz, ${lines} lines`, ppGz, ppPlain],
+      ['http', 'http matrix, 4 probes × 3 trials × 10,000 requests', undefined, undefined],
     ] as const) {
       const r = await runChild(dir, runId, pathId);
-      const size = file ? ` (${mb((await stat(file)).size)} raw)` : '';
+      const bytes = file ? (await stat(file)).size : 0;
+      const size = !file
+        ? ''
+        : plain
+          ? ` (${mb(bytes)} gz of ${mb((await stat(plain)).size)} plain, ×${((await stat(plain)).size / bytes).toFixed(1)})`
+          : ` (${mb(bytes)} raw)`;
       out.push(
         `  ${what}${size}: ${r.lines.toLocaleString('en-US')} lines → ${r.samples.toLocaleString('en-US')} samples in ${r.seconds.toFixed(1)} s · ` +
           `${Math.round(r.lines / r.seconds).toLocaleString('en-US')} lines/s · peak heap ${mb(r.peakHeapBytes)} · peak RSS ${mb(r.peakRssBytes)} (heap limit ${mb(r.heapLimitBytes)})`,

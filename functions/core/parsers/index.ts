@@ -8,6 +8,7 @@ import { FileParse, parseText } from './file.js';
 import { httpLines, parseHttp } from './http.js';
 import { iperf3Lines, parseIperf3 } from './iperf3.js';
 import { mtuLines, parseMtu } from './mtu.js';
+import { parsePingpong, pingpongLines } from './pingpong.js';
 import { parseSockperf, sockperfLines } from './sockperf.js';
 import { parseTcpConnect, tcpConnectLines } from './tcp-connect.js';
 import type { LineParserFactory, ParseMeta, Parser, ParseStats } from './types.js';
@@ -19,6 +20,7 @@ export const PARSERS: Record<ProbeKind, Parser> = {
   http: parseHttp,
   sockperf: parseSockperf,
   mtu: parseMtu,
+  pingpong: parsePingpong,
 };
 
 /** Each kind's line parser (lenient: bad lines rejected and counted, the rest kept). */
@@ -28,6 +30,7 @@ export const LINE_PARSERS: Record<ProbeKind, LineParserFactory> = {
   http: httpLines,
   sockperf: sockperfLines,
   mtu: mtuLines,
+  pingpong: pingpongLines,
 };
 
 /** How a kind counts what it reads, for notes ("3 of 1,200 intervals rejected"). */
@@ -37,6 +40,7 @@ export const PARSE_UNIT: Record<ProbeKind, string> = {
   http: 'line',
   sockperf: 'line',
   mtu: 'document',
+  pingpong: 'line',
 };
 
 /** True when `kind` names a probe kind that has a parser. */

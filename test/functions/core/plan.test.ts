@@ -267,13 +267,15 @@ describe('parsePlan: bad input', () => {
 
     // Assess
     expect(problems).toEqual([
-      'paths[0].probes[1].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu)',
+      'paths[0].probes[1].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)',
     ]);
   });
 
   it('reports a probe without a kind', () => {
     const problems = expectProblems(parsePlan(withPath({ probes: [{ count: 3 }] })));
-    expect(problems).toEqual(['paths[0].probes[0].kind: required (expected tcp-connect, iperf3, http, sockperf, mtu)']);
+    expect(problems).toEqual([
+      'paths[0].probes[0].kind: required (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)',
+    ]);
   });
 
   it('reports duplicate path ids naming both positions, also when other fields are bad', () => {
@@ -650,7 +652,7 @@ describe('parsePlan: bad input', () => {
     // Assess
     expect(problems).toEqual([
       'defaults.reboot: expected boolean, got string',
-      'defaults.probes[0].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu)',
+      'defaults.probes[0].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)',
       'paths[0].target.port: expected an integer 1–65535, got 70000',
       'paths[0].creditWaitSeconds: expected an integer ≥ 0, got -5',
       'paths[1].target: required',
@@ -874,7 +876,7 @@ describe('parseAgentSpec: the agent checks its spec with the probe schemas a pla
     [
       'an unknown kind',
       spec({ probes: [{ kind: 'ping', name: 'ping' }] }),
-      ['probes[0].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu)'],
+      ['probes[0].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)'],
     ],
     [
       'a missing or out-of-range option',

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys, RAW_EXT } from '../../../functions/core/keys.js';
 import type { AgentSpec, RunManifest, SampleRecord, Summary } from '../../../functions/core/model.js';
@@ -26,7 +27,7 @@ const T0 = Date.parse('2026-11-30T00:00:00Z');
 class RawRunner implements CommandRunner {
   constructor(
     private readonly store: DirStore,
-    private readonly files: (spec: AgentSpec) => Record<string, string>,
+    private readonly files: (spec: AgentSpec) => Record<string, string | Uint8Array>,
     private readonly agentJson?: (full: string) => string,
   ) {}
   async send(cmd: ProbeCommand) {
@@ -76,7 +77,7 @@ const tcpLine = (i: number, over: Record<string, unknown> = {}) =>
 
 async function run(
   probes: Record<string, unknown>[],
-  files: (spec: AgentSpec) => Record<string, string>,
+  files: (spec: AgentSpec) => Record<string, string | Uint8Array>,
   agentJson?: (full: string) => string,
 ) {
   const s = await scenarioDeps();
@@ -211,6 +212,74 @@ describe('CollectOutput keeps every good line of a damaged raw file', () => {
       rejected: 0,
       truncated: true,
     });
+  });
+});
+
+/** A pingpong helper log of `n` exchanges (agent/native/pingpong.c's format). */
+function pingpongLog(n: number): string {
+  const rows = Array.from({ length: n }, (_, i) => `${i + 1},${1_000_000_000 + i * 30_000},${20_000 + i},ok`);
+  return [
+    `# pathbench pingpong v1 mode=tcp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=${T0 * 1e6}`,
+    'seq,tx_ns,rtt_ns,status',
+    ...rows,
+    `# end exchanges=${n} ok=${n}`,
+    '',
+  ].join('\n');
+}
+
+describe('CollectOutput reads gzip-compressed raw logs, and plain ones of older runs', () => {
+  const PP = { kind: 'pingpong', durationSeconds: 1 };
+  const SOCK = { kind: 'sockperf', port: 11111, mode: 'udp', durationSeconds: 1 };
+  const sock = readFileSync(join(FIX, 'sockperf', 'udp-mps50.csv'), 'utf8');
+
+  it('pingpong and sockperf .csv.gz give the same samples as their plain .csv', async () => {
+    const gz = await run([PP, SOCK], (spec) => ({
+      [`${spec.probes[0].name}/1.csv.gz`]: gzipSync(pingpongLog(1000)),
+      [`${spec.probes[1].name}/1.csv.gz`]: gzipSync(sock),
+    }));
+    const plain = await run([PP, SOCK], (spec) => ({
+      [`${spec.probes[0].name}/1.csv`]: pingpongLog(1000),
+      [`${spec.probes[1].name}/1.csv`]: sock,
+    }));
+    expect(gz.r.status).toBe('SUCCEEDED');
+    const pp = await gz.samples('pingpong');
+    expect(pp).toHaveLength(1000);
+    expect(pp[0]).toMatchObject({ kind: 'pingpong', metric: 'rtt_us', value: 20, one_way_us: 10, unit: 'us' });
+    expect(pp).toEqual(await plain.samples('pingpong'));
+    const sp = await gz.samples('sockperf');
+    expect(sp.length).toBeGreaterThan(10);
+    expect(sp).toEqual(await plain.samples('sockperf'));
+    expect(gz.manifest.paths[0].probes[0].files?.[0]).toMatchObject({
+      key: 'raw/path=A/run=r1/client=i-0123456789abcdef0/pingpong/1.csv.gz',
+      lines: 1003,
+      samples: 1000,
+      rejected: 0,
+    });
+  });
+
+  it('a .gz cut off in transit keeps what decompresses and reads as truncated', async () => {
+    const whole = gzipSync(pingpongLog(20_000));
+    const { manifest, samples } = await run([PP], (spec) => ({
+      [`${spec.probes[0].name}/1.csv.gz`]: whole.subarray(0, Math.floor(whole.length / 2)),
+    }));
+    const kept = await samples('pingpong');
+    expect(kept.length).toBeGreaterThan(1000);
+    expect(kept.length).toBeLessThan(20_000);
+    expect(kept.map((r) => r.seq)).toEqual(Array.from({ length: kept.length }, (_, i) => i + 1));
+    const f = manifest.paths[0].probes[0].files?.[0];
+    expect(f).toMatchObject({ samples: kept.length, truncated: true });
+    expect(f?.truncation).toMatch(/gzip stream ends early/);
+  });
+
+  it('a trial stored both plain and compressed (stopped between the two) is read once, from the .gz', async () => {
+    const { manifest, samples } = await run([PP], (spec) => ({
+      [`${spec.probes[0].name}/1.csv`]: pingpongLog(10).slice(0, 200),
+      [`${spec.probes[0].name}/1.csv.gz`]: gzipSync(pingpongLog(10)),
+    }));
+    expect(await samples('pingpong')).toHaveLength(10);
+    expect(manifest.paths[0].probes[0].rawKeys).toEqual([
+      'raw/path=A/run=r1/client=i-0123456789abcdef0/pingpong/1.csv.gz',
+    ]);
   });
 });
 

@@ -36,7 +36,7 @@ function assertStorable(r: SampleRecord): void {
 
 /** Where-and-what: "<kind> line <n>: <field> …", "iperf3 interval <i>: sum.<field> …", or a document-level reason. */
 const REASON =
-  /^(tcp-connect line \d+: |http line \d+: |sockperf line \d+: |sockperf: |iperf3 interval \d+: |iperf3 |mtu |unknown mtu result|(tcp-connect|http|sockperf|iperf3|mtu) seq \d+: )/;
+  /^(tcp-connect line \d+: |http line \d+: |sockperf line \d+: |sockperf: |iperf3 interval \d+: |iperf3 |mtu |unknown mtu result|pingpong line \d+: |pingpong: |(tcp-connect|http|sockperf|iperf3|mtu|pingpong) seq \d+: )/;
 
 function lenientInvariants(kind: string, raw: string) {
   const { records, stats } = parseRawLenient(kind, raw, META);
@@ -155,6 +155,7 @@ describe('every parser on arbitrary and damaged input', () => {
     'tcp-connect': Array.from({ length: 8 }, (_, i) => JSON.stringify(tcpLine(i))).join('\n'),
     http: Array.from({ length: 8 }, (_, i) => JSON.stringify(httpLine(i))).join('\n'),
     sockperf: fixture('sockperf/udp-mps50.csv'),
+    pingpong: fixture('pingpong/tcp-loopback.csv'),
     iperf3: fixture('iperf3/udp-server-json.json'),
     mtu: JSON.stringify({
       tool: 'ping',

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSockperfWith } from '../../../../agent/probes/sockperf.js';
 import type { ProbeContext } from '../../../../agent/probes/types.js';
@@ -50,6 +51,9 @@ const probe = (mode: 'tcp' | 'udp'): SockperfProbe => ({
   durationSeconds: 2,
 });
 const read = (c: ProbeContext, f: string) => readFileSync(path.join(c.outDir, 'sockperf', f), 'utf8');
+/** The full log, stored gzip-compressed by the runner. */
+const readLog = (c: ProbeContext) =>
+  gunzipSync(readFileSync(path.join(c.outDir, 'sockperf', '1.csv.gz'))).toString('utf8');
 
 describe('runSockperf + parseSockperf on loopback (real sockperf)', () => {
   for (const mode of ['udp', 'tcp'] as const) {
@@ -57,8 +61,9 @@ describe('runSockperf + parseSockperf on loopback (real sockperf)', () => {
       const port = await sockperfServer(mode);
       const c = ctx(port);
       const out = await runSockperfWith(probe(mode), c, { command: 'sockperf' });
-      expect(out).toMatchObject({ status: 'ok', trials: 1, files: ['sockperf/1.csv', 'sockperf/1.meta.json'] });
-      const csv = read(c, '1.csv');
+      expect(out).toMatchObject({ status: 'ok', trials: 1, files: ['sockperf/1.csv.gz', 'sockperf/1.meta.json'] });
+      expect(existsSync(path.join(c.outDir, 'sockperf/1.csv'))).toBe(false);
+      const csv = readLog(c);
       const sidecar = read(c, '1.meta.json');
       const side = JSON.parse(sidecar);
       const rows = csv.split('\n').filter((l) => /^\d+, /.test(l));
@@ -88,7 +93,7 @@ describe('runSockperf + parseSockperf on loopback (real sockperf)', () => {
     const c = ctx(await freePort());
     const out = await runSockperfWith(probe('udp'), c, { command: 'sockperf' });
     expect(out).toMatchObject({ status: 'failed', reason: 'no-replies' });
-    const recs = parseSockperf(read(c, '1.csv'), meta(read(c, '1.meta.json')));
+    const recs = parseSockperf(readLog(c), meta(read(c, '1.meta.json')));
     expect(recs).toMatchObject([{ ok: false, value: null, metric: 'rtt_us', error: 'no-replies' }]);
   });
 
@@ -96,7 +101,7 @@ describe('runSockperf + parseSockperf on loopback (real sockperf)', () => {
     const c = ctx(await freePort());
     const out = await runSockperfWith(probe('tcp'), c, { command: 'sockperf' });
     expect(out).toMatchObject({ status: 'failed', reason: 'connection-refused' });
-    const csv = existsSync(path.join(c.outDir, 'sockperf/1.csv')) ? read(c, '1.csv') : '';
+    const csv = existsSync(path.join(c.outDir, 'sockperf/1.csv.gz')) ? readLog(c) : '';
     expect(parseSockperf(csv, meta(read(c, '1.meta.json')))).toMatchObject([
       { ok: false, error: 'connection-refused' },
     ]);

@@ -1,0 +1,412 @@
+/*
+ * The ping-pong probe's client and its echo server (tcping.c has the command line).
+ *
+ * Client: `tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT TIMEOUT_MS`
+ * One exchange at a time, back to back (like `sockperf ping-pong` and netperf TCP_RR): send the
+ * request, read the whole response, next. Timing:
+ *   - CLOCK_MONOTONIC, read just before send() and right after the last byte of the response
+ *     arrived; the difference is the round trip.
+ *   - The socket is nonblocking and the reply is BUSY-POLLED: recv(MSG_DONTWAIT) in a loop,
+ *     never poll/epoll/blocking reads. A blocking read would sleep and pay the scheduler's
+ *     wake-up (5–50 µs, more on an idle core) inside every sample; spinning costs one core for
+ *     the run and keeps the wake-up out of the figure. Each empty poll calls sched_yield(): the
+ *     process never sleeps, but a runnable thread waiting for this core (on a loaded host, or on
+ *     loopback the echo server itself) runs at once instead of after the spinner's time slice,
+ *     which otherwise puts milliseconds into the tail.
+ *   - The series ends after COUNT exchanges or DURATION_S seconds, whichever first (0 = no limit
+ *     for one of them, not both).
+ * Modes:
+ *   tcp     one connection, REQ_BYTES out, the same REQ_BYTES echoed back (sockperf --tcp).
+ *   tcp-rr  one connection, REQ_BYTES request, RESP_BYTES response (netperf TCP_RR; 1/1 there).
+ *   udp     one socket, REQ_BYTES datagrams echoed whole (sockperf's default mode). The first
+ *           8 bytes carry the sequence number, so a late reply to a timed-out exchange is
+ *           discarded instead of being taken for the next one; a timeout is a lost exchange.
+ * A TCP connection opens with a 12-byte setup ("PPG1", request and response sizes, network
+ * order) that the server acknowledges with "PPOK", outside the timed exchanges; a server that
+ * does not answer it is reported as "bad-server". TCP_NODELAY is on at both ends.
+ *
+ * Output (stdout, buffered; written between exchanges, never inside the timed window):
+ *   # pathbench pingpong v1 mode=tcp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=N
+ *   seq,tx_ns,rtt_ns,status
+ *   1,812345678901,23456,ok
+ *   2,812345702407,,timeout
+ *   # end exchanges=2 ok=1
+ * tx_ns is CLOCK_MONOTONIC at send; adding realtime_minus_monotonic_ns gives epoch ns. status is
+ * ok or a failure (timeout, reset, closed, refused …, common.c's vocabulary); a series that cannot
+ * start (connect refused, no setup ack) prints one line with seq 0 and the reason.
+ *
+ * Server: `tcping --echo ADDRESS PORT` serves TCP (the setup above, then fixed-size exchanges) and
+ * UDP (every datagram echoed) on the same port, a thread per TCP connection and one for UDP, all
+ * with blocking reads (a server that spun would take a core per client; sockperf's server blocks
+ * too). Prints {"port":N} once both listen. Idle TCP connections are dropped after 60 s. It
+ * dies with its parent (PR_SET_PDEATHSIG), so a killed `agent serve` never leaves the port taken.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PP_MAX_BYTES 65000
+#define PP_MAX_CONNS 256
+
+/* ------------------------------------------------------------------ client */
+
+/* Busy-poll until `len` bytes arrived (TCP) or until `deadline`: 0, or an errno-style code. */
+static int recv_exact_spin(int fd, char *buf, size_t len, long long deadline) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
+    if (n > 0) {
+      got += (size_t)n;
+      continue;
+    }
+    if (n == 0) return EPIPE; /* the peer closed */
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return errno;
+    if (now_ns(CLOCK_MONOTONIC) >= deadline) return ETIMEDOUT;
+    sched_yield();
+  }
+  return 0;
+}
+
+static int send_all(int fd, const char *buf, size_t len) {
+  size_t sent = 0;
+  while (sent < len) {
+    ssize_t n = send(fd, buf + sent, len - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += (size_t)n;
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    return n < 0 ? errno : EPIPE;
+  }
+  return 0;
+}
+
+static void print_status(int err) {
+  if (err == EPIPE) {
+    fputs("closed", stdout);
+    return;
+  }
+  print_error(err);
+}
+
+/* Connect (blocking, bounded by the timeout) and exchange the setup; 0 or an errno-style code. */
+static int tcp_open(const struct addrinfo *ai, long req, long resp, long long timeout_ns, int *out_fd) {
+  int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) return errno;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  int err = 0;
+  if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+    if (errno != EINPROGRESS) {
+      err = errno;
+    } else {
+      struct pollfd p = {.fd = fd, .events = POLLOUT};
+      int ms = (int)(timeout_ns / 1000000LL) + 1;
+      int n = poll(&p, 1, ms);
+      if (n == 0)
+        err = ETIMEDOUT;
+      else if (n < 0)
+        err = errno;
+      else {
+        socklen_t len = sizeof err;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      }
+    }
+  }
+  if (err == 0) {
+    char setup[12] = {'P', 'P', 'G', '1'};
+    uint32_t q = htonl((uint32_t)req), r = htonl((uint32_t)resp);
+    memcpy(setup + 4, &q, 4);
+    memcpy(setup + 8, &r, 4);
+    err = send_all(fd, setup, sizeof setup);
+    char ack[4];
+    if (err == 0) err = recv_exact_spin(fd, ack, sizeof ack, now_ns(CLOCK_MONOTONIC) + timeout_ns);
+    if (err == 0 && memcmp(ack, "PPOK", 4) != 0) err = EPROTO;
+  }
+  if (err != 0) {
+    close(fd);
+    return err;
+  }
+  *out_fd = fd;
+  return 0;
+}
+
+int run_pingpong(int argc, char **argv) {
+  if (argc != 10) {
+    fprintf(stderr,
+            "usage: tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT TIMEOUT_MS\n");
+    return 2;
+  }
+  const char *host = argv[2];
+  const char *mode = argv[4];
+  long port, req, resp, count;
+  long long duration_ns, timeout_ns;
+  if (!valid_host(host)) {
+    fprintf(stderr, "tcping: invalid host \"%s\" (letters, digits, . - : _ only)\n", host);
+    return 2;
+  }
+  int udp = strcmp(mode, "udp") == 0;
+  if (!udp && strcmp(mode, "tcp") != 0 && strcmp(mode, "tcp-rr") != 0) {
+    fprintf(stderr, "tcping: pingpong mode must be tcp, udp or tcp-rr, got \"%s\"\n", mode);
+    return 2;
+  }
+  if (parse_long(argv[3], 1, 65535, &port) || parse_long(argv[5], udp ? 8 : 1, PP_MAX_BYTES, &req) ||
+      parse_long(argv[6], udp ? 8 : 1, PP_MAX_BYTES, &resp) || parse_ms(argv[7], 0, 86400, &duration_ns) ||
+      parse_long(argv[8], 0, 100000000, &count) || parse_ms(argv[9], 0.001, 600000, &timeout_ns)) {
+    fprintf(stderr,
+            "tcping: PORT 1-65535, REQ/RESP_BYTES %d-%d, DURATION_S 0-86400, COUNT 0-100000000, TIMEOUT_MS "
+            "0.001-600000\n",
+            udp ? 8 : 1, PP_MAX_BYTES);
+    return 2;
+  }
+  duration_ns *= 1000; /* parse_ms gave seconds × 1e6 */
+  if (count == 0 && duration_ns == 0) {
+    fprintf(stderr, "tcping: pingpong needs a COUNT or a DURATION_S (both 0)\n");
+    return 2;
+  }
+  if (udp && req != resp) {
+    fprintf(stderr, "tcping: udp echoes the datagram: REQ_BYTES must equal RESP_BYTES\n");
+    return 2;
+  }
+  struct addrinfo hints, *res = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = udp ? SOCK_DGRAM : SOCK_STREAM;
+  int gai = getaddrinfo(host, argv[3], &hints, &res);
+  if (gai != 0 || res == NULL) {
+    fprintf(stderr, "tcping: cannot resolve %s: %s\n", host, gai_strerror(gai));
+    return 3;
+  }
+  char *out = calloc(1, (size_t)req), *in = calloc(1, (size_t)resp);
+  if (!out || !in) return 3;
+
+  setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+  long long offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+  printf("# pathbench pingpong v1 mode=%s req=%ld resp=%ld clock=pingpong-monotonic-busypoll "
+         "realtime_minus_monotonic_ns=%lld\nseq,tx_ns,rtt_ns,status\n",
+         mode, req, resp, offset);
+
+  int fd = -1, err = 0;
+  if (udp) {
+    fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) err = errno;
+  } else {
+    err = tcp_open(res, req, resp, timeout_ns, &fd);
+  }
+  freeaddrinfo(res);
+  if (err != 0) {
+    printf("0,%lld,,", now_ns(CLOCK_MONOTONIC));
+    if (err == EPROTO || err == EPIPE)
+      fputs("bad-server", stdout);
+    else
+      print_status(err);
+    fputs("\n# end exchanges=0 ok=0\n", stdout);
+    fflush(stdout);
+    return 0;
+  }
+
+  long long start = now_ns(CLOCK_MONOTONIC);
+  long long end = duration_ns > 0 ? start + duration_ns : 0;
+  long ok = 0, seq = 0;
+  for (;;) {
+    if (count > 0 && seq >= count) break;
+    if (end > 0 && seq > 0 && now_ns(CLOCK_MONOTONIC) >= end) break;
+    seq++;
+    uint64_t s = (uint64_t)seq;
+    if (udp) memcpy(out, &s, 8);
+    long long t0 = now_ns(CLOCK_MONOTONIC);
+    long long deadline = t0 + timeout_ns;
+    long long t1 = 0;
+    if (udp) {
+      err = send(fd, out, (size_t)req, 0) == (ssize_t)req ? 0 : errno;
+      while (err == 0) {
+        ssize_t n = recv(fd, in, (size_t)resp, MSG_DONTWAIT);
+        if (n >= 8) {
+          uint64_t got;
+          memcpy(&got, in, 8);
+          if (got == s) {
+            t1 = now_ns(CLOCK_MONOTONIC);
+            break;
+          }
+          continue; /* a late reply to an earlier, timed-out exchange */
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          err = errno;
+          break;
+        }
+        if (now_ns(CLOCK_MONOTONIC) >= deadline) err = ETIMEDOUT;
+        sched_yield();
+      }
+    } else {
+      err = send_all(fd, out, (size_t)req);
+      if (err == 0) err = recv_exact_spin(fd, in, (size_t)resp, deadline);
+      if (err == 0) t1 = now_ns(CLOCK_MONOTONIC);
+    }
+    if (err == 0) {
+      ok++;
+      printf("%ld,%lld,%lld,ok\n", seq, t0, t1 - t0);
+      continue;
+    }
+    printf("%ld,%lld,,", seq, t0);
+    print_status(err);
+    putchar('\n');
+    /* A TCP stream out of step (timeout, reset) cannot go on; UDP just lost one exchange. */
+    if (!udp) break;
+    if (err != ETIMEDOUT) break;
+  }
+  printf("# end exchanges=%ld ok=%ld\n", seq, ok);
+  fflush(stdout);
+  close(fd);
+  free(out);
+  free(in);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ server */
+
+static int read_exact(int fd, char *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = recv(fd, buf + got, len - got, 0);
+    if (n > 0)
+      got += (size_t)n;
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      return -1;
+  }
+  return 0;
+}
+
+static volatile int conns = 0;
+
+static void *serve_tcp_conn(void *arg) {
+  int fd = (int)(intptr_t)arg;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  struct timeval idle = {.tv_sec = 60, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle);
+  char setup[12];
+  char *in = NULL, *out = NULL;
+  if (read_exact(fd, setup, sizeof setup) == 0 && memcmp(setup, "PPG1", 4) == 0) {
+    uint32_t q, r;
+    memcpy(&q, setup + 4, 4);
+    memcpy(&r, setup + 8, 4);
+    size_t req = ntohl(q), resp = ntohl(r);
+    if (req >= 1 && req <= PP_MAX_BYTES && resp >= 1 && resp <= PP_MAX_BYTES) {
+      in = calloc(1, req);
+      out = calloc(1, resp);
+      if (in && out && send_all(fd, "PPOK", 4) == 0) {
+        while (read_exact(fd, in, req) == 0) {
+          /* An echo returns what came; a transaction of another size returns zeros after it. */
+          memcpy(out, in, req < resp ? req : resp);
+          if (send_all(fd, out, resp) != 0) break;
+        }
+      }
+    }
+  }
+  free(in);
+  free(out);
+  close(fd);
+  __atomic_sub_fetch(&conns, 1, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+static void *serve_udp(void *arg) {
+  int fd = (int)(intptr_t)arg;
+  char buf[PP_MAX_BYTES];
+  for (;;) {
+    struct sockaddr_storage from;
+    socklen_t flen = sizeof from;
+    ssize_t n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &flen);
+    if (n < 0) continue;
+    sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, flen);
+  }
+  return NULL;
+}
+
+static int bind_on(int type, const char *address, long port, struct sockaddr_storage *ss, socklen_t *sl) {
+  struct addrinfo hints, *res = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = type;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  char p[8];
+  snprintf(p, sizeof p, "%ld", port);
+  if (getaddrinfo(address, p, &hints, &res) != 0 || !res) return -1;
+  int fd = socket(res->ai_family, type | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    freeaddrinfo(res);
+    errno = e;
+    return -1;
+  }
+  freeaddrinfo(res);
+  *sl = sizeof *ss;
+  getsockname(fd, (struct sockaddr *)ss, sl);
+  return fd;
+}
+
+int run_echo(const char *address, const char *port_s) {
+  long port;
+  if (!valid_host(address) || parse_long(port_s, 0, 65535, &port)) {
+    fprintf(stderr, "usage: tcping --echo ADDRESS PORT (numeric address, port 0-65535; 0 = any)\n");
+    return 2;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  /* Started by `agent serve`: never outlive it (a killed parent must not leave the port taken). */
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  struct sockaddr_storage ss;
+  socklen_t sl;
+  int lfd = bind_on(SOCK_STREAM, address, port, &ss, &sl);
+  if (lfd < 0 || listen(lfd, 128) != 0) {
+    fprintf(stderr, "tcping: echo: cannot listen on %s:%ld (%s)\n", address, port, strerror(errno));
+    return 3;
+  }
+  long bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                              : ((struct sockaddr_in *)&ss)->sin_port);
+  int ufd = bind_on(SOCK_DGRAM, address, bound, &ss, &sl);
+  if (ufd < 0) {
+    fprintf(stderr, "tcping: echo: cannot bind UDP %s:%ld (%s)\n", address, bound, strerror(errno));
+    return 3;
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t t;
+  if (pthread_create(&t, &attr, serve_udp, (void *)(intptr_t)ufd) != 0) {
+    fprintf(stderr, "tcping: echo: cannot start the UDP thread\n");
+    return 3;
+  }
+  printf("{\"port\":%ld}\n", bound);
+  fflush(stdout);
+  for (;;) {
+    int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0) continue;
+    if (__atomic_add_fetch(&conns, 1, __ATOMIC_SEQ_CST) > PP_MAX_CONNS ||
+        pthread_create(&t, &attr, serve_tcp_conn, (void *)(intptr_t)c) != 0) {
+      __atomic_sub_fetch(&conns, 1, __ATOMIC_SEQ_CST);
+      close(c);
+    }
+  }
+  return 0;
+}
