@@ -17,8 +17,25 @@ import { buildSync } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const AGENT_BUNDLE = path.join(ROOT, 'dist', 'agent.cjs');
-const STAMP = `${AGENT_BUNDLE}.inputs.json`;
-const ENTRY = path.join(ROOT, 'agent', 'main.ts');
+/**
+ * The task client (agent/task-client-main.ts): the command of a client service's ECS task. It
+ * bundles the AWS SDK clients it needs (SQS, Step Functions, S3), so unlike the agent it is not
+ * built-ins only; it runs the agent bundle beside it.
+ */
+export const TASK_CLIENT_BUNDLE = path.join(ROOT, 'dist', 'task-client.cjs');
+
+interface BundleTarget {
+  out: string;
+  entry: string;
+  /** The agent must run on a bare instance: nothing but node built-ins may stay external. */
+  builtinsOnly: boolean;
+}
+const AGENT: BundleTarget = { out: AGENT_BUNDLE, entry: path.join(ROOT, 'agent', 'main.ts'), builtinsOnly: true };
+const TASK_CLIENT: BundleTarget = {
+  out: TASK_CLIENT_BUNDLE,
+  entry: path.join(ROOT, 'agent', 'task-client-main.ts'),
+  builtinsOnly: false,
+};
 /** Files that shape the bundle without being imported by it. */
 const BUILD_INPUTS = ['agent/bundle.ts', 'package.json'];
 
@@ -51,11 +68,11 @@ function agentVersion(): string {
 }
 
 /** Why the bundle must be (re)built, or undefined when it is current. */
-export function staleReason(): string | undefined {
-  if (!existsSync(AGENT_BUNDLE)) return 'not built yet';
+export function staleReason(target: BundleTarget = AGENT): string | undefined {
+  if (!existsSync(target.out)) return 'not built yet';
   let stamp: Stamp;
   try {
-    stamp = JSON.parse(readFileSync(STAMP, 'utf8')) as Stamp;
+    stamp = JSON.parse(readFileSync(`${target.out}.inputs.json`, 'utf8')) as Stamp;
   } catch {
     return 'no record of its inputs';
   }
@@ -72,12 +89,24 @@ export function staleReason(): string | undefined {
  * Writes atomically (temp file + rename), so a concurrent reader never sees half a bundle.
  */
 export function ensureAgentBundle(opts: { force?: boolean; log?: (line: string) => void } = {}): BundleResult {
+  return ensureBundle(AGENT, opts);
+}
+
+/** The task client bundle (and the agent bundle it runs), built when missing or stale like the agent's. */
+export function ensureTaskClientBundle(opts: { force?: boolean; log?: (line: string) => void } = {}): BundleResult {
+  ensureAgentBundle(opts);
+  return ensureBundle(TASK_CLIENT, opts);
+}
+
+function ensureBundle(target: BundleTarget, opts: { force?: boolean; log?: (line: string) => void }): BundleResult {
+  const AGENT_BUNDLE = target.out;
+  const STAMP = `${target.out}.inputs.json`;
   const version = agentVersion();
-  const reason = opts.force ? 'requested' : staleReason();
+  const reason = opts.force ? 'requested' : staleReason(target);
   if (!reason) return { path: AGENT_BUNDLE, sizeKiB: sizeKiB(statSync(AGENT_BUNDLE).size), version };
   const result = buildSync({
     absWorkingDir: ROOT,
-    entryPoints: [ENTRY],
+    entryPoints: [target.entry],
     bundle: true,
     write: false,
     outfile: AGENT_BUNDLE,
@@ -96,11 +125,11 @@ export function ensureAgentBundle(opts: { force?: boolean; log?: (line: string) 
   const externals = Object.values(result.metafile.outputs)
     .flatMap((o) => o.imports)
     .filter((i) => i.external && !i.path.startsWith('node:') && !builtinModules.includes(i.path));
-  if (externals.length) {
+  if (target.builtinsOnly && externals.length) {
     throw new Error(`agent bundle imports non-builtin modules: ${externals.map((i) => i.path).join(', ')}`);
   }
   const out = result.outputFiles.find((f) => f.path === AGENT_BUNDLE);
-  if (!out) throw new Error('esbuild produced no agent bundle');
+  if (!out) throw new Error(`esbuild produced no bundle for ${path.relative(ROOT, target.entry)}`);
   const inputs: Record<string, string> = {};
   for (const file of [...Object.keys(result.metafile.inputs), ...BUILD_INPUTS]) {
     if (file.includes('node_modules/')) continue; // pinned by package-lock.json

@@ -159,6 +159,8 @@ export interface Deps {
    * SwapRoutes refuse any other. Undefined: no restriction (local runs).
    */
   allowedRoutes?: readonly AllowedRoute[];
+  /** The account a task client's queue lives in when the plan gives no queueUrl (AWS: PATHBENCH_ACCOUNT_ID). */
+  accountId?: string;
   now: () => Date;
   /** Short in-task pauses (route verification back-off); tests pass a no-op. */
   sleep?: Sleep;

@@ -100,6 +100,19 @@ export const TASKS = {
     timeoutSeconds: 30,
     description: 'send the probe command to the client',
   },
+  PrepareTaskProbe: {
+    run: h.prepareTaskProbe,
+    // A task client's probe message; the state machine sends it (sqs:sendMessage.waitForTaskToken).
+    needs: ['store:read', 'store:write', 'lock:read'],
+    timeoutSeconds: 30,
+    description: "build a task client's probe message (spec key, raw prefix, heartbeat and timeout)",
+  },
+  EndTaskProbe: {
+    run: h.endTaskProbe,
+    needs: ['store:read', 'store:write'],
+    timeoutSeconds: 30,
+    description: 'record the task that ran the probe and end the Probe step',
+  },
   PollProbe: {
     run: h.pollProbe,
     needs: ['store:read', 'store:write', 'runner', 'runner:cancel', 'lock:read'],

@@ -4,7 +4,7 @@
  * fleet and routes.
  */
 import { resolve } from 'node:path';
-import { ensureAgentBundle } from '../agent/bundle.js';
+import { ensureAgentBundle, ensureTaskClientBundle } from '../agent/bundle.js';
 import { PlanInvalidError } from '../functions/core/errors.js';
 import { keys, newRunId } from '../functions/core/keys.js';
 import type { ClientRef, ResolvedPlan, Summary } from '../functions/core/model.js';
@@ -18,6 +18,7 @@ import { DuckDbQueryEngine } from './duckdb-query.js';
 import { FileLock, hostLock, LockSet } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
 import { type ExecutionEvent, type RunMachineOptions, type RunMachineResult, runStateMachine } from './run-machine.js';
+import { startTaskClients, type TaskClients } from './task-clients.js';
 
 export const DEFAULT_DATA_DIR = '.pathbench';
 
@@ -160,6 +161,12 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     onAgentLine: opts.onAgentLine ? (l) => opts.onAgentLine?.(l) : undefined,
   });
   const dirLock = new FileLock(dataDir, log);
+  // Task clients (kind ecs-task): a loopback queue and one task-client process per service.
+  let taskClients: TaskClients | undefined;
+  if (resolved.paths.some((p) => p.client.kind === 'ecs-task')) {
+    const bundle = ensureTaskClientBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) });
+    taskClients = await startTaskClients({ plan: resolved, dataDir, bundle: bundle.path, agent: agent.path, log });
+  }
   const built: Deps = {
     store,
     fleet: fleet ?? new LoopbackFleet(log),
@@ -170,6 +177,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     lock: usesLab(resolved) ? new LockSet([dirLock, hostLock('lab-routes', log)]) : dirLock,
     log,
     driver: 'local',
+    accountId: taskClients?.accountId,
     now: () => new Date(),
   };
   const deps = opts.decorate?.deps ? opts.decorate.deps(built) : built;
@@ -207,6 +215,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       input: { plan: opts.plan },
       runId,
       ...opts.machine,
+      ...(taskClients ? { integrations: taskClients.integrations } : {}),
       waitTimeOverrides: opts.waitTimeOverrides,
       onEvent: (e) => {
         // A path's final count, before its end is reported.
@@ -233,6 +242,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     process.off('SIGTERM', stop);
     opts.interrupt?.removeEventListener('abort', stop);
     runner.kill();
+    await taskClients?.stop();
     query.close();
   }
 }

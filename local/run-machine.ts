@@ -53,11 +53,63 @@ export function allStates(def: { States: Record<string, State> }): [string, Stat
   return out;
 }
 
-/** Task state name → wiring table entry, from each Task's `${Placeholder}` resource. */
+/**
+ * Step Functions service integrations the definition may use besides Lambda placeholders. On AWS
+ * Step Functions itself calls the service; locally each needs a resolver (RunMachineOptions.integrations).
+ */
+export const SERVICE_INTEGRATIONS = ['arn:aws:states:::sqs:sendMessage.waitForTaskToken'] as const;
+export type ServiceIntegration = (typeof SERVICE_INTEGRATIONS)[number];
+
+/**
+ * What `$$.Task.Token` reads locally. aws-local-stepfunctions 3 has no task tokens (its context
+ * object is the one passed in), so the context carries this placeholder and the resolver of a
+ * `.waitForTaskToken` state mints a real token per invocation in its place (local/task-queue.ts).
+ */
+export const LOCAL_TASK_TOKEN = 'local-task-token';
+
+/** A local stand-in for a service integration: the state's input after Parameters, its result. */
+export type IntegrationResolver = (input: unknown, call: { state: string; signal: AbortSignal }) => Promise<unknown>;
+
+/** Task state name → service integration, for every Task whose resource is one. */
+export function taskIntegrations(def: AslDefinition): Record<string, ServiceIntegration> {
+  const out: Record<string, ServiceIntegration> = {};
+  for (const [name, s] of allStates(def)) {
+    if (s.Type === 'Task' && (SERVICE_INTEGRATIONS as readonly string[]).includes(s.Resource ?? ''))
+      out[name] = s.Resource as ServiceIntegration;
+  }
+  return out;
+}
+
+/**
+ * aws-local-stepfunctions 3 evaluates a Task's TimeoutSecondsPath against the input after
+ * Parameters (Step Functions reads the state's input) and has no HeartbeatSeconds at all; and a
+ * Task without a timeout gets its 60 s default. So, in the copy the runner executes (the
+ * definition file is unchanged), a service-integration Task's *SecondsPath fields are replaced
+ * by a timeout the runner cannot reach first, and its resolver enforces the heartbeat and the
+ * timeout it is given in the message (local/task-queue.ts: the probe's heartbeatSeconds and
+ * timeoutSeconds, the same numbers PrepareTaskProbe hands the state).
+ */
+export const RESOLVER_OWNS_TIMEOUT_SECONDS = 2_000_000;
+
+function deferTimeoutsToResolvers(def: AslDefinition): void {
+  const names = new Set(Object.keys(taskIntegrations(def)));
+  for (const [name, s] of allStates(def)) {
+    if (!names.has(name)) continue;
+    const t = s as State & Record<string, unknown>;
+    if ('TimeoutSecondsPath' in t || 'HeartbeatSecondsPath' in t) {
+      delete t.TimeoutSecondsPath;
+      delete t.HeartbeatSecondsPath;
+      t.TimeoutSeconds = RESOLVER_OWNS_TIMEOUT_SECONDS;
+    }
+  }
+}
+
+/** Task state name → wiring table entry, from each Task's `${Placeholder}` resource (service integrations aside). */
 export function taskPlaceholders(def: AslDefinition): Record<string, TaskName> {
   const out: Record<string, TaskName> = {};
   for (const [name, s] of allStates(def)) {
     if (s.Type !== 'Task') continue;
+    if ((SERVICE_INTEGRATIONS as readonly string[]).includes(s.Resource ?? '')) continue;
     const m = /^\$\{(\w+)\}$/.exec(s.Resource ?? '');
     if (!m || !(m[1] in TASKS))
       throw new Error(`Task ${name} has resource ${s.Resource}, which is not in the wiring table`);
@@ -102,6 +154,11 @@ export interface RunMachineOptions {
   invoke?: (call: { state: string; task: TaskName; input: unknown; run: () => Promise<unknown> }) => Promise<unknown>;
   /** StopExecution: aborting ends the execution ABORTED; a Task already running is not stopped. */
   signal?: AbortSignal;
+  /**
+   * Local resolvers of the service integrations (SERVICE_INTEGRATIONS). A definition state whose
+   * integration has none fails as Step Functions would fail a call it cannot make.
+   */
+  integrations?: Partial<Record<ServiceIntegration, IntegrationResolver>>;
 }
 
 export interface RunMachineResult {
@@ -123,12 +180,30 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
       return out === undefined ? null : JSON.parse(JSON.stringify(out));
     };
   }
+  // Ended when the execution ends: a resolver still waiting for a callback stops waiting.
+  const ended = new AbortController();
+  for (const [stateName, resource] of Object.entries(taskIntegrations(definition))) {
+    handlers[stateName] = async (input: unknown) => {
+      const resolver = opts.integrations?.[resource];
+      if (!resolver) {
+        const e = new Error(`${resource} has no local resolver in this run (state ${stateName})`);
+        e.name = 'States.TaskFailed';
+        throw e;
+      }
+      const pending = resolver(JSON.parse(JSON.stringify(input)), { state: stateName, signal: ended.signal });
+      // The runner may stop awaiting it (its own timeout, an abort): its later end is not an unhandled rejection.
+      pending.catch(() => undefined);
+      const out = await pending;
+      return out === undefined ? null : JSON.parse(JSON.stringify(out));
+    };
+  }
   // Fill the placeholders the way CDK's definitionSubstitutions does on AWS; the handlers are
   // bound by state name, so the ARN is only a label here.
   const substituted = substitutePlaceholders(
     definition,
     (task) => `arn:aws:lambda:local:000000000000:function:pathbench-${task}`,
   );
+  deferTimeoutsToResolvers(substituted);
   const machine = new StateMachine(substituted as never, { validationOptions: { checkArn: true } });
   const startedAt = new Date().toISOString();
   const execution = machine.run(
@@ -139,7 +214,10 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
         waitTimeOverrides: opts.waitTimeOverrides,
         retryIntervalOverrides: opts.retryIntervalOverrides,
       },
-      context: { Execution: { Name: opts.runId, StartTime: startedAt, Input: opts.input } },
+      context: {
+        Execution: { Name: opts.runId, StartTime: startedAt, Input: opts.input },
+        Task: { Token: LOCAL_TASK_TOKEN },
+      },
     } as never,
   );
   const events: ExecutionEvent[] = [];
@@ -168,6 +246,7 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
     const inner = err.cause instanceof Error ? err.cause : err;
     return { status: 'FAILED', error: { name: inner.name, message: inner.message }, events };
   } finally {
+    ended.abort();
     opts.signal?.removeEventListener('abort', abort);
   }
 }

@@ -192,8 +192,22 @@ export interface RouteEntry {
   via: RouteVia;
 }
 
-export const clientRefSchema = z.object({ instanceId: z.string().min(1), region: z.string().min(1) });
+/**
+ * The client a path probes from, resolved. `instanceId` is the client's id in raw keys
+ * (`client=<id>`, keys.clientRawPrefix) and in messages: the EC2 instance id, or for a task
+ * client (`kind: 'ecs-task'`) its service name — any task of the service may take the probe.
+ */
+export const clientRefSchema = z.object({
+  instanceId: z.string().min(1),
+  region: z.string().min(1),
+  /** Absent for an EC2 instance (kept so manifests and items of earlier runs read unchanged). */
+  kind: z.enum(['ec2-instance', 'ecs-task']).optional(),
+  cluster: z.string().min(1).optional(),
+  service: z.string().min(1).optional(),
+  queueUrl: z.string().min(1).optional(),
+});
 export type ClientRef = z.infer<typeof clientRefSchema>;
+export type ClientKind = 'ec2-instance' | 'ecs-task';
 
 export const skippedProbeSchema = z.strictObject({
   name: probeName,
@@ -328,6 +342,10 @@ export interface PathManifest {
   probe_overhead_us?: Partial<Record<ProbeKind, ProbeOverhead>>;
   /** The client's type, AZ id and baseline / peak bandwidth, asked of the Fleet at BeginPath. */
   client?: ClientNetwork;
+  /** How the probe reached the client: SSM on an EC2 instance, or a task of an ECS service via its queue. */
+  clientKind?: ClientKind;
+  /** A task client: which task took the probe (its ARN and id, as the task reported them). */
+  task?: { taskArn?: string; taskId?: string; cluster?: string; service?: string };
 }
 
 /** The state machine's view of a sent probe command (SendProbe → PollProbe loop). */

@@ -31,6 +31,7 @@ import {
   tcpConnectProbeSchema,
 } from './model.js';
 import { firstUnprintable, printable } from './printable.js';
+import { type PlanClient, resolveClient } from './task-client.js';
 
 export { isValidHost } from './fields.js';
 
@@ -156,7 +157,38 @@ export const probeInputSchema = z.discriminatedUnion('kind', [
 ]);
 export type ProbeInput = z.output<typeof probeInputSchema>;
 
-const clientSchema = z.strictObject({ instanceId: cloudId, region: cloudId });
+/** An EC2 instance reached through SSM (the default client kind). */
+const instanceClientSchema = z.strictObject({
+  kind: z.literal('ec2-instance').optional(),
+  instanceId: cloudId,
+  region: cloudId,
+});
+
+/** SQS queue URLs: https on AWS; http on loopback for the local driver's queue (local/task-queue.ts). */
+const QUEUE_URL =
+  /^(https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?|http:\/\/(127\.0\.0\.1|localhost):\d{1,5})\/\d{12}\/[A-Za-z0-9_-]{1,80}$/;
+
+/**
+ * A long-running task of an ECS service that receives probe specs from its own SQS queue
+ * (docs/aws.md, "Clients inside an ECS task"). Service Connect only exists inside tasks of a
+ * service, so a path through it must start in one.
+ */
+const taskClientSchema = z.strictObject({
+  kind: z.literal('ecs-task'),
+  cluster: cloudId,
+  service: cloudId,
+  queueUrl: matching(
+    QUEUE_URL,
+    'an SQS queue URL such as "https://sqs.ap-northeast-1.amazonaws.com/123456789012/pathbench-client-svc"',
+    512,
+  ).optional(),
+  region: cloudId,
+});
+
+const clientSchema = z.union([instanceClientSchema, taskClientSchema], {
+  error: () =>
+    'expected { "instanceId", "region" } (an EC2 instance) or { "kind": "ecs-task", "cluster", "service", "region", "queueUrl"? } (a task of an ECS service)',
+});
 
 const viaSchema = z
   .strictObject({
@@ -408,6 +440,14 @@ function crossProblems(raw: unknown): Problem[] {
 
     if (p.client === undefined && defaults?.client === undefined)
       out.push({ path: at('client'), message: 'required (set it on the path or in defaults.client)' });
+    const client = isRecord(p.client) ? p.client : isRecord(defaults?.client) ? defaults.client : undefined;
+    const reboots = p.reboot ?? defaults?.reboot;
+    if (client?.kind === 'ecs-task' && reboots === true)
+      out.push({
+        path: at('reboot'),
+        message:
+          'a task client (kind "ecs-task") cannot be rebooted: its task is replaced, not restarted, and its host is shared; set reboot: false (a credit wait still applies)',
+      });
 
     const eff = effectiveProbes(p, defaults);
     if (!eff) {
@@ -521,7 +561,7 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
       if (skip) skipped.push({ name: probe.name, kind: probe.kind, reason: skip.reason });
       else probes.push(probe);
     }
-    const client: ClientRef = { ...(p.client ?? d.client)! };
+    const client = resolveClient((p.client ?? d.client) as PlanClient);
     return {
       id: p.id,
       label: p.label ?? p.id,

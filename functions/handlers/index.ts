@@ -18,6 +18,7 @@ import {
 } from '../pipeline/contracts.js';
 import { releaseLock as release, restoreRoutes as restore, summarizeRun as summarize } from '../pipeline/finish.js';
 import * as path from '../pipeline/path.js';
+import * as taskProbe from '../pipeline/task-probe.js';
 import { validatePlanStep } from '../pipeline/validate.js';
 import type { Deps } from '../ports.js';
 
@@ -52,6 +53,12 @@ export const describeClient = (deps: Deps, input: unknown) =>
 export const swapRoutes = (deps: Deps, input: unknown) => path.swapRoutes(deps, parse(pathRef, input, 'SwapRoutes'));
 
 export const sendProbe = (deps: Deps, input: unknown) => path.sendProbe(deps, parse(clientInput, input, 'SendProbe'));
+
+export const prepareTaskProbe = (deps: Deps, input: unknown) =>
+  taskProbe.prepareTaskProbe(deps, parse(pathRef, input, 'PrepareTaskProbe'));
+
+export const endTaskProbe = (deps: Deps, input: unknown) =>
+  taskProbe.endTaskProbe(deps, parse(pathRef.extend({ result: z.unknown() }), input, 'EndTaskProbe'));
 
 export const pollProbe = (deps: Deps, input: unknown) =>
   path.pollProbe(deps, parse(pollProbeInput, input, 'PollProbe'));

@@ -130,13 +130,23 @@ export function pathEventBound(path: ResolvedPath, pollSeconds: number): number 
   const loop = (bound: number, wait: string, task: string, choice: string) =>
     once(wait) + once(task) + once(choice) + (bound - 1) * (again(wait) + again(task) + again(choice));
   let n = ITERATION_EVENTS + once('BeginPath') + once('RebootChoice');
-  n += once('StopClient') + loop(path.reboot ? POLL_LIMITS.stopped : 1, 'WaitForStop', 'CheckStopped', 'IsStopped');
-  n += once('StartClient') + loop(POLL_LIMITS.ready, 'WaitForReady', 'CheckReady', 'IsReady');
+  const task = path.client.kind === 'ecs-task';
+  // A task client is never stopped or started (the plan refuses reboot for it).
+  if (!task) {
+    n += once('StopClient') + loop(path.reboot ? POLL_LIMITS.stopped : 1, 'WaitForStop', 'CheckStopped', 'IsStopped');
+    n += once('StartClient') + loop(POLL_LIMITS.ready, 'WaitForReady', 'CheckReady', 'IsReady');
+  }
   n += once('CreditWaitChoice') + (path.creditWaitSeconds > 0 ? once('WaitForCredits') : 0);
   n += once('RoutesChoice') + (path.routes.length > 0 ? once('SwapRoutes') : 0);
-  const { timeoutSeconds } = probeTiming(path.probes);
-  n +=
-    once('SendProbe') + loop(probePollBound(timeoutSeconds, pollSeconds), 'WaitForProbe', 'PollProbe', 'IsProbeDone');
+  n += once('ProbeChannelChoice');
+  if (task) {
+    // The callback task writes TaskSubmitted besides a Lambda task's events; heartbeats write none.
+    n += once('PrepareTaskProbe') + once('ProbeTask') + 1 + once('EndTaskProbe');
+  } else {
+    const { timeoutSeconds } = probeTiming(path.probes);
+    n +=
+      once('SendProbe') + loop(probePollBound(timeoutSeconds, pollSeconds), 'WaitForProbe', 'PollProbe', 'IsProbeDone');
+  }
   n += once('CollectOutput');
   const failed = once('FailedCollectOutput') + once('RecordPathFailure') + once('PathFailed');
   return n + Math.max(once('PathSucceeded'), failed);
@@ -163,7 +173,8 @@ export function runEventOverhead(): number {
 /** Worst-case wall time of one path, seconds: reboot polls to their bound, credit wait, the probe's hard timeout. */
 export function pathSecondsBound(path: ResolvedPath, pollSeconds: number): number {
   const poll = Math.max(1, pollSeconds);
-  const reboot = (path.reboot ? POLL_LIMITS.stopped : 1) * poll + POLL_LIMITS.ready * poll;
+  const reboot =
+    path.client.kind === 'ecs-task' ? 0 : (path.reboot ? POLL_LIMITS.stopped : 1) * poll + POLL_LIMITS.ready * poll;
   return reboot + path.creditWaitSeconds + probeTiming(path.probes).timeoutSeconds;
 }
 
@@ -177,7 +188,7 @@ export function planLimitProblems(paths: readonly ResolvedPath[], output: unknow
   const problems: string[] = [];
   paths.forEach((p, i) => {
     const { timeoutSeconds } = probeTiming(p.probes);
-    if (timeoutSeconds > SSM_EXECUTION_TIMEOUT_MAX)
+    if (p.client.kind !== 'ecs-task' && timeoutSeconds > SSM_EXECUTION_TIMEOUT_MAX)
       problems.push(
         `paths[${i}].probes: the probe command would need ${fmt(timeoutSeconds)} s (probes plus margin), over SSM's executionTimeout limit of ${fmt(SSM_EXECUTION_TIMEOUT_MAX)} s; shorten the probes or split them over paths`,
       );

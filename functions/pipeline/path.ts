@@ -16,6 +16,7 @@ import {
 import { keys, routeKey } from '../core/keys.js';
 import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../core/model.js';
 import { routeRefusal, viaTarget } from '../core/route-policy.js';
+import { isTaskClient } from '../core/task-client.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
@@ -43,6 +44,7 @@ export async function beginPath(deps: Deps, ref: PathRef): Promise<BeginOutput> 
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
+  if (isTaskClient(path.client)) return beginTaskPath(deps, ref, path.client);
   let client: ClientNetwork | undefined;
   const notes: string[] = [];
   try {
@@ -67,11 +69,37 @@ export async function beginPath(deps: Deps, ref: PathRef): Promise<BeginOutput> 
     const p = pathEntry(m, ref.pathId);
     p.status = 'running';
     p.startedAt = deps.now().toISOString();
+    p.clientKind = 'ec2-instance';
     if (client) p.client = client;
     for (const n of notes) note(p, n);
   });
   deps.log.info('path started', { ...ref, clientRunning, ...(client ?? {}) });
   return { clientRunning };
+}
+
+/**
+ * A task client has no instance the pipeline stops, starts or describes: the service keeps its
+ * task running, and a task that is not there shows as a heartbeat timeout at the probe. So the
+ * path only records the client kind and service; reboot is refused by the plan.
+ */
+async function beginTaskPath(
+  deps: Deps,
+  ref: PathRef,
+  client: ClientRef & { cluster: string; service: string },
+): Promise<BeginOutput> {
+  await updateManifest(deps.store, ref.runId, (m) => {
+    const p = pathEntry(m, ref.pathId);
+    p.status = 'running';
+    p.startedAt = deps.now().toISOString();
+    p.clientKind = 'ecs-task';
+    p.task = { cluster: client.cluster, service: client.service };
+    note(
+      p,
+      `client is a task of ECS service ${client.service} (cluster ${client.cluster}): probes sent through its queue; no instance facts recorded`,
+    );
+  });
+  deps.log.info('path started', { ...ref, clientKind: 'ecs-task', service: client.service });
+  return { clientRunning: true };
 }
 
 export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {
@@ -363,7 +391,7 @@ export async function recordPathFailure(deps: Deps, input: FailureInput): Promis
   });
   deps.log.warn('path failed', { runId: input.runId, pathId: input.pathId, step: input.step, error });
   // The probe command ran (at least in part): keep the samples of probes that finished.
-  if (input.step === 'PollProbe') {
+  if (input.step === 'PollProbe' || input.step === 'ProbeTask') {
     try {
       await salvageOutput(deps, input, error);
     } catch (e) {

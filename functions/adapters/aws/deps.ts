@@ -40,6 +40,8 @@ export const ENV = {
   stateMachineArn: 'PATHBENCH_STATE_MACHINE_ARN',
   /** The route changes the operator allowed (JSON, core/route-policy.ts); absent: none. */
   allowedRoutes: 'PATHBENCH_ALLOWED_ROUTES',
+  /** The account of task clients' queues when a plan gives no queueUrl (functions/core/task-client.ts). */
+  accountId: 'PATHBENCH_ACCOUNT_ID',
 } as const;
 
 export interface AwsConfig {
@@ -137,6 +139,7 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
     log,
     driver: 'aws',
     allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
+    ...(env[ENV.accountId] ? { accountId: env[ENV.accountId] } : {}),
     now: () => new Date(),
   };
 }
