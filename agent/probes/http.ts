@@ -15,6 +15,10 @@
  * ("bad-response") or non-2xx answer is a failed sample with a reason; EADDRNOTAVAIL
  * (ephemeral ports used up by TIME_WAIT when keep-alive is off) gets its own reason
  * "ephemeral-ports-exhausted" so it is never mistaken for latency.
+ *
+ * Beside each trial, `<probe>/<trial>.meta.json`: the client's TIME_WAIT count before and after,
+ * tcp_tw_reuse and the ephemeral port range (tcp-state.ts), and the matrix cell. With
+ * `tcpTwReuse` in the probe, tcp_tw_reuse is set for the probe and put back after it, also on error.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
