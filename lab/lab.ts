@@ -6,7 +6,8 @@
  * namespace. The steps live by job: delay.ts, servers.ts, calibration.ts, next-hop.ts,
  * build-helpers.ts (the C helpers), availability.ts; this module orders them.
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { labAvailable } from './availability.js';
 import { buildHelper, tcpRttTool } from './build-helpers.js';
 import { LabBuilder } from './builder.js';
@@ -202,6 +203,8 @@ export async function labDown(opts: LabOptions = {}): Promise<{ removed: string[
     removeState(dir);
     // The namespaces are gone, and their routes with them: no route is left to put back.
     rmSync(journalPath(dir), { force: true });
+    // The proxies' configs (lab/proxies.ts) went with their processes.
+    for (const f of readdirSync(dir)) if (/^haproxy-.*\.cfg$/.test(f)) rmSync(join(dir, f), { force: true });
     removed.push(`state ${statePath(dir)}`);
   }
   return { removed };
