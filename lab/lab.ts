@@ -6,7 +6,8 @@
  * namespace. The steps live by job: delay.ts, servers.ts, calibration.ts, next-hop.ts,
  * build-helpers.ts (the C helpers), availability.ts; this module orders them.
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { labAvailable } from './availability.js';
 import { buildHelper, tcpRttTool } from './build-helpers.js';
 import { LabBuilder } from './builder.js';
@@ -15,6 +16,7 @@ import { applyDelays, setUpDelayMechanism } from './delay.js';
 import { LabInputError, LabStateError, LabUnavailableError } from './errors.js';
 import { type LabOptions, labLocation } from './location.js';
 import { connectMeter } from './measure.js';
+import { startProxies } from './proxies.js';
 import { journalPath } from './routes.js';
 import { startServers } from './servers.js';
 import { type LabStatus, labStatus } from './status.js';
@@ -121,7 +123,9 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
     log(`creating ${state.namespaces.length} namespaces (${prefix}*)`);
     for (const cmd of buildTopologyCommands(prefix, profile)) await run(cmd);
 
-    const nfqBin = await setUpDelayMechanism(b, opts.delay ?? 'auto');
+    if (profile.delay && opts.delay && opts.delay !== 'auto' && opts.delay !== profile.delay)
+      throw new LabInputError(`lab profile ${profile.name} needs the ${profile.delay} delay helper, got ${opts.delay}`);
+    const nfqBin = await setUpDelayMechanism(b, profile.delay ?? opts.delay ?? 'auto');
     if (meter.note) log(meter.note);
     seedDelays(b, meter.clock);
     log(`delays via ${state.delay.mechanism}`);
@@ -130,7 +134,9 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
     await run(buildCreditCommand(prefix, profile.credits, 'replace'));
     log('starting target servers');
     await startServers(b);
-    if (opts.calibrate ?? true) await calibrate(b, meter, nfqBin);
+    await startProxies(b);
+    if ((opts.calibrate ?? true) && profile.calibrate !== false) await calibrate(b, meter, nfqBin);
+    else if (profile.calibrate === false) log(`lab profile ${profile.name}: delays as set, not calibrated`);
     state.phase = 'up';
     b.save();
   } catch (e: unknown) {
@@ -197,6 +203,8 @@ export async function labDown(opts: LabOptions = {}): Promise<{ removed: string[
     removeState(dir);
     // The namespaces are gone, and their routes with them: no route is left to put back.
     rmSync(journalPath(dir), { force: true });
+    // The proxies' configs (lab/proxies.ts) went with their processes.
+    for (const f of readdirSync(dir)) if (/^haproxy-.*\.cfg$/.test(f)) rmSync(join(dir, f), { force: true });
     removed.push(`state ${statePath(dir)}`);
   }
   return { removed };

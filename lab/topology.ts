@@ -17,7 +17,7 @@
  */
 import { TARGET_PORTS, type TargetPorts } from '../functions/core/target-ports.js';
 
-export const LAB_PROFILES = ['seed-000'] as const;
+export const LAB_PROFILES = ['seed-000', 'seed-002'] as const;
 export type LabProfileName = (typeof LAB_PROFILES)[number];
 
 /** Roles of the namespaces; the namespace name is `<prefix><role>`. */
@@ -52,7 +52,7 @@ export interface LabNextHop {
 }
 
 export interface LabPathDef {
-  id: 'A' | 'B' | 'C' | 'D' | 'E' | 'F';
+  id: string;
   label: string;
   /** Namespace that runs the target servers. */
   targetRole: LabRole;
@@ -62,7 +62,10 @@ export interface LabPathDef {
   /** Where the delay is applied and through which NFQUEUE number. */
   delayRole: LabRole;
   queue: number;
-  /** iptables match selecting this path's packets in delayRole's FORWARD chain (both directions). */
+  /**
+   * iptables match selecting this path's packets in delayRole's FORWARD chain (both directions).
+   * Empty: the path has no delay of its own (seed 002's D rides B's, plus its two proxies).
+   */
   match: string[][];
   /** Which Tokyo-side next hop must be active for this path (C/D only). */
   nextHop?: 'peering' | 'tgw';
@@ -90,8 +93,32 @@ export interface LabCredits {
   mtu: number;
 }
 
+/**
+ * A real proxy (haproxy) in a namespace, as the cloud has one on a path: `http` for L7 proxies
+ * (Service Connect's Envoy sidecars, VPC Lattice), `tcp` for L4 ones (an NLB, a PrivateLink
+ * endpoint). `lab up` writes its config next to the state file and starts it, PID in the state.
+ */
+export interface LabProxy {
+  /** Process role in the state (`proxy-<name>`) and config file name. */
+  name: string;
+  role: LabRole;
+  mode: 'http' | 'tcp';
+  listen: { ip: string; port: number };
+  server: { ip: string; port: number };
+}
+
 export interface LabProfile {
   name: LabProfileName;
+  /** Real proxies on the paths (seed 002); none in seed 000. */
+  proxies?: LabProxy[];
+  /** The client namespace's `net.ipv4.ip_local_port_range` (small: TIME_WAIT pressure arises quickly). */
+  clientPortRange?: [number, number];
+  /** A token bucket on the router's link towards the client at this rate: the client NIC's receive side. */
+  clientIngressRate?: string;
+  /** Whether `lab up` calibrates the delays by TCP-connect RTT (default true). */
+  calibrate?: boolean;
+  /** The only delay mechanism the profile works with (several paths share one interface: not netem). */
+  delay?: 'nfqueue';
   paths: LabPathDef[];
   links: LabLink[];
   nextHops: LabNextHop[];
@@ -233,9 +260,184 @@ export function seed000Profile(): LabProfile {
   };
 }
 
+/**
+ * Seed 002's service-to-service paths inside one region, on seed 000's namespaces (docs/lab.md):
+ * the server "tasks" run in pb-b (peering side) and pb-a (same VPC), pb-osaka behind the TGW hop;
+ * real haproxy processes stand where the cloud has proxies:
+ *
+ *   A   client → pb-a 10.0.2.10:8080                              (same VPC, task IP)
+ *   B   client → pb-b 10.0.3.10:8080                              (peering, task IP)
+ *   D   client → sidecar 127.255.0.1:8080 (pb-client, L7) → sidecar 10.0.3.10:15000 (pb-b, L7) → server
+ *   F   client → pb-osaka 10.1.1.10:8080 via pb-tgw               (Transit Gateway, task IP)
+ *   G′  client → "NLB" 10.0.4.10:8080 (pb-e, L4) → pb-b server    (peering + internal NLB)
+ *   G   client → "endpoint" 10.255.1.2:8080 (pb-peering, L4, own delay) → NLB → server (PrivateLink)
+ *   H   client → "Lattice" 10.255.2.2:8080 (pb-tgw, L7, extra delay) → pb-b server
+ *   L1  client → pb-a 10.0.2.10:7000 (same AZ), L2 → 10.0.6.10:7000 on pb-a's loopback (cross AZ)
+ *
+ * Delays are added round trips on the router (queues matched by address, first match wins, so
+ * an NLB → server leg takes B's delay) and in pb-tgw for F. `rttMs` = the added round trip +
+ * the bare topology's ~0.08 ms; they are not calibrated (the seed's figures are HTTP p50 through
+ * proxies, which a TCP connect to the front cannot measure).
+ */
+export function seed002Profile(): LabProfile {
+  const base = seed000Profile();
+  const one = (ip: string): string[][] => [
+    ['-d', `${ip}/32`],
+    ['-s', `${ip}/32`],
+  ];
+  return {
+    ...base,
+    name: 'seed-002',
+    paths: [
+      // Order is rule order: the first matching rule takes a packet.
+      {
+        id: 'L2',
+        label: 'cross AZ (TCP connect)',
+        targetRole: 'a',
+        targetIp: '10.0.6.10',
+        rttMs: 0.18,
+        loopbackTarget: true,
+        delayRole: 'router',
+        queue: 1,
+        match: one('10.0.6.10'),
+      },
+      {
+        id: 'A',
+        label: 'same VPC, task IP',
+        targetRole: 'a',
+        targetIp: '10.0.2.10',
+        rttMs: 0.08,
+        delayRole: 'router',
+        queue: 2,
+        match: both('10.0.2.0/24'),
+      },
+      {
+        id: 'L1',
+        label: 'same AZ (TCP connect)',
+        targetRole: 'a',
+        targetIp: '10.0.2.10',
+        rttMs: 0.08,
+        delayRole: 'router',
+        queue: 3,
+        match: [],
+      },
+      {
+        id: 'B',
+        label: 'VPC peering, task IP',
+        targetRole: 'b',
+        targetIp: '10.0.3.10',
+        rttMs: 0.16,
+        delayRole: 'router',
+        queue: 4,
+        match: both('10.0.3.0/24'),
+      },
+      {
+        id: 'D',
+        label: 'VPC peering + Service Connect (two sidecar proxies)',
+        targetRole: 'b',
+        targetIp: '127.255.0.1',
+        rttMs: 0.16,
+        delayRole: 'router',
+        queue: 5,
+        match: [],
+      },
+      {
+        id: 'G-prime',
+        label: 'VPC peering + internal NLB directly (L4 proxy)',
+        targetRole: 'b',
+        targetIp: '10.0.4.10',
+        rttMs: 0.2,
+        delayRole: 'router',
+        queue: 6,
+        match: both('10.0.4.0/24'),
+      },
+      {
+        id: 'G',
+        label: 'PrivateLink: interface endpoint + NLB (two L4 proxies)',
+        targetRole: 'b',
+        targetIp: '10.255.1.2',
+        rttMs: 0.2,
+        delayRole: 'router',
+        queue: 7,
+        match: one('10.255.1.2'),
+      },
+      {
+        id: 'H',
+        label: 'VPC Lattice (L7 proxy, extra delay)',
+        targetRole: 'b',
+        targetIp: '10.255.2.2',
+        rttMs: 0.9,
+        delayRole: 'router',
+        queue: 8,
+        match: one('10.255.2.2'),
+      },
+      {
+        id: 'F',
+        label: 'Transit Gateway, task IP',
+        targetRole: 'osaka',
+        targetIp: '10.1.1.10',
+        rttMs: 0.3,
+        delayRole: 'tgw',
+        queue: 9,
+        match: [[]],
+        nextHop: 'tgw',
+      },
+    ],
+    defaultNextHop: 'tgw',
+    proxies: [
+      // Service Connect: the client task's sidecar, then the server task's sidecar.
+      {
+        name: 'sc-client',
+        role: 'client',
+        mode: 'http',
+        listen: { ip: '127.255.0.1', port: 8080 },
+        server: { ip: '10.0.3.10', port: 15000 },
+      },
+      {
+        name: 'sc-server',
+        role: 'b',
+        mode: 'http',
+        listen: { ip: '10.0.3.10', port: 15000 },
+        server: { ip: '127.0.0.1', port: 8080 },
+      },
+      // The internal NLB (L4), and PrivateLink's interface endpoint in front of it.
+      {
+        name: 'nlb',
+        role: 'e',
+        mode: 'tcp',
+        listen: { ip: '10.0.4.10', port: 8080 },
+        server: { ip: '10.0.3.10', port: 8080 },
+      },
+      {
+        name: 'endpoint',
+        role: 'peering',
+        mode: 'tcp',
+        listen: { ip: '10.255.1.2', port: 8080 },
+        server: { ip: '10.0.4.10', port: 8080 },
+      },
+      // VPC Lattice: an L7 proxy of its own, further away.
+      {
+        name: 'lattice',
+        role: 'tgw',
+        mode: 'http',
+        listen: { ip: '10.255.2.2', port: 8080 },
+        server: { ip: '10.0.3.10', port: 8080 },
+      },
+    ],
+    // 512 ports: keep-alive-off cells run into TIME_WAIT within a short test (docs/lab.md).
+    clientPortRange: [60000, 60511],
+    // The client's "NIC": 1 Gbit/s both ways (requests: the credits bucket; answers: the router's side).
+    credits: { rate: '1gbit', burstBytes: 1_000_000, peakrate: '1100mbit', mtu: 65536 },
+    clientIngressRate: '1gbit',
+    calibrate: false,
+    delay: 'nfqueue',
+  };
+}
+
 /** The profile by name; throws a one-line error for an unknown one. */
 export function labProfile(name: string = 'seed-000'): LabProfile {
   if (name === 'seed-000') return seed000Profile();
+  if (name === 'seed-002') return seed002Profile();
   throw new Error(`unknown lab profile "${name}" (known: ${LAB_PROFILES.join(', ')})`);
 }
 
@@ -263,6 +465,7 @@ export function targetRoles(profile: LabProfile): LabRole[] {
 export function queuesByRole(profile: LabProfile): Map<LabRole, number[]> {
   const m = new Map<LabRole, number[]>();
   for (const p of profile.paths) {
+    if (p.match.length === 0) continue; // no delay of its own
     const list = m.get(p.delayRole) ?? [];
     list.push(p.queue);
     m.set(p.delayRole, list);
@@ -339,6 +542,19 @@ export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv
   const active = profile.nextHops.find((h) => h.name === profile.defaultNextHop)!;
   cmds.push(['ip', '-n', ns('router'), 'route', 'replace', OSAKA_CIDR, 'via', active.tokyoVia]);
   cmds.push(['ip', '-n', ns('osaka'), 'route', 'replace', TOKYO_CIDR, 'via', active.osakaVia]);
+  // A small ephemeral port range in the client namespace (per namespace), for TIME_WAIT pressure.
+  if (profile.clientPortRange) {
+    const [lo, hi] = profile.clientPortRange;
+    cmds.push(['ip', 'netns', 'exec', ns('client'), 'sysctl', '-qw', `net.ipv4.ip_local_port_range=${lo} ${hi}`]);
+  }
+  // The client NIC's receive side: a plain token bucket on the router's link towards the client.
+  if (profile.clientIngressRate) {
+    const link = profile.links.find((l) => l.a.role === 'client' && l.b.role === 'router')!;
+    cmds.push([
+      ...['tc', '-n', ns('router'), 'qdisc', 'replace', 'dev', link.b.ifname, 'root', 'tbf'],
+      ...['rate', profile.clientIngressRate, 'burst', '262144', 'latency', '50ms'],
+    ]);
+  }
   // PrivateLink passes no ICMP echo (seed 000: ping 100 % loss through the NLB).
   cmds.push([
     'ip',
@@ -442,4 +658,31 @@ export function buildCreditCommand(prefix: string, credits: LabCredits, op: 'add
     'mtu',
     String(credits.mtu),
   ];
+}
+
+/**
+ * haproxy's configuration for one lab proxy: one frontend, one server, no health checks (the
+ * server starts with the lab), keep-alive and connection reuse towards the server for L7 (as
+ * Envoy and Lattice pool upstream connections), plain splicing for L4.
+ */
+export function haproxyConfig(p: LabProxy): string {
+  const http = p.mode === 'http';
+  return [
+    'global',
+    '  maxconn 8192',
+    '  nbthread 1',
+    'defaults',
+    `  mode ${p.mode}`,
+    '  timeout connect 2s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    ...(http ? ['  option http-keep-alive', '  http-reuse always', '  timeout http-keep-alive 30s'] : []),
+    `frontend ${p.name}`,
+    `  bind ${p.listen.ip}:${p.listen.port}`,
+    '  maxconn 8192',
+    `  default_backend ${p.name}-up`,
+    `backend ${p.name}-up`,
+    `  server s1 ${p.server.ip}:${p.server.port} maxconn 8192`,
+    '',
+  ].join('\n');
 }

@@ -15,6 +15,10 @@
  * ("bad-response") or non-2xx answer is a failed sample with a reason; EADDRNOTAVAIL
  * (ephemeral ports used up by TIME_WAIT when keep-alive is off) gets its own reason
  * "ephemeral-ports-exhausted" so it is never mistaken for latency.
+ *
+ * Beside each trial, `<probe>/<trial>.meta.json`: the client's TIME_WAIT count before and after,
+ * tcp_tw_reuse and the ephemeral port range (tcp-state.ts), and the matrix cell. With
+ * `tcpTwReuse` in the probe, tcp_tw_reuse is set for the probe and put back after it, also on error.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -23,6 +27,7 @@ import type { HttpProbe } from '../../functions/core/model.js';
 import { ensureTcping, HTTPING_MAX_CONCURRENCY, runHttping } from '../native/tcping.js';
 import { getRequest, HttpProtocolError, type ResponseDone, ResponseReader } from './http-wire.js';
 import { connectErrorReason, resolveTarget } from './tcp-connect.js';
+import { tcpFacts, timeWaitCount, withTwReuse } from './tcp-state.js';
 import type { ProbeRunner } from './types.js';
 
 /** Unrecorded requests before trial 1 (at most `count`). */
@@ -83,53 +88,78 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
 
     const files: string[] = [];
     let okTotal = 0;
-    for (let trial = 1; trial <= probe.trials; trial++) {
-      ctx.log('http trial start', {
-        probe: probe.name,
-        trial,
-        address,
-        port,
-        count: probe.count,
-        concurrency: probe.concurrency,
-        keepAlive: probe.keepAlive,
-        client: native ? 'httping' : 'node',
-      });
-      const rel = `${probe.name}/${trial}.jsonl`;
-      const file = path.join(ctx.outDir, rel);
-      let ok: number;
-      const r = native
-        ? await runHttping({
-            address,
-            port,
-            hostHeader,
-            path: requestPath(probe),
-            count: probe.count,
-            timeoutMs: probe.timeoutMs,
-            keepAlive: probe.keepAlive,
-            warmup: trial === 1 ? warmup : 0,
-            concurrency: probe.concurrency,
-            out: file,
-            binary: native,
-          })
-        : undefined;
-      if (r?.ok) {
-        ok = (await readFile(file, 'utf8')).split('\n').filter((l) => l.includes('"ok":true')).length;
-      } else {
-        if (r) {
-          // The helper itself failed (not a request): this trial and the rest use the Node client.
-          tools.httping = `unavailable from trial ${trial}: ${r.reason}`;
-          tools.client = 'net.Socket HTTP/1.1 (http-wire.ts)';
-          native = undefined;
-          ctx.log('http helper failed, Node client from here', { probe: probe.name, trial, reason: r.reason });
+    // tcp_tw_reuse as the plan asks for this probe, put back after the last trial (also on error).
+    await withTwReuse(probe.tcpTwReuse, async (problem) => {
+      if (problem) {
+        tools.tcpTwReuse = `unavailable: ${problem}`;
+        ctx.log('http tcp_tw_reuse not set', { probe: probe.name, problem });
+      } else if (probe.tcpTwReuse !== undefined) tools.tcpTwReuse = `set to ${probe.tcpTwReuse} for this probe`;
+      for (let trial = 1; trial <= probe.trials; trial++) {
+        // The client's TIME_WAIT and port facts around each trial (sidecar <trial>.meta.json).
+        const facts = await tcpFacts();
+        const timeWaitBefore = await timeWaitCount();
+        const startedAt = new Date().toISOString();
+        ctx.log('http trial start', {
+          probe: probe.name,
+          trial,
+          address,
+          port,
+          count: probe.count,
+          concurrency: probe.concurrency,
+          keepAlive: probe.keepAlive,
+          client: native ? 'httping' : 'node',
+        });
+        const rel = `${probe.name}/${trial}.jsonl`;
+        const file = path.join(ctx.outDir, rel);
+        let ok: number;
+        const r = native
+          ? await runHttping({
+              address,
+              port,
+              hostHeader,
+              path: requestPath(probe),
+              count: probe.count,
+              timeoutMs: probe.timeoutMs,
+              keepAlive: probe.keepAlive,
+              warmup: trial === 1 ? warmup : 0,
+              concurrency: probe.concurrency,
+              out: file,
+              binary: native,
+            })
+          : undefined;
+        if (r?.ok) {
+          ok = (await readFile(file, 'utf8')).split('\n').filter((l) => l.includes('"ok":true')).length;
+        } else {
+          if (r) {
+            // The helper itself failed (not a request): this trial and the rest use the Node client.
+            tools.httping = `unavailable from trial ${trial}: ${r.reason}`;
+            tools.client = 'net.Socket HTTP/1.1 (http-wire.ts)';
+            native = undefined;
+            ctx.log('http helper failed, Node client from here', { probe: probe.name, trial, reason: r.reason });
+          }
+          const result = await runTrial(probe, address, port, hostHeader);
+          await writeFile(file, result.lines.length ? `${result.lines.join('\n')}\n` : '');
+          ok = result.ok;
         }
-        const result = await runTrial(probe, address, port, hostHeader);
-        await writeFile(file, result.lines.length ? `${result.lines.join('\n')}\n` : '');
-        ok = result.ok;
+        files.push(rel);
+        okTotal += ok;
+        const timeWaitAfter = await timeWaitCount();
+        const sidecar = {
+          trial,
+          startedAt,
+          endedAt: new Date().toISOString(),
+          keepAlive: probe.keepAlive,
+          concurrency: probe.concurrency,
+          payloadBytes: probe.payloadBytes,
+          ...(probe.cell ? { cell: probe.cell, matrix: probe.matrix } : {}),
+          ...(timeWaitBefore === undefined ? {} : { timeWaitBefore }),
+          ...(timeWaitAfter === undefined ? {} : { timeWaitAfter }),
+          ...facts,
+        };
+        await writeFile(path.join(ctx.outDir, probe.name, `${trial}.meta.json`), `${JSON.stringify(sidecar)}\n`);
+        ctx.log('http trial done', { probe: probe.name, trial, ok, failed: probe.count - ok, timeWaitAfter });
       }
-      files.push(rel);
-      okTotal += ok;
-      ctx.log('http trial done', { probe: probe.name, trial, ok, failed: probe.count - ok });
-    }
+    });
     if (okTotal === 0 && probe.count > 0 && probe.trials > 0) {
       return { status: 'failed', files, trials: probe.trials, reason: 'no request succeeded', tools };
     }

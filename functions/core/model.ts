@@ -77,6 +77,16 @@ export const httpProbeSchema = z.strictObject({
   trials: intIn(1, 100),
   timeoutMs: intIn(1, 60_000),
   port: port.optional(),
+  /**
+   * `net.ipv4.tcp_tw_reuse` for the duration of this probe (0 off, 1 on, 2 loopback only): the
+   * agent sets it before the first trial and puts the previous value back after the last, also
+   * on error. Absent: left as the client has it (recorded per trial either way).
+   */
+  tcpTwReuse: z.union([z.literal(0), z.literal(1), z.literal(2)]).optional(),
+  /** The plan probe this one is a cell of, when the plan gave a `matrix` (functions/core/plan.ts). */
+  matrix: probeName.optional(),
+  /** The cell's name within its matrix, e.g. "noka-c16-1m" (keep-alive off, concurrency 16, 1 MiB). */
+  cell: probeName.optional(),
 });
 export type HttpProbe = z.output<typeof httpProbeSchema>;
 
@@ -295,10 +305,41 @@ export interface ProbeProvenance {
   atBaseline?: { trial: number; median: number; baselineBps: number; intervals: number }[];
   /** The clocks this probe's values came from (the distinct SampleRecord.clock of its samples). */
   clocks?: string[];
+  /** http: each trial's own figures (rate, throughput, TIME_WAIT, tcp_tw_reuse), functions/core/http-trials.ts. */
+  httpTrials?: HttpTrial[];
+  /** http: the warnings the trials earned (`time-wait-pressure`, `nic-bound`), each with its reason. */
+  warnings?: { flag: string; text: string }[];
   /** Lines (iperf3: intervals) rejected over all raw files of the probe; absent when none. */
   rejected?: number;
   /** Per raw file: what parsing it came to (functions/core/parsers/types.ts ParseStats). */
   files?: RawFileParse[];
+}
+
+/** One http trial's figures, kept per trial so trials can be compared (manifest, summary). */
+export interface HttpTrial {
+  trial: number;
+  /** Requests made and answered 2xx. */
+  requests: number;
+  ok: number;
+  /** Failed requests by reason (e.g. { "ephemeral-ports-exhausted": 12 }). */
+  errors?: Record<string, number>;
+  /** First request start → last request end, ms. */
+  wallMs: number;
+  /** Successful requests per second over the trial's wall time. */
+  rps: number;
+  /** Body bytes received × 8 per second over the trial's wall time. */
+  throughputBps: number;
+  /** Nearest-rank p50 / p99 of the trial's successful requests, ms. */
+  p50: number | null;
+  p99: number | null;
+  /** The client's sockets in TIME_WAIT (its whole network namespace) before and after the trial. */
+  timeWaitBefore?: number;
+  timeWaitAfter?: number;
+  /** `net.ipv4.tcp_tw_reuse` during the trial. */
+  tcpTwReuse?: number;
+  /** `net.ipv4.ip_local_port_range` during the trial, and its size. */
+  portRange?: [number, number];
+  ephemeralPorts?: number;
 }
 
 /** One raw file's parse, in the manifest: lines read, samples kept, lines rejected and why, truncation. */
@@ -421,6 +462,10 @@ export interface ResultRow {
   tail?: { p50: number; p95: number; p99: number; p999: number };
   /** Trial-to-trial spread when the probe ran several trials: (max − min) / min of the per-trial p50 and p99, in %. */
   trials?: { count: number; p50_spread_pct: number; p99_spread_pct: number };
+  /** http: successful requests per second (all trials' successes over their summed wall time). */
+  rps?: number;
+  /** http: per-trial figures (rps, throughput, p50, TIME_WAIT, tcp_tw_reuse), from the manifest. */
+  httpTrials?: HttpTrial[];
   /** Latency metrics: the distribution's modes (location in the unit, share 0–1), functions/core/shape.ts. */
   modes?: { at: number; share: number }[];
 }

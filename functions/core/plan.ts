@@ -24,6 +24,7 @@ import {
   type ResolvedPath,
   type ResolvedPlan,
   type RouteVia,
+  SAFE_ID,
   type SkippedProbe,
   safeId,
   sockperfProbeSchema,
@@ -115,7 +116,50 @@ const httpInput = httpProbeSchema.extend({
   payloadBytes: http.payloadBytes.default(1024),
   trials: http.trials.default(1),
   timeoutMs: http.timeoutMs.default(2000),
+  /**
+   * Several probes in one: every combination of these values (keep-alive, then concurrency, then
+   * body size, in the order given) becomes its own probe `<name>-<cell>` (matrixCells).
+   */
+  matrix: z
+    .strictObject({
+      keepAlive: z.array(z.boolean()).min(1).max(2).optional(),
+      concurrency: z.array(http.concurrency).min(1).max(8).optional(),
+      payloadBytes: z.array(http.payloadBytes).min(1).max(8).optional(),
+    })
+    .optional(),
+  cell: z.never().optional(),
 });
+
+/** A body size as a cell name part: 1024 → "1k", 1048576 → "1m", 500 → "500b". */
+export function sizeLabel(bytes: number): string {
+  if (bytes > 0 && bytes % 1_048_576 === 0) return `${bytes / 1_048_576}m`;
+  if (bytes > 0 && bytes % 1024 === 0) return `${bytes / 1024}k`;
+  return `${bytes}b`;
+}
+
+/** A cell's name: "ka-c1-1k" (keep-alive on, concurrency 1, 1 KiB), "noka-c16-1m" … */
+export function cellName(keepAlive: boolean, concurrency: number, payloadBytes: number): string {
+  return `${keepAlive ? 'ka' : 'noka'}-c${concurrency}-${sizeLabel(payloadBytes)}`;
+}
+
+type MatrixAxes = { keepAlive?: boolean[]; concurrency?: number[]; payloadBytes?: number[] };
+
+/**
+ * The cells of an http matrix: one (keepAlive, concurrency, payloadBytes) per combination,
+ * keep-alive outermost (so keep-alive-on cells run before the TIME_WAIT-heavy off cells), axes
+ * the matrix leaves out take the probe's own value. Duplicate values count once.
+ */
+export function matrixCells(
+  base: { keepAlive: boolean; concurrency: number; payloadBytes: number },
+  m: MatrixAxes,
+): { keepAlive: boolean; concurrency: number; payloadBytes: number; cell: string }[] {
+  const out = [];
+  for (const keepAlive of [...new Set(m.keepAlive ?? [base.keepAlive])])
+    for (const concurrency of [...new Set(m.concurrency ?? [base.concurrency])])
+      for (const payloadBytes of [...new Set(m.payloadBytes ?? [base.payloadBytes])])
+        out.push({ keepAlive, concurrency, payloadBytes, cell: cellName(keepAlive, concurrency, payloadBytes) });
+  return out;
+}
 
 const sockperf = sockperfProbeSchema.shape;
 const sockperfInput = sockperfProbeSchema.extend({
@@ -485,6 +529,36 @@ function crossProblems(raw: unknown): Problem[] {
         });
     });
 
+    // A matrix's cells are probes named `<name>-<cell>`: each must be a safe name, and unique.
+    names.forEach((name, j) => {
+      const item = (eff.items as unknown[])[j];
+      if (name === undefined || !isRecord(item) || item.kind !== 'http' || !isRecord(item.matrix)) return;
+      const axes = item.matrix as MatrixAxes;
+      const ok = (v: unknown) => v === undefined || Array.isArray(v);
+      if (!ok(axes.keepAlive) || !ok(axes.concurrency) || !ok(axes.payloadBytes)) return; // zod says why
+      const cells = matrixCells(
+        {
+          keepAlive: typeof item.keepAlive === 'boolean' ? item.keepAlive : true,
+          concurrency: typeof item.concurrency === 'number' ? item.concurrency : 1,
+          payloadBytes: typeof item.payloadBytes === 'number' ? item.payloadBytes : 1024,
+        },
+        axes,
+      );
+      for (const c of cells) {
+        const full = `${name}-${c.cell}`;
+        if (!SAFE_ID.test(full))
+          out.push({
+            path: [...base, j, 'name'],
+            message: `matrix cell name ${quoted(full)} is longer than 63 characters; use a shorter probe name`,
+          });
+        else if (firstByName.has(full))
+          out.push({
+            path: [...base, j, 'matrix'],
+            message: `matrix cell ${quoted(full)} has the name of another probe (${formatPath([...base, firstByName.get(full)!])})`,
+          });
+      }
+    });
+
     if (!Array.isArray(p.skipProbes)) return;
     const items = eff.items as unknown[];
     const known = names.filter((n): n is string => n !== undefined);
@@ -539,11 +613,21 @@ function resolveCompare(plan: PlanInput): PathPair[] {
   return rest.map((p) => ({ path: p.id, baseline: first.id }));
 }
 
-function resolveProbe(p: ProbeInput, name: string): ProbeSpec {
+function resolveProbe(p: ProbeInput, name: string): ProbeSpec[] {
+  if (p.kind === 'http' && p.matrix) {
+    const { matrix, cell: _cell, ...rest } = p;
+    return matrixCells(rest, matrix).map(({ cell, ...axes }) =>
+      Object.assign({ kind: p.kind, name: `${name}-${cell}` }, rest, axes, {
+        name: `${name}-${cell}`,
+        matrix: name,
+        cell,
+      }),
+    );
+  }
   // kind and name lead so specs and reports read naturally; the spread keeps every defaulted option.
-  const probe: ProbeSpec = Object.assign({ kind: p.kind, name }, p, { name });
+  const probe: ProbeSpec = Object.assign({ kind: p.kind, name }, p, { name }) as ProbeSpec;
   if (probe.kind === 'iperf3' && probe.mode === 'udp' && probe.bitrate === undefined) probe.bitrate = '1G';
-  return probe;
+  return [probe];
 }
 
 function resolvePaths(plan: PlanInput): ResolvedPath[] {
@@ -551,13 +635,17 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
   return plan.paths.map((p): ResolvedPath => {
     const inputs = p.probes ?? d.probes ?? [];
     const names = probeNames(inputs);
-    const all = inputs.map((probe, j) => resolveProbe(probe, names[j]!));
+    const all = inputs.flatMap((probe, j) => resolveProbe(probe, names[j]!));
     const skips = p.skipProbes ?? [];
     const probes: ProbeSpec[] = [];
     const skipped: SkippedProbe[] = [];
     for (const probe of all) {
       // A skip by exact name is more specific than a skip by kind, so its reason wins.
-      const skip = skips.find((s) => s.probe === probe.name) ?? skips.find((s) => s.probe === probe.kind);
+      // A matrix's cells are skipped by the matrix's name too.
+      const skip =
+        skips.find((s) => s.probe === probe.name) ??
+        (probe.kind === 'http' && probe.matrix ? skips.find((s) => s.probe === probe.matrix) : undefined) ??
+        skips.find((s) => s.probe === probe.kind);
       if (skip) skipped.push({ name: probe.name, kind: probe.kind, reason: skip.reason });
       else probes.push(probe);
     }

@@ -8,6 +8,7 @@
 
 import { flagAtBaseline, flagCreditCliffs, formatAtBaselineNote } from '../core/credit.js';
 import { CollectError, errorMessage } from '../core/errors.js';
+import { HttpTrialTally, httpWarnings } from '../core/http-trials.js';
 import { keys, RAW_EXT } from '../core/keys.js';
 import type {
   AgentReport,
@@ -103,6 +104,7 @@ async function collectFile(
   meta: ParseMeta,
   network: ClientNetwork | undefined,
   prov: ProbeProvenance,
+  tally?: HttpTrialTally,
 ): Promise<ParseStats> {
   const fp = fileParser(kind, meta);
   let damage: string | undefined;
@@ -114,6 +116,7 @@ async function collectFile(
     let buf = '';
     const add = (r: SampleRecord): void => {
       if (typeof r.clock === 'string') clocks.add(r.clock);
+      tally?.add(r);
       buf += `${JSON.stringify(r)}\n`;
     };
     if (chunks) {
@@ -138,6 +141,19 @@ async function collectFile(
     fp.stats.truncation = fp.stats.truncation ? `${damage}; ${fp.stats.truncation}` : damage;
   }
   return fp.stats;
+}
+
+/** The http probes' warnings (TIME_WAIT pressure, NIC-bound trials), on their provenance. */
+function flagHttp(spec: AgentSpec, provenance: ProbeProvenance[], network: ClientNetwork | undefined): void {
+  const probes = spec.probes.flatMap((probe) => {
+    const prov = provenance.find((p) => p.probe === probe.name);
+    if (probe.kind !== 'http' || !prov?.httpTrials) return [];
+    return [{ ...probe, probe: probe.name, trials: prov.httpTrials }];
+  });
+  for (const w of httpWarnings(probes, network)) {
+    const prov = provenance.find((p) => p.probe === w.probe);
+    if (prov) prov.warnings = [...(prov.warnings ?? []), { flag: w.flag, text: w.text }];
+  }
 }
 
 /** Credit cliffs, then (a trial with a cliff is not also a plateau) trials at the baseline. */
@@ -231,7 +247,9 @@ async function parseProbes(
       const sidecar = await deps.store.getText(f.key.replace(new RegExp(`\\.${ext}(\\.gz)?$`), '.meta.json'));
       const meta = { runId, pathId, probe: probe.name, trial: f.trial, sidecar };
       const sampleKey = keys.samples(pathId, runId, probe.name, f.trial);
-      const st = await collectFile(deps, probe.kind, f.key, sampleKey, meta, network, prov);
+      const tally = probe.kind === 'http' ? new HttpTrialTally() : undefined;
+      const st = await collectFile(deps, probe.kind, f.key, sampleKey, meta, network, prov, tally);
+      if (tally) prov.httpTrials = [...(prov.httpTrials ?? []), tally.finish(f.trial, sidecar)];
       if (st.samples === 0 && st.rejected === 0) {
         // Nothing in it (killed before the first line, an upload in progress): a failed sample, so loss shows it.
         const reason = st.truncated ? 'raw file truncated before its first complete line' : 'empty raw file';
@@ -271,6 +289,7 @@ async function parseProbes(
     }
     provenance.push(prov);
   }
+  flagHttp(spec, provenance, network);
   for (const s of spec.skipped) {
     provenance.push({
       probe: s.name,
@@ -309,6 +328,7 @@ function recordProvenance(p: PathManifest, { provenance, report, reportProblem }
     if (!p.notes.includes(text)) p.notes.push(text);
   };
   for (const pr of provenance) for (const text of parseNotes(pr)) say(text);
+  for (const pr of provenance) for (const w of pr.warnings ?? []) say(w.text);
   if (reportProblem) say(`${reportProblem}: the probes were read from their raw files`);
   // A trial at the baseline is flagged in the samples; the note says what that means.
   for (const pr of provenance) {

@@ -59,7 +59,7 @@ export function tableRows(s: Summary): string[][] {
   const out: string[][] = [];
   for (const p of s.paths) {
     if (p.results.length === 0) {
-      out.push([p.id, '', '', '', '', '', '', '', '', `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`]);
+      out.push([p.id, '', '', '', '', '', '', '', '', '', `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`]);
       continue;
     }
     for (const r of p.results) {
@@ -88,6 +88,7 @@ function tableRow(
     withInterval(f.p95, ci?.p95, r.metric),
     withInterval(f.p99, ci?.p99, r.metric),
     fmt(f.max, r.metric),
+    f === r && r.rps !== undefined ? r.rps.toFixed(r.rps >= 100 ? 0 : 1) : '',
     [p.status === 'succeeded' ? '' : `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`, ...flags]
       .filter(Boolean)
       .join(' '),
@@ -104,6 +105,7 @@ export const HEAD = [
   'p95 [95% CI]',
   'p99 [95% CI]',
   'max',
+  'rps',
   'notes',
 ];
 
@@ -190,7 +192,7 @@ export function trendLine(s: Summary): string | undefined {
 }
 
 export function renderTable(s: Summary): string {
-  const text = textTable(HEAD, tableRows(s), (i) => i >= 3 && i <= 8);
+  const text = textTable(HEAD, tableRows(s), (i) => i >= 3 && i <= 9);
   text.push(INTERVAL_NOTE);
   const diffs = diffRows(s);
   if (diffs.length) text.push('', 'differences:', ...textTable(DIFF_HEAD, diffs, (i) => i >= 3), DIFF_NOTE);
@@ -219,7 +221,7 @@ export function renderMarkdown(s: Summary): string {
     `status: **${s.status}**${s.planName ? ` · plan: ${s.planName}` : ''}${s.startedAt ? ` · started ${s.startedAt}` : ''}`,
     '',
     `| ${HEAD.join(' | ')} |`,
-    `|${HEAD.map((_, i) => (i >= 3 && i <= 8 ? '---:' : '---')).join('|')}|`,
+    `|${HEAD.map((_, i) => (i >= 3 && i <= 9 ? '---:' : '---')).join('|')}|`,
     ...rows.map(mdRow),
     '',
     `_${INTERVAL_NOTE}_`,
@@ -310,6 +312,7 @@ export const CSV_HEAD = [
   'trials',
   'p50_spread_pct',
   'p99_spread_pct',
+  'rps',
 ];
 
 export const CSV_DIFF_HEAD = [
@@ -344,6 +347,7 @@ export function renderCsv(s: Summary): string {
         r.trials?.count,
         r.trials?.p50_spread_pct,
         r.trials?.p99_spread_pct,
+        r.rps,
       ];
       const subsets: [string, NonNullable<ResultRow['unflagged']>, string, unknown[]][] = [
         ['all', r, r.flags.join(' '), extra],

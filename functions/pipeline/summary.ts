@@ -75,6 +75,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
       ...figures(r),
       flags,
     };
+    if (r.metric === 'http_latency_ms') addHttpFigures(result, manifest, path);
     const unflagged = rows.find(
       (x) =>
         x.subset === 'unflagged' &&
@@ -131,6 +132,21 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     summary.notes = [nothingMeasuredNote(paths, errors)];
   }
   return summary;
+}
+
+/**
+ * An http result's requests per second (all trials' successes over their summed wall time), its
+ * per-trial figures and its warnings (`time-wait-pressure`, `nic-bound`), from the manifest.
+ */
+function addHttpFigures(result: ResultRow, manifest: RunManifest | undefined, path: string): void {
+  const prov = manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === result.probe);
+  const trials = prov?.httpTrials;
+  if (!trials?.length) return;
+  const wall = trials.reduce((a, t) => a + t.wallMs, 0);
+  const ok = trials.reduce((a, t) => a + t.ok, 0);
+  if (wall > 0) result.rps = Math.round((ok * 10_000) / wall) / 10;
+  result.httpTrials = trials;
+  for (const w of prov?.warnings ?? []) if (!result.flags.includes(w.flag)) result.flags.push(w.flag);
 }
 
 /** Why a run measured nothing, from its most common sample errors (queries/errors.sql) or path errors. */

@@ -10,6 +10,7 @@ import {
   CSV_HEAD,
   csvCell,
   diffRows,
+  HEAD,
   renderCsv,
   renderMarkdown,
   renderTable,
@@ -63,7 +64,17 @@ describe('tables for people', () => {
   it('shows each percentile with its interval, and the flags and trial spread in the notes', () => {
     const [row] = tableRows(summary());
     expect(row.slice(5, 8)).toEqual(['2.500 [2.490–2.520]', '2.700 [2.650–2.750]', '2.900 [2.800–3.000]']);
-    expect(row[9]).toBe('thin-tail:p99 thin-tail:p999 trials 3: p50 spread 1.3%, p99 spread 17.0%');
+    expect(row[9]).toBe(''); // rps: http results only
+    expect(row[10]).toBe('thin-tail:p99 thin-tail:p999 trials 3: p50 spread 1.3%, p99 spread 17.0%');
+  });
+
+  it("puts an http result's requests per second next to its latency", () => {
+    const s = summary();
+    Object.assign(s.paths[0].results[0], { metric: 'http_latency_ms', rps: 4123.4 });
+    const [row] = tableRows(s);
+    expect(HEAD[9]).toBe('rps');
+    expect(row[9]).toBe('4123');
+    expect(renderCsv(s).split('\n')[1].split(',').at(-1)).toBe('4123.4');
   });
 
   it('has a difference table: path − baseline, % of baseline, interval, verdict', () => {
