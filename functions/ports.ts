@@ -159,6 +159,11 @@ export interface Deps {
    * SwapRoutes refuse any other. Undefined: no restriction (local runs).
    */
   allowedRoutes?: readonly AllowedRoute[];
+  /**
+   * The cost guard's stack default (functions/core/cost.ts): the budget in USD for plans without
+   * their own budgetUsd, and the clients' instance type / iperf3 bandwidth bound for the estimate.
+   */
+  cost?: { budgetUsd?: number; instanceType?: string; bandwidthGbps?: number };
   now: () => Date;
   /** Short in-task pauses (route verification back-off); tests pass a no-op. */
   sleep?: Sleep;

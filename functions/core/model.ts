@@ -163,6 +163,16 @@ export interface ResolvedPath {
   skipped: SkippedProbe[];
   reboot: boolean;
   creditWaitSeconds: number;
+  /** A mesh pair's facts (`plan mesh`): regions, great-circle distance, round. */
+  mesh?: MeshFacts;
+}
+
+/** A mesh pair: client region `from`, target region `to`, their great-circle distance and the pair's round. */
+export interface MeshFacts {
+  from: string;
+  to: string;
+  distanceKm: number;
+  round: number;
 }
 
 /** One comparison of a plan's `compare`: `path` − `baseline`, per percentile (summary.comparisons). */
@@ -176,6 +186,8 @@ export interface ResolvedPlan {
   paths: ResolvedPath[];
   /** The comparisons to report: the plan's `compare`, or every other path vs the first; absent when there are none. */
   compare?: PathPair[];
+  /** The plan's own cost ceiling in USD (functions/core/cost.ts). */
+  budgetUsd?: number;
 }
 
 export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
@@ -260,6 +272,8 @@ export interface ClientNetwork {
 export interface PathManifest {
   id: string;
   label: string;
+  /** The mesh pair's facts, when the path is one (the resolved path's `mesh`). */
+  mesh?: MeshFacts;
   status: 'pending' | 'running' | 'succeeded' | 'failed';
   startedAt?: string;
   endedAt?: string;
@@ -329,6 +343,24 @@ export interface RunManifest {
   notes?: string[];
   /** The resolved plan's comparisons (path − baseline), for the summary. */
   compare?: PathPair[];
+  /** The cost estimate ValidatePlan made, the budget it was held to, and whether it was overridden. */
+  cost?: CostRecord;
+}
+
+/** The manifest's record of the cost guard (functions/core/cost.ts). */
+export interface CostRecord {
+  estimateUsd: number;
+  transferUsd: number;
+  instanceUsd: number;
+  transferBytes: number;
+  /** The budget applied, and where it came from (the plan's budgetUsd or the stack default). */
+  budgetUsd?: number;
+  budgetSource?: 'plan' | 'stack';
+  overBudget: boolean;
+  /** The caller passed the explicit override (allowOverBudget) and the run went ahead over budget. */
+  overridden: boolean;
+  pricesAsOf: string;
+  assumptions: string[];
 }
 
 export interface ResultRow {
