@@ -175,6 +175,35 @@ export interface MeshFacts {
   round: number;
 }
 
+/** One mesh pair's figures in a summary (functions/pipeline/mesh.ts). */
+export interface MeshPair extends MeshFacts {
+  path: string;
+  latencyMs: number | null;
+  /** Which metric the latency is (e.g. connect_rtt_ms). */
+  latencyMetric?: string;
+  throughputBps: number | null;
+  /** W / RTT at this pair's latency, bits per second. */
+  windowBoundBps: number | null;
+}
+
+/** y = slope · x + intercept, with Pearson r over n points. */
+export interface LineFit {
+  slope: number;
+  intercept: number;
+  r: number;
+  n: number;
+}
+
+export interface MeshSummary {
+  pairs: MeshPair[];
+  regions: string[];
+  /** latency (ms) = slope · distance (km) + intercept. */
+  latencyVsDistance: LineFit | null;
+  /** throughput (bit/s) = slope · (1 / RTT in s) + intercept; r is of throughput against 1/RTT. */
+  throughputVsInverseRtt: LineFit | null;
+  windowBytes: number;
+}
+
 /** One comparison of a plan's `compare`: `path` − `baseline`, per percentile (summary.comparisons). */
 export interface PathPair {
   path: string;
@@ -502,6 +531,8 @@ export interface Summary {
   regressions?: Regression[];
   /** The judged percentiles across the plan's recent runs, for the trend chart. */
   trend?: TrendSeries[];
+  /** A mesh run's pair matrix, fits and window bound (functions/pipeline/mesh.ts). */
+  mesh?: MeshSummary;
   [extra: string]: unknown;
 }
 
