@@ -5,9 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PricingClient } from '@aws-sdk/client-pricing';
 import type { Command } from 'commander';
-import { PRICING_REGION, refreshPrices } from '../../functions/adapters/aws/pricing.js';
 import { applicableBudget, estimateRun, formatEstimate } from '../../functions/core/cost.js';
 import { formatProblems } from '../../functions/core/plan.js';
 import { shippedPrices } from '../../functions/core/prices.js';
@@ -28,6 +26,9 @@ export function registerPrices(program: Command): void {
     .option('--out <file>', 'where to write the table', PRICE_TABLE_FILE)
     .action((o: { out: string }) =>
       guarded(async () => {
+        // Loaded here: the rest of the CLI does not need the Price List client.
+        const { PricingClient } = await import('@aws-sdk/client-pricing');
+        const { PRICING_REGION, refreshPrices } = await import('../../functions/adapters/aws/pricing.js');
         const client = new PricingClient({ region: PRICING_REGION });
         const { table, counts } = await refreshPrices(client, shippedPrices(), new Date());
         writeFileSync(o.out, `${JSON.stringify(table, null, 2)}\n`);

@@ -102,7 +102,8 @@ export function probeLoad(p: ProbeSpec, bandwidthGbps: number): { bytes: number;
 /** Is a target address private (RFC 1918, loopback, link-local, CGNAT) rather than on the internet? */
 function privateHost(host: string): boolean {
   const m = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
-  if (!m) return !host.includes('.') || host.endsWith('.internal') || host === 'localhost';
+  // A name: private unless the route facts say otherwise (endpoint and service names resolve inside the VPC).
+  if (!m) return true;
   const [a, b] = [Number(m[1]), Number(m[2])];
   return (
     a === 10 ||
@@ -114,10 +115,16 @@ function privateHost(host: string): boolean {
   );
 }
 
+/** The region an AWS service name carries (a PrivateLink endpoint "….ap-northeast-3.vpce.amazonaws.com"). */
+function hostRegion(path: ResolvedPath): string | undefined {
+  const m = /\.([a-z]{2}(?:-gov)?-[a-z]+-\d+)\.(?:[a-z0-9-]+\.)*amazonaws\.com$/.exec(path.target.host);
+  return m?.[1];
+}
+
 /**
  * The region pair and link a path's traffic crosses: a mesh pair's own regions; otherwise the
  * client's region, and the target's as the route facts show it (a route in another region means
- * the target lives there; a NAT gateway or internet gateway target, or a public target address,
+ * the target lives there, as does an AWS endpoint name that carries a region; a NAT gateway or internet gateway target, or a public target address,
  * means egress through them). Same region without such facts: cross-AZ (the plan does not say
  * the AZs, so the dearer case is assumed).
  */
@@ -129,9 +136,9 @@ export function pathLink(path: ResolvedPath, t: PriceTable): { from: string; to:
     if (to !== from) return { from, to, link: 'inter-region', perGb: interRegionPerGb(t, from, to) };
     return { from, to, link: 'cross-az', perGb: crossAzPerGb(t) };
   }
-  const elsewhere = path.routes.find((r) => r.region !== from && isAwsRegion(r.region));
-  if (elsewhere) {
-    return { from, to: elsewhere.region, link: 'inter-region', perGb: interRegionPerGb(t, from, elsewhere.region) };
+  const elsewhere = path.routes.find((r) => r.region !== from && isAwsRegion(r.region))?.region ?? hostRegion(path);
+  if (elsewhere && elsewhere !== from) {
+    return { from, to: elsewhere, link: 'inter-region', perGb: interRegionPerGb(t, from, elsewhere) };
   }
   const viaNat = path.routes.some((r) => 'natGatewayId' in r.via);
   const viaIgw = path.routes.some((r) => 'gatewayId' in r.via && r.via.gatewayId.startsWith('igw-'));

@@ -123,6 +123,7 @@ describe('estimateRun', () => {
       },
       { id: 'igw', target: { host: '10.9.0.10', port: 1 }, routes: [route('ap-northeast-1', { gatewayId: 'igw-1' })] },
       { id: 'public', target: { host: '203.0.113.7', port: 1 } },
+      { id: 'privatelink', target: { host: 'vpce-0a1-1a2.vpce-svc-0123.ap-northeast-3.vpce.amazonaws.com', port: 1 } },
     ]);
     const t = shippedPrices();
     const links = p.paths.map((x) => pathLink(x, t));
@@ -130,6 +131,7 @@ describe('estimateRun', () => {
     expect(links[1]).toMatchObject({ link: 'nat', perGb: 0.062 + 0.114 });
     expect(links[2]).toMatchObject({ link: 'internet', perGb: 0.114 });
     expect(links[3]).toMatchObject({ link: 'internet', perGb: 0.114 });
+    expect(links[4]).toMatchObject({ link: 'inter-region', to: 'ap-northeast-3', perGb: 0.09 });
   });
 
   it('costs nothing for the lab and the local driver', () => {
