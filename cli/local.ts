@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { errorMessage, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
+import { errorMessage, OverBudgetError, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
 import { checkRunId, keys } from '../functions/core/keys.js';
 import type { ResolvedPlan, Summary } from '../functions/core/model.js';
 import { printable } from '../functions/core/printable.js';
@@ -17,6 +17,7 @@ import { DirStore } from '../local/dir-store.js';
 import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, usesLab } from '../local/driver.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
+import { COST_OPTIONS, type CostFlags, costDefaults, costGate } from './cost-guard.js';
 import { ROOT } from './paths.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus, RunProgress } from './progress.js';
@@ -37,7 +38,7 @@ function exitFor(r: LocalRunResult): number {
   if (r.execution.status === 'FAILED' && r.execution.error?.name === 'RunLockedError') return EXIT.locked;
   if (
     r.execution.status === 'FAILED' &&
-    ['PlanInvalidError', 'RunExistsError'].includes(r.execution.error?.name ?? '')
+    ['PlanInvalidError', 'RunExistsError', 'OverBudgetError'].includes(r.execution.error?.name ?? '')
   ) {
     return EXIT.badInput;
   }
@@ -45,7 +46,7 @@ function exitFor(r: LocalRunResult): number {
   return r.summary?.status === 'succeeded' && r.execution.status === 'SUCCEEDED' ? EXIT.ok : EXIT.runFailed;
 }
 
-interface RunFlags {
+interface RunFlags extends CostFlags {
   plan: string;
   data?: string;
   json?: boolean;
@@ -65,6 +66,14 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
     }
   }
   const raw = JSON.parse(readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
+  // The cost guard: the estimate, and over budget refused before anything starts.
+  let cost: ReturnType<typeof costDefaults>;
+  try {
+    cost = costDefaults(flags, process.env);
+    costGate(loaded.plan, cost, flags.allowOverBudget ?? false, (t) => process.stderr.write(printable(t)));
+  } catch (e) {
+    fail(errorMessage(e));
+  }
   const paths = loaded.plan.paths.length;
   const log = stderrLogger(!flags.verbose);
   process.stderr.write(
@@ -79,13 +88,15 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
       dataDir: flags.data,
       runId: flags.runId,
       log,
+      cost,
+      allowOverBudget: flags.allowOverBudget ?? false,
       onEvent: progress.onEvent,
       onSamples: progress.onSamples,
     });
   } catch (e) {
     progress.stop();
     await release();
-    if (e instanceof PlanInvalidError) fail(e.message);
+    if (e instanceof PlanInvalidError || e instanceof OverBudgetError) fail(e.message);
     if (e instanceof RunLockedError) fail(e.message, EXIT.locked);
     throw e;
   }
@@ -156,8 +167,9 @@ export function printResult(r: LocalRunResult, json: boolean): void {
 }
 
 export function registerLocal(program: Command): void {
-  program
-    .command('run')
+  const run = program.command('run');
+  for (const [flag, help] of COST_OPTIONS) run.option(flag, help);
+  run
     .description('run a plan through the state machine')
     .requiredOption('--plan <file>', 'plan JSON file')
     .option('--local', 'use the local driver (the default; AWS runs use `pathbench start`)', true)

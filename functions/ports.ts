@@ -161,6 +161,11 @@ export interface Deps {
   allowedRoutes?: readonly AllowedRoute[];
   /** The account a task client's queue lives in when the plan gives no queueUrl (AWS: PATHBENCH_ACCOUNT_ID). */
   accountId?: string;
+  /**
+   * The cost guard's stack default (functions/core/cost.ts): the budget in USD for plans without
+   * their own budgetUsd, and the clients' instance type / iperf3 bandwidth bound for the estimate.
+   */
+  cost?: { budgetUsd?: number; instanceType?: string; bandwidthGbps?: number };
   now: () => Date;
   /** Short in-task pauses (route verification back-off); tests pass a no-op. */
   sleep?: Sleep;

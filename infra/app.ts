@@ -2,7 +2,7 @@
  * The CDK app: the pipeline stack always; the testbed (seed 000 topology) when the context
  * value `testbed` is "true". Context: scheduleExpression, scheduleEnabled, schedulePlanName,
  * clientRoleArns and clientInstanceIds (comma separated), allowedRoutes (JSON: [{ region, routeTableId, destination,
- * targets: ["kind:id", …] }], docs/aws.md).
+ * targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the cost guard's stack default).
  */
 import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../functions/core/route-policy.js';
@@ -32,6 +32,8 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   clientInstanceIds: ctx('clientInstanceIds')?.split(',').filter(Boolean),
   alarmEmail: ctx('alarmEmail'),
   allowedRoutes: parseAllowedRoutes(allowedRoutesContext(), 'context allowedRoutes'),
+  budgetUsd: ctx('budgetUsd') === undefined ? undefined : Number(ctx('budgetUsd')),
+  clientInstanceType: ctx('clientInstanceType'),
 });
 
 if (ctx('testbed') === 'true') {

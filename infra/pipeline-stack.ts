@@ -52,6 +52,10 @@ export interface PipelineStackProps extends StackProps {
    * (docs/aws.md "Who can change which route"). None when absent: plans with routes are refused.
    */
   allowedRoutes?: readonly AllowedRoute[];
+  /** The cost guard's default budget in USD (context budgetUsd), enforced by ValidatePlan. */
+  budgetUsd?: number;
+  /** The clients' instance type the cost estimate prices (context clientInstanceType). */
+  clientInstanceType?: string;
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
@@ -89,7 +93,13 @@ export class PipelineStack extends Stack {
       clientRoleArns: props.clientRoleArns,
       clientInstanceIds: props.clientInstanceIds,
     });
-    const run = new Orchestration(this, 'Orchestration', { lake, probe, allowedRoutes: props.allowedRoutes });
+    const run = new Orchestration(this, 'Orchestration', {
+      lake,
+      probe,
+      allowedRoutes: props.allowedRoutes,
+      budgetUsd: props.budgetUsd,
+      clientInstanceType: props.clientInstanceType,
+    });
     const schedule = new Schedule(this, 'Schedule', {
       stateMachine: run.stateMachine,
       expression: props.scheduleExpression,

@@ -110,6 +110,10 @@ export interface LocalRunOptions {
   machine?: Pick<RunMachineOptions, 'retryIntervalOverrides' | 'invoke' | 'signal'>;
   /** Aborting it interrupts the run as SIGINT does (the agent is stopped, the run winds down). */
   interrupt?: AbortSignal;
+  /** The cost guard's defaults (budget for plans without budgetUsd, instance type, bandwidth bound). */
+  cost?: Deps['cost'];
+  /** The caller's explicit override of the budget (`--allow-over-budget`), recorded in the manifest. */
+  allowOverBudget?: boolean;
 }
 
 export interface LocalRunResult {
@@ -178,6 +182,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     log,
     driver: 'local',
     accountId: taskClients?.accountId,
+    ...(opts.cost ? { cost: opts.cost } : {}),
     now: () => new Date(),
   };
   const deps = opts.decorate?.deps ? opts.decorate.deps(built) : built;
@@ -212,7 +217,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     counted = true;
     const execution = await runStateMachine({
       deps,
-      input: { plan: opts.plan },
+      input: { plan: opts.plan, ...(opts.allowOverBudget ? { allowOverBudget: true } : {}) },
       runId,
       ...opts.machine,
       ...(taskClients ? { integrations: taskClients.integrations } : {}),

@@ -19,6 +19,7 @@ import { checkRunId, newRunId } from '../../functions/core/keys.js';
 import { formatProblems } from '../../functions/core/plan.js';
 import { planLimitProblems } from '../../functions/pipeline/limits.js';
 import { validateOutput } from '../../functions/pipeline/validate.js';
+import { type CostFlags, costDefaults, costGate } from '../cost-guard.js';
 import { loadPlanFile } from '../plan-file.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { AwsCliError, explainAwsError } from './errors.js';
@@ -97,7 +98,7 @@ export async function followExecution(
   }
 }
 
-export interface StartFlags extends CommonFlags {
+export interface StartFlags extends CommonFlags, CostFlags {
   plan?: string;
   planName?: string;
   runId?: string;
@@ -110,6 +111,7 @@ export async function startRun(
   env: Record<string, string | undefined>,
   out: (text: string) => void,
   clientsFor: ClientsFor = makeClients,
+  err: (text: string) => void = (t) => process.stderr.write(t),
 ): Promise<number> {
   if (!flags.plan === !flags.planName) throw new AwsCliError('pass exactly one of --plan FILE or --plan-name NAME');
   let input: Record<string, unknown>;
@@ -120,10 +122,17 @@ export async function startRun(
     // The limits ValidatePlan would refuse the plan for, before an execution exists.
     const limits = planLimitProblems(result.plan.paths, validateOutput(runId, result.plan), AWS_POLL_SECONDS);
     if (limits.length > 0) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(limits)}`);
+    // The cost guard, before an execution exists (ValidatePlan checks again with the stack default).
+    try {
+      costGate(result.plan, costDefaults(flags, env), flags.allowOverBudget ?? false, err);
+    } catch (e) {
+      throw new AwsCliError((e as Error).message);
+    }
     input = { plan: JSON.parse(readFileSync(flags.plan, 'utf8')) as unknown };
   } else {
     input = { planName: flags.planName };
   }
+  if (flags.allowOverBudget) input.allowOverBudget = true;
   const cfg = await resolveStackConfig(flags, env, clientsFor);
   const { sfn, s3 } = clientsFor(cfg.region);
   let arn: string;

@@ -9,6 +9,7 @@ import { type DeployFlags, deploy } from '../aws/deploy.js';
 import { guarded } from '../aws/errors.js';
 import { runStatus, type StartFlags, startRun } from '../aws/execution.js';
 import { type CommonFlags, commonOptions, DEFAULT_STACK } from '../aws/stack-config.js';
+import { COST_OPTIONS } from '../cost-guard.js';
 
 /** Summaries and statuses show labels, notes and errors: nothing in them may act on the terminal. */
 const stdout = (text: string) => process.stdout.write(printable(text));
@@ -34,7 +35,10 @@ export function registerAws(program: Command): void {
       .option('--plan <file>', 'plan JSON file')
       .option('--plan-name <name>', 'named plan in SSM Parameter Store (/pathbench/plans/<name>)')
       .option('--run-id <id>', 'run id = execution name (default: time-based)')
-      .option('--follow', 'show progress until the run ends, then the summary'),
+      .option('--follow', 'show progress until the run ends, then the summary')
+      .option(COST_OPTIONS[0][0], COST_OPTIONS[0][1])
+      .option(COST_OPTIONS[1][0], COST_OPTIONS[1][1])
+      .option(COST_OPTIONS[2][0], COST_OPTIONS[2][1]),
   ).action((o: StartFlags) => guarded(() => startRun(o, process.env, stdout)));
 
   commonOptions(program.command('status').description('status of an AWS run').argument('<runId>')).action(

@@ -28,6 +28,8 @@ export class CollectError extends PathbenchError {}
 export class QueryFailedError extends PathbenchError {}
 export class ParseError extends PathbenchError {}
 export class ConfigError extends PathbenchError {}
+/** The run's cost estimate is over its budget and no override was given; nothing was written. */
+export class OverBudgetError extends PathbenchError {}
 
 /** Narrow an unknown throwable to a message. */
 export function errorMessage(e: unknown): string {

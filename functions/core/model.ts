@@ -239,6 +239,45 @@ export interface ResolvedPath {
   skipped: SkippedProbe[];
   reboot: boolean;
   creditWaitSeconds: number;
+  /** A mesh pair's facts (`plan mesh`): regions, great-circle distance, round. */
+  mesh?: MeshFacts;
+}
+
+/** A mesh pair: client region `from`, target region `to`, their great-circle distance and the pair's round. */
+export interface MeshFacts {
+  from: string;
+  to: string;
+  distanceKm: number;
+  round: number;
+}
+
+/** One mesh pair's figures in a summary (functions/pipeline/mesh.ts). */
+export interface MeshPair extends MeshFacts {
+  path: string;
+  latencyMs: number | null;
+  /** Which metric the latency is (e.g. connect_rtt_ms). */
+  latencyMetric?: string;
+  throughputBps: number | null;
+  /** W / RTT at this pair's latency, bits per second. */
+  windowBoundBps: number | null;
+}
+
+/** y = slope · x + intercept, with Pearson r over n points. */
+export interface LineFit {
+  slope: number;
+  intercept: number;
+  r: number;
+  n: number;
+}
+
+export interface MeshSummary {
+  pairs: MeshPair[];
+  regions: string[];
+  /** latency (ms) = slope · distance (km) + intercept. */
+  latencyVsDistance: LineFit | null;
+  /** throughput (bit/s) = slope · (1 / RTT in s) + intercept; r is of throughput against 1/RTT. */
+  throughputVsInverseRtt: LineFit | null;
+  windowBytes: number;
 }
 
 /** One comparison of a plan's `compare`: `path` − `baseline`, per percentile (summary.comparisons). */
@@ -252,6 +291,8 @@ export interface ResolvedPlan {
   paths: ResolvedPath[];
   /** The comparisons to report: the plan's `compare`, or every other path vs the first; absent when there are none. */
   compare?: PathPair[];
+  /** The plan's own cost ceiling in USD (functions/core/cost.ts). */
+  budgetUsd?: number;
 }
 
 export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
@@ -367,6 +408,8 @@ export interface ClientNetwork {
 export interface PathManifest {
   id: string;
   label: string;
+  /** The mesh pair's facts, when the path is one (the resolved path's `mesh`). */
+  mesh?: MeshFacts;
   status: 'pending' | 'running' | 'succeeded' | 'failed';
   startedAt?: string;
   endedAt?: string;
@@ -440,6 +483,24 @@ export interface RunManifest {
   notes?: string[];
   /** The resolved plan's comparisons (path − baseline), for the summary. */
   compare?: PathPair[];
+  /** The cost estimate ValidatePlan made, the budget it was held to, and whether it was overridden. */
+  cost?: CostRecord;
+}
+
+/** The manifest's record of the cost guard (functions/core/cost.ts). */
+export interface CostRecord {
+  estimateUsd: number;
+  transferUsd: number;
+  instanceUsd: number;
+  transferBytes: number;
+  /** The budget applied, and where it came from (the plan's budgetUsd or the stack default). */
+  budgetUsd?: number;
+  budgetSource?: 'plan' | 'stack';
+  overBudget: boolean;
+  /** The caller passed the explicit override (allowOverBudget) and the run went ahead over budget. */
+  overridden: boolean;
+  pricesAsOf: string;
+  assumptions: string[];
 }
 
 export interface ResultRow {
@@ -585,6 +646,8 @@ export interface Summary {
   regressions?: Regression[];
   /** The judged percentiles across the plan's recent runs, for the trend chart. */
   trend?: TrendSeries[];
+  /** A mesh run's pair matrix, fits and window bound (functions/pipeline/mesh.ts). */
+  mesh?: MeshSummary;
   [extra: string]: unknown;
 }
 

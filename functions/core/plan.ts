@@ -234,6 +234,14 @@ const clientSchema = z.union([instanceClientSchema, taskClientSchema], {
     'expected { "instanceId", "region" } (an EC2 instance) or { "kind": "ecs-task", "cluster", "service", "region", "queueUrl"? } (a task of an ECS service)',
 });
 
+/** A mesh pair's facts (`plan mesh`): client and target regions, great-circle distance, round. */
+const meshSchema = z.strictObject({
+  from: cloudId,
+  to: cloudId,
+  distanceKm: z.number().nonnegative(),
+  round: z.number().int().nonnegative(),
+});
+
 const viaSchema = z
   .strictObject({
     vpcPeeringConnectionId: cloudId.optional(),
@@ -331,6 +339,7 @@ const pathSchema = z.strictObject({
   skipProbes: z.array(skipSchema).optional(),
   reboot: reboot.optional(),
   creditWaitSeconds: creditWaitSeconds.optional(),
+  mesh: meshSchema.optional(),
 });
 
 /** One comparison: `path` − `baseline` (both path ids of the plan; a path may be its own baseline). */
@@ -346,6 +355,8 @@ export const planInputSchema = z.strictObject({
   paths: z.array(pathSchema).min(1, { error: 'at least one path is required' }),
   /** Comparisons to report; without it every other path is compared with the first. */
   compare: z.array(compareSchema).optional(),
+  /** The most this plan's run may cost (USD, the estimate of functions/core/cost.ts); over it is refused. */
+  budgetUsd: z.number().positive({ error: 'expected a positive amount in USD' }).optional(),
 });
 export type PlanInput = z.output<typeof planInputSchema>;
 
@@ -650,7 +661,7 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
       else probes.push(probe);
     }
     const client = resolveClient((p.client ?? d.client) as PlanClient);
-    return {
+    const path: ResolvedPath = {
       id: p.id,
       label: p.label ?? p.id,
       client,
@@ -661,6 +672,8 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
       reboot: p.reboot ?? d.reboot ?? false,
       creditWaitSeconds: p.creditWaitSeconds ?? d.creditWaitSeconds ?? 0,
     };
+    if (p.mesh) path.mesh = { ...p.mesh };
+    return path;
   });
 }
 
@@ -681,6 +694,7 @@ export function parsePlan(input: unknown): PlanResult {
   const plan: ResolvedPlan = { name: parsed.data.name, paths: resolvePaths(parsed.data) };
   const compare = resolveCompare(parsed.data);
   if (compare.length > 0) plan.compare = compare;
+  if (parsed.data.budgetUsd !== undefined) plan.budgetUsd = parsed.data.budgetUsd;
   return { ok: true, plan };
 }
 

@@ -3,13 +3,14 @@
  * no request beyond the file itself, so it opens the same from S3 or a laptop. Charts are ECharts'
  * server-side SVG renderer, inlined; each chart appears only when its data is in the summary.
  */
-import { BarChart, LineChart } from 'echarts/charts';
+import { BarChart, LineChart, ScatterChart } from 'echarts/charts';
 import { GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
 import type {
   Comparison,
   Distribution,
+  MeshSummary,
   ProbeOverhead,
   ResultRow,
   Series,
@@ -17,9 +18,19 @@ import type {
   SummaryPath,
   TrendSeries,
 } from '../core/model.js';
+import { meshFitLines, meshMatrix } from './mesh.js';
 import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, runNotes, trendLine, unitOf } from './report.js';
 
-echarts.use([BarChart, LineChart, GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent, SVGRenderer]);
+echarts.use([
+  BarChart,
+  LineChart,
+  ScatterChart,
+  GridComponent,
+  LegendComponent,
+  MarkAreaComponent,
+  MarkLineComponent,
+  SVGRenderer,
+]);
 
 type Pct = 'p50' | 'p95' | 'p99';
 
@@ -55,6 +66,103 @@ function groups<T extends { probe: string; metric: string }>(xs: T[]): T[][] {
   const m = new Map<string, T[]>();
   for (const x of xs) m.set(groupKey(x), [...(m.get(groupKey(x)) ?? []), x]);
   return [...m.values()];
+}
+
+/**
+ * A mesh run's two scatter charts: latency p50 against great-circle distance with its least-squares
+ * line, and throughput p50 against RTT with the fitted a/RTT + b curve and the window bound W/RTT.
+ */
+function meshCharts(m: MeshSummary): string[] {
+  const out: string[] = [];
+  const lat = m.pairs.filter((p) => p.latencyMs !== null);
+  const l = m.latencyVsDistance;
+  if (lat.length > 0) {
+    const xs = lat.map((p) => p.distanceKm);
+    const [x0, x1] = [0, Math.max(...xs)];
+    const series: unknown[] = [
+      { type: 'scatter', name: 'pairs', data: lat.map((p) => [p.distanceKm, p.latencyMs]), symbolSize: 6 },
+    ];
+    if (l)
+      series.push({
+        type: 'line',
+        name: `fit (r = ${l.r.toFixed(3)})`,
+        data: [
+          [x0, l.intercept],
+          [x1, l.slope * x1 + l.intercept],
+        ],
+        showSymbol: false,
+      });
+    out.push(
+      figure(
+        'mesh-latency-distance',
+        `Latency p50 vs distance${l ? `: ${(l.slope * 1000).toFixed(2)} ms per 1000 km + ${l.intercept.toFixed(2)} ms, r = ${l.r.toFixed(3)}` : ''}`,
+        svgChart(
+          {
+            legend,
+            grid,
+            xAxis: { type: 'value', name: 'km', nameLocation: 'middle', nameGap: 28 },
+            yAxis: { type: 'value', name: 'ms' },
+            series,
+          },
+          720,
+          360,
+        ),
+      ),
+    );
+  }
+  const thr = m.pairs.filter((p) => p.latencyMs !== null && p.latencyMs > 0 && p.throughputBps !== null);
+  if (thr.length > 0) {
+    const rtts = thr.map((p) => p.latencyMs!);
+    const lo = Math.min(...rtts);
+    const hi = Math.max(...rtts);
+    const steps = 40;
+    const grid40 = Array.from({ length: steps + 1 }, (_, i) => lo + ((hi - lo) * i) / steps);
+    const t = m.throughputVsInverseRtt;
+    const series: unknown[] = [
+      { type: 'scatter', name: 'pairs', data: thr.map((p) => [p.latencyMs, p.throughputBps! / 1e9]), symbolSize: 6 },
+      {
+        type: 'line',
+        name: `window bound W/RTT (W = ${(m.windowBytes / 1048576).toFixed(0)} MiB)`,
+        data: grid40.map((x) => [x, (m.windowBytes * 8) / (x / 1000) / 1e9]),
+        showSymbol: false,
+        lineStyle: { type: 'dashed' },
+      },
+    ];
+    if (t)
+      series.push({
+        type: 'line',
+        name: `fit a/RTT + b (r = ${t.r.toFixed(3)})`,
+        data: grid40.map((x) => [x, (t.slope * (1000 / x) + t.intercept) / 1e9]),
+        showSymbol: false,
+      });
+    out.push(
+      figure(
+        'mesh-throughput-rtt',
+        `Throughput p50 vs RTT${t ? `, r (throughput, 1/RTT) = ${t.r.toFixed(3)}` : ''}; dashed: the window bound`,
+        svgChart(
+          {
+            legend,
+            grid,
+            xAxis: { type: 'value', name: 'RTT ms', nameLocation: 'middle', nameGap: 28 },
+            yAxis: { type: 'log', name: 'Gbit/s' },
+            series,
+          },
+          720,
+          360,
+        ),
+      ),
+    );
+  }
+  return out;
+}
+
+function meshTable(m: MeshSummary): string {
+  const [head, ...rows] = meshMatrix(m);
+  return `<table class="mesh"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>
+<tbody>${rows.map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('\n')}</tbody></table>
+<ul>${meshFitLines(m)
+    .map((l) => `<li>${esc(l)}</li>`)
+    .join('')}</ul>`;
 }
 
 /** Each comparison's p50/p95/p99 as a percentage of its baseline (baseline = 100), per probe and metric. */
@@ -506,6 +614,8 @@ export function renderHtml(s: Summary): string {
 <h2>Results</h2>
 ${resultsTable(s)}
 ${comparisons.length ? `<h2>Differences</h2>\n<p>Each path minus its baseline; an interval that contains 0 (or a difference within the probes' own cost) is no clear difference.</p>\n${differenceTable(comparisons)}` : ''}
+${s.mesh ? `<h2>Mesh pairs</h2>\n<p>Latency p50 / throughput p50, client region (row) to target region (column).</p>\n${meshTable(s.mesh)}` : ''}
+${s.mesh ? section('Mesh: latency and throughput', 'Latency against great-circle distance with the least-squares line; throughput against RTT with the fitted a/RTT + b curve and the window bound.', meshCharts(s.mesh)) : ''}
 ${section('Relative to the baseline', 'p50, p95 and p99 of each path as a percentage of its baseline path.', comparisons.length ? relativeCharts(comparisons) : [])}
 ${section('Latency distributions', 'Cumulative distribution per path, then each path’s histogram on log-spaced bins with its modes marked.', distributionCharts(distributions, resultOf))}
 ${section('Throughput per interval', 'Each trial’s throughput per interval; dots: intervals after a burst-credit cliff (credit-exhausted, red) or at the client’s baseline bandwidth (at-baseline, amber).', seriesCharts(series, s.paths))}

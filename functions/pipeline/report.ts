@@ -2,6 +2,7 @@
  * The run summary for people: the console table, Markdown and CSV (the HTML page is
  * report-html.ts). Every rendering reads only the summary JSON (summary.ts builds it).
  */
+
 import type {
   Comparison,
   DiffCell,
@@ -11,6 +12,7 @@ import type {
   Summary,
   SummaryPath,
 } from '../core/model.js';
+import { meshFitLines, meshMatrix } from './mesh.js';
 
 /** Notes about the run as a whole (e.g. that nothing was measured). */
 export function runNotes(s: Summary): string[] {
@@ -194,6 +196,11 @@ export function trendLine(s: Summary): string | undefined {
 export function renderTable(s: Summary): string {
   const text = textTable(HEAD, tableRows(s), (i) => i >= 3 && i <= 9);
   text.push(INTERVAL_NOTE);
+  if (s.mesh) {
+    const [head, ...rows] = meshMatrix(s.mesh);
+    text.push('', 'mesh pairs (latency p50 / throughput p50):', ...textTable(head, rows, (i) => i > 0));
+    text.push(...meshFitLines(s.mesh));
+  }
   const diffs = diffRows(s);
   if (diffs.length) text.push('', 'differences:', ...textTable(DIFF_HEAD, diffs, (i) => i >= 3), DIFF_NOTE);
   const regressions = regressionRows(s);
@@ -228,6 +235,21 @@ export function renderMarkdown(s: Summary): string {
     '',
     ...runNotes(s).map((n) => `**note:** ${n}\n`),
   ];
+  if (s.mesh) {
+    const [head, ...rows] = meshMatrix(s.mesh);
+    md.push(
+      '## Mesh pairs',
+      '',
+      'Latency p50 / throughput p50, client region (row) to target region (column).',
+      '',
+      `| ${head.join(' | ')} |`,
+      `|${head.map((_, i) => (i > 0 ? '---:' : '---')).join('|')}|`,
+      ...rows.map(mdRow),
+      '',
+      ...meshFitLines(s.mesh).map((l) => `- ${l}`),
+      '',
+    );
+  }
   const diffs = diffRows(s);
   if (diffs.length)
     md.push(
@@ -369,6 +391,14 @@ export function renderCsv(s: Summary): string {
       lines.push(cells.map(csvCell).join(','));
     }
   }
+  if (s.mesh) {
+    lines.push('', CSV_MESH_HEAD.join(','));
+    for (const p of s.mesh.pairs) {
+      const cells: unknown[] = [s.runId, p.path, p.from, p.to, p.distanceKm, p.round, p.latencyMs, p.latencyMetric];
+      cells.push(p.throughputBps, p.windowBoundBps);
+      lines.push(cells.map(csvCell).join(','));
+    }
+  }
   if (s.regressions?.length) {
     lines.push('', CSV_REGRESSION_HEAD.join(','));
     for (const g of s.regressions) {
@@ -389,6 +419,20 @@ export function renderCsv(s: Summary): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+/** The CSV's mesh block: one line per pair (after the results and differences, when the run is a mesh). */
+export const CSV_MESH_HEAD = [
+  'run_id',
+  'mesh_pair',
+  'from_region',
+  'to_region',
+  'distance_km',
+  'round',
+  'latency_p50_ms',
+  'latency_metric',
+  'throughput_p50_bps',
+  'window_bound_bps',
+];
 
 /** The CSV's regression block (after the differences, when the run has any). */
 export const CSV_REGRESSION_HEAD = [

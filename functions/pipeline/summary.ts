@@ -10,6 +10,7 @@ import type { Deps } from '../ports.js';
 import { loadQuery } from '../sql.js';
 import { addConfidence } from './comparisons.js';
 import { addDistributions } from './distributions.js';
+import { meshSummary } from './mesh.js';
 import { pathProvenance } from './provenance.js';
 import type { Row } from './query-rows.js';
 import { addRegressions, publishSummary } from './regressions.js';
@@ -123,6 +124,9 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (manifest.restore) summary.routesRestored = manifest.restore;
   }
   if (comparisons.length > 0) summary.comparisons = comparisons;
+  const meshFacts = new Map((manifest?.paths ?? []).flatMap((p) => (p.mesh ? [[p.id, p.mesh] as const] : [])));
+  const mesh = meshSummary(paths, meshFacts);
+  if (mesh) summary.mesh = mesh;
   // Histograms, CDFs, modes and throughput series: three more queries, once per run.
   await addDistributions(deps, runId, summary);
   if (!paths.some((p) => p.results.some((r) => r.n > 0))) {

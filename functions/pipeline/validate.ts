@@ -3,6 +3,7 @@
  * own keys (plan, one spec per path, manifest). Nothing is written before the plan is valid and
  * the lock is held.
  */
+import { applicableBudget, enforceBudget, estimateRun } from '../core/cost.js';
 import { ConfigError, PlanInvalidError, RouteSwapError, RunAbortedError, RunExistsError } from '../core/errors.js';
 import { quoted } from '../core/fields.js';
 import { checkRunId, keys } from '../core/keys.js';
@@ -33,6 +34,19 @@ export interface ValidateOutput {
   runId: string;
   planName: string;
   paths: PathItem[];
+}
+
+/**
+ * The caller's explicit cost override: `{ plan, allowOverBudget: true }` (an execution input
+ * field; `--allow-over-budget` on the command line).
+ */
+function allowOverBudget(input: unknown): boolean {
+  if (!input || typeof input !== 'object' || Array.isArray(input) || !('plan' in input || 'planName' in input))
+    return false;
+  const v = (input as Record<string, unknown>).allowOverBudget;
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw new PlanInvalidError([`allowOverBudget: expected true or false, got ${typeof v}`]);
+  return v;
 }
 
 /** Accepts `{ plan }`, `{ planName }` or a bare plan object. */
@@ -85,6 +99,9 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   if (limits.length > 0) throw new PlanInvalidError(limits);
   const refused = await routeProblems(deps, plan);
   if (refused.length) throw new PlanInvalidError(refused);
+  // The cost guard: over budget without the caller's override is refused here, before the lock.
+  const estimate = estimateRun(plan, deps.cost);
+  const cost = enforceBudget(estimate, applicableBudget(plan, deps.cost?.budgetUsd), allowOverBudget(input.input));
 
   // With the run id, the start time names this execution: a retry keeps its lock, a second
   // start that reuses the id is refused and cannot release the first one's lock.
@@ -111,15 +128,31 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       driver: deps.driver,
       status: 'running',
       startedAt,
-      paths: plan.paths.map((p) => ({ id: p.id, label: p.label, status: 'pending', steps: [], probes: [], notes: [] })),
+      paths: plan.paths.map((p) => ({
+        id: p.id,
+        label: p.label,
+        ...(p.mesh ? { mesh: p.mesh } : {}),
+        status: 'pending',
+        steps: [],
+        probes: [],
+        notes: [],
+      })),
       routeChanges: [],
+      cost,
     };
     if (plan.compare) manifest.compare = plan.compare;
     await saveManifest(deps.store, manifest);
     // Stopped while this task wrote: the cleanup may have found no manifest and no lock yet.
     // The manifest this task just wrote is then finished as stopped: nothing else would.
     await refuseIfStopped(deps, runId, startedAt);
-    deps.log.info('plan accepted', { runId, plan: plan.name, paths: plan.paths.length });
+    deps.log.info('plan accepted', {
+      runId,
+      plan: plan.name,
+      paths: plan.paths.length,
+      estimateUsd: cost.estimateUsd,
+      ...(cost.budgetUsd !== undefined ? { budgetUsd: cost.budgetUsd } : {}),
+      ...(cost.overridden ? { overBudget: 'allowed by the caller' } : {}),
+    });
     return output;
   } catch (e) {
     await deps.lock.release(runId, startedAt);

@@ -17,6 +17,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENV } from '../../functions/adapters/aws/deps.js';
 import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/plans.js';
+import { COST_ENV, costDefaultsFromEnv } from '../../functions/core/cost.js';
 import { type AllowedRoute, checkAllowedRoutes } from '../../functions/core/route-policy.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { capabilityGrants, grantNeeds } from '../grants.js';
@@ -39,6 +40,10 @@ export interface OrchestrationProps {
   probe: Probe;
   /** The route changes the operator allows (checked at synth); none when absent. */
   allowedRoutes?: readonly AllowedRoute[];
+  /** The cost guard's stack default: budget in USD for plans without budgetUsd (none: no limit). */
+  budgetUsd?: number;
+  /** The clients' instance type the cost estimate prices (default c6i.large). */
+  clientInstanceType?: string;
 }
 
 export class Orchestration extends Construct {
@@ -50,7 +55,11 @@ export class Orchestration extends Construct {
   /** Where cleanup events land that could not be delivered or kept failing. */
   readonly cleanupDlq: sqs.Queue;
 
-  constructor(scope: Construct, id: string, { lake, probe, allowedRoutes: given }: OrchestrationProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    { lake, probe, allowedRoutes: given, budgetUsd, clientInstanceType }: OrchestrationProps,
+  ) {
     super(scope, id);
     const stack = Stack.of(this);
     const allowedRoutes = checkAllowedRoutes(given ?? [], 'allowedRoutes');
@@ -85,7 +94,11 @@ export class Orchestration extends Construct {
       [ENV.planPrefix]: DEFAULT_PLAN_PREFIX,
       [ENV.stateMachineArn]: stateMachineArn,
       [ENV.allowedRoutes]: JSON.stringify(allowedRoutes),
+      ...(budgetUsd !== undefined ? { [COST_ENV.budgetUsd]: String(budgetUsd) } : {}),
+      ...(clientInstanceType ? { [COST_ENV.instanceType]: clientInstanceType } : {}),
     };
+    // Checked at synth, as the function will read them.
+    costDefaultsFromEnv(environment);
     const grants = capabilityGrants(this, {
       bucket: lake.bucket,
       lockTable: this.lockTable,

@@ -232,6 +232,7 @@ export async function scenarioDeps(
     lock: over.lock ?? new FileLock(dir, silentLogger),
     log: silentLogger,
     driver: 'local',
+    ...(over.cost ? { cost: over.cost } : {}),
     now: () => new Date(),
     sleep: async () => {},
   };

@@ -9,6 +9,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import { costDefaultsFromEnv } from '../../core/cost.js';
 import { ConfigError } from '../../core/errors.js';
 import { SAFE_ID } from '../../core/model.js';
 import { parseAllowedRoutes } from '../../core/route-policy.js';
@@ -140,6 +141,7 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
     driver: 'aws',
     allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
     ...(env[ENV.accountId] ? { accountId: env[ENV.accountId] } : {}),
+    cost: costDefaultsFromEnv(env),
     now: () => new Date(),
   };
 }
