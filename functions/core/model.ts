@@ -151,6 +151,18 @@ export const skippedProbeSchema = z.strictObject({
 });
 export type SkippedProbe = z.output<typeof skippedProbeSchema>;
 
+/** One end of an AZ pair: the region and the AZ id (AZ ids name the same AZ in every account; AZ names do not). */
+export interface AzEnd {
+  region: string;
+  azId: string;
+}
+
+/** A path between two AZs (plans from `pathbench plan az-matrix`): carried into the manifest and the summary. */
+export interface AzPair {
+  from: AzEnd;
+  to: AzEnd;
+}
+
 /** A path after defaults were merged in: everything the pipeline needs, nothing optional left. */
 export interface ResolvedPath {
   id: string;
@@ -163,6 +175,8 @@ export interface ResolvedPath {
   skipped: SkippedProbe[];
   reboot: boolean;
   creditWaitSeconds: number;
+  /** The AZ pair the path measures, when the plan says (AZ-pair plans). */
+  az?: AzPair;
 }
 
 /** One comparison of a plan's `compare`: `path` − `baseline`, per percentile (summary.comparisons). */
@@ -276,6 +290,8 @@ export interface PathManifest {
   probe_overhead_us?: Partial<Record<ProbeKind, ProbeOverhead>>;
   /** The client's type, AZ id and baseline / peak bandwidth, asked of the Fleet at BeginPath. */
   client?: ClientNetwork;
+  /** The AZ pair the plan says this path measures (AZ-pair plans). */
+  az?: AzPair;
 }
 
 /** The state machine's view of a sent probe command (SendProbe → PollProbe loop). */
@@ -436,6 +452,8 @@ export interface SummaryPath {
   results: ResultRow[];
   /** Where and how the path was measured: client type and bandwidth, agent, tool versions, clock per probe. */
   provenance?: PathProvenance;
+  /** The AZ pair the plan says this path measures (AZ-pair plans; the report's AZ-pair table). */
+  az?: AzPair;
   [extra: string]: unknown;
 }
 

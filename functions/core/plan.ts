@@ -230,6 +230,18 @@ const defaultsSchema = z.strictObject({
   client: clientSchema.optional(),
 });
 
+/** One end of an AZ pair: a region and an AZ id such as "apne1-az1" (AZ names differ per account, AZ ids do not). */
+const azEndSchema = z.strictObject({
+  region: cloudId,
+  azId: matching(
+    /^[a-z]{2,}[0-9]*-az[0-9]+$/,
+    'an AZ id such as "apne1-az1" (not an AZ name such as "ap-northeast-1a")',
+    32,
+  ),
+});
+/** The AZ pair a path measures (AZ-pair plans): carried into the manifest and the summary. */
+const azPairSchema = z.strictObject({ from: azEndSchema, to: azEndSchema });
+
 const pathSchema = z.strictObject({
   id: safeId,
   label: labelSchema.optional(),
@@ -240,6 +252,7 @@ const pathSchema = z.strictObject({
   skipProbes: z.array(skipSchema).optional(),
   reboot: reboot.optional(),
   creditWaitSeconds: creditWaitSeconds.optional(),
+  az: azPairSchema.optional(),
 });
 
 /** One comparison: `path` − `baseline` (both path ids of the plan; a path may be its own baseline). */
@@ -507,7 +520,7 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
       else probes.push(probe);
     }
     const client: ClientRef = { ...(p.client ?? d.client)! };
-    return {
+    const resolved: ResolvedPath = {
       id: p.id,
       label: p.label ?? p.id,
       client,
@@ -518,6 +531,8 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
       reboot: p.reboot ?? d.reboot ?? false,
       creditWaitSeconds: p.creditWaitSeconds ?? d.creditWaitSeconds ?? 0,
     };
+    if (p.az) resolved.az = { from: { ...p.az.from }, to: { ...p.az.to } };
+    return resolved;
   });
 }
 

@@ -107,7 +107,15 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       driver: deps.driver,
       status: 'running',
       startedAt,
-      paths: plan.paths.map((p) => ({ id: p.id, label: p.label, status: 'pending', steps: [], probes: [], notes: [] })),
+      paths: plan.paths.map((p) => ({
+        id: p.id,
+        label: p.label,
+        status: 'pending',
+        steps: [],
+        probes: [],
+        notes: [],
+        ...(p.az ? { az: p.az } : {}),
+      })),
       routeChanges: [],
     };
     if (plan.compare) manifest.compare = plan.compare;
