@@ -213,7 +213,7 @@ export async function writeAzMatrixPlan(
   const cross = plan.paths.filter((p) => p.az.from.azId !== p.az.to.azId).length;
   const secs = plan.paths.length * (opts.durationSeconds ?? 60);
   const note = [
-    `${plan.paths.length} paths: ${cross} ordered cross-AZ pairs and ${plan.paths.length - cross} same-AZ references, probe ${kind} (${opts.mode ?? 'tcp'}, ${opts.durationSeconds ?? 60} s each; about ${Math.ceil(secs / 60)} min of probing).`,
+    `${plan.paths.length} paths: ${cross} ${opts.unordered ? '' : 'ordered '}cross-AZ pairs and ${plan.paths.length - cross} same-AZ references, probe ${kind} (${opts.mode ?? 'tcp'}, ${opts.durationSeconds ?? 60} s each; about ${Math.ceil(secs / 60)} min of probing).`,
     ...(known
       ? []
       : [`warning: this pathbench does not know probe kind "${kind}" yet; the plan was written but not validated.`]),
@@ -346,6 +346,7 @@ export function registerTestbed(program: Command): void {
     .option('--mode <mode>', 'tcp or udp', 'tcp')
     .option('--duration <seconds>', 'seconds per path (seed 004: 60)', '60')
     .option('--cross-region', 'also pair AZs of different regions (needs a network between them)')
+    .option('--unordered', 'each pair in one direction only (halves the paths; symmetric networks)')
     .action(
       async (o: {
         outputs?: string;
@@ -356,6 +357,7 @@ export function registerTestbed(program: Command): void {
         mode: string;
         duration: string;
         crossRegion?: boolean;
+        unordered?: boolean;
       }) => {
         try {
           if (!!o.outputs === !!o.hosts)
@@ -373,6 +375,7 @@ export function registerTestbed(program: Command): void {
             mode: o.mode,
             durationSeconds: duration,
             crossRegion: o.crossRegion,
+            unordered: o.unordered,
           };
           const source = o.outputs
             ? { outputs: await readOutputsFile(o.outputs) }

@@ -369,6 +369,9 @@ export interface ResultRow {
   trials?: { count: number; p50_spread_pct: number; p99_spread_pct: number };
   /** Latency metrics: the distribution's modes (location in the unit, share 0–1), functions/core/shape.ts. */
   modes?: { at: number; share: number }[];
+  /** Multimodal latency metrics: the mean (in the unit), and true when it lies in a valley between two modes. */
+  mean?: number;
+  meanInValley?: boolean;
 }
 
 /** One percentile of a comparison: path − baseline, in % of the baseline, its 95 % interval and verdict. */

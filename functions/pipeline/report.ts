@@ -11,6 +11,7 @@ import type {
   Summary,
   SummaryPath,
 } from '../core/model.js';
+import { AZ_HEAD, AZ_NOTE, azCsvRows, azNumeric, azTableRows, CSV_AZ_HEAD } from './report-az.js';
 
 /** Notes about the run as a whole (e.g. that nothing was measured). */
 export function runNotes(s: Summary): string[] {
@@ -192,6 +193,8 @@ export function trendLine(s: Summary): string | undefined {
 export function renderTable(s: Summary): string {
   const text = textTable(HEAD, tableRows(s), (i) => i >= 3 && i <= 8);
   text.push(INTERVAL_NOTE);
+  const az = azTableRows(s);
+  if (az.length) text.push('', 'AZ pairs:', ...textTable(AZ_HEAD, az, azNumeric), AZ_NOTE);
   const diffs = diffRows(s);
   if (diffs.length) text.push('', 'differences:', ...textTable(DIFF_HEAD, diffs, (i) => i >= 3), DIFF_NOTE);
   const regressions = regressionRows(s);
@@ -226,6 +229,18 @@ export function renderMarkdown(s: Summary): string {
     '',
     ...runNotes(s).map((n) => `**note:** ${n}\n`),
   ];
+  const az = azTableRows(s);
+  if (az.length)
+    md.push(
+      '## AZ pairs',
+      '',
+      `| ${AZ_HEAD.join(' | ')} |`,
+      `|${AZ_HEAD.map((_, i) => (azNumeric(i) ? '---:' : '---')).join('|')}|`,
+      ...az.map(mdRow),
+      '',
+      `_${AZ_NOTE}_`,
+      '',
+    );
   const diffs = diffRows(s);
   if (diffs.length)
     md.push(
@@ -364,6 +379,11 @@ export function renderCsv(s: Summary): string {
       for (const d of [c.p50, c.p95, c.p99]) cells.push(d.diff, d.pct, d.ci95[0], d.ci95[1], d.verdict);
       lines.push(cells.map(csvCell).join(','));
     }
+  }
+  const az = azCsvRows(s);
+  if (az.length) {
+    lines.push('', CSV_AZ_HEAD.join(','));
+    for (const cells of az) lines.push(cells.map(csvCell).join(','));
   }
   if (s.regressions?.length) {
     lines.push('', CSV_REGRESSION_HEAD.join(','));

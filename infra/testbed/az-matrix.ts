@@ -105,6 +105,11 @@ export interface AzMatrixOptions {
   mode?: 'tcp' | 'udp';
   /** Also pair AZs of different regions (needs a network between the regions). Default: within a region only. */
   crossRegion?: boolean;
+  /**
+   * Each pair once (A→B, not B→A; the reference from its AZ's host only): half the paths, for
+   * symmetric networks such as the lab twin, or to stay within one execution's path limit.
+   */
+  unordered?: boolean;
 }
 
 export interface AzMatrixPlanJson {
@@ -136,6 +141,9 @@ function endpoints(hosts: readonly AzHost[]): Endpoint[] {
     return { host, key: n === 0 ? host.azId : `${host.azId}-ref${n === 1 ? '' : n}`, reference: n > 0 };
   });
 }
+
+/** "tokyo-a (apne1-az1)" when the host has a name of its own, else its AZ key. */
+const who = (e: Endpoint) => (e.host.name && e.host.name !== e.key ? `${e.host.name} (${e.key})` : e.key);
 
 /** The probe input for the chosen kind: round trips of fixed-size messages, every exchange logged. */
 export function azMatrixProbe(
@@ -169,7 +177,7 @@ export function azMatrixPlan(hosts: readonly AzHost[], opts: AzMatrixOptions = {
   const primaries = eps.filter((e) => !e.reference);
   const path = (from: Endpoint, to: Endpoint, kind: string) => ({
     id: `${from.key}_to_${to.key}`,
-    label: `${from.host.name ?? from.key} (${from.host.azId}) → ${to.host.name ?? to.key} (${to.host.azId}), ${kind}`,
+    label: `${who(from)} → ${who(to)}, ${kind}`,
     client: { instanceId: from.host.instanceId, region: from.host.region },
     target: { host: to.host.ip, port: TARGET_PORTS.sockperf },
     az: {
@@ -180,14 +188,15 @@ export function azMatrixPlan(hosts: readonly AzHost[], opts: AzMatrixOptions = {
   const paths: AzMatrixPlanJson['paths'] = [];
   for (const a of primaries)
     for (const b of primaries) {
-      if (a === b) continue;
+      if (a === b || (opts.unordered && primaries.indexOf(b) < primaries.indexOf(a))) continue;
       const crossRegion = a.host.region !== b.host.region;
       if (crossRegion && !opts.crossRegion) continue;
       paths.push(path(a, b, crossRegion ? 'cross region' : 'cross AZ'));
     }
   for (const r of eps.filter((e) => e.reference)) {
     const p = primaries.find((x) => x.host.azId === r.host.azId)!;
-    paths.push(path(p, r, 'same AZ'), path(r, p, 'same AZ'));
+    paths.push(path(p, r, 'same AZ'));
+    if (!opts.unordered) paths.push(path(r, p, 'same AZ'));
   }
   if (paths.length === 0)
     throw new AzMatrixError([
