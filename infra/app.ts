@@ -8,6 +8,7 @@ import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../functions/core/route-policy.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
+import { addSeed004Testbed } from './testbed/seed004.js';
 
 const app = new App();
 const ctx = (key: string): string | undefined => {
@@ -36,7 +37,10 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   clientInstanceType: ctx('clientInstanceType'),
 });
 
-if (ctx('testbed') === 'true') {
+if (ctx('testbed') === 'seed-004') {
+  // Seed 004's AZ-pair testbed: 3 AZs × 2 regions + a same-AZ reference host each (infra/testbed/seed004.ts).
+  addSeed004Testbed(app);
+} else if (ctx('testbed') === 'true') {
   // Settings come from context (testbed*); the pipeline bucket's name is a deploy-time value in
   // another stack, so the testbed takes it from context `testbedPipelineBucket`.
   addTestbed(app);

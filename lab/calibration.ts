@@ -72,7 +72,7 @@ async function measureAll(b: LabBuilder, meter: ConnectMeter): Promise<Record<st
     try {
       for (const p of viaTgw) await measureOne(p);
     } finally {
-      await setNextHop(b, b.profile.defaultNextHop);
+      await setNextHop(b, b.profile.defaultNextHop!);
     }
   }
   return out;

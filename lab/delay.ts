@@ -49,14 +49,16 @@ export async function setUpDelayMechanism(b: LabBuilder, want: 'auto' | DelayMec
 
 /**
  * The helper's argument for one path's queue: `QUEUE:ONE_WAY_US`, half the added round trip per
- * direction; for a mixed path (all of it on the way to the target) `QUEUE:D1,D2@SHARE`, where
- * D2 adds the difference between the mix's round trip and the path's.
+ * direction; for a mixed path (all of it on the way to the target) `QUEUE:D1,D2@SHARE[,D3@SHARE3]`,
+ * where D2 (D3) adds the difference between that route's round trip and the path's.
  */
 export function queueArg(p: LabPathDef, addedRttUs: number): string {
   const added = Math.max(0, addedRttUs);
-  if (!p.mix) return `${p.queue}:${(added / 2).toFixed(1)}`;
-  const second = Math.max(0, added + (p.mix.rttMs - p.rttMs) * 1000);
-  return `${p.queue}:${added.toFixed(1)},${second.toFixed(1)}@${p.mix.share}`;
+  const more = p.mix ? [p.mix] : (p.routes ?? []);
+  if (more.length === 0) return `${p.queue}:${(added / 2).toFixed(1)}`;
+  // QUEUE:D1,D2@SHARE2[,D3@SHARE3]: each further route adds the difference of its round trip.
+  const rest = more.map((r) => `${Math.max(0, added + (r.rttMs - p.rttMs) * 1000).toFixed(1)}@${r.share}`);
+  return `${p.queue}:${added.toFixed(1)},${rest.join(',')}`;
 }
 
 /** Apply the current addedRttUs with the chosen mechanism (restarting helpers for NFQUEUE). */
@@ -66,7 +68,8 @@ export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Pr
     for (const p of b.profile.paths) {
       const us = Math.max(0, Math.round(added[p.id] ?? 0));
       // netem holds one delay per interface: a mixed path gets its first delay only.
-      if (p.mix) b.log(`path ${p.id}: netem cannot mix two delays; only ${us} µs applied (use the NFQUEUE helper)`);
+      if (p.mix || p.routes?.length)
+        b.log(`path ${p.id}: netem cannot mix delays; only ${us} µs applied (use the NFQUEUE helper)`);
       await run([
         'tc',
         '-n',

@@ -94,16 +94,21 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
     profile: profile.name,
     createdAt: new Date().toISOString(),
     phase: 'building',
-    namespaces: allNamespaces(prefix),
+    namespaces: allNamespaces(prefix, profile),
     processes: [],
     delay: { mechanism: 'nfqueue', addedRttUs: {}, clock: meter.clock, ...(meter.note ? { note: meter.note } : {}) },
-    routers: {
-      [nsName(prefix, 'router')]: Object.fromEntries(profile.nextHops.map((h) => [h.name, h.tokyoVia])),
-      [nsName(prefix, 'osaka')]: Object.fromEntries(profile.nextHops.map((h) => [h.name, h.osakaVia])),
-    },
+    routers: profile.nextHops.length
+      ? {
+          [nsName(prefix, 'router')]: Object.fromEntries(profile.nextHops.map((h) => [h.name, h.tokyoVia])),
+          [nsName(prefix, 'osaka')]: Object.fromEntries(profile.nextHops.map((h) => [h.name, h.osakaVia])),
+        }
+      : {},
     credits: profile.credits,
     client: { state: 'running', since: new Date().toISOString(), starts: 1 },
-    clientNs: nsName(prefix, 'client'),
+    clientNs: nsName(prefix, profile.clientRole),
+    ...(profile.extraClientRoles?.length
+      ? { extraClients: profile.extraClientRoles.map((r) => nsName(prefix, r)) }
+      : {}),
     targets: profile.paths.map((p) => ({
       id: p.id,
       label: p.label,
@@ -114,7 +119,7 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
     })),
     ports: profile.ports,
     server: 'fallback',
-    roles: Object.fromEntries(allNamespaces(prefix).map((n) => [n.slice(prefix.length), n])),
+    roles: Object.fromEntries(allNamespaces(prefix, profile).map((n) => [n.slice(prefix.length), n])),
   };
   // Recorded before anything exists, so a crash at any point below can be cleaned up.
   writeState(dir, state);
@@ -131,7 +136,7 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
     log(`delays via ${state.delay.mechanism}`);
     await applyDelays(b, nfqBin);
 
-    await run(buildCreditCommand(prefix, profile.credits, 'replace'));
+    await run(buildCreditCommand(prefix, profile.credits, 'replace', profile.clientRole));
     log('starting target servers');
     await startServers(b);
     await startProxies(b);

@@ -31,7 +31,8 @@ export async function labStatus(opts: LabOptions = {}): Promise<LabStatus> {
   const { prefix, dir } = labLocation(opts);
   const state = readState(dir);
   const existing = new Set(await listNamespaces());
-  const names = [...new Set([...(state?.namespaces ?? []), ...allNamespaces(prefix)])];
+  // With a state file, its profile's namespaces; without one, every profile's.
+  const names = state ? [...new Set(state.namespaces)] : allNamespaces(prefix);
   const namespaces = names.map((name) => ({ name, exists: existing.has(name) }));
   const problems: string[] = [];
   if (!state) {

@@ -216,6 +216,8 @@ export interface LabState {
   credits: LabCredits;
   client: ClientTrack;
   clientNs: string;
+  /** Further namespaces the pipeline may use as clients (seed-004: every host); not rebootable. */
+  extraClients?: string[];
   targets: LabTargetInfo[];
   ports: LabPorts;
   server: 'agent' | 'fallback';

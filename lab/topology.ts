@@ -17,12 +17,13 @@
  */
 import { TARGET_PORTS, type TargetPorts } from '../functions/core/target-ports.js';
 
-export const LAB_PROFILES = ['seed-000', 'seed-002'] as const;
+export const LAB_PROFILES = ['seed-000', 'seed-002', 'seed-004'] as const;
 export type LabProfileName = (typeof LAB_PROFILES)[number];
 
-/** Roles of the namespaces; the namespace name is `<prefix><role>`. */
+/** Roles of the seed-000 profile's namespaces; the namespace name is `<prefix><role>`. */
 export const LAB_ROLES = ['client', 'router', 'a', 'b', 'e', 'peering', 'tgw', 'osaka'] as const;
-export type LabRole = (typeof LAB_ROLES)[number];
+/** A namespace role: seed-000's (LAB_ROLES) or, in the seed-004 profile, an AZ id ("apne1-az2", "apne1-az1-ref"). */
+export type LabRole = string;
 
 export const DEFAULT_PREFIX = 'pb-';
 /** Namespace prefixes must start with "pb-" (project rule) and leave room for the role. */
@@ -52,6 +53,7 @@ export interface LabNextHop {
 }
 
 export interface LabPathDef {
+  /** Seed-000: A–F; seed-004: the AZ pair the delay belongs to. */
   id: string;
   label: string;
   /** Namespace that runs the target servers. */
@@ -75,6 +77,11 @@ export interface LabPathDef {
    * direction), so each round trip takes exactly one of the two delays. NFQUEUE helper only.
    */
   mix?: { rttMs: number; share: number };
+  /**
+   * Further routes, like `mix` but up to two (three delays in all): a `share` of the packets take
+   * a round trip of `rttMs` each, the rest the path's. Exclusive with `mix`. NFQUEUE helper only.
+   */
+  routes?: { rttMs: number; share: number }[];
   /**
    * The target address lives on the target namespace's loopback (not on a link), reached by a
    * host route on the router via that namespace's link address.
@@ -109,21 +116,29 @@ export interface LabProxy {
 
 export interface LabProfile {
   name: LabProfileName;
+  /** The namespaces' roles (`<prefix><role>`). */
+  roles: readonly LabRole[];
+  /** The role whose namespace is the lab client (the rebootable instance with the burst-credit bucket). */
+  clientRole: LabRole;
+  /** Roles that run target servers, when not only the paths' targets (seed-004: every host). */
+  serverRoles?: readonly LabRole[];
+  /** Further roles the pipeline may use as clients (instanceId = namespace); seed-004: every host. */
+  extraClientRoles?: readonly LabRole[];
   /** Real proxies on the paths (seed 002); none in seed 000. */
   proxies?: LabProxy[];
   /** The client namespace's `net.ipv4.ip_local_port_range` (small: TIME_WAIT pressure arises quickly). */
   clientPortRange?: [number, number];
   /** A token bucket on the router's link towards the client at this rate: the client NIC's receive side. */
   clientIngressRate?: string;
-  /** Whether `lab up` calibrates the delays by TCP-connect RTT (default true). */
+  /** Whether `lab up` calibrates the delays by TCP-connect RTT (default true; false: delays as set — e.g. mixed delays have no single p50 to tune). */
   calibrate?: boolean;
   /** The only delay mechanism the profile works with (several paths share one interface: not netem). */
   delay?: 'nfqueue';
   paths: LabPathDef[];
   links: LabLink[];
   nextHops: LabNextHop[];
-  /** Which next hop is active after `up`. */
-  defaultNextHop: 'peering' | 'tgw';
+  /** Which next hop is active after `up` (profiles with next hops). */
+  defaultNextHop?: 'peering' | 'tgw';
   credits: LabCredits;
   ports: LabPorts;
 }
@@ -140,6 +155,8 @@ const both = (cidr: string): string[][] => [
 export function seed000Profile(): LabProfile {
   return {
     name: 'seed-000',
+    roles: LAB_ROLES,
+    clientRole: 'client',
     paths: [
       {
         id: 'A',
@@ -438,16 +455,123 @@ export function seed002Profile(): LabProfile {
 export function labProfile(name: string = 'seed-000'): LabProfile {
   if (name === 'seed-000') return seed000Profile();
   if (name === 'seed-002') return seed002Profile();
+  if (name === 'seed-004') return seed004Profile();
   throw new Error(`unknown lab profile "${name}" (known: ${LAB_PROFILES.join(', ')})`);
 }
+
+/** One host of the seed-004 twin: a namespace named by its AZ id, on its own link to the router. */
+export interface LabAzHost {
+  role: LabRole;
+  region: string;
+  azId: string;
+  /** The host's address (10.4.<index>.10) and the router's end of its link (10.4.<index>.1). */
+  ip: string;
+  routerIp: string;
+  reference: boolean;
+}
+
+/** Seed 004's eight hosts: Tokyo az1/az2/az4 and Osaka az1/az2/az3, plus a second host in each az1. */
+export const SEED004_HOSTS: readonly LabAzHost[] = [
+  ['ap-northeast-1', 'apne1-az1', false],
+  ['ap-northeast-1', 'apne1-az2', false],
+  ['ap-northeast-1', 'apne1-az4', false],
+  ['ap-northeast-1', 'apne1-az1', true],
+  ['ap-northeast-3', 'apne3-az1', false],
+  ['ap-northeast-3', 'apne3-az2', false],
+  ['ap-northeast-3', 'apne3-az3', false],
+  ['ap-northeast-3', 'apne3-az1', true],
+].map(([region, azId, reference], i) => ({
+  role: `${azId}${reference ? '-ref' : ''}`,
+  region: region as string,
+  azId: azId as string,
+  ip: `10.4.${i + 1}.10`,
+  routerIp: `10.4.${i + 1}.1`,
+  reference: reference as boolean,
+}));
+
+/**
+ * Seed 004's inter-AZ round trips as routes: [round trip ms, share] per route, the first taking
+ * the rest. Where the seed named modes, the lab keeps their number and order but spreads them
+ * to ≥ 1.45× apart: the report's mode detector (functions/core/shape.ts, 40 bins per decade)
+ * does not resolve modes closer than ≈ 1.35×, and the seed's own are closer (Tokyo az1↔az2
+ * 540 / 605 µs one-way, Osaka az2↔az3 300 / 370 / 450 µs). Osaka az1↔az2 keeps the seed's
+ * shape: two modes with the mean (seed: 147.7 µs one-way) in the valley between them. The
+ * single-route pairs are not in the seed's text; their figures keep the cross-AZ/same-AZ ratio
+ * in its 5–30× range. Same-AZ pairs get no added delay: the bare topology is their figure.
+ */
+export const SEED004_ROUTES: Record<string, [number, number][]> = {
+  'apne1-az1|apne1-az2': [
+    [1.0, 0.6],
+    [1.45, 0.4],
+  ],
+  'apne1-az1|apne1-az4': [[0.76, 1]],
+  'apne1-az2|apne1-az4': [[0.9, 1]],
+  'apne3-az1|apne3-az2': [
+    [0.22, 0.55],
+    [0.38, 0.45],
+  ],
+  'apne3-az1|apne3-az3': [[0.5, 1]],
+  'apne3-az2|apne3-az3': [
+    [0.5, 0.5],
+    [0.75, 0.3],
+    [1.1, 0.2],
+  ],
+};
+
+/**
+ * The seed-004 twin: a star of eight host namespaces around one router. Each AZ pair with a
+ * delay is one lab path and NFQUEUE queue on the router; the whole added round trip sits on the
+ * packets from the pair's first host to its second (one iptables rule), so a round trip measured
+ * in either direction crosses it exactly once and takes exactly one route's delay.
+ */
+export function seed004Profile(): LabProfile {
+  const hosts = SEED004_HOSTS;
+  const first = (azId: string) => hosts.find((h) => h.azId === azId && !h.reference)!;
+  const paths: LabPathDef[] = Object.entries(SEED004_ROUTES).map(([pair, routes], i) => {
+    const [a, b] = pair.split('|').map(first);
+    const [main, ...more] = routes;
+    return {
+      id: `${a.azId}_${b.azId}`,
+      label: `${a.azId} ↔ ${b.azId}: ${routes.map(([ms, share]) => `${Math.round(share * 100)} % at ${ms} ms`).join(', ')}`,
+      targetRole: b.role,
+      targetIp: b.ip,
+      rttMs: main[0],
+      ...(more.length ? { routes: more.map(([rttMs, share]) => ({ rttMs, share })) } : {}),
+      delayRole: 'router',
+      queue: 11 + i,
+      match: [['-s', `${a.ip}/32`, '-d', `${b.ip}/32`]],
+    };
+  });
+  return {
+    name: 'seed-004',
+    roles: ['router', ...hosts.map((h) => h.role)],
+    clientRole: hosts[0].role,
+    serverRoles: hosts.map((h) => h.role),
+    extraClientRoles: hosts.slice(1).map((h) => h.role),
+    calibrate: false,
+    paths,
+    links: hosts.map((h, i) => ({
+      a: { role: 'router', ifname: `h${i + 1}`, addr: `${h.routerIp}/24` },
+      b: { role: h.role, ifname: 'eth0', addr: `${h.ip}/24` },
+      mtu: IN_REGION_MTU,
+    })),
+    nextHops: [],
+    credits: { rate: '200mbit', burstBytes: 500_000_000, peakrate: '1gbit', mtu: 65536 },
+    ports: LAB_PORTS,
+  };
+}
+
+/** Every role any profile uses (for `down` and `status`, which may not know the profile). */
+export const ALL_ROLES: readonly LabRole[] = [...new Set(LAB_PROFILES.flatMap((n) => labProfile(n).roles))];
 
 /** Namespace name of a role under a prefix. */
 export function nsName(prefix: string, role: LabRole): string {
   return `${prefix}${role}`;
 }
 
-export function allNamespaces(prefix: string): string[] {
-  return LAB_ROLES.map((r) => nsName(prefix, r));
+/** The namespaces of a profile, or (without one) of every profile: what `down` may have to remove. */
+export function allNamespaces(prefix: string, profile?: LabProfile): string[] {
+  return (profile?.roles ?? ALL_ROLES).map((r) => nsName(prefix, r));
 }
 
 /** Address without its prefix length. */
@@ -457,7 +581,7 @@ export function hostOf(cidrAddr: string): string {
 
 /** Roles that run target servers (one set per distinct target namespace). */
 export function targetRoles(profile: LabProfile): LabRole[] {
-  return [...new Set(profile.paths.map((p) => p.targetRole))];
+  return [...new Set([...(profile.serverRoles ?? []), ...profile.paths.map((p) => p.targetRole)])];
 }
 
 /** Helper delay (µs, one direction) per queue, from target RTTs minus the measured base RTT. */
@@ -475,11 +599,11 @@ export function queuesByRole(profile: LabProfile): Map<LabRole, number[]> {
 
 export type Argv = string[];
 
-/** Namespace creation and wiring: links, addresses, forwarding, routes, MTUs. */
-export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv[] {
+/** Namespaces, their links and addresses (every profile). */
+function linkCommands(prefix: string, profile: LabProfile): Argv[] {
   const ns = (r: LabRole) => nsName(prefix, r);
   const cmds: Argv[] = [];
-  for (const r of LAB_ROLES) {
+  for (const r of profile.roles) {
     cmds.push(['ip', 'netns', 'add', ns(r)]);
     cmds.push(['ip', '-n', ns(r), 'link', 'set', 'lo', 'up']);
   }
@@ -506,6 +630,14 @@ export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv
       cmds.push(['ip', '-n', ns(end.role), 'link', 'set', end.ifname, 'mtu', String(l.mtu), 'up']);
     }
   }
+  return cmds;
+}
+
+/** Namespace creation and wiring: links, addresses, forwarding, routes, MTUs. */
+export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv[] {
+  if (profile.name === 'seed-004') return buildStarCommands(prefix, profile);
+  const ns = (r: LabRole) => nsName(prefix, r);
+  const cmds = linkCommands(prefix, profile);
   // Routers forward; reverse-path filtering off so a half-swapped (asymmetric) state still works.
   for (const r of ['router', 'peering', 'tgw', 'osaka'] as LabRole[]) {
     cmds.push(['ip', 'netns', 'exec', ns(r), 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
@@ -574,6 +706,16 @@ export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv
   return cmds;
 }
 
+/** The seed-004 star: hosts on links to one forwarding router, each with a default route to it. */
+function buildStarCommands(prefix: string, profile: LabProfile): Argv[] {
+  const ns = (r: LabRole) => nsName(prefix, r);
+  const cmds = linkCommands(prefix, profile);
+  cmds.push(['ip', 'netns', 'exec', ns('router'), 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+  for (const l of profile.links)
+    cmds.push(['ip', '-n', ns(l.b.role), 'route', 'add', 'default', 'via', hostOf(l.a.addr)]);
+  return cmds;
+}
+
 /** iptables rules sending each path's packets to its delay queue (both directions). */
 export function buildDelayRuleCommands(prefix: string, profile: LabProfile): Argv[] {
   const cmds: Argv[] = [];
@@ -634,11 +776,16 @@ export function tcRateBps(rate: string): number {
 }
 
 /** The token bucket that emulates network burst credits on the client's egress. */
-export function buildCreditCommand(prefix: string, credits: LabCredits, op: 'add' | 'replace' = 'replace'): Argv {
+export function buildCreditCommand(
+  prefix: string,
+  credits: LabCredits,
+  op: 'add' | 'replace' = 'replace',
+  clientRole: LabRole = 'client',
+): Argv {
   return [
     'tc',
     '-n',
-    nsName(prefix, 'client'),
+    nsName(prefix, clientRole),
     'qdisc',
     op,
     'dev',

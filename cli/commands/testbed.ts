@@ -7,13 +7,24 @@
  * (`/pathbench/testbed/outputs/<stack>`), because the project ships the SSM client and not the
  * CloudFormation one; a saved `cdk deploy --outputs-file` works without any AWS access.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
 import { formatProblems, parsePlan } from '../../functions/core/plan.js';
 import { printable } from '../../functions/core/printable.js';
+import {
+  AZ_HOSTS_OUTPUT,
+  AZ_MATRIX_PROBES,
+  AzMatrixError,
+  type AzMatrixOptions,
+  type AzMatrixProbe,
+  azMatrixPlan,
+  DEFAULT_AZ_MATRIX_PROBE,
+  hostsFromOutputs,
+  parseHostList,
+} from '../../infra/testbed/az-matrix.js';
 import {
   DEFAULT_TESTBED_INVENTORY,
   fixedMonthlyCost,
@@ -148,6 +159,68 @@ export async function writeTestbedPlan(
   return { plan, note };
 }
 
+/** A host list file's JSON. @throws TestbedCliError when it cannot be read or parsed. */
+async function readHostsFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e: unknown) {
+    throw new TestbedCliError(`cannot read host list ${file} (${errorMessage(e).replace(/, \w+ '.*'$/, '')})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e: unknown) {
+    throw new TestbedCliError(`host list ${file} is not valid JSON (${errorMessage(e)})`);
+  }
+}
+
+/** Probe kinds the plan schema knows today (a pingpong plan is written, but cannot be validated here until it does). */
+const knownKind = (kind: string) =>
+  parsePlan({
+    name: 'k',
+    defaults: { client: { instanceId: 'i', region: 'r' }, probes: [{ kind }] },
+    paths: [{ id: 'x', target: { host: '192.0.2.1', port: 1 } }],
+  }).ok;
+
+/**
+ * Build, validate and write an AZ-pair plan from hosts (a testbed's outputs or a host list);
+ * returns a one-paragraph note (paths, pairs, probe). A probe kind the plan schema does not know
+ * yet is written with a warning in the note instead of failing.
+ * @throws TestbedCliError for bad hosts or a plan that fails validation.
+ */
+export async function writeAzMatrixPlan(
+  source: { outputs: Outputs } | { hosts: unknown },
+  outFile: string,
+  opts: AzMatrixOptions = {},
+): Promise<{ plan: ReturnType<typeof azMatrixPlan>; note: string }> {
+  let plan: ReturnType<typeof azMatrixPlan>;
+  try {
+    const hosts = 'outputs' in source ? hostsFromOutputs(source.outputs) : parseHostList(source.hosts);
+    plan = azMatrixPlan(hosts, opts);
+  } catch (e: unknown) {
+    if (e instanceof AzMatrixError) throw new TestbedCliError(e.message, { cause: e });
+    throw e;
+  }
+  const kind = opts.probe ?? DEFAULT_AZ_MATRIX_PROBE;
+  const known = knownKind(kind);
+  if (known) {
+    const parsed = parsePlan(plan);
+    if (!parsed.ok) throw new TestbedCliError(`generated plan is invalid\n${formatProblems(parsed.problems)}`);
+  }
+  const target = path.resolve(outFile);
+  await mkdir(path.dirname(target), { recursive: true });
+  await writeFile(target, `${JSON.stringify(plan, null, 2)}\n`);
+  const cross = plan.paths.filter((p) => p.az.from.azId !== p.az.to.azId).length;
+  const secs = plan.paths.length * (opts.durationSeconds ?? 60);
+  const note = [
+    `${plan.paths.length} paths: ${cross} ${opts.unordered ? '' : 'ordered '}cross-AZ pairs and ${plan.paths.length - cross} same-AZ references, probe ${kind} (${opts.mode ?? 'tcp'}, ${opts.durationSeconds ?? 60} s each; about ${Math.ceil(secs / 60)} min of probing).`,
+    ...(known
+      ? []
+      : [`warning: this pathbench does not know probe kind "${kind}" yet; the plan was written but not validated.`]),
+  ].join('\n');
+  return { plan, note };
+}
+
 /** Placeholder outputs (documentation addresses) to size a run before anything is deployed. */
 function placeholderOutputs(): Outputs {
   const k = TESTBED_OUTPUTS;
@@ -253,12 +326,67 @@ export function registerTestbed(program: Command): void {
         const outputs = o.outputs
           ? await readOutputsFile(o.outputs)
           : await readDeployedOutputs({ clientRegion: o.clientRegion, peerRegion: o.peerRegion, prefix: o.prefix });
-        const { note } = await writeTestbedPlan(outputs, o.out);
+        // The seed-004 testbed lists hosts by AZ: its plan is the AZ-pair plan.
+        const azHosts = Object.values(outputs).some((m) => typeof m?.[AZ_HOSTS_OUTPUT] === 'string');
+        const { note } = azHosts ? await writeAzMatrixPlan({ outputs }, o.out) : await writeTestbedPlan(outputs, o.out);
         process.stdout.write(`plan written to ${o.out}\n\n${note}\n`);
       } catch (e: unknown) {
         fail(e);
       }
     });
+
+  plan
+    .command('az-matrix')
+    .description('write an AZ-pair plan: every ordered pair of AZs and the same-AZ references, AZ ids in path ids')
+    .option('--outputs <file>', 'the seed-004 testbed outputs saved by `cdk deploy --outputs-file`')
+    .option('--hosts <file>', 'a host list: JSON [{ "region", "azId", "instanceId", "ip", "name"? }, …]')
+    .option('--out <file>', 'plan file to write', 'plans/az-matrix.json')
+    .option('--name <name>', 'plan name', 'az-matrix')
+    .option('--probe <kind>', `probe: ${AZ_MATRIX_PROBES.join(' or ')}`, DEFAULT_AZ_MATRIX_PROBE)
+    .option('--mode <mode>', 'tcp or udp', 'tcp')
+    .option('--duration <seconds>', 'seconds per path (seed 004: 60)', '60')
+    .option('--cross-region', 'also pair AZs of different regions (needs a network between them)')
+    .option('--unordered', 'each pair in one direction only (halves the paths; symmetric networks)')
+    .action(
+      async (o: {
+        outputs?: string;
+        hosts?: string;
+        out: string;
+        name: string;
+        probe: string;
+        mode: string;
+        duration: string;
+        crossRegion?: boolean;
+        unordered?: boolean;
+      }) => {
+        try {
+          if (!!o.outputs === !!o.hosts)
+            throw new TestbedCliError('give exactly one of --outputs FILE or --hosts FILE');
+          if (!(AZ_MATRIX_PROBES as readonly string[]).includes(o.probe))
+            throw new TestbedCliError(`--probe: expected ${AZ_MATRIX_PROBES.join(' or ')}, got "${o.probe}"`);
+          if (o.mode !== 'tcp' && o.mode !== 'udp')
+            throw new TestbedCliError(`--mode: expected tcp or udp, got "${o.mode}"`);
+          const duration = Number(o.duration);
+          if (!Number.isInteger(duration) || duration < 1 || duration > 3600)
+            throw new TestbedCliError(`--duration: expected whole seconds from 1 to 3600, got "${o.duration}"`);
+          const opts: AzMatrixOptions = {
+            name: o.name,
+            probe: o.probe as AzMatrixProbe,
+            mode: o.mode,
+            durationSeconds: duration,
+            crossRegion: o.crossRegion,
+            unordered: o.unordered,
+          };
+          const source = o.outputs
+            ? { outputs: await readOutputsFile(o.outputs) }
+            : { hosts: await readHostsFile(o.hosts!) };
+          const { note } = await writeAzMatrixPlan(source, o.out, opts);
+          process.stdout.write(`plan written to ${o.out}\n\n${note}\n`);
+        } catch (e: unknown) {
+          fail(e);
+        }
+      },
+    );
 
   if (program.commands.some((c) => c.name() === 'destroy')) return;
   program

@@ -227,6 +227,18 @@ export const skippedProbeSchema = z.strictObject({
 });
 export type SkippedProbe = z.output<typeof skippedProbeSchema>;
 
+/** One end of an AZ pair: the region and the AZ id (AZ ids name the same AZ in every account; AZ names do not). */
+export interface AzEnd {
+  region: string;
+  azId: string;
+}
+
+/** A path between two AZs (plans from `pathbench plan az-matrix`): carried into the manifest and the summary. */
+export interface AzPair {
+  from: AzEnd;
+  to: AzEnd;
+}
+
 /** A path after defaults were merged in: everything the pipeline needs, nothing optional left. */
 export interface ResolvedPath {
   id: string;
@@ -241,6 +253,8 @@ export interface ResolvedPath {
   creditWaitSeconds: number;
   /** A mesh pair's facts (`plan mesh`): regions, great-circle distance, round. */
   mesh?: MeshFacts;
+  /** The AZ pair the path measures, when the plan says (AZ-pair plans). */
+  az?: AzPair;
 }
 
 /** A mesh pair: client region `from`, target region `to`, their great-circle distance and the pair's round. */
@@ -430,6 +444,8 @@ export interface PathManifest {
   clientKind?: ClientKind;
   /** A task client: which task took the probe (its ARN and id, as the task reported them). */
   task?: { taskArn?: string; taskId?: string; cluster?: string; service?: string };
+  /** The AZ pair the plan says this path measures (AZ-pair plans). */
+  az?: AzPair;
 }
 
 /** The state machine's view of a sent probe command (SendProbe → PollProbe loop). */
@@ -529,6 +545,9 @@ export interface ResultRow {
   httpTrials?: HttpTrial[];
   /** Latency metrics: the distribution's modes (location in the unit, share 0–1), functions/core/shape.ts. */
   modes?: { at: number; share: number }[];
+  /** Multimodal latency metrics: the mean (in the unit), and true when it lies in a valley between two modes. */
+  mean?: number;
+  meanInValley?: boolean;
 }
 
 /** One percentile of a comparison: path − baseline, in % of the baseline, its 95 % interval and verdict. */
@@ -612,6 +631,8 @@ export interface SummaryPath {
   results: ResultRow[];
   /** Where and how the path was measured: client type and bandwidth, agent, tool versions, clock per probe. */
   provenance?: PathProvenance;
+  /** The AZ pair the plan says this path measures (AZ-pair plans; the report's AZ-pair table). */
+  az?: AzPair;
   [extra: string]: unknown;
 }
 

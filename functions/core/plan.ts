@@ -329,6 +329,18 @@ const defaultsSchema = z.strictObject({
   client: clientSchema.optional(),
 });
 
+/** One end of an AZ pair: a region and an AZ id such as "apne1-az1" (AZ names differ per account, AZ ids do not). */
+const azEndSchema = z.strictObject({
+  region: cloudId,
+  azId: matching(
+    /^[a-z]{2,}[0-9]*-az[0-9]+$/,
+    'an AZ id such as "apne1-az1" (not an AZ name such as "ap-northeast-1a")',
+    32,
+  ),
+});
+/** The AZ pair a path measures (AZ-pair plans): carried into the manifest and the summary. */
+const azPairSchema = z.strictObject({ from: azEndSchema, to: azEndSchema });
+
 const pathSchema = z.strictObject({
   id: safeId,
   label: labelSchema.optional(),
@@ -340,6 +352,7 @@ const pathSchema = z.strictObject({
   reboot: reboot.optional(),
   creditWaitSeconds: creditWaitSeconds.optional(),
   mesh: meshSchema.optional(),
+  az: azPairSchema.optional(),
 });
 
 /** One comparison: `path` − `baseline` (both path ids of the plan; a path may be its own baseline). */
@@ -673,6 +686,7 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
       creditWaitSeconds: p.creditWaitSeconds ?? d.creditWaitSeconds ?? 0,
     };
     if (p.mesh) path.mesh = { ...p.mesh };
+    if (p.az) path.az = { from: { ...p.az.from }, to: { ...p.az.to } };
     return path;
   });
 }

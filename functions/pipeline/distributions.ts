@@ -77,7 +77,12 @@ export async function addDistributions(deps: Pick<Deps, 'query'>, runId: string,
     if (!result || !analysis) continue;
     result.modes = analysis.modes;
     const mean = Number(first.mean);
-    const notes = shapeNotes(result, analysis.modes, mean, meanInValley(bins, analysis, mean));
+    const inValley = meanInValley(bins, analysis, mean);
+    if (analysis.modes.length >= 2 && Number.isFinite(mean)) {
+      result.mean = mean;
+      if (inValley) result.meanInValley = true;
+    }
+    const notes = shapeNotes(result, analysis.modes, mean, inValley);
     if (notes.length) sp.notes = [...((sp.notes as string[] | undefined) ?? []), ...notes];
   }
   if (distributions.length) summary.distributions = distributions;

@@ -20,6 +20,7 @@ import type {
 } from '../core/model.js';
 import { meshFitLines, meshMatrix } from './mesh.js';
 import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, runNotes, trendLine, unitOf } from './report.js';
+import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 
 echarts.use([
   BarChart,
@@ -576,6 +577,19 @@ small{display:block;color:#777;font-size:.78em;white-space:nowrap}.thin{color:#b
 .charts{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0}figure.chart{border:1px solid #e3e3e3;padding:.4rem}
 figcaption{font-size:.85em;color:#444;max-width:740px}figure.small figcaption{max-width:570px}.legend{color:#666;font-size:.85em}`;
 
+/** The AZ-pair table (AZ-pair plans only): one-way and round trip side by side. */
+function azPairTable(s: Summary): string {
+  const rows = azTableRows(s);
+  if (!rows.length) return '';
+  const body = rows
+    .map(
+      (r) =>
+        `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td${azNumeric(i) ? ' class="n"' : ''}>${esc(c)}</td>`)).join('')}</tr>`,
+    )
+    .join('\n');
+  return `<h2>AZ pairs</h2>\n<p>${esc(AZ_NOTE)}</p>\n<table class="az"><thead><tr>${AZ_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+}
+
 /** A self-contained page (no scripts, no external assets) for people who open reports in a browser. */
 export function renderHtml(s: Summary): string {
   const page = s;
@@ -613,6 +627,7 @@ export function renderHtml(s: Summary): string {
 <p>${meta.join(' · ')}</p>
 <h2>Results</h2>
 ${resultsTable(s)}
+${azPairTable(s)}
 ${comparisons.length ? `<h2>Differences</h2>\n<p>Each path minus its baseline; an interval that contains 0 (or a difference within the probes' own cost) is no clear difference.</p>\n${differenceTable(comparisons)}` : ''}
 ${s.mesh ? `<h2>Mesh pairs</h2>\n<p>Latency p50 / throughput p50, client region (row) to target region (column).</p>\n${meshTable(s.mesh)}` : ''}
 ${s.mesh ? section('Mesh: latency and throughput', 'Latency against great-circle distance with the least-squares line; throughput against RTT with the fitted a/RTT + b curve and the window bound.', meshCharts(s.mesh)) : ''}

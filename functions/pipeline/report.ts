@@ -13,6 +13,7 @@ import type {
   SummaryPath,
 } from '../core/model.js';
 import { meshFitLines, meshMatrix } from './mesh.js';
+import { AZ_HEAD, AZ_NOTE, azCsvRows, azNumeric, azTableRows, CSV_AZ_HEAD } from './report-az.js';
 
 /** Notes about the run as a whole (e.g. that nothing was measured). */
 export function runNotes(s: Summary): string[] {
@@ -201,6 +202,8 @@ export function renderTable(s: Summary): string {
     text.push('', 'mesh pairs (latency p50 / throughput p50):', ...textTable(head, rows, (i) => i > 0));
     text.push(...meshFitLines(s.mesh));
   }
+  const az = azTableRows(s);
+  if (az.length) text.push('', 'AZ pairs:', ...textTable(AZ_HEAD, az, azNumeric), AZ_NOTE);
   const diffs = diffRows(s);
   if (diffs.length) text.push('', 'differences:', ...textTable(DIFF_HEAD, diffs, (i) => i >= 3), DIFF_NOTE);
   const regressions = regressionRows(s);
@@ -250,6 +253,18 @@ export function renderMarkdown(s: Summary): string {
       '',
     );
   }
+  const az = azTableRows(s);
+  if (az.length)
+    md.push(
+      '## AZ pairs',
+      '',
+      `| ${AZ_HEAD.join(' | ')} |`,
+      `|${AZ_HEAD.map((_, i) => (azNumeric(i) ? '---:' : '---')).join('|')}|`,
+      ...az.map(mdRow),
+      '',
+      `_${AZ_NOTE}_`,
+      '',
+    );
   const diffs = diffRows(s);
   if (diffs.length)
     md.push(
@@ -398,6 +413,11 @@ export function renderCsv(s: Summary): string {
       cells.push(p.throughputBps, p.windowBoundBps);
       lines.push(cells.map(csvCell).join(','));
     }
+  }
+  const az = azCsvRows(s);
+  if (az.length) {
+    lines.push('', CSV_AZ_HEAD.join(','));
+    for (const cells of az) lines.push(cells.map(csvCell).join(','));
   }
   if (s.regressions?.length) {
     lines.push('', CSV_REGRESSION_HEAD.join(','));

@@ -109,6 +109,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     const skipped = mp?.probes.filter((p) => p.status === 'skipped').map((p) => ({ probe: p.probe, reason: p.reason }));
     if (skipped?.length) sp.skipped = skipped;
     if (mp?.notes.length) sp.notes = mp.notes;
+    if (mp?.az) sp.az = mp.az;
     return sp;
   });
   const comparisons = await addConfidence(deps, runId, rows, paths, manifest);

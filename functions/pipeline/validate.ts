@@ -136,6 +136,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
         steps: [],
         probes: [],
         notes: [],
+        ...(p.az ? { az: p.az } : {}),
       })),
       routeChanges: [],
       cost,

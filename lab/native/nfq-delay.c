@@ -3,10 +3,10 @@
  *
  * The pathbench lab uses it where the kernel has no tc netem. One process serves several
  * queues inside one network namespace; each queue has its own constant delay, so a FIFO per
- * queue is already sorted by due time (no heap needed). A queue may mix two delays
- * (QUEUE:D1,D2@SHARE): each packet independently takes D2 with probability SHARE, else D1,
- * and each delay has its own FIFO, so both stay sorted (packets of the two classes reorder,
- * as on two real paths of different length). Verdicts are issued from a single
+ * queue is already sorted by due time (no heap needed). A queue may mix two or three delays
+ * (QUEUE:D1,D2@SHARE2[,D3@SHARE3]): each packet independently takes D2 with probability
+ * SHARE2, D3 with probability SHARE3, else D1, and each delay has its own FIFO, so all stay
+ * sorted (packets of different classes reorder, as on real routes of different length). Verdicts are issued from a single
  * loop that sleeps with ppoll() until shortly before the earliest due packet (timer slack set
  * to 1 us) and, while only a few packets are held, spins the last 40 us so a late timer
  * wake-up on a busy machine does not lengthen a sub-millisecond delay. No per-packet sleep.
@@ -20,7 +20,7 @@
  * 2-vCPU VM, a helper on the other vCPU than the client adds ~0.18 ms to every handshake (the
  * wake-up of an idle vCPU by IPI), which flips per helper start and is most of path A's RTT.
  *
- * usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] QUEUE:DELAY_US[,DELAY2_US@SHARE] [...]
+ * usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] QUEUE:DELAY_US[,DELAY2_US@SHARE2[,DELAY3_US@SHARE3]] [...]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -46,6 +46,8 @@
 #define SPIN_NS 40000ull
 /* Spin only while this few packets are held: sparse latency probes, not a bulk transfer. */
 #define SPIN_MAX_HELD 4
+/* Delays one queue may mix (routes of different length). */
+#define MAX_CLASSES 3
 
 struct held {
   uint32_t id;
@@ -60,11 +62,12 @@ struct fifo {
 
 struct dqueue {
   uint16_t num;
-  /* delay_ns[1] applies to a share `share` of the packets (0: a single delay). */
-  uint64_t delay_ns[2];
-  double share;
+  /* delay_ns[c] applies to a share share[c] of the packets for c >= 1; class 0 takes the rest. */
+  uint64_t delay_ns[MAX_CLASSES];
+  double share[MAX_CLASSES];
+  int nclasses;
   struct nfq_q_handle *qh;
-  struct fifo fifo[2];
+  struct fifo fifo[MAX_CLASSES];
   uint64_t packets;
 };
 
@@ -115,7 +118,17 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
   if (!ph) return 0;
   uint32_t id = ntohl(ph->packet_id);
   q->packets++;
-  int cls = q->share > 0 && uniform01() < q->share ? 1 : 0;
+  int cls = 0;
+  if (q->nclasses > 1) {
+    double u = uniform01(), acc = 0;
+    for (int c = 1; c < q->nclasses; c++) {
+      acc += q->share[c];
+      if (u < acc) {
+        cls = c;
+        break;
+      }
+    }
+  }
   if (q->delay_ns[cls] == 0 || push(&q->fifo[cls], id, now_ns() + q->delay_ns[cls]) != 0) {
     /* Nothing to wait for (or out of memory): never drop, pass it on now. */
     nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
@@ -125,7 +138,8 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 
 static size_t held_total(void) {
   size_t n = 0;
-  for (int i = 0; i < nqueues; i++) n += queues[i].fifo[0].len + queues[i].fifo[1].len;
+  for (int i = 0; i < nqueues; i++)
+    for (int c = 0; c < MAX_CLASSES; c++) n += queues[i].fifo[c].len;
   return n;
 }
 
@@ -134,7 +148,7 @@ static uint64_t release_due(void) {
   uint64_t now = now_ns();
   uint64_t next = 0;
   for (int i = 0; i < nqueues; i++) {
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < MAX_CLASSES; c++) {
       struct fifo *f = &queues[i].fifo[c];
       while (f->len > 0) {
         struct held *h = &f->ring[f->head];
@@ -153,7 +167,8 @@ static uint64_t release_due(void) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] QUEUE:DELAY_US[,DELAY2_US@SHARE] [...]\n");
+          "usage: nfq-delay [--maxlen N] [--rcvbuf BYTES] [--no-rt] [--cpu N] "
+          "QUEUE:DELAY_US[,DELAY2_US@SHARE2[,DELAY3_US@SHARE3]] [...]\n");
   exit(2);
 }
 
@@ -173,15 +188,20 @@ int main(int argc, char **argv) {
       rcvbuf = (unsigned int)strtoul(argv[++i], NULL, 10);
     } else {
       unsigned int num;
-      double us, us2 = 0, share = 0;
-      int got = sscanf(argv[i], "%u:%lf,%lf@%lf", &num, &us, &us2, &share);
-      if ((got != 2 && got != 4) || num > 65535 || us < 0 || us2 < 0 || share < 0 || share > 1 ||
-          nqueues >= MAX_QUEUES)
+      double us, us2 = 0, share2 = 0, us3 = 0, share3 = 0;
+      int end = 0;
+      int got = sscanf(argv[i], "%u:%lf%n,%lf@%lf%n,%lf@%lf%n", &num, &us, &end, &us2, &share2, &end, &us3, &share3, &end);
+      if ((got != 2 && got != 4 && got != 6) || argv[i][end] != '\0' || num > 65535 || us < 0 || us2 < 0 ||
+          us3 < 0 || share2 < 0 || share3 < 0 || share2 + share3 > 1 || nqueues >= MAX_QUEUES)
         usage();
-      queues[nqueues].num = (uint16_t)num;
-      queues[nqueues].delay_ns[0] = (uint64_t)(us * 1000.0);
-      queues[nqueues].delay_ns[1] = (uint64_t)(us2 * 1000.0);
-      queues[nqueues].share = got == 4 ? share : 0;
+      struct dqueue *q = &queues[nqueues];
+      q->num = (uint16_t)num;
+      q->nclasses = got / 2;
+      q->delay_ns[0] = (uint64_t)(us * 1000.0);
+      q->delay_ns[1] = (uint64_t)(us2 * 1000.0);
+      q->delay_ns[2] = (uint64_t)(us3 * 1000.0);
+      q->share[1] = share2;
+      q->share[2] = share3;
       nqueues++;
     }
   }
@@ -239,7 +259,8 @@ int main(int argc, char **argv) {
   fprintf(stderr, "nfq-delay: ready");
   for (int i = 0; i < nqueues; i++) {
     fprintf(stderr, " %u:%.1fus", queues[i].num, queues[i].delay_ns[0] / 1000.0);
-    if (queues[i].share > 0) fprintf(stderr, ",%.1fus@%.3f", queues[i].delay_ns[1] / 1000.0, queues[i].share);
+    for (int c = 1; c < queues[i].nclasses; c++)
+      fprintf(stderr, ",%.1fus@%.3f", queues[i].delay_ns[c] / 1000.0, queues[i].share[c]);
   }
   fprintf(stderr, "\n");
 
@@ -285,7 +306,7 @@ int main(int argc, char **argv) {
   /* Let everything still held go through rather than dropping it on exit. */
   for (int i = 0; i < nqueues; i++) {
     struct dqueue *q = &queues[i];
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < MAX_CLASSES; c++) {
       struct fifo *f = &q->fifo[c];
       while (f->len > 0) {
         nfq_set_verdict(q->qh, f->ring[f->head].id, NF_ACCEPT, 0, NULL);

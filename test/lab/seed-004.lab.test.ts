@@ -1,0 +1,109 @@
+/**
+ * The seed-004 lab twin through the whole pipeline (needs root): `plans/lab-seed-004.json` (every
+ * ordered AZ pair of Tokyo az1/az2/az4 and Osaka az1/az2/az3, and the same-AZ references) on the
+ * seed-004 profile, each path measured from its own source namespace with sockperf ping-pong.
+ * Checks that every AZ pair is in the report's AZ-pair table with one-way and round trip and the
+ * p99/p50 ratio, and that the mixed paths show as many modes as they have routes (Osaka az2↔az3:
+ * three, Osaka az1↔az2: two with the mean in the valley), single-route pairs one. Short probes
+ * (1 s per path); own prefix; nothing left afterwards.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Summary } from '../../functions/core/model.js';
+import { silentLogger } from '../../functions/log.js';
+import { renderCsv, renderMarkdown, renderTable } from '../../functions/pipeline/report.js';
+import { azPairRows } from '../../functions/pipeline/report-az.js';
+import { createLabPorts } from '../../lab/index.js';
+import { labAvailable, labDown, labUp } from '../../lab/lab.js';
+import { listNamespaces, run } from '../../lab/sys.js';
+import { DEFAULT_PREFIX, SEED004_ROUTES } from '../../lab/topology.js';
+import { runLocal } from '../../local/driver.js';
+import { ROOT } from '../../local/run-machine.js';
+
+const P = 'pb-t4-';
+const OPTS = { prefix: P };
+let dir: string;
+let haveSockperf = false;
+
+beforeAll(async () => {
+  const a = await labAvailable();
+  expect(a, a.reason).toEqual({ ok: true });
+  haveSockperf = await run(['sh', '-c', 'command -v sockperf']).then(
+    () => true,
+    () => false,
+  );
+  expect(haveSockperf, 'sockperf is needed on the lab targets (apt-get install sockperf)').toBe(true);
+  await labDown(OPTS);
+  await labUp({ ...OPTS, profile: 'seed-004', delay: 'nfqueue' });
+  dir = await mkdtemp(join(tmpdir(), 'pathbench-lab-seed004-'));
+}, 240_000);
+
+afterAll(async () => {
+  await labDown(OPTS);
+  if (dir) await rm(dir, { recursive: true, force: true });
+  expect((await listNamespaces()).filter((n) => n.startsWith(P))).toEqual([]);
+});
+
+/** Routes of the AZ pair a path crosses (either direction), or undefined for a same-AZ pair. */
+function routesOf(from: string, to: string): [number, number][] | undefined {
+  return SEED004_ROUTES[`${from}|${to}`] ?? SEED004_ROUTES[`${to}|${from}`];
+}
+
+describe('the seed-004 lab twin', () => {
+  it('reports every AZ pair one-way and round trip, with the modes of the mixed paths', async () => {
+    const plan = JSON.parse(await readFile(join(ROOT, 'plans', 'lab-seed-004.json'), 'utf8'));
+    for (const p of plan.paths) p.client.instanceId = p.client.instanceId.replace(DEFAULT_PREFIX, P);
+    plan.defaults.probes[0].durationSeconds = 1;
+    const ports = await createLabPorts(OPTS);
+    const r = await runLocal({
+      plan,
+      dataDir: dir,
+      runId: 'seed004',
+      log: silentLogger,
+      fleet: ports.fleet,
+      routes: ports.routes,
+      wrap: ports.wrap,
+    });
+    const s = r.summary as Summary;
+    const failed = (s?.paths ?? []).filter((p) => p.status !== 'succeeded');
+    expect(r.execution.status, JSON.stringify({ execution: r.execution, failed })).toBe('SUCCEEDED');
+    console.log(renderTable(s));
+    const rows = azPairRows(s);
+    // every path of the plan, with the AZ pair it was planned for
+    expect(rows.map((x) => x.path).sort()).toEqual(plan.paths.map((p: { id: string }) => p.id).sort());
+    for (const row of rows) {
+      const planned = plan.paths.find((p: { id: string }) => p.id === row.path);
+      expect(row.az).toEqual(planned.az);
+      expect(row.n, row.path).toBeGreaterThan(200);
+      expect(row.oneWay.p50).toBeCloseTo(row.rtt.p50! / 2, 9);
+      expect(row.oneWay.p999).toBeCloseTo(row.rtt.p999! / 2, 9);
+      expect(row.ratio).toBeGreaterThanOrEqual(1);
+      const routes = routesOf(row.az.from.azId, row.az.to.azId);
+      if (!routes) {
+        // same AZ: no added delay, far below every cross-AZ pair's 220 µs or more
+        expect(row.rtt.p50!, row.path).toBeLessThan(200);
+        continue;
+      }
+      // the p50 sits at or above the fastest route (the bare topology adds a little)
+      expect(row.rtt.p50!, row.path).toBeGreaterThan(routes[0][0] * 1000 * 0.95);
+    }
+    const byPair = (a: string, b: string) =>
+      rows.filter((x) => routesOf(x.az.from.azId, x.az.to.azId) === routesOf(a, b));
+    // three routes in Osaka az2↔az3 (seed: ≈ 300 / 370 / 450 µs one-way), both directions
+    for (const row of byPair('apne3-az2', 'apne3-az3')) expect(row.modes.length, JSON.stringify(row.modes)).toBe(3);
+    // two in Osaka az1↔az2, with the mean in the valley between them
+    for (const row of byPair('apne3-az1', 'apne3-az2')) {
+      expect(row.modes.length, JSON.stringify(row.modes)).toBe(2);
+      expect(row.valleyMeanRtt, row.path).toBeDefined();
+      expect(row.ratio!).toBeGreaterThan(1.4);
+    }
+    // single-route pairs: one mode
+    for (const row of [...byPair('apne1-az1', 'apne1-az4'), ...byPair('apne3-az1', 'apne3-az3')])
+      expect(row.modes.length, `${row.path} ${JSON.stringify(row.modes)}`).toBeLessThanOrEqual(1);
+    // the table reaches every rendering
+    expect(renderMarkdown(s)).toContain('## AZ pairs');
+    expect(renderCsv(s)).toContain('one_way_p50_us');
+  }, 240_000);
+});
