@@ -163,6 +163,15 @@ export interface ResolvedPath {
   skipped: SkippedProbe[];
   reboot: boolean;
   creditWaitSeconds: number;
+  /** A mesh pair's facts (`plan mesh`): client and target regions, great-circle distance, round. */
+  mesh?: MeshFacts;
+}
+
+export interface MeshFacts {
+  from: string;
+  to: string;
+  distanceKm: number;
+  round: number;
 }
 
 /** One comparison of a plan's `compare`: `path` − `baseline`, per percentile (summary.comparisons). */
@@ -276,6 +285,8 @@ export interface PathManifest {
   probe_overhead_us?: Partial<Record<ProbeKind, ProbeOverhead>>;
   /** The client's type, AZ id and baseline / peak bandwidth, asked of the Fleet at BeginPath. */
   client?: ClientNetwork;
+  /** A mesh pair's facts, from the plan (`plan mesh`). */
+  mesh?: MeshFacts;
 }
 
 /** The state machine's view of a sent probe command (SendProbe → PollProbe loop). */
