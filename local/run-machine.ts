@@ -230,6 +230,9 @@ async function runOne(
       Type: 'Task',
       Comment,
       Resource: `arn:aws:lambda:local:000000000000:function:pathbench-distributed-map-${name}`,
+      // A Map Run is not bounded by a Task's default 60 s; the execution's own timeout applies.
+      // (Below 2^31 ms, which the interpreter's timer holds.)
+      TimeoutSeconds: 2_000_000,
       Parameters: {
         'input.$': '$',
         ...(state.ItemReader ? { reader: state.ItemReader.Parameters } : {}),

@@ -80,8 +80,9 @@ export interface MeshLayout {
 
 /**
  * The directed pairs of the sites (the first `maxRegions`, in the order given) whose distance is
- * within [minKm, maxKm], scheduled in rounds. Pairs a distance filter drops leave their rounds
- * thinner; rounds left empty are dropped and the rest renumbered, so rounds stay consecutive.
+ * within [minKm, maxKm], scheduled in rounds. Once a distance filter has dropped a pair, the
+ * following pairs are packed first-fit into the earliest round where both their regions are
+ * free; rounds left empty are dropped and the rest renumbered, so rounds stay consecutive.
  * Without filters the rounds equal {@link meshRoundLowerBound}.
  */
 export function meshLayout(all: readonly MeshSite[], opts: MeshOptions = {}): MeshLayout {
@@ -90,21 +91,37 @@ export function meshLayout(all: readonly MeshSite[], opts: MeshOptions = {}): Me
   const maxKm = opts.maxKm ?? Number.POSITIVE_INFINITY;
   const pairs: MeshPair[] = [];
   const degree = new Map<string, number>();
-  let round = 0;
-  for (const matching of meshSchedule(sites.length)) {
-    let used = false;
+  // Pairs in schedule order; the full mesh keeps the schedule's rounds, a filtered one is packed
+  // first-fit (each pair into the earliest round where neither region is busy).
+  const busy: Set<string>[] = [];
+  let filtered = false;
+  for (const [r, matching] of meshSchedule(sites.length).entries()) {
     for (const [a, b] of matching) {
       const from = sites[a];
       const to = sites[b];
       const distanceKm = Math.round(greatCircleKm(from, to) * 10) / 10;
-      if (distanceKm < minKm || distanceKm > maxKm) continue;
+      if (distanceKm < minKm || distanceKm > maxKm) {
+        filtered = true;
+        continue;
+      }
+      let round = r;
+      if (filtered) {
+        round = busy.findIndex((s) => !s.has(from.code) && !s.has(to.code));
+        if (round === -1) round = busy.length;
+      }
+      while (busy.length <= round) busy.push(new Set());
+      busy[round].add(from.code).add(to.code);
       pairs.push({ from: from.code, to: to.code, distanceKm, round });
       degree.set(from.code, (degree.get(from.code) ?? 0) + 1);
       degree.set(to.code, (degree.get(to.code) ?? 0) + 1);
-      used = true;
     }
-    if (used) round++;
   }
+  // Rounds left empty are dropped, the rest renumbered.
+  const used = [...new Set(pairs.map((p) => p.round))].sort((x, y) => x - y);
+  const renumber = new Map(used.map((r, i) => [r, i]));
+  for (const p of pairs) p.round = renumber.get(p.round)!;
+  pairs.sort((x, y) => x.round - y.round);
+  const round = used.length;
   return { sites, pairs, rounds: round, lowerBound: Math.max(0, ...degree.values()) };
 }
 

@@ -173,10 +173,16 @@ export async function benchMesh(opts: { sites?: number } = {}): Promise<{ lines:
         `  rounds used ${roundsRun} (schedule ${layout.rounds}), lower bound ${meshRoundLowerBound(n)}`,
         `  largest history: parent ${fmt(parent)} events, child ${fmt(maxChild)} events (AWS-equivalent, from the event log); worst-case bounds ${fmt(boundParent)} / ${fmt(boundChild)}; limit ${fmt(HISTORY_EVENT_LIMIT)}`,
         `  orchestration wall time ${(wall / 1000).toFixed(1)} s: ValidatePlan ${((validated - t0) / 1000).toFixed(1)} s, rounds ${((summarizing - validated) / 1000).toFixed(1)} s (${perPair.toFixed(0)} ms a pair), summary and finish ${((t0 + wall - summarizing) / 1000).toFixed(1)} s`,
+        ...(ex.error ? [`  error: ${ex.error.name}: ${ex.error.message.slice(0, 400)}`] : []),
+        ...children
+          .filter((c) => c.error)
+          .slice(0, 3)
+          .map((c) => `  child ${c.name}: ${c.error?.name}: ${c.error?.message.slice(0, 300)}`),
         `  instances in two tests at once (event log, ${fmt(children.length)} child executions): ${bad === 0 ? 'none' : `${bad} overlaps`}`,
       ],
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    // Children still writing after a failure must not hide it.
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
