@@ -128,12 +128,13 @@ export function registerBench(program: Command): void {
   program
     .command('bench')
     .description(
-      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost)',
+      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost, simulated mesh)',
     )
-    .option('--only <parts>', 'comma-separated: percentiles,orchestration,collect,precision,pingpong,http')
+    .option('--only <parts>', 'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh')
+    .option('--mesh-sites <n>', 'sites of the simulated mesh (n·(n−1) pairs)', '46')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
-    .action(async (o: { only?: string; samples: string; collectLines: string }) => {
+    .action(async (o: { only?: string; samples: string; collectLines: string; meshSites: string }) => {
       const parts: Part[] = [
         {
           name: 'percentiles',
@@ -169,6 +170,13 @@ export function registerBench(program: Command): void {
           run: async () => {
             const { benchHttp } = await import('../scripts/bench/http.js');
             return (await benchHttp()).lines;
+          },
+        },
+        {
+          name: 'mesh',
+          run: async () => {
+            const { benchMesh } = await import('../scripts/bench/mesh.js');
+            return (await benchMesh({ sites: Number(o.meshSites) })).lines;
           },
         },
       ];

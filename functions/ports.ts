@@ -8,6 +8,8 @@ import type { AllowedRoute } from './core/route-policy.js';
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
   readonly location: string;
+  /** The S3 bucket, for a Distributed Map's ItemReader; absent for stores that are not S3. */
+  readonly bucket?: string;
   put(key: string, body: string | Uint8Array, contentType?: string): Promise<void>;
   /** Returns undefined when the key does not exist. */
   get(key: string): Promise<Uint8Array | undefined>;

@@ -17,7 +17,14 @@ import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
 import { FileLock, hostLock, LockSet } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
-import { type ExecutionEvent, type RunMachineOptions, type RunMachineResult, runStateMachine } from './run-machine.js';
+import {
+  type ExecutionEvent,
+  loadDefinition,
+  MESH_ASL_FILE,
+  type RunMachineOptions,
+  type RunMachineResult,
+  runStateMachine,
+} from './run-machine.js';
 import { startTaskClients, type TaskClients } from './task-clients.js';
 
 export const DEFAULT_DATA_DIR = '.pathbench';
@@ -114,6 +121,12 @@ export interface LocalRunOptions {
   cost?: Deps['cost'];
   /** The caller's explicit override of the budget (`--allow-over-budget`), recorded in the manifest. */
   allowOverBudget?: boolean;
+  /**
+   * Which state machine: `mesh` (statemachine/mesh.asl.json, rounds in parallel through the
+   * emulated Distributed Map) or `sequential` (statemachine/measurement.asl.json, one path at a
+   * time). Default: mesh for a mesh plan (paths with `mesh`), sequential otherwise.
+   */
+  mode?: 'sequential' | 'mesh';
 }
 
 export interface LocalRunResult {
@@ -215,8 +228,10 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     await cleanUpAbandoned(deps, dirLock, dataDir, log);
     countRun(dataDir, runId, 1);
     counted = true;
+    const mode = opts.mode ?? (resolved.paths.some((p) => p.mesh) ? 'mesh' : 'sequential');
     const execution = await runStateMachine({
       deps,
+      ...(mode === 'mesh' ? { definition: loadDefinition(MESH_ASL_FILE) } : {}),
       input: { plan: opts.plan, ...(opts.allowOverBudget ? { allowOverBudget: true } : {}) },
       runId,
       ...opts.machine,

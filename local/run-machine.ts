@@ -1,7 +1,19 @@
 /**
- * Runs statemachine/measurement.asl.json in-process with aws-local-stepfunctions. Every Task's
- * `${Placeholder}` is resolved through the wiring table (functions/wiring.ts), the same table
- * CDK uses for substitutions, so local and AWS cannot drift apart.
+ * Runs statemachine/measurement.asl.json (or statemachine/mesh.asl.json) in-process with
+ * aws-local-stepfunctions. Every Task's `${Placeholder}` is resolved through the wiring table
+ * (functions/wiring.ts), the same table CDK uses for substitutions, so local and AWS cannot
+ * drift apart.
+ *
+ * The interpreter has no Distributed Map. A top-level Map state in DISTRIBUTED mode is emulated
+ * here, with the ASL file left as AWS runs it: the state is handed to the interpreter as a Task
+ * (same Catch, Retry, ResultPath, Next) whose local handler does what the Map Run does — reads
+ * the items (ItemReader from the object store, where S3 is; or ItemsPath), builds each item's
+ * input with ItemSelector, runs each item as a **child execution** of the ItemProcessor (its own
+ * interpreter run, its own event log), at most MaxConcurrency at once (0: unbounded), and fails
+ * with States.ExceedToleratedFailureThreshold when more children failed than
+ * ToleratedFailureCount or ToleratedFailurePercentage allow (either; both default to 0). Once
+ * over the threshold no further child starts; children already running finish (AWS stops
+ * them). The item list's Bucket is not used: the local object store is the bucket.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,11 +39,12 @@ if (!P.withResolvers) {
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const ASL_FILE = join(ROOT, 'statemachine', 'measurement.asl.json');
+export const MESH_ASL_FILE = join(ROOT, 'statemachine', 'mesh.asl.json');
 
 type State = {
   Type: string;
   Resource?: string;
-  ItemProcessor?: { States: Record<string, State> };
+  ItemProcessor?: { StartAt?: string; States: Record<string, State>; ProcessorConfig?: { Mode?: string } };
   Iterator?: { States: Record<string, State> };
   Branches?: { States: Record<string, State> }[];
 };
@@ -134,6 +147,21 @@ export interface ExecutionEvent {
   Error?: string;
   Cause?: string;
   index?: number;
+  /** Set on events of a Distributed Map's child execution: its name (`<run>/<map label>/<round key>/<index>`). */
+  execution?: string;
+  /** Order of arrival over the parent and all its child executions (timestamps tie at 1 ms). */
+  seq?: number;
+}
+
+/** One child execution of an emulated Distributed Map. */
+export interface ChildExecution {
+  name: string;
+  /** The Distributed Map state that ran it. */
+  state: string;
+  index: number;
+  status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+  events: ExecutionEvent[];
+  error?: { name: string; message: string };
 }
 
 export interface RunMachineOptions {
@@ -165,13 +193,121 @@ export interface RunMachineResult {
   status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
   output?: unknown;
   error?: { name: string; message: string };
+  /** The execution's own events (a Distributed Map's children have theirs in `children`). */
   events: ExecutionEvent[];
+  /** Child executions of the Distributed Maps, in the order they finished. */
+  children: ChildExecution[];
+}
+
+/** Arrival order of events across one top-level run and its children. */
+interface Sequencer {
+  next: number;
+}
+
+type Json = Record<string, unknown>;
+
+/** `$`, `$.a.b`, `$$.Map.Item.Value`, `$$.Map.Item.Index`: the paths an emulated ItemSelector may use. */
+function selectPath(path: string, input: unknown, item: { value: unknown; index: number }): unknown {
+  if (path === '$$.Map.Item.Value') return item.value;
+  if (path === '$$.Map.Item.Index') return item.index;
+  if (path === '$') return input;
+  const m = /^\$((?:\.[A-Za-z_][A-Za-z0-9_]*)+)$/.exec(path);
+  if (!m) throw new Error(`the Distributed Map emulation does not evaluate the path ${path}`);
+  let v: unknown = input;
+  for (const k of m[1].slice(1).split('.')) v = v && typeof v === 'object' ? (v as Json)[k] : undefined;
+  if (v === undefined)
+    throw Object.assign(new Error(`Invalid path ${path}: no such field`), { name: 'States.Runtime' });
+  return v;
+}
+
+function applySelector(selector: unknown, input: unknown, item: { value: unknown; index: number }): unknown {
+  if (selector === undefined) return item.value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(selector as Json)) {
+    if (k.endsWith('.$')) out[k.slice(0, -2)] = selectPath(String(v), input, item);
+    else out[k] = v && typeof v === 'object' && !Array.isArray(v) ? applySelector(v, input, item) : v;
+  }
+  return out;
+}
+
+interface DistributedMap extends State {
+  ItemProcessor: { StartAt: string; States: Record<string, State>; ProcessorConfig: { Mode: string } };
+  ItemReader?: { Resource: string; ReaderConfig?: { InputType?: string }; Parameters: Json };
+  ItemsPath?: string;
+  ItemSelector?: Json;
+  MaxConcurrency?: number;
+  ToleratedFailurePercentage?: number;
+  ToleratedFailureCount?: number;
+  Label?: string;
+}
+
+const isDistributed = (s: State): s is DistributedMap =>
+  s.Type === 'Map' && s.ItemProcessor?.ProcessorConfig?.Mode === 'DISTRIBUTED';
+
+/** Whether a definition has a Distributed Map (run through the emulation). */
+export function hasDistributedMap(def: AslDefinition): boolean {
+  return allStates(def).some(([, s]) => isDistributed(s));
+}
+
+/** Run items through `work` with at most `limit` at once (0: all at once), stopping new starts when `stop()` says so. */
+async function pool<T>(
+  count: number,
+  limit: number,
+  work: (i: number) => Promise<T>,
+  stop: () => boolean,
+): Promise<void> {
+  let next = 0;
+  const width = limit > 0 ? Math.min(limit, count) : count;
+  const lanes = Array.from({ length: width }, async () => {
+    while (next < count && !stop()) {
+      const i = next++;
+      await work(i);
+    }
+  });
+  await Promise.all(lanes);
 }
 
 export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachineResult> {
-  const definition = opts.definition ?? loadDefinition();
+  return runOne(opts, { next: 0 }, undefined);
+}
+
+async function runOne(
+  opts: RunMachineOptions,
+  seq: Sequencer,
+  executionName: string | undefined,
+): Promise<RunMachineResult> {
+  const original = opts.definition ?? loadDefinition();
+  const children: ChildExecution[] = [];
   const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
-  for (const [stateName, task] of Object.entries(taskPlaceholders(definition))) {
+  const definition: AslDefinition = { ...original, States: { ...original.States } };
+  for (const [name, state] of Object.entries(original.States)) {
+    if (!isDistributed(state)) continue;
+    const { Catch, Retry, ResultPath, OutputPath, InputPath, Next, End, Comment } = state as State & Json;
+    definition.States[name] = {
+      Type: 'Task',
+      Comment,
+      Resource: `arn:aws:lambda:local:000000000000:function:pathbench-distributed-map-${name}`,
+      // A Map Run is not bounded by a Task's default 60 s; the execution's own timeout applies.
+      // (Below 2^31 ms, which the interpreter's timer holds.)
+      TimeoutSeconds: 2_000_000,
+      Parameters: {
+        'input.$': '$',
+        ...(state.ItemReader ? { reader: state.ItemReader.Parameters } : {}),
+        ...(state.ItemsPath ? { 'items.$': state.ItemsPath } : {}),
+      },
+      ...Object.fromEntries(
+        Object.entries({ Catch, Retry, ResultPath, OutputPath, InputPath, Next, End }).filter(
+          ([, v]) => v !== undefined,
+        ),
+      ),
+    } as State;
+    handlers[name] = (event: unknown) =>
+      runDistributedMap(opts, seq, name, state, event as Json, children, executionName ?? opts.runId);
+  }
+  for (const [name, s] of allStates(definition))
+    if (isDistributed(s))
+      throw new Error(`Distributed Map ${name} is nested: the local emulation runs top-level ones only`);
+  for (const [stateName, task] of Object.entries(taskPlaceholders(original))) {
     handlers[stateName] = async (input: unknown) => {
       // Lambda sees JSON, not shared objects: serialize both ways.
       const event = JSON.parse(JSON.stringify(input));
@@ -204,7 +340,7 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
     (task) => `arn:aws:lambda:local:000000000000:function:pathbench-${task}`,
   );
   deferTimeoutsToResolvers(substituted);
-  const machine = new StateMachine(substituted as never, { validationOptions: { checkArn: true } });
+  const machine = machineFor(substituted);
   const startedAt = new Date().toISOString();
   const execution = machine.run(
     opts.input as never,
@@ -215,7 +351,7 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
         retryIntervalOverrides: opts.retryIntervalOverrides,
       },
       context: {
-        Execution: { Name: opts.runId, StartTime: startedAt, Input: opts.input },
+        Execution: { Name: executionName ?? opts.runId, StartTime: startedAt, Input: opts.input },
         Task: { Token: LOCAL_TASK_TOKEN },
       },
     } as never,
@@ -230,6 +366,8 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
   else opts.signal?.addEventListener('abort', abort, { once: true });
   const pump = (async () => {
     for await (const e of execution.eventLogs as AsyncIterable<ExecutionEvent>) {
+      e.seq = seq.next++;
+      if (executionName) e.execution = executionName;
       events.push(e);
       opts.onEvent?.(e);
     }
@@ -237,16 +375,117 @@ export async function runStateMachine(opts: RunMachineOptions): Promise<RunMachi
   try {
     const output = await execution.result;
     await pump.catch(() => undefined);
-    return { status: 'SUCCEEDED', output, events };
+    return { status: 'SUCCEEDED', output, events, children };
   } catch (e) {
     await pump.catch(() => undefined);
     if (aborted)
-      return { status: 'ABORTED', error: { name: 'ExecutionAborted', message: 'execution stopped' }, events };
+      return { status: 'ABORTED', error: { name: 'ExecutionAborted', message: 'execution stopped' }, events, children };
     const err = e as Error & { cause?: Error };
     const inner = err.cause instanceof Error ? err.cause : err;
-    return { status: 'FAILED', error: { name: inner.name, message: inner.message }, events };
+    return { status: 'FAILED', error: { name: inner.name, message: inner.message }, events, children };
   } finally {
     ended.abort();
     opts.signal?.removeEventListener('abort', abort);
   }
+}
+
+/**
+ * Interpreters by definition text: building one validates the definition (a JSON-schema check
+ * that takes a second or more on a slow machine), and a Distributed Map starts one child
+ * execution per item — thousands in a mesh — of the same definition. A machine runs many
+ * executions; the handlers come with each run.
+ */
+const machines = new Map<string, StateMachine>();
+function machineFor(def: AslDefinition): StateMachine {
+  const text = JSON.stringify(def);
+  let m = machines.get(text);
+  if (!m) {
+    m = new StateMachine(def as never, { validationOptions: { checkArn: true } });
+    if (machines.size >= 16) machines.delete(machines.keys().next().value as string);
+    machines.set(text, m);
+  }
+  return m;
+}
+
+/** Thrown by the emulated Map Run: the name is the error the Catch matches, as on AWS. */
+class StatesError extends Error {
+  constructor(name: string, message: string) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** One Map Run of a Distributed Map state: items, child executions, concurrency, tolerated failures. */
+async function runDistributedMap(
+  opts: RunMachineOptions,
+  seq: Sequencer,
+  stateName: string,
+  state: DistributedMap,
+  event: Json,
+  children: ChildExecution[],
+  parentName: string,
+): Promise<unknown[]> {
+  const input = event.input;
+  let items: unknown;
+  let source: string;
+  if (event.reader) {
+    const reader = event.reader as { Key?: string };
+    if (
+      state.ItemReader?.Resource !== 'arn:aws:states:::s3:getObject' ||
+      (state.ItemReader.ReaderConfig?.InputType ?? 'JSON') !== 'JSON'
+    )
+      throw new Error(`Distributed Map ${stateName}: the emulation reads JSON items with s3:getObject only`);
+    source = String(reader.Key);
+    const text = await opts.deps.store.getText(source);
+    if (text === undefined) throw new StatesError('States.ItemReaderFailed', `item list ${source} not found`);
+    items = JSON.parse(text);
+  } else {
+    source = state.ItemsPath ?? '$';
+    items = event.items ?? input;
+  }
+  if (!Array.isArray(items))
+    throw new StatesError('States.ItemReaderFailed', `items at ${source} are not a JSON array`);
+  const count = items.length;
+  const allowedCount = state.ToleratedFailureCount ?? 0;
+  const allowedPct = state.ToleratedFailurePercentage ?? 0;
+  const over = (failed: number) => failed > allowedCount && (failed * 100) / Math.max(1, count) > allowedPct;
+  let failed = 0;
+  const outputs: unknown[] = new Array(count);
+  const label = state.Label ?? stateName;
+  const runKey = /round=(\d+)/.exec(source)?.[1] ?? String(children.length);
+  await pool(
+    count,
+    state.MaxConcurrency ?? 0,
+    async (index) => {
+      const name = `${parentName}/${label}/${runKey}/${index}`;
+      const childInput = applySelector(state.ItemSelector, input, { value: items[index], index });
+      const r = await runOne(
+        {
+          ...opts,
+          definition: { StartAt: state.ItemProcessor.StartAt, States: state.ItemProcessor.States },
+          input: childInput,
+        },
+        seq,
+        name,
+      );
+      children.push({
+        name,
+        state: stateName,
+        index,
+        status: r.status,
+        events: r.events,
+        ...(r.error ? { error: r.error } : {}),
+      });
+      children.push(...r.children);
+      if (r.status !== 'SUCCEEDED') failed++;
+      else outputs[index] = r.output;
+    },
+    () => over(failed) || opts.signal?.aborted === true,
+  );
+  if (over(failed))
+    throw new StatesError(
+      'States.ExceedToleratedFailureThreshold',
+      `${failed} of ${count} child executions of ${stateName} failed, over the tolerated ${allowedCount} (count) or ${allowedPct} % (percentage)`,
+    );
+  return outputs;
 }

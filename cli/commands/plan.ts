@@ -10,6 +10,9 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { S3ObjectStore } from '../../functions/adapters/aws/store.js';
 import { PlanInvalidError } from '../../functions/core/errors.js';
+import { type MeshEndpoint, meshLayout, meshPlanInput, meshRoundLowerBound } from '../../functions/core/mesh.js';
+import { parsePlan } from '../../functions/core/plan.js';
+import { COMMERCIAL_REGIONS, REGIONS, regionByCode } from '../../functions/core/regions.js';
 import { PlanStore } from '../../functions/pipeline/plan-store.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DEFAULT_DATA_DIR } from '../../local/driver.js';
@@ -61,8 +64,111 @@ function planOptions(cmd: Command): Command {
   );
 }
 
+interface MeshFlags {
+  regions: string;
+  minKm?: string;
+  maxKm?: string;
+  maxRegions?: string;
+  endpoints?: string;
+  name: string;
+  out?: string;
+}
+
+/** A non-negative number flag, or a one-line error naming it. */
+function numberFlag(flag: string, v: string | undefined, integer = false): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n)))
+    throw new PlanInvalidError([
+      `${flag}: expected a non-negative ${integer ? 'integer' : 'number'}, got ${JSON.stringify(v)}`,
+    ]);
+  return n;
+}
+
+/**
+ * `plan mesh`: the plan of every directed pair of the regions (docs/data.md, "Mesh plans").
+ * Endpoints (instance id, SSM region, target host and port per region) come from a JSON file
+ * (`--endpoints`; `plan from-testbed` writes the testbed's); without it each region gets a
+ * placeholder (`i-mesh-<region>`, `<region>.mesh.invalid`) to be filled in before running.
+ */
+export function meshPlanFromFlags(o: MeshFlags): { plan: Record<string, unknown>; lines: string[] } {
+  const codes =
+    o.regions === 'all'
+      ? COMMERCIAL_REGIONS.map((r) => r.code)
+      : o.regions
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
+  const unknown = codes.filter((c) => !regionByCode(c));
+  if (unknown.length > 0)
+    throw new PlanInvalidError([
+      `--regions: unknown region ${unknown.map((c) => JSON.stringify(c)).join(', ')} (known: all, ${REGIONS.map((r) => r.code).join(', ')})`,
+    ]);
+  const dup = codes.find((c, i) => codes.indexOf(c) !== i);
+  if (dup) throw new PlanInvalidError([`--regions: ${JSON.stringify(dup)} is listed twice`]);
+  const maxRegions = numberFlag('--max-regions', o.maxRegions, true);
+  const layout = meshLayout(
+    codes.map((c) => regionByCode(c)!),
+    { minKm: numberFlag('--min-km', o.minKm), maxKm: numberFlag('--max-km', o.maxKm), maxRegions },
+  );
+  if (layout.pairs.length === 0)
+    throw new PlanInvalidError([
+      `--regions: no pair of ${layout.sites.length} region(s) within the distance range; give at least two regions or widen --min-km/--max-km`,
+    ]);
+  let endpoints: Record<string, Partial<MeshEndpoint>> = {};
+  if (o.endpoints) {
+    if (!existsSync(o.endpoints)) throw new PlanInvalidError([`--endpoints: no such file ${o.endpoints}`]);
+    try {
+      endpoints = JSON.parse(readFileSync(o.endpoints, 'utf8'));
+    } catch (e) {
+      throw new PlanInvalidError([`--endpoints: not valid JSON (${(e as Error).message})`]);
+    }
+  }
+  const endpoint = (code: string): MeshEndpoint => ({
+    instanceId: endpoints[code]?.instanceId ?? `i-mesh-${code}`,
+    region: endpoints[code]?.region ?? code,
+    host: endpoints[code]?.host ?? `${code}.mesh.invalid`,
+    port: endpoints[code]?.port ?? 5201,
+  });
+  const plan = meshPlanInput(o.name, layout, endpoint);
+  const checked = parsePlan(plan);
+  if (!checked.ok) throw new PlanInvalidError(checked.problems);
+  const full = layout.sites.length * (layout.sites.length - 1) === layout.pairs.length;
+  const placeholders = layout.sites.filter((s) => !endpoints[s.code]).map((s) => s.code);
+  return {
+    plan,
+    lines: [
+      `mesh of ${layout.sites.length} regions: ${layout.pairs.length} directed pairs in ${layout.rounds} rounds (lower bound ${full ? meshRoundLowerBound(layout.sites.length) : layout.lowerBound}), ${Math.min(...layout.pairs.map((p) => p.distanceKm)).toFixed(0)}–${Math.max(...layout.pairs.map((p) => p.distanceKm)).toFixed(0)} km`,
+      ...(placeholders.length > 0
+        ? [
+            `placeholder endpoints for ${placeholders.length} region(s) (${placeholders.slice(0, 5).join(', ')}${placeholders.length > 5 ? ', …' : ''}): give --endpoints before running`,
+          ]
+        : []),
+    ],
+  };
+}
+
 export function registerPlan(program: Command): void {
   const plan = program.command('plan').description('named plans: validated, stored with their history');
+  plan
+    .command('mesh')
+    .description('a plan of every directed pair of regions, scheduled in rounds (no region in two tests at once)')
+    .requiredOption('--regions <list>', 'comma-separated region codes, or "all" (every commercial region)')
+    .option('--min-km <km>', 'leave out pairs closer than this (great-circle km)')
+    .option('--max-km <km>', 'leave out pairs farther than this')
+    .option('--max-regions <n>', 'use only the first n regions of the list')
+    .option('--endpoints <file>', 'JSON: region → { instanceId, region, host, port } (default: placeholders)')
+    .option('--name <name>', 'the plan name', 'region mesh')
+    .option('--out <file>', 'write the plan here (default: stdout)')
+    .action((o: MeshFlags) =>
+      run(async () => {
+        const { plan: p, lines } = meshPlanFromFlags(o);
+        const text = `${JSON.stringify(p, null, 2)}\n`;
+        if (o.out) (await import('node:fs')).writeFileSync(o.out, text);
+        else out(text);
+        for (const l of lines) process.stderr.write(`pathbench: ${l}\n`);
+      }).then((code) => process.exit(code)),
+    );
   planOptions(plan.command('put').description('validate a plan file and store it under its name'))
     .argument('<name>', 'the plan\'s name (as in its "name" field)')
     .argument('<file>', 'plan JSON file')

@@ -39,6 +39,8 @@ function planSegment(name: string): string {
 
 export const keys = {
   plan: (runId: string) => `runs/run=${checkRunId(runId)}/plan.json`,
+  /** A mesh run's items of one round (the Distributed Map's ItemReader reads it). */
+  meshRound: (runId: string, round: number) => `runs/run=${checkRunId(runId)}/mesh/round=${round}.json`,
   manifest: (runId: string) => `runs/run=${checkRunId(runId)}/manifest.json`,
   /** One write-once object per route the run changes: its original target (functions/pipeline/route-journal.ts). */
   routeJournalPrefix: (runId: string) => `runs/run=${checkRunId(runId)}/route-journal/`,

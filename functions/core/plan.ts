@@ -501,6 +501,7 @@ function crossProblems(raw: unknown): Problem[] {
   });
 
   out.push(...compareProblems(raw.compare, paths));
+  out.push(...meshProblems(paths));
 
   paths.forEach((p, i) => {
     if (!isRecord(p)) return;
@@ -600,6 +601,47 @@ function crossProblems(raw: unknown): Problem[] {
   return out;
 }
 
+/**
+ * A mesh plan (paths with `mesh`) is all mesh: its paths run in rounds, and a round must not
+ * put one region in two tests at once.
+ */
+function meshProblems(paths: unknown[]): Problem[] {
+  const meshOf = (p: unknown) => (isRecord(p) && isRecord(p.mesh) ? p.mesh : undefined);
+  const withMesh = paths.filter((p) => meshOf(p) !== undefined).length;
+  if (withMesh === 0) return [];
+  const out: Problem[] = [];
+  const busy = new Map<string, number>(); // "round region" → path index
+  paths.forEach((p, i) => {
+    const m = meshOf(p);
+    if (!m) {
+      out.push({
+        path: ['paths', i, 'mesh'],
+        message: `required: ${withMesh} of ${paths.length} paths are mesh pairs, and a plan is all mesh or none`,
+      });
+      return;
+    }
+    if (typeof m.round !== 'number') return;
+    for (const side of ['from', 'to'] as const) {
+      const region = m[side];
+      if (typeof region !== 'string') continue;
+      const key = `${m.round} ${region}`;
+      const prev = busy.get(key);
+      if (prev === undefined) busy.set(key, i);
+      else if (prev !== i)
+        out.push({
+          path: ['paths', i, 'mesh', side],
+          message: `${quoted(region)} is already in a test of round ${m.round} (paths[${prev}]); a region takes part in one test a round`,
+        });
+    }
+    if (m.from === m.to && typeof m.from === 'string')
+      out.push({
+        path: ['paths', i, 'mesh', 'to'],
+        message: `expected another region than the client's, got ${quoted(m.from)}`,
+      });
+  });
+  return out;
+}
+
 /** Each comparison names paths of this plan, once. */
 function compareProblems(compare: unknown, paths: unknown[]): Problem[] {
   if (!Array.isArray(compare)) return [];
@@ -684,6 +726,7 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
       skipped,
       reboot: p.reboot ?? d.reboot ?? false,
       creditWaitSeconds: p.creditWaitSeconds ?? d.creditWaitSeconds ?? 0,
+      ...(p.mesh ? { mesh: { ...p.mesh } } : {}),
     };
     if (p.mesh) path.mesh = { ...p.mesh };
     if (p.az) path.az = { from: { ...p.az.from }, to: { ...p.az.to } };

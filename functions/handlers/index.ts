@@ -36,7 +36,16 @@ function parse<T extends z.ZodType>(schema: T, input: unknown, task: string): z.
 export const validatePlan = (deps: Deps, input: unknown) =>
   validatePlanStep(
     deps,
-    parse(z.object({ input: z.unknown(), runId: z.string(), startedAt: z.string().optional() }), input, 'ValidatePlan'),
+    parse(
+      z.object({
+        input: z.unknown(),
+        runId: z.string(),
+        startedAt: z.string().optional(),
+        mode: z.literal('mesh').optional(),
+      }),
+      input,
+      'ValidatePlan',
+    ),
   );
 
 export const beginPath = (deps: Deps, input: unknown) => path.beginPath(deps, parse(pathRef, input, 'BeginPath'));

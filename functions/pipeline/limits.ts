@@ -11,8 +11,15 @@
  * - The probe command's `executionTimeout` is at most 99,999 s (the `allowedPattern` of the
  *   probe document's parameter, functions/adapters/aws/probe-document.ts).
  * - The execution times out after the definition's `TimeoutSeconds`.
+ *
+ * A mesh plan on the mesh state machine (statemachine/mesh.asl.json) is judged per execution:
+ * each pair is a child execution of the round's Distributed Map with one path's events, and the
+ * parent holds a few events a round; its wall time is the sum over rounds of the round's slowest
+ * pair. A plan too big for the sequential machine is told so, with the mesh machine as the way
+ * out when its paths are mesh pairs.
  */
 import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
+import meshDef from '../../statemachine/mesh.asl.json' with { type: 'json' };
 import type { ProbeSpec, ResolvedPath } from '../core/model.js';
 
 /** Upper bounds of the poll loops: the state machine never waits forever. */
@@ -170,6 +177,29 @@ export function runEventOverhead(): number {
   );
 }
 
+/** Events of a child execution of the mesh machine's Distributed Map: started/ended plus one path's states (no iteration events). */
+export function meshChildEventBound(path: ResolvedPath, pollSeconds: number): number {
+  return 2 + pathEventBound(path, pollSeconds) - ITERATION_EVENTS;
+}
+
+const meshTop = meshDef.States as unknown as Record<string, AslState>;
+
+/**
+ * Events of the mesh machine's own (parent) execution: the run's fixed states plus, per round,
+ * the Distributed Map (entered, map run started and succeeded, exited) and the loop's Pass and
+ * Choice. Checked against the mesh definition's state types.
+ */
+export function meshParentEventBound(rounds: number): number {
+  for (const [name, type] of [
+    ['MeasureRound', 'Map'],
+    ['NextRound', 'Pass'],
+    ['MoreRounds', 'Choice'],
+  ] as const)
+    if (meshTop[name]?.Type !== type) throw new Error(`state ${name} of the mesh definition is not a ${type}`);
+  const perRound = 4 + VISIT_EVENTS.Pass + VISIT_EVENTS.Choice;
+  return runEventOverhead() - 4 + rounds * perRound;
+}
+
 /** Worst-case wall time of one path, seconds: reboot polls to their bound, credit wait, the probe's hard timeout. */
 export function pathSecondsBound(path: ResolvedPath, pollSeconds: number): number {
   const poll = Math.max(1, pollSeconds);
@@ -184,15 +214,19 @@ const fmt = (n: number) => n.toLocaleString('en-US');
  * Problems ("field: what is wrong") for a resolved plan that cannot run within the limits, or
  * none. `output` is ValidatePlan's output as it will be returned (its real size is measured).
  */
-export function planLimitProblems(paths: readonly ResolvedPath[], output: unknown, pollSeconds: number): string[] {
+export function planLimitProblems(
+  paths: readonly ResolvedPath[],
+  output: unknown,
+  pollSeconds: number,
+  mode: 'sequential' | 'mesh' = 'sequential',
+): string[] {
+  if (mode === 'mesh') return meshLimitProblems(paths, output, pollSeconds);
   const problems: string[] = [];
-  paths.forEach((p, i) => {
-    const { timeoutSeconds } = probeTiming(p.probes);
-    if (p.client.kind !== 'ecs-task' && timeoutSeconds > SSM_EXECUTION_TIMEOUT_MAX)
-      problems.push(
-        `paths[${i}].probes: the probe command would need ${fmt(timeoutSeconds)} s (probes plus margin), over SSM's executionTimeout limit of ${fmt(SSM_EXECUTION_TIMEOUT_MAX)} s; shorten the probes or split them over paths`,
-      );
-  });
+  const isMesh = paths.some((p) => p.mesh);
+  const way = isMesh
+    ? 'run it on the mesh state machine (statemachine/mesh.asl.json), where each pair is a child execution'
+    : 'split the plan';
+  problems.push(...ssmProblems(paths));
 
   const perPath = paths.map((p) => pathEventBound(p, pollSeconds));
   const overhead = runEventOverhead();
@@ -202,7 +236,7 @@ export function planLimitProblems(paths: readonly ResolvedPath[], output: unknow
     for (let used = overhead; fit < perPath.length && used + perPath[fit] <= HISTORY_EVENT_LIMIT; fit++)
       used += perPath[fit];
     problems.push(
-      `paths: ${fmt(paths.length)} paths need up to ${fmt(events)} execution history events (worst case: every poll loop to its bound, each task's retries), over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; the first ${fmt(fit)} paths fit — split the plan`,
+      `paths: ${fmt(paths.length)} paths need up to ${fmt(events)} execution history events (worst case: every poll loop to its bound, each task's retries), over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; the first ${fmt(fit)} paths fit — ${way}`,
     );
   }
 
@@ -211,14 +245,60 @@ export function planLimitProblems(paths: readonly ResolvedPath[], output: unknow
   if (bytes > room) {
     const perItem = bytes / Math.max(1, paths.length);
     problems.push(
-      `paths: the execution carries ${fmt(paths.length)} path items (${fmt(bytes)} bytes), over the ${fmt(room)} bytes left under Step Functions' payload limit of ${fmt(PAYLOAD_LIMIT_BYTES)} bytes (256 KiB); about ${fmt(Math.floor(room / perItem))} paths fit — split the plan`,
+      `paths: the execution carries ${fmt(paths.length)} path items (${fmt(bytes)} bytes), over the ${fmt(room)} bytes left under Step Functions' payload limit of ${fmt(PAYLOAD_LIMIT_BYTES)} bytes (256 KiB); about ${fmt(Math.floor(room / perItem))} paths fit — ${way}`,
     );
   }
 
   const seconds = paths.reduce((s, p) => s + pathSecondsBound(p, pollSeconds), 0);
   if (seconds > EXECUTION_TIMEOUT_SECONDS)
     problems.push(
-      `paths: the plan may run ${fmt(seconds)} s (worst case: reboots polled to their bound, credit waits, each probe command to its timeout), over the execution timeout of ${fmt(EXECUTION_TIMEOUT_SECONDS)} s; split the plan`,
+      `paths: the plan may run ${fmt(seconds)} s (worst case: reboots polled to their bound, credit waits, each probe command to its timeout), over the execution timeout of ${fmt(EXECUTION_TIMEOUT_SECONDS)} s; ${way}`,
+    );
+  return problems;
+}
+
+function ssmProblems(paths: readonly ResolvedPath[]): string[] {
+  const problems: string[] = [];
+  paths.forEach((p, i) => {
+    const { timeoutSeconds } = probeTiming(p.probes);
+    if (p.client.kind !== 'ecs-task' && timeoutSeconds > SSM_EXECUTION_TIMEOUT_MAX)
+      problems.push(
+        `paths[${i}].probes: the probe command would need ${fmt(timeoutSeconds)} s (probes plus margin), over SSM's executionTimeout limit of ${fmt(SSM_EXECUTION_TIMEOUT_MAX)} s; shorten the probes or split them over paths`,
+      );
+  });
+  return problems;
+}
+
+/** The mesh machine's limits: each child execution, the parent's rounds, the payload, the wall time. */
+function meshLimitProblems(paths: readonly ResolvedPath[], output: unknown, pollSeconds: number): string[] {
+  const problems = ssmProblems(paths);
+  paths.forEach((p, i) => {
+    const events = meshChildEventBound(p, pollSeconds);
+    if (events > HISTORY_EVENT_LIMIT)
+      problems.push(
+        `paths[${i}]: the pair's child execution needs up to ${fmt(events)} history events, over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; shorten its probes`,
+      );
+  });
+  const byRound = new Map<number, number>();
+  for (const p of paths) {
+    const r = p.mesh?.round ?? 0;
+    byRound.set(r, Math.max(byRound.get(r) ?? 0, pathSecondsBound(p, pollSeconds)));
+  }
+  const rounds = Math.max(0, ...byRound.keys()) + 1;
+  const parent = meshParentEventBound(rounds);
+  if (parent > HISTORY_EVENT_LIMIT)
+    problems.push(
+      `paths: ${fmt(rounds)} rounds need ${fmt(parent)} history events in the parent execution, over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)}; split the mesh`,
+    );
+  const bytes = Buffer.byteLength(JSON.stringify(output), 'utf8');
+  if (bytes > PAYLOAD_LIMIT_BYTES - PAYLOAD_RESERVE_BYTES)
+    problems.push(
+      `paths: the execution carries ${fmt(bytes)} bytes, over the ${fmt(PAYLOAD_LIMIT_BYTES - PAYLOAD_RESERVE_BYTES)} bytes left under the payload limit`,
+    );
+  const seconds = [...byRound.values()].reduce((a, b) => a + b, 0);
+  if (seconds > EXECUTION_TIMEOUT_SECONDS)
+    problems.push(
+      `paths: the mesh may run ${fmt(seconds)} s (per round its slowest pair, worst case), over the execution timeout of ${fmt(EXECUTION_TIMEOUT_SECONDS)} s; split the mesh`,
     );
   return problems;
 }

@@ -1,6 +1,9 @@
 /**
- * The run manifest (runs/run=<id>/manifest.json): status and provenance per path. Tasks run one
- * at a time (the Map has MaxConcurrency 1), so read-modify-write of this one object is safe.
+ * The run manifest (runs/run=<id>/manifest.json): status and provenance per path. On the
+ * measurement state machine tasks run one at a time (the Map has MaxConcurrency 1), so
+ * read-modify-write of this one object is safe. A mesh round runs its pairs in parallel: within
+ * one process (the local runner's child executions) updates of one manifest are queued one after
+ * another; across Lambda invocations on AWS they are not yet (docs/architecture.md, "Mesh runs").
  */
 import { keys } from '../core/keys.js';
 import type { PathManifest, RunManifest, StepRecord } from '../core/model.js';
@@ -22,11 +25,28 @@ export async function updateManifest(
   runId: string,
   change: (m: RunManifest) => void,
 ): Promise<RunManifest> {
-  const m = await loadManifest(store, runId);
-  change(m);
-  await saveManifest(store, m);
-  return m;
+  const key = `${store.location} ${runId}`;
+  const before = queue.get(key) ?? Promise.resolve();
+  const mine = before.then(async () => {
+    const m = await loadManifest(store, runId);
+    change(m);
+    await saveManifest(store, m);
+    return m;
+  });
+  const tail = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  queue.set(key, tail);
+  try {
+    return await mine;
+  } finally {
+    if (queue.get(key) === tail) queue.delete(key);
+  }
 }
+
+/** Manifest updates in flight in this process, by store and run: each waits for the one before. */
+const queue = new Map<string, Promise<void>>();
 
 export function pathEntry(m: RunManifest, pathId: string): PathManifest {
   const p = m.paths.find((x) => x.id === pathId);

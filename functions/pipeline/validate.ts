@@ -7,7 +7,7 @@ import { applicableBudget, enforceBudget, estimateRun } from '../core/cost.js';
 import { ConfigError, PlanInvalidError, RouteSwapError, RunAbortedError, RunExistsError } from '../core/errors.js';
 import { quoted } from '../core/fields.js';
 import { checkRunId, keys } from '../core/keys.js';
-import type { AgentSpec, ResolvedPlan, RunManifest } from '../core/model.js';
+import type { AgentSpec, ResolvedPath, ResolvedPlan, RunManifest } from '../core/model.js';
 import { parsePlan } from '../core/plan.js';
 import { routeRefusal, viaTarget } from '../core/route-policy.js';
 import type { Deps } from '../ports.js';
@@ -19,6 +19,8 @@ export interface ValidateInput {
   input: unknown;
   runId: string;
   startedAt?: string;
+  /** The mesh state machine (statemachine/mesh.asl.json) runs the plan round by round. */
+  mode?: 'mesh';
 }
 
 /** The small per-path facts the state machine branches on (state payloads stay tiny). */
@@ -33,7 +35,38 @@ export interface PathItem {
 export interface ValidateOutput {
   runId: string;
   planName: string;
+  /** The path items (sequential mode); empty in mesh mode, whose items are in the round lists. */
   paths: PathItem[];
+  /** Mesh mode: where the round lists are, how many, and the round to run next (0). */
+  mesh?: MeshState;
+}
+
+export interface MeshState {
+  bucket: string;
+  rounds: number;
+  round: number;
+}
+
+/** The path item of a resolved path: the small facts the state machine branches on. */
+export function pathItem(p: ResolvedPath): PathItem {
+  return {
+    id: p.id,
+    reboot: p.reboot,
+    creditWaitSeconds: p.creditWaitSeconds,
+    hasRoutes: p.routes.length > 0,
+    client: p.client,
+  };
+}
+
+/** A mesh plan's path items by round (round numbers are consecutive from 0; validated by the plan). */
+export function meshRounds(plan: ResolvedPlan): PathItem[][] {
+  const rounds: PathItem[][] = [];
+  for (const p of plan.paths) {
+    const r = p.mesh?.round ?? 0;
+    while (rounds.length <= r) rounds.push([]);
+    rounds[r].push(pathItem(p));
+  }
+  return rounds;
 }
 
 /**
@@ -72,18 +105,9 @@ export function specFor(runId: string, plan: ResolvedPlan, pathId: string): Agen
 }
 
 /** What ValidatePlan returns: the state the execution carries through the Map (kept small). */
-export function validateOutput(runId: string, plan: ResolvedPlan): ValidateOutput {
-  return {
-    runId,
-    planName: plan.name,
-    paths: plan.paths.map((p) => ({
-      id: p.id,
-      reboot: p.reboot,
-      creditWaitSeconds: p.creditWaitSeconds,
-      hasRoutes: p.routes.length > 0,
-      client: p.client,
-    })),
-  };
+export function validateOutput(runId: string, plan: ResolvedPlan, mesh?: MeshState): ValidateOutput {
+  if (mesh) return { runId, planName: plan.name, paths: [], mesh };
+  return { runId, planName: plan.name, paths: plan.paths.map(pathItem) };
 }
 
 export async function validatePlanStep(deps: Deps, input: ValidateInput): Promise<ValidateOutput> {
@@ -92,10 +116,20 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   const result = parsePlan(raw);
   if (!result.ok) throw new PlanInvalidError(result.problems);
   const plan = result.plan;
-  const output = validateOutput(runId, plan);
+  const mode = input.mode === 'mesh' ? 'mesh' : 'sequential';
+  if (mode === 'mesh' && !plan.paths.some((p) => p.mesh))
+    throw new PlanInvalidError([
+      'paths: the mesh state machine runs mesh plans (paths with "mesh": make one with `pathbench plan mesh`); run this plan on the measurement state machine',
+    ]);
+  const rounds = mode === 'mesh' ? meshRounds(plan) : [];
+  const output = validateOutput(
+    runId,
+    plan,
+    mode === 'mesh' ? { bucket: deps.store.bucket ?? deps.store.location, rounds: rounds.length, round: 0 } : undefined,
+  );
   // Service limits (history events, payload size, SSM and execution timeouts): refused before
   // the lock is taken or anything is written, with the number that breaks.
-  const limits = planLimitProblems(plan.paths, output, deps.fleet.pollSeconds);
+  const limits = planLimitProblems(plan.paths, output, deps.fleet.pollSeconds, mode);
   if (limits.length > 0) throw new PlanInvalidError(limits);
   const refused = await routeProblems(deps, plan);
   if (refused.length) throw new PlanInvalidError(refused);
@@ -122,6 +156,8 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     for (const p of plan.paths) {
       await deps.store.put(keys.spec(runId, p.id), `${JSON.stringify(specFor(runId, plan, p.id), null, 2)}\n`);
     }
+    // Mesh mode: one item list per round, read by the Distributed Map's ItemReader.
+    for (const [r, items] of rounds.entries()) await deps.store.put(keys.meshRound(runId, r), JSON.stringify(items));
     const manifest: RunManifest = {
       runId,
       planName: plan.name,

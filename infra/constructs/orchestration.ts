@@ -6,10 +6,11 @@
  * own finish states may never have run), a Lambda restores its routes and releases its lock.
  */
 import { readFileSync } from 'node:fs';
-import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -22,7 +23,7 @@ import { type AllowedRoute, checkAllowedRoutes } from '../../functions/core/rout
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { capabilityGrants, grantNeeds } from '../grants.js';
 import { ack, arnRef } from '../nag.js';
-import { ASL_FILE } from '../paths.js';
+import { ASL_FILE, MESH_ASL_FILE } from '../paths.js';
 import type { DataLake } from './data-lake.js';
 import { PathbenchFunction } from './pathbench-function.js';
 import type { Probe } from './probe.js';
@@ -50,6 +51,11 @@ export class Orchestration extends Construct {
   readonly lockTable: dynamodb.Table;
   readonly functions: Record<TaskName, PathbenchFunction>;
   readonly stateMachine: sfn.StateMachine;
+  /**
+   * The mesh machine (statemachine/mesh.asl.json): a mesh plan's rounds in order, the pairs of a
+   * round in parallel as child executions of a Distributed Map reading the round's items from S3.
+   */
+  readonly meshStateMachine: sfn.StateMachine;
   readonly cleanupFunction: PathbenchFunction;
   readonly cleanupRule: events.Rule;
   /** Where cleanup events land that could not be delivered or kept failing. */
@@ -153,6 +159,60 @@ export class Orchestration extends Construct {
       ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
     );
 
+    // --- the mesh state machine ---------------------------------------------------------------
+    const meshName = `${stack.stackName}-Mesh`.slice(0, 80);
+    const meshDefinition = readFileSync(MESH_ASL_FILE, 'utf8');
+    const meshUnknown = aslPlaceholders(meshDefinition).filter((p) => !(p in TASKS));
+    if (meshUnknown.length > 0)
+      throw new Error(
+        `statemachine/mesh.asl.json uses placeholders not in functions/wiring.ts: ${meshUnknown.join(', ')}`,
+      );
+    this.meshStateMachine = new sfn.StateMachine(this, 'Mesh', {
+      stateMachineName: meshName,
+      comment: 'pathbench mesh: rounds of region pairs through a Distributed Map',
+      definitionBody: sfn.DefinitionBody.fromFile(MESH_ASL_FILE),
+      definitionSubstitutions: Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn])),
+      logs: { destination: smLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      tracingEnabled: true,
+      timeout: Duration.hours(24),
+    });
+    for (const name of TASK_NAMES) functions[name].fn.grantInvoke(this.meshStateMachine);
+    // A Distributed Map starts its child executions as executions of this machine, watches and
+    // stops them, and its ItemReader reads each round's items (runs/run=<id>/mesh/) from the bucket.
+    const meshArn = stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: meshName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const meshExecutions = stack.formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${meshName}/*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.meshStateMachine.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [meshArn] }),
+    );
+    this.meshStateMachine.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['states:DescribeExecution', 'states:StopExecution'],
+        resources: [meshExecutions],
+      }),
+    );
+    lake.bucket.grantRead(this.meshStateMachine, 'runs/*');
+    ack(
+      this.meshStateMachine,
+      "Invoke grants cover function versions (arn:…:*); a Distributed Map's child executions have generated names under the machine's map run (execution:<machine>/*); the round lists are read under runs/*; log delivery and X-Ray actions have no resource-level permissions.",
+      'AwsSolutions-IAM5[Resource::*]',
+      ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:execution:${meshName}/*]`,
+      'AwsSolutions-IAM5[Action::s3:GetObject*]',
+      'AwsSolutions-IAM5[Action::s3:GetBucket*]',
+      'AwsSolutions-IAM5[Action::s3:List*]',
+      `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(lake.bucket.node.defaultChild as never)}.Arn>/runs/*]`,
+    );
+
     // --- cleanup after executions that could not finish themselves ------------------------------
     // The cleanup function and its rule sit directly in the stack, as they did before this
     // construct existed: EventBridge names the rule's invoke permission after the function's
@@ -183,7 +243,10 @@ export class Orchestration extends Construct {
       eventPattern: {
         source: ['aws.states'],
         detailType: ['Step Functions Execution Status Change'],
-        detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...CLEANUP_STATUSES] },
+        detail: {
+          stateMachineArn: [this.stateMachine.stateMachineArn, this.meshStateMachine.stateMachineArn],
+          status: [...CLEANUP_STATUSES],
+        },
       },
       targets: [
         new eventTargets.LambdaFunction(this.cleanupFunction.fn, {

@@ -311,8 +311,8 @@ describe('pipeline stack', () => {
     });
   });
 
-  it('cleans up after FAILED, TIMED_OUT and ABORTED executions of this state machine', () => {
-    const [[smId]] = ofType('AWS::StepFunctions::StateMachine');
+  it('cleans up after FAILED, TIMED_OUT and ABORTED executions of this state machine and the mesh one', () => {
+    const [[smId], [meshId]] = ofType('AWS::StepFunctions::StateMachine');
     // the cleanup rule; the other one sends regression events to the alarm topic (trend-alerts.synth.test.ts)
     const rules = ofType('AWS::Events::Rule').filter(([id]) => !id.startsWith('RegressionRule'));
     expect(rules).toHaveLength(1);
@@ -320,7 +320,7 @@ describe('pipeline stack', () => {
     expect(rule.Properties.EventPattern).toEqual({
       source: ['aws.states'],
       'detail-type': ['Step Functions Execution Status Change'],
-      detail: { stateMachineArn: [{ Ref: smId }], status: [...CLEANUP_STATUSES] },
+      detail: { stateMachineArn: [{ Ref: smId }, { Ref: meshId }], status: [...CLEANUP_STATUSES] },
     });
     expect(CLEANUP_STATUSES).toEqual(['FAILED', 'TIMED_OUT', 'ABORTED']);
     const targets = rule.Properties.Targets as Record<string, unknown>[];
@@ -535,6 +535,29 @@ describe('pipeline stack', () => {
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
     });
+  });
+
+  it('deploys the mesh machine: a Distributed Map over S3 round lists, child executions of itself', () => {
+    const [, [meshId, mesh]] = ofType('AWS::StepFunctions::StateMachine');
+    expect(mesh.Properties.StateMachineName).toBe('Pathbench-Mesh');
+    // The definition is statemachine/mesh.asl.json as an asset (test/statemachine/mesh.test.ts
+    // checks it), every task placeholder substituted.
+    expect(mesh.Properties.DefinitionS3Location ?? mesh.Properties.DefinitionString).toBeDefined();
+    expect(Object.keys(mesh.Properties.DefinitionSubstitutions as object)).toContain('CollectOutput');
+    const roleRef = (mesh.Properties.RoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const policies = ofType('AWS::IAM::Policy').filter(([, p]) =>
+      (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef),
+    );
+    const statements = policies.flatMap(
+      ([, p]) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+    );
+    const text = JSON.stringify(statements);
+    expect(text).toContain('states:StartExecution');
+    expect(text).toContain('stateMachine:Pathbench-Mesh');
+    expect(text).toContain('execution:Pathbench-Mesh/*');
+    expect(text).toContain('s3:GetObject*');
+    expect(text).toContain('/runs/*');
+    expect(meshId).toBeDefined();
   });
 
   it('passes cdk-nag AwsSolutions with zero unacknowledged errors', () => {

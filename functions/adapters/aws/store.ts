@@ -27,7 +27,8 @@ export class S3ObjectStore implements ObjectStore {
 
   constructor(
     private readonly s3: S3Client,
-    private readonly bucket: string,
+    /** The bucket (a mesh run's Distributed Map reads its round lists from it). */
+    readonly bucket: string,
     /** Part size of streaming writes (tests use S3's 5 MiB minimum to keep bodies small). */
     private readonly partBytes = PART_BYTES,
   ) {
