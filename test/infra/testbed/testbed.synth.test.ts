@@ -192,11 +192,21 @@ describe('testbed stacks (seed 000 Tokyo/Osaka)', () => {
     const ingress = sg.Properties.SecurityGroupIngress as { IpProtocol: string; FromPort: number; CidrIp: string }[];
     const seen = new Set(ingress.map((r) => `${r.IpProtocol}/${r.FromPort}/${r.CidrIp}`));
     for (const cidr of ['10.0.0.0/16', '10.1.0.0/16']) {
-      for (const rule of ['tcp/7000', 'tcp/8080', 'tcp/5201', 'udp/5201', 'tcp/11111', 'udp/11111', 'icmp/-1'])
+      for (const rule of [
+        'tcp/7000',
+        'tcp/8080',
+        'tcp/5201',
+        'udp/5201',
+        'tcp/11111',
+        'udp/11111',
+        'tcp/7007',
+        'udp/7007',
+        'icmp/-1',
+      ])
         expect(seen.has(`${rule}/${cidr}`), `${rule} ${cidr}`).toBe(true);
     }
     expect(ingress.every((r) => r.CidrIp === '10.0.0.0/16' || r.CidrIp === '10.1.0.0/16')).toBe(true);
-    expect(ingress).toHaveLength(14);
+    expect(ingress).toHaveLength(18);
   });
 
   it('boots hosts into the target servers from the agent asset', () => {
@@ -205,6 +215,7 @@ describe('testbed stacks (seed 000 Tokyo/Osaka)', () => {
     expect(userData).toContain('agent.cjs serve --tcp 7000 --http 8080');
     expect(userData).toContain('iperf3 -s -p 5201');
     expect(userData).toContain('sockperf server');
+    expect(userData).toContain('--pingpong 7007');
     expect(userData).toContain('dnf install -y iperf3 nodejs20');
     peer.hasResourceProperties('AWS::IAM::Role', {
       ManagedPolicyArns: Match.arrayWith([
