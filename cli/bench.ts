@@ -128,9 +128,12 @@ export function registerBench(program: Command): void {
   program
     .command('bench')
     .description(
-      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost, simulated mesh)',
+      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost, simulated mesh, lab mesh)',
     )
-    .option('--only <parts>', 'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh')
+    .option(
+      '--only <parts>',
+      'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh,lab-mesh',
+    )
     .option('--mesh-sites <n>', 'sites of the simulated mesh (n·(n−1) pairs)', '46')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
@@ -177,6 +180,13 @@ export function registerBench(program: Command): void {
           run: async () => {
             const { benchMesh } = await import('../scripts/bench/mesh.js');
             return (await benchMesh({ sites: Number(o.meshSites) })).lines;
+          },
+        },
+        {
+          name: 'lab-mesh',
+          run: async () => {
+            const { benchLabMesh } = await import('../scripts/bench/lab-mesh.js');
+            return (await benchLabMesh()).lines;
           },
         },
       ];

@@ -16,8 +16,9 @@
  * under another address (10.0.5.10 on pb-a's loopback), for the distribution-shape figures.
  */
 import { TARGET_PORTS, type TargetPorts } from '../functions/core/target-ports.js';
+import { LAB_MESH_HOSTS, LAB_MESH_ROUTE_FACTOR, labMeshPairs } from './mesh.js';
 
-export const LAB_PROFILES = ['seed-000', 'seed-002', 'seed-004'] as const;
+export const LAB_PROFILES = ['seed-000', 'seed-002', 'seed-004', 'mesh'] as const;
 export type LabProfileName = (typeof LAB_PROFILES)[number];
 
 /** Roles of the seed-000 profile's namespaces; the namespace name is `<prefix><role>`. */
@@ -456,6 +457,7 @@ export function labProfile(name: string = 'seed-000'): LabProfile {
   if (name === 'seed-000') return seed000Profile();
   if (name === 'seed-002') return seed002Profile();
   if (name === 'seed-004') return seed004Profile();
+  if (name === 'mesh') return meshProfile();
   throw new Error(`unknown lab profile "${name}" (known: ${LAB_PROFILES.join(', ')})`);
 }
 
@@ -561,6 +563,50 @@ export function seed004Profile(): LabProfile {
   };
 }
 
+/**
+ * The lab mesh (lab/mesh.ts): six region namespaces in a star around one router, every host a
+ * client and a target. Each unordered region pair is one lab path on its own NFQUEUE queue in
+ * the router, matched in both directions, half the pair's round trip each way (queueArg), so a
+ * round trip between two regions crosses that pair's delay once each way and no other. The
+ * round trip is the fibre one over the great circle × route factor 1.5 (LAB_MESH_ROUTE_FACTOR); not
+ * calibrated (the bare hop is taken off as everywhere, BARE_RTT_GUESS_MS in calibration.ts).
+ */
+export function meshProfile(): LabProfile {
+  const hosts = LAB_MESH_HOSTS;
+  const paths: LabPathDef[] = labMeshPairs().map((p) => ({
+    id: p.id,
+    label: `${p.a.role} ↔ ${p.b.role}: ${Math.round(p.distanceKm)} km, fibre RTT ${p.rttMs.toFixed(2)} ms (route factor ${LAB_MESH_ROUTE_FACTOR})`,
+    targetRole: p.b.role,
+    targetIp: p.b.ip,
+    rttMs: p.rttMs,
+    delayRole: 'router',
+    queue: p.queue,
+    match: [
+      ['-s', `${p.a.ip}/32`, '-d', `${p.b.ip}/32`],
+      ['-s', `${p.b.ip}/32`, '-d', `${p.a.ip}/32`],
+    ],
+  }));
+  return {
+    name: 'mesh',
+    roles: ['router', ...hosts.map((h) => h.role)],
+    clientRole: hosts[0].role,
+    serverRoles: hosts.map((h) => h.role),
+    extraClientRoles: hosts.slice(1).map((h) => h.role),
+    calibrate: false,
+    delay: 'nfqueue',
+    paths,
+    links: hosts.map((h, i) => ({
+      a: { role: 'router', ifname: `m${i + 1}`, addr: `${h.routerIp}/24` },
+      b: { role: h.role, ifname: 'eth0', addr: `${h.ip}/24` },
+      mtu: INTER_REGION_MTU,
+    })),
+    nextHops: [],
+    // Only the first host has the burst-credit bucket (as in seed-004); 500 MB outlasts a short mesh run.
+    credits: { rate: '200mbit', burstBytes: 500_000_000, peakrate: '1gbit', mtu: 65536 },
+    ports: LAB_PORTS,
+  };
+}
+
 /** Every role any profile uses (for `down` and `status`, which may not know the profile). */
 export const ALL_ROLES: readonly LabRole[] = [...new Set(LAB_PROFILES.flatMap((n) => labProfile(n).roles))];
 
@@ -635,7 +681,7 @@ function linkCommands(prefix: string, profile: LabProfile): Argv[] {
 
 /** Namespace creation and wiring: links, addresses, forwarding, routes, MTUs. */
 export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv[] {
-  if (profile.name === 'seed-004') return buildStarCommands(prefix, profile);
+  if (profile.name === 'seed-004' || profile.name === 'mesh') return buildStarCommands(prefix, profile);
   const ns = (r: LabRole) => nsName(prefix, r);
   const cmds = linkCommands(prefix, profile);
   // Routers forward; reverse-path filtering off so a half-swapped (asymmetric) state still works.
