@@ -2,7 +2,8 @@
  * The CDK app: the pipeline stack always; the testbed (seed 000 topology) when the context
  * value `testbed` is "true". Context: scheduleExpression, scheduleEnabled, schedulePlanName,
  * clientRoleArns and clientInstanceIds (comma separated), allowedRoutes (JSON: [{ region, routeTableId, destination,
- * targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the cost guard's stack default).
+ * targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the cost guard's stack default),
+ * clientQueueArns (comma separated; default: queues named pathbench-client-* of the stack's account and region).
  */
 import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../functions/core/route-policy.js';
@@ -35,6 +36,7 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   allowedRoutes: parseAllowedRoutes(allowedRoutesContext(), 'context allowedRoutes'),
   budgetUsd: ctx('budgetUsd') === undefined ? undefined : Number(ctx('budgetUsd')),
   clientInstanceType: ctx('clientInstanceType'),
+  clientQueueArns: ctx('clientQueueArns')?.split(',').filter(Boolean),
 });
 
 if (ctx('testbed') === 'seed-004') {
