@@ -9,6 +9,7 @@ import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../functions/core/route-policy.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
+import { addSeed002Testbed } from './testbed/seed002.js';
 import { addSeed004Testbed } from './testbed/seed004.js';
 
 const app = new App();
@@ -39,7 +40,10 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   clientQueueArns: ctx('clientQueueArns')?.split(',').filter(Boolean),
 });
 
-if (ctx('testbed') === 'seed-004') {
+if (ctx('testbed') === 'seed-002') {
+  // Seed 002's ECS service-to-service testbed, probed from a client service task (infra/testbed/seed002.ts).
+  addSeed002Testbed(app);
+} else if (ctx('testbed') === 'seed-004') {
   // Seed 004's AZ-pair testbed: 3 AZs × 2 regions + a same-AZ reference host each (infra/testbed/seed004.ts).
   addSeed004Testbed(app);
 } else if (ctx('testbed') === 'true') {
