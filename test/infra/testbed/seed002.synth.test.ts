@@ -127,8 +127,11 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     expect(tds).toContain('public.ecr.aws/docker/library/node:20-slim');
     expect(tds).toContain('/bundles/task-client.cjs');
     expect(tds).not.toContain('dkr.ecr'); // no image built or pushed
-    const clientTd = ofType('AWS::ECS::TaskDefinition').find(([id]) => id.startsWith('ClientTask'))?.[1];
-    const roleRef = (clientTd?.Properties.TaskRoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const clientTd = ofType('AWS::ECS::TaskDefinition').find(([id]) => id.startsWith('ClientTask'));
+    expect(clientTd).toBeDefined();
+    const roleRef = ((clientTd as [string, Resource])[1].Properties.TaskRoleArn as { 'Fn::GetAtt': string[] })[
+      'Fn::GetAtt'
+    ][0];
     const statements = ofType('AWS::IAM::Policy')
       .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef))
       .flatMap(
