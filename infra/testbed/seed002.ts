@@ -41,7 +41,7 @@ import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as vpclattice from 'aws-cdk-lib/aws-vpclattice';
 import type { Construct } from 'constructs';
-import { AGENT_BUNDLE, TASK_CLIENT_BUNDLE } from '../../agent/bundle.js';
+import { TASK_CLIENT_BUNDLE } from '../../agent/bundle.js';
 import { TARGET_PORTS } from '../../functions/core/target-ports.js';
 import { taskQueueName } from '../../functions/core/task-client.js';
 import { ack } from '../nag.js';
@@ -345,7 +345,12 @@ export class Seed002Stack extends Stack {
       name: 'pathbench-seed002',
       authType: 'NONE',
     });
-    const latticeSg = hostSg('Lattice', vpcs.client, [CIDRS.client]);
+    // The client VPC's association: the client reaches the Lattice service's HTTP listener (:80).
+    const latticeSg = new ec2.SecurityGroup(this, 'LatticeSg', {
+      vpc: vpcs.client,
+      description: 'seed-002 Lattice association',
+    });
+    latticeSg.addIngressRule(ec2.Peer.ipv4(CIDRS.client), ec2.Port.tcp(80), 'H: the client to the Lattice listener');
     new vpclattice.CfnServiceNetworkVpcAssociation(this, 'ServiceNetworkClientVpc', {
       serviceNetworkIdentifier: serviceNetwork.attrId,
       vpcIdentifier: vpcs.client.vpcId,
@@ -537,5 +542,3 @@ export function addSeed002Testbed(
     stateMachineName: props.stateMachineName,
   });
 }
-
-export { AGENT_BUNDLE };

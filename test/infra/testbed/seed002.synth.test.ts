@@ -117,6 +117,11 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     ])
       expect(ofType(t), t).toHaveLength(1);
     expect(ofType('AWS::VpcLattice::Listener')[0][1].Properties).toMatchObject({ Protocol: 'HTTP', Port: 80 });
+    const assoc = ofType('AWS::VpcLattice::ServiceNetworkVpcAssociation')[0][1];
+    const sgId = (assoc.Properties.SecurityGroupIds as { 'Fn::GetAtt': string[] }[])[0]['Fn::GetAtt'][0];
+    expect(json.Resources[sgId].Properties.SecurityGroupIngress).toEqual([
+      expect.objectContaining({ CidrIp: '10.0.0.0/16', FromPort: 80, ToPort: 80 }),
+    ]);
     expect(svc('server-h')?.Properties.VpcLatticeConfigurations).toMatchObject([{ PortName: 'http' }]);
   });
 
