@@ -2,12 +2,14 @@
  * The CDK app: the pipeline stack always; the testbed (seed 000 topology) when the context
  * value `testbed` is "true". Context: scheduleExpression, scheduleEnabled, schedulePlanName,
  * clientRoleArns and clientInstanceIds (comma separated), allowedRoutes (JSON: [{ region, routeTableId, destination,
- * targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the cost guard's stack default).
+ * targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the cost guard's stack default),
+ * clientQueueArns (comma separated; default: queues named pathbench-client-* of the stack's account and region).
  */
 import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../functions/core/route-policy.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
+import { addSeed002Testbed } from './testbed/seed002.js';
 import { addSeed004Testbed } from './testbed/seed004.js';
 
 const app = new App();
@@ -35,9 +37,13 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   allowedRoutes: parseAllowedRoutes(allowedRoutesContext(), 'context allowedRoutes'),
   budgetUsd: ctx('budgetUsd') === undefined ? undefined : Number(ctx('budgetUsd')),
   clientInstanceType: ctx('clientInstanceType'),
+  clientQueueArns: ctx('clientQueueArns')?.split(',').filter(Boolean),
 });
 
-if (ctx('testbed') === 'seed-004') {
+if (ctx('testbed') === 'seed-002') {
+  // Seed 002's ECS service-to-service testbed, probed from a client service task (infra/testbed/seed002.ts).
+  addSeed002Testbed(app);
+} else if (ctx('testbed') === 'seed-004') {
   // Seed 004's AZ-pair testbed: 3 AZs × 2 regions + a same-AZ reference host each (infra/testbed/seed004.ts).
   addSeed004Testbed(app);
 } else if (ctx('testbed') === 'true') {

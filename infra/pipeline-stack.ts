@@ -56,6 +56,8 @@ export interface PipelineStackProps extends StackProps {
   budgetUsd?: number;
   /** The clients' instance type the cost estimate prices (context clientInstanceType). */
   clientInstanceType?: string;
+  /** Task-client queue ARNs the state machines may send probes to (context clientQueueArns); default `pathbench-client-*` here. */
+  clientQueueArns?: string[];
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
@@ -99,6 +101,7 @@ export class PipelineStack extends Stack {
       allowedRoutes: props.allowedRoutes,
       budgetUsd: props.budgetUsd,
       clientInstanceType: props.clientInstanceType,
+      clientQueueArns: props.clientQueueArns,
     });
     const schedule = new Schedule(this, 'Schedule', {
       stateMachine: run.stateMachine,

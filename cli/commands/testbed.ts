@@ -40,6 +40,7 @@ import {
   TestbedOutputsError,
   type TestbedPlanJson,
 } from '../../infra/testbed/plan-from-outputs.js';
+import { isSeed002Outputs, seed002CostNote, seed002Plan } from '../../infra/testbed/seed002-plan.js';
 import { type CdkRunner, runCdk } from '../cdk.js';
 import { type Outputs, OutputsFileError, readOutputsFile, TESTBED_OUTPUTS_FILE } from '../outputs-file.js';
 import { ROOT } from '../paths.js';
@@ -132,6 +133,23 @@ export function planRunCost(plan: TestbedPlanJson, instanceType: string): RunTra
  * Build, validate and write the A–E plan from outputs; returns the plan and the cost note.
  * @throws TestbedCliError when outputs are incomplete or the plan fails validation.
  */
+/** The seed-002 nine-path plan from its testbed's outputs (infra/testbed/seed002-plan.ts), and its cost note. */
+export async function writeSeed002Plan(outputs: Outputs, outFile: string): Promise<{ note: string }> {
+  let plan: ReturnType<typeof seed002Plan>;
+  try {
+    plan = seed002Plan(outputs);
+  } catch (e: unknown) {
+    if (e instanceof TestbedOutputsError) throw new TestbedCliError(e.message, { cause: e });
+    throw e;
+  }
+  const parsed = parsePlan(plan);
+  if (!parsed.ok) throw new TestbedCliError(`generated plan is invalid\n${formatProblems(parsed.problems)}`);
+  const target = path.resolve(outFile);
+  await mkdir(path.dirname(target), { recursive: true });
+  await writeFile(target, `${JSON.stringify(plan, null, 2)}\n`);
+  return { note: seed002CostNote() };
+}
+
 export async function writeTestbedPlan(
   outputs: Outputs,
   outFile: string,
@@ -315,7 +333,9 @@ export function registerTestbed(program: Command): void {
   const plan = program.commands.find((c) => c.name() === 'plan') ?? program.command('plan').description('plan tools');
   plan
     .command('from-testbed')
-    .description('write the seed-000 A–E plan from the testbed stacks’ outputs, and print its cost note')
+    .description(
+      'write the plan of a testbed from its stacks’ outputs (seed-000 A–E, seed-002 nine ECS paths, seed-004 AZ pairs), and print its cost note',
+    )
     .option('--outputs <file>', 'outputs saved by `cdk deploy --outputs-file` (default: read the deployed stacks)')
     .option('--out <file>', 'plan file to write', DEFAULT_PLAN_OUT)
     .option('--client-region <region>', 'client stack region', DEFAULT_CLIENT_REGION)
@@ -328,7 +348,12 @@ export function registerTestbed(program: Command): void {
           : await readDeployedOutputs({ clientRegion: o.clientRegion, peerRegion: o.peerRegion, prefix: o.prefix });
         // The seed-004 testbed lists hosts by AZ: its plan is the AZ-pair plan.
         const azHosts = Object.values(outputs).some((m) => typeof m?.[AZ_HOSTS_OUTPUT] === 'string');
-        const { note } = azHosts ? await writeAzMatrixPlan({ outputs }, o.out) : await writeTestbedPlan(outputs, o.out);
+        // The seed-002 testbed names its ECS cluster: its plan is the nine service-to-service paths.
+        const { note } = isSeed002Outputs(outputs)
+          ? await writeSeed002Plan(outputs, o.out)
+          : azHosts
+            ? await writeAzMatrixPlan({ outputs }, o.out)
+            : await writeTestbedPlan(outputs, o.out);
         process.stdout.write(`plan written to ${o.out}\n\n${note}\n`);
       } catch (e: unknown) {
         fail(e);

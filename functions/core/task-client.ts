@@ -12,9 +12,12 @@ export type PlanClient =
   | { kind?: 'ec2-instance'; instanceId: string; region: string }
   | { kind: 'ecs-task'; cluster: string; service: string; queueUrl?: string; region: string };
 
-/** The queue a client service reads when the plan names none: one per service (infra/testbed/seed-002). */
+/** Every task-client queue's name starts with this (the pipeline's SendMessage grant matches it). */
+export const TASK_QUEUE_PREFIX = 'pathbench-client-';
+
+/** The queue a client service reads when the plan names none: one per service (infra/testbed/seed002.ts). */
 export function taskQueueName(cluster: string, service: string): string {
-  return `pathbench-client-${cluster}-${service}`.slice(0, 80);
+  return `${TASK_QUEUE_PREFIX}${cluster}-${service}`.slice(0, 80);
 }
 
 /** The plan's client as the pipeline carries it (ClientRef): a task client's id is its service name. */

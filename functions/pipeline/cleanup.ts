@@ -138,19 +138,28 @@ async function salvageRunning(
   status: string,
 ): Promise<{ notes: string[]; paths: string[] }> {
   const notes: string[] = [];
-  const probing = manifest.paths.filter((p) => p.status === 'running' && p.probeCommand);
+  // An EC2 client's probe is an SSM command; a task client (clientKind ecs-task) has none: its
+  // probe ran from a queue message, and the task stops its agent itself when the state no longer
+  // takes its heartbeat (agent/task-client.ts), then uploads what it measured.
+  const probing = manifest.paths.filter(
+    (p) => p.status === 'running' && (p.probeCommand || p.clientKind === 'ecs-task'),
+  );
   const paths = probing.map((p) => p.id);
   if (!probing.length) return { notes, paths };
   const plan = await loadResolvedPlan(deps, manifest.runId);
   for (const p of probing) {
     const client = plan.paths.find((x) => x.id === p.id)?.client;
+    if (!client) continue;
     const command = p.probeCommand;
-    if (!client || !command) continue;
     const ref = { runId: manifest.runId, pathId: p.id };
-    try {
-      await deps.runner.cancel(command.commandId, client);
-    } catch (e) {
-      notes.push(`path ${p.id}: probe command ${command.commandId} not cancelled: ${errorMessage(e)}`);
+    if (command) {
+      try {
+        await deps.runner.cancel(command.commandId, client);
+      } catch (e) {
+        notes.push(`path ${p.id}: probe command ${command.commandId} not cancelled: ${errorMessage(e)}`);
+      }
+    } else {
+      notes.push(`path ${p.id}: task client ${client.instanceId} stops its agent at its next refused heartbeat`);
     }
     try {
       const { samples } = await salvageOutput(deps, ref, `execution ${status}`);

@@ -20,6 +20,7 @@ import { ENV } from '../../functions/adapters/aws/deps.js';
 import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/plans.js';
 import { COST_ENV, costDefaultsFromEnv } from '../../functions/core/cost.js';
 import { type AllowedRoute, checkAllowedRoutes } from '../../functions/core/route-policy.js';
+import { TASK_QUEUE_PREFIX } from '../../functions/core/task-client.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { capabilityGrants, grantNeeds } from '../grants.js';
 import { ack, arnRef } from '../nag.js';
@@ -45,6 +46,33 @@ export interface OrchestrationProps {
   budgetUsd?: number;
   /** The clients' instance type the cost estimate prices (default c6i.large). */
   clientInstanceType?: string;
+  /**
+   * The queues of task clients (docs/aws.md, "Clients inside an ECS task") the state machines may
+   * send probes to. Absent: any queue named `pathbench-client-*` (functions/core/task-client.ts
+   * taskQueueName) in the stack's account and region.
+   */
+  clientQueueArns?: readonly string[];
+}
+
+/** The queues the state machines may send task-client probes to, and the cdk-nag finding a name pattern causes. */
+export function clientQueueGrant(
+  stack: Stack,
+  given: readonly string[] | undefined,
+): { resources: string[]; wildcard?: string } {
+  if (given && given.length > 0) {
+    for (const a of given) {
+      if (!/^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,80}$/.test(a))
+        throw new Error(`clientQueueArns: expected SQS queue ARNs (arn:aws:sqs:<region>:<account>:<name>), got ${a}`);
+    }
+    return { resources: [...new Set(given)] };
+  }
+  const resources = [stack.formatArn({ service: 'sqs', resource: `${TASK_QUEUE_PREFIX}*` })];
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  return {
+    resources,
+    wildcard: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:${region}:${account}:${TASK_QUEUE_PREFIX}*]`,
+  };
 }
 
 export class Orchestration extends Construct {
@@ -64,7 +92,7 @@ export class Orchestration extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    { lake, probe, allowedRoutes: given, budgetUsd, clientInstanceType }: OrchestrationProps,
+    { lake, probe, allowedRoutes: given, budgetUsd, clientInstanceType, clientQueueArns }: OrchestrationProps,
   ) {
     super(scope, id);
     const stack = Stack.of(this);
@@ -100,6 +128,8 @@ export class Orchestration extends Construct {
       [ENV.planPrefix]: DEFAULT_PLAN_PREFIX,
       [ENV.stateMachineArn]: stateMachineArn,
       [ENV.allowedRoutes]: JSON.stringify(allowedRoutes),
+      // A task client's queue URL when the plan gives none (functions/core/task-client.ts taskQueueUrl).
+      [ENV.accountId]: stack.account,
       ...(budgetUsd !== undefined ? { [COST_ENV.budgetUsd]: String(budgetUsd) } : {}),
       ...(clientInstanceType ? { [COST_ENV.instanceType]: clientInstanceType } : {}),
     };
@@ -152,6 +182,20 @@ export class Orchestration extends Construct {
       timeout: Duration.hours(24),
     });
     for (const name of TASK_NAMES) functions[name].fn.grantInvoke(this.stateMachine);
+    // ProbeTask (sqs:sendMessage.waitForTaskToken) sends a task client its probe; SendMessage
+    // only, on the client queues. The queues use SQS-managed encryption, so no KMS grant.
+    const queues = clientQueueGrant(stack, clientQueueArns);
+    const sendToClients = new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: queues.resources });
+    this.stateMachine.addToRolePolicy(sendToClients);
+    const queueAck = queues.wildcard
+      ? [
+          {
+            reason: `Task-client queues are created by testbeds (one per client service) after this stack; they are matched by their name prefix ${TASK_QUEUE_PREFIX} in this account and region, SendMessage only (context clientQueueArns lists them exactly instead).`,
+            id: queues.wildcard,
+          },
+        ]
+      : [];
+    for (const q of queueAck) ack(this.stateMachine, q.reason, q.id);
     ack(
       this.stateMachine,
       'Invoke grants cover function versions (arn:…:*); log delivery and X-Ray actions have no resource-level permissions.',
@@ -201,6 +245,11 @@ export class Orchestration extends Construct {
       }),
     );
     lake.bucket.grantRead(this.meshStateMachine, 'runs/*');
+    // A mesh pair's child execution runs the same ProbeTask branch.
+    this.meshStateMachine.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: queues.resources }),
+    );
+    for (const q of queueAck) ack(this.meshStateMachine, q.reason, q.id);
     ack(
       this.meshStateMachine,
       "Invoke grants cover function versions (arn:…:*); a Distributed Map's child executions have generated names under the machine's map run (execution:<machine>/*); the round lists are read under runs/*; log delivery and X-Ray actions have no resource-level permissions.",

@@ -5,14 +5,14 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
 import { samplesColumns } from '../../functions/sql.js';
 import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
-import { aslPlaceholders, CLEANUP_STATUSES } from '../../infra/constructs/orchestration.js';
+import { aslPlaceholders, CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orchestration.js';
 import { MANAGED_TAG } from '../../infra/grants.js';
 import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
@@ -558,6 +558,39 @@ describe('pipeline stack', () => {
     expect(text).toContain('s3:GetObject*');
     expect(text).toContain('/runs/*');
     expect(meshId).toBeDefined();
+  });
+
+  it('lets both state machines send task-client probes (SendMessage only) to pathbench-client-* queues of its account, and tells the functions the account', () => {
+    const machines = ofType('AWS::StepFunctions::StateMachine');
+    expect(machines).toHaveLength(2);
+    for (const [, m] of machines) {
+      const roleRef = (m.Properties.RoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+      const statements = ofType('AWS::IAM::Policy')
+        .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef))
+        .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+      const sqs = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')));
+      expect(sqs).toHaveLength(1);
+      expect(actionsOf(sqs[0])).toEqual(['sqs:SendMessage']);
+      expect(JSON.stringify(sqs[0].Resource)).toContain(':sqs:ap-northeast-1:123456789012:pathbench-client-*');
+    }
+    // No function sends to a client queue (the state machine does, with its task token).
+    for (const name of TASK_NAMES) expect(JSON.stringify(statementsOf(name))).not.toContain('sqs:');
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns.length).toBeGreaterThan(0);
+    for (const [, f] of fns) {
+      const vars = (f.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables;
+      if (vars?.PATHBENCH_BUCKET) expect(vars.PATHBENCH_ACCOUNT_ID).toBe('123456789012');
+    }
+    // An explicit list replaces the pattern, and is checked at synth.
+    const bare = new Stack(new App(), 'Bare', { env: { account: '123456789012', region: 'ap-northeast-1' } });
+    const arn = 'arn:aws:sqs:ap-northeast-1:123456789012:pathbench-client-seed002-client';
+    expect(clientQueueGrant(bare, [arn, arn])).toEqual({ resources: [arn] });
+    expect(clientQueueGrant(bare, undefined).wildcard).toBe(
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:ap-northeast-1:123456789012:pathbench-client-*]',
+    );
+    expect(() => clientQueueGrant(bare, ['https://sqs.ap-northeast-1.amazonaws.com/123456789012/q'])).toThrow(
+      /clientQueueArns: expected SQS queue ARNs/,
+    );
   });
 
   it('passes cdk-nag AwsSolutions with zero unacknowledged errors', () => {

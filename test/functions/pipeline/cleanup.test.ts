@@ -8,7 +8,10 @@ import { RouteSwapError } from '../../../functions/core/errors.js';
 import { keys } from '../../../functions/core/keys.js';
 import type { RunManifest } from '../../../functions/core/model.js';
 import { cleanupAfterExecution } from '../../../functions/pipeline/cleanup.js';
-import { FakeRoutes, scenarioDeps } from '../../helpers/fakes.js';
+import { beginPath } from '../../../functions/pipeline/path.js';
+import { prepareTaskProbe } from '../../../functions/pipeline/task-probe.js';
+import { validatePlanStep } from '../../../functions/pipeline/validate.js';
+import { FakeRoutes, type FakeRunner, scenarioDeps } from '../../helpers/fakes.js';
 
 const TOKYO = 'ap-northeast-1|rtb-tokyo|10.1.0.0/16';
 const OSAKA = 'ap-northeast-3|rtb-osaka|10.0.0.0/16';
@@ -176,5 +179,48 @@ describe('cleanupAfterExecution', () => {
     expect(r.notes[0]).toMatch(/is not a run id/);
     expect((await deps.lock.current())?.runId).toBe('other');
     expect(routes.calls).toEqual([]);
+  });
+
+  it('salvages the raw output a task client (kind ecs-task, no SSM command) uploaded before an ABORTED run, cancels nothing', async () => {
+    // Prepare: the real pipeline steps up to the queue message, then the task's upload.
+    const { deps, store } = await setup();
+    deps.accountId = '123456789012';
+    const plan = {
+      name: 'task-abort',
+      defaults: { reboot: false, creditWaitSeconds: 0, probes: [{ kind: 'tcp-connect', count: 10, intervalMs: 10 }] },
+      paths: [
+        {
+          id: 'D',
+          client: { kind: 'ecs-task', cluster: 'seed002', service: 'client', region: 'ap-northeast-1' },
+          target: { host: '10.1.0.10', port: 7000 },
+        },
+      ],
+    };
+    await validatePlanStep(deps, { input: { plan }, runId: 'task-abort', startedAt: NOW.toISOString() });
+    await beginPath(deps, { runId: 'task-abort', pathId: 'D' });
+    const msg = await prepareTaskProbe(deps, { runId: 'task-abort', pathId: 'D' });
+    expect(msg.queueUrl).toBe('https://sqs.ap-northeast-1.amazonaws.com/123456789012/pathbench-client-seed002-client');
+    // What the task client uploads under its own prefix (the same files an agent writes).
+    await (deps.runner as FakeRunner).send({
+      ...msg.probe,
+      client: { instanceId: 'client', region: 'ap-northeast-1' },
+    } as never);
+    const runner = deps.runner as FakeRunner;
+    runner.sent.length = 0;
+    // Act
+    const r = await cleanupAfterExecution(deps, {
+      runId: 'task-abort',
+      status: 'ABORTED',
+      startedAt: NOW.toISOString(),
+    });
+    // Assess
+    expect(runner.cancelled).toEqual([]);
+    expect(r.notes).toContain('path D: task client client stops its agent at its next refused heartbeat');
+    expect(r.notes).toContain('path D: kept 10 sample(s) of its raw output');
+    const m = JSON.parse((await store.getText(keys.manifest('task-abort'))) as string) as RunManifest;
+    expect(m.status).toBe('failed');
+    expect(m.paths[0]).toMatchObject({ status: 'failed', clientKind: 'ecs-task' });
+    expect(m.paths[0].probes.reduce((n, p) => n + p.samples, 0)).toBe(10);
+    expect(await store.list('samples/path=D/run=task-abort/')).toHaveLength(1);
   });
 });
