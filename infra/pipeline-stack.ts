@@ -133,6 +133,7 @@ export class PipelineStack extends Stack {
     // --- outputs (the CLI reads these, from CloudFormation or from /pathbench/config) -----------
     const outputs = {
       StateMachineArn: this.stateMachine.stateMachineArn,
+      MeshStateMachineArn: run.meshStateMachine.stateMachineArn,
       BucketName: this.bucket.bucketName,
       WorkgroupName: this.workgroupName,
       DatabaseName: this.databaseName,
