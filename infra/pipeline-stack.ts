@@ -56,6 +56,11 @@ export interface PipelineStackProps extends StackProps {
   budgetUsd?: number;
   /** The clients' instance type the cost estimate prices (context clientInstanceType). */
   clientInstanceType?: string;
+  /**
+   * The other regions the agent is deployed to (agent region stacks, infra/agent-region-stack.ts):
+   * the functions send probes there with that region's document and bundle, and only there.
+   */
+  agentRegions?: readonly string[];
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
@@ -92,6 +97,7 @@ export class PipelineStack extends Stack {
       agentBundlePath: props.agentBundlePath,
       clientRoleArns: props.clientRoleArns,
       clientInstanceIds: props.clientInstanceIds,
+      agentRegions: props.agentRegions,
     });
     const run = new Orchestration(this, 'Orchestration', {
       lake,
