@@ -10,6 +10,7 @@ import { parseAllowedRoutes } from '../functions/core/route-policy.js';
 import { addAgentRegions, parseMeshRegions } from './agent-region-stack.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
+import { addMeshTestbed } from './testbed/mesh.js';
 import { addSeed004Testbed } from './testbed/seed004.js';
 
 const app = new App();
@@ -43,7 +44,10 @@ const pipeline = new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
 });
 addAgentRegions(app, pipeline, agentRegions);
 
-if (ctx('testbed') === 'seed-004') {
+if (ctx('testbed') === 'mesh') {
+  // The mesh testbed: one small host per region of meshRegions (infra/testbed/mesh.ts).
+  addMeshTestbed(app, ctx('meshRegions'));
+} else if (ctx('testbed') === 'seed-004') {
   // Seed 004's AZ-pair testbed: 3 AZs × 2 regions + a same-AZ reference host each (infra/testbed/seed004.ts).
   addSeed004Testbed(app);
 } else if (ctx('testbed') === 'true') {
