@@ -1,14 +1,17 @@
 /**
  * The CDK app: the pipeline stack always; the testbed (seed 000 topology) when the context
  * value `testbed` is "true". Context: scheduleExpression, scheduleEnabled, schedulePlanName,
- * clientRoleArns and clientInstanceIds (comma separated), allowedRoutes (JSON: [{ region, routeTableId, destination,
+ * clientRoleArns and clientInstanceIds (comma separated), meshRegions (comma separated: the agent's
+ * document and bundle in each, infra/agent-region-stack.ts), allowedRoutes (JSON: [{ region, routeTableId, destination,
  * targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the cost guard's stack default),
  * clientQueueArns (comma separated; default: queues named pathbench-client-* of the stack's account and region).
  */
 import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../functions/core/route-policy.js';
+import { addAgentRegions, parseMeshRegions } from './agent-region-stack.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
+import { addMeshTestbed } from './testbed/mesh.js';
 import { addSeed002Testbed } from './testbed/seed002.js';
 import { addSeed004Testbed } from './testbed/seed004.js';
 
@@ -25,7 +28,9 @@ function allowedRoutesContext(): string | undefined {
 }
 const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
 
-new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
+// The agent's other regions (context meshRegions, comma separated): one agent region stack each.
+const agentRegions = parseMeshRegions(ctx('meshRegions'), env.region);
+const pipeline = new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   env,
   description: 'pathbench: network path measurement pipeline',
   scheduleExpression: ctx('scheduleExpression'),
@@ -38,11 +43,16 @@ new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   budgetUsd: ctx('budgetUsd') === undefined ? undefined : Number(ctx('budgetUsd')),
   clientInstanceType: ctx('clientInstanceType'),
   clientQueueArns: ctx('clientQueueArns')?.split(',').filter(Boolean),
+  agentRegions,
 });
+addAgentRegions(app, pipeline, agentRegions);
 
 if (ctx('testbed') === 'seed-002') {
   // Seed 002's ECS service-to-service testbed, probed from a client service task (infra/testbed/seed002.ts).
   addSeed002Testbed(app);
+} else if (ctx('testbed') === 'mesh') {
+  // The mesh testbed: one small host per region of meshRegions (infra/testbed/mesh.ts).
+  addMeshTestbed(app, ctx('meshRegions'));
 } else if (ctx('testbed') === 'seed-004') {
   // Seed 004's AZ-pair testbed: 3 AZs × 2 regions + a same-AZ reference host each (infra/testbed/seed004.ts).
   addSeed004Testbed(app);

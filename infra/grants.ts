@@ -24,6 +24,10 @@ export interface GrantTargets {
   bucket: s3.IBucket;
   lockTable: dynamodb.ITable;
   documentArn: string;
+  /** Every probe document the runner may send (this region's and each agent region's); default [documentArn]. */
+  documentArns?: readonly string[];
+  /** The other regions the agent is deployed to: the runner may send commands there, and in this region. */
+  agentRegions?: readonly string[];
   workgroupName: string;
   databaseName: string;
   tableName: string;
@@ -53,6 +57,7 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
     };
   const tagged = { StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } };
   const instances = `arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:instance/*`;
+  const sendRegions = [Aws.REGION, ...(t.agentRegions ?? [])];
   const objects = (prefixes: readonly string[]) => prefixes.map((p) => `Resource::${arnRef(bucket)}/${p}*`);
 
   return {
@@ -123,16 +128,23 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
     },
     runner: {
       grant: statements(
-        { actions: ['ssm:SendCommand'], resources: [t.documentArn] },
+        { actions: ['ssm:SendCommand'], resources: [...(t.documentArns ?? [t.documentArn])] },
         {
           actions: ['ssm:SendCommand'],
-          resources: [instances],
+          // Instances in this region and the agent regions only: nowhere else is a document to send.
+          resources: sendRegions.map((r) => `arn:${Aws.PARTITION}:ec2:${r}:${Aws.ACCOUNT_ID}:instance/*`),
           conditions: { StringEquals: { [`ssm:resourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } },
         },
         // GetCommandInvocation and ListCommands have no resource-level permissions.
         { actions: ['ssm:GetCommandInvocation', 'ssm:ListCommands'], resources: ['*'] },
       ),
-      wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
+      wildcards: [
+        'Resource::*',
+        ...sendRegions.map(
+          (r) =>
+            `Resource::arn:<AWS::Partition>:ec2:${r === Aws.REGION ? '<AWS::Region>' : r}:<AWS::AccountId>:instance/*`,
+        ),
+      ],
     },
     // CancelCommand stops a probe that overran its deadline (PollProbe), one sent by a stopped run
     // (SendProbe) or still running when its execution ended (the cleanup). The Service

@@ -58,6 +58,11 @@ export interface PipelineStackProps extends StackProps {
   clientInstanceType?: string;
   /** Task-client queue ARNs the state machines may send probes to (context clientQueueArns); default `pathbench-client-*` here. */
   clientQueueArns?: string[];
+  /**
+   * The other regions the agent is deployed to (agent region stacks, infra/agent-region-stack.ts):
+   * the functions send probes there with that region's document and bundle, and only there.
+   */
+  agentRegions?: readonly string[];
 }
 
 /** The parts of the stack: construct tree groups whose ids stay out of logical IDs. */
@@ -94,6 +99,7 @@ export class PipelineStack extends Stack {
       agentBundlePath: props.agentBundlePath,
       clientRoleArns: props.clientRoleArns,
       clientInstanceIds: props.clientInstanceIds,
+      agentRegions: props.agentRegions,
     });
     const run = new Orchestration(this, 'Orchestration', {
       lake,
@@ -136,6 +142,7 @@ export class PipelineStack extends Stack {
     // --- outputs (the CLI reads these, from CloudFormation or from /pathbench/config) -----------
     const outputs = {
       StateMachineArn: this.stateMachine.stateMachineArn,
+      MeshStateMachineArn: run.meshStateMachine.stateMachineArn,
       BucketName: this.bucket.bucketName,
       WorkgroupName: this.workgroupName,
       DatabaseName: this.databaseName,

@@ -101,6 +101,8 @@ export async function followExecution(
 export interface StartFlags extends CommonFlags, CostFlags {
   plan?: string;
   planName?: string;
+  /** Run a named plan (`--plan-name`) on the mesh machine; a plan file's own paths decide otherwise. */
+  mesh?: boolean;
   runId?: string;
   follow?: boolean;
 }
@@ -116,11 +118,19 @@ export async function startRun(
   if (!flags.plan === !flags.planName) throw new AwsCliError('pass exactly one of --plan FILE or --plan-name NAME');
   let input: Record<string, unknown>;
   const runId = checkRunId(flags.runId ?? newRunId());
+  // A mesh plan (its paths carry `mesh`) runs on the mesh machine, round by round; others on the sequential one.
+  let mesh = flags.mesh ?? false;
   if (flags.plan) {
     const result = await loadPlanFile(flags.plan);
     if (!result.ok) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(result.problems)}`);
-    // The limits ValidatePlan would refuse the plan for, before an execution exists.
-    const limits = planLimitProblems(result.plan.paths, validateOutput(runId, result.plan), AWS_POLL_SECONDS);
+    mesh = result.plan.paths.some((p) => p.mesh);
+    // The limits ValidatePlan would refuse the plan for (on the machine it will run on), before an execution exists.
+    const limits = planLimitProblems(
+      result.plan.paths,
+      validateOutput(runId, result.plan),
+      AWS_POLL_SECONDS,
+      mesh ? 'mesh' : 'sequential',
+    );
     if (limits.length > 0) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(limits)}`);
     // The cost guard, before an execution exists (ValidatePlan checks again with the stack default).
     try {
@@ -135,17 +145,23 @@ export async function startRun(
   if (flags.allowOverBudget) input.allowOverBudget = true;
   const cfg = await resolveStackConfig(flags, env, clientsFor);
   const { sfn, s3 } = clientsFor(cfg.region);
+  const machine = mesh ? cfg.meshStateMachineArn : cfg.stateMachineArn;
+  if (!machine) {
+    throw new AwsCliError(
+      `a mesh plan runs on the mesh state machine, and none is known for ${cfg.stateMachineArn}: pass --mesh-state-machine ARN (stack output MeshStateMachineArn)`,
+    );
+  }
   let arn: string;
   try {
     const res = await sfn.send(
-      new StartExecutionCommand({ stateMachineArn: cfg.stateMachineArn, name: runId, input: JSON.stringify(input) }),
+      new StartExecutionCommand({ stateMachineArn: machine, name: runId, input: JSON.stringify(input) }),
     );
-    arn = res.executionArn ?? executionArn(cfg.stateMachineArn, runId);
+    arn = res.executionArn ?? executionArn(machine, runId);
   } catch (e) {
     if (e instanceof Error && e.name === 'ExecutionAlreadyExists') throw new AwsCliError(`run ${runId} already exists`);
     throw explainAwsError(e);
   }
-  out(`started run ${runId}\n  ${arn}\n`);
+  out(`started run ${runId}${mesh ? ' on the mesh state machine' : ''}\n  ${arn}\n`);
   if (!flags.follow) return 0;
   const status = await followExecution(sfn, arn, (l) => out(`${l}\n`));
   const summary = await fetchSummary(s3, cfg.bucket, runId);
@@ -163,13 +179,23 @@ export async function runStatus(
 ): Promise<number> {
   const cfg = await resolveStackConfig(flags, env, clientsFor);
   const { sfn } = clientsFor(cfg.region);
-  // The run id is the execution name: the ARN is checked first, then the id.
-  const arn = executionArn(cfg.stateMachineArn, runId);
+  // The run id is the execution name.
   checkRunId(runId);
-  const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn })).catch((e: unknown) => {
-    if (e instanceof Error && e.name === 'ExecutionDoesNotExist') throw new AwsCliError(`no run ${runId}`);
-    throw e;
-  });
+  // A run is an execution of the measurement machine or, for a mesh plan, of the mesh machine.
+  const machines = [cfg.stateMachineArn, ...(cfg.meshStateMachineArn ? [cfg.meshStateMachineArn] : [])];
+  let d: Awaited<ReturnType<typeof describe>> | undefined;
+  async function describe(machine: string) {
+    return sfn.send(new DescribeExecutionCommand({ executionArn: executionArn(machine, runId) }));
+  }
+  for (const machine of machines) {
+    try {
+      d = await describe(machine);
+      break;
+    } catch (e) {
+      if (!(e instanceof Error && e.name === 'ExecutionDoesNotExist')) throw e;
+    }
+  }
+  if (!d) throw new AwsCliError(`no run ${runId}`);
   out(
     `run ${runId}: ${d.status}\n  started ${d.startDate?.toISOString()}${d.stopDate ? `\n  stopped ${d.stopDate.toISOString()}` : ''}${d.error ? `\n  ${d.error}: ${d.cause ?? ''}` : ''}\n`,
   );

@@ -16,13 +16,25 @@ export const DEFAULT_STACK = 'Pathbench';
 
 export interface StackConfig {
   stateMachineArn: string;
+  /** The mesh machine (`<stack>-Mesh`): mesh plans run there, a Distributed Map per round. */
+  meshStateMachineArn?: string;
   bucket: string;
   region: string;
+}
+
+/**
+ * The mesh machine's ARN from the measurement machine's: the stack names them `<stack>-Measurement`
+ * and `<stack>-Mesh` (infra/constructs/orchestration.ts). Undefined for a machine named otherwise.
+ */
+export function meshArnFrom(stateMachineArn: string): string | undefined {
+  const m = /^(arn:[^:]+:states:[^:]+:[^:]+:stateMachine:)(.+)-Measurement$/.exec(stateMachineArn);
+  return m ? `${m[1]}${m[2]}-Mesh`.slice(0, m[1].length + 80) : undefined;
 }
 
 export interface CommonFlags {
   region?: string;
   stateMachine?: string;
+  meshStateMachine?: string;
   bucket?: string;
   stack?: string;
 }
@@ -32,6 +44,7 @@ export function commonOptions(cmd: Command): Command {
   return cmd
     .option('--region <region>', 'AWS region (default: from the state machine ARN or AWS_REGION)')
     .option('--state-machine <arn>', 'state machine ARN (default: stack outputs)')
+    .option('--mesh-state-machine <arn>', 'mesh state machine ARN, for mesh plans (default: stack outputs)')
     .option('--bucket <name>', 'data bucket (default: stack outputs)')
     .option('--stack <name>', 'pipeline stack name', DEFAULT_STACK);
 }
@@ -54,11 +67,13 @@ export async function resolveStackConfig(
   clientsFor: ClientsFor = makeClients,
 ): Promise<StackConfig> {
   let sm = flags.stateMachine ?? env.PATHBENCH_STATE_MACHINE_ARN;
+  let mesh = flags.meshStateMachine ?? env.PATHBENCH_MESH_STATE_MACHINE_ARN;
   let bucket = flags.bucket ?? env.PATHBENCH_BUCKET;
   if (!sm || !bucket) {
     const saved = await savedOutputs(flags.stack ?? DEFAULT_STACK);
     sm ??= saved?.StateMachineArn;
     bucket ??= saved?.BucketName;
+    if (saved?.StateMachineArn === sm) mesh ??= saved?.MeshStateMachineArn;
   }
   const region = flags.region ?? (sm ? arnRegion(sm) : undefined) ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   if (!sm || !bucket) {
@@ -75,11 +90,13 @@ export async function resolveStackConfig(
       throw explainAwsError(e);
     }
     const cfg = JSON.parse(value ?? '{}') as Record<string, string>;
+    if (!sm || sm === cfg.StateMachineArn) mesh ??= cfg.MeshStateMachineArn;
     sm ??= cfg.StateMachineArn;
     bucket ??= cfg.BucketName;
   }
   if (!sm || !bucket) throw new AwsCliError(`${CONFIG_PARAMETER} lacks StateMachineArn or BucketName`);
   const finalRegion = region ?? arnRegion(sm);
   if (!finalRegion) throw new AwsCliError('no AWS region: set AWS_REGION or pass --region');
-  return { stateMachineArn: sm, bucket, region: finalRegion };
+  mesh ??= meshArnFrom(sm);
+  return { stateMachineArn: sm, ...(mesh ? { meshStateMachineArn: mesh } : {}), bucket, region: finalRegion };
 }

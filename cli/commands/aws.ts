@@ -34,6 +34,7 @@ export function registerAws(program: Command): void {
       .description('start a run on AWS (the plan is validated locally first)')
       .option('--plan <file>', 'plan JSON file')
       .option('--plan-name <name>', 'named plan in SSM Parameter Store (/pathbench/plans/<name>)')
+      .option('--mesh', 'run the named plan on the mesh state machine (a plan file with mesh pairs always does)')
       .option('--run-id <id>', 'run id = execution name (default: time-based)')
       .option('--follow', 'show progress until the run ends, then the summary')
       .option(COST_OPTIONS[0][0], COST_OPTIONS[0][1])

@@ -35,6 +35,12 @@ import {
   TESTBED_INTER_REGION_RATES,
 } from '../../infra/testbed/cost.js';
 import {
+  MESH_DEFAULT_INSTANCE_TYPE,
+  MESH_HOST_OUTPUT,
+  meshCostNote,
+  meshPlanFromOutputs,
+} from '../../infra/testbed/mesh.js';
+import {
   planFromTestbedOutputs,
   TESTBED_OUTPUTS,
   TestbedOutputsError,
@@ -346,6 +352,21 @@ export function registerTestbed(program: Command): void {
         const outputs = o.outputs
           ? await readOutputsFile(o.outputs)
           : await readDeployedOutputs({ clientRegion: o.clientRegion, peerRegion: o.peerRegion, prefix: o.prefix });
+        // The mesh testbed lists one host per region: its plan is the region mesh, in rounds.
+        if (Object.values(outputs).some((m) => typeof m?.[MESH_HOST_OUTPUT] === 'string')) {
+          const { plan, layout, hosts } = meshPlanFromOutputs(outputs);
+          const checked = parsePlan(plan);
+          if (!checked.ok) throw new Error(`the mesh plan is invalid:\n${formatProblems(checked.problems)}`);
+          await mkdir(path.dirname(o.out), { recursive: true });
+          await writeFile(o.out, `${JSON.stringify(plan, null, 2)}\n`);
+          process.stdout.write(
+            `plan written to ${o.out}: ${layout.pairs.length} pairs in ${layout.rounds} rounds (lower bound ${layout.lowerBound})\n\n${meshCostNote(
+              hosts.map((h) => h.region),
+              MESH_DEFAULT_INSTANCE_TYPE,
+            )}\n`,
+          );
+          return;
+        }
         // The seed-004 testbed lists hosts by AZ: its plan is the AZ-pair plan.
         const azHosts = Object.values(outputs).some((m) => typeof m?.[AZ_HOSTS_OUTPUT] === 'string');
         // The seed-002 testbed names its ECS cluster: its plan is the nine service-to-service paths.

@@ -9,7 +9,6 @@ import { type Issue, intIn, matching, quoted, shown, typeName } from './fields.j
 import {
   type AgentSpec,
   agentSpecSchema,
-  type ClientRef,
   httpProbeSchema,
   iperf3ProbeSchema,
   mtuBoundsInOrder,

@@ -10,6 +10,8 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { probeDocumentContent } from '../../functions/adapters/aws/probe-document.js';
+import type { ProbeLocation } from '../../functions/adapters/aws/runner.js';
+import { probeRegions } from '../agent-region-stack.js';
 import { ack, arnRef } from '../nag.js';
 import { AGENT_BUNDLE } from '../paths.js';
 
@@ -25,12 +27,18 @@ export interface ProbeProps {
    * `client=<id>/` prefix of a path's run (keys.clientRawPrefix). None: no client may write raw output.
    */
   clientInstanceIds?: string[];
+  /** Other regions the agent is deployed to (infra/agent-region-stack.ts): their documents and bundles. */
+  agentRegions?: readonly string[];
 }
 
 export class Probe extends Construct {
   readonly agentAsset: s3assets.Asset;
   readonly document: ssm.CfnDocument;
   readonly documentArn: string;
+  /** The document and bundle bucket in each other agent region (PATHBENCH_PROBE_REGIONS). */
+  readonly regions: Record<string, ProbeLocation>;
+  /** The probe documents the functions may send: this stack's and each agent region's. */
+  readonly documentArns: string[];
   /** Attach to a client instance's role: read the agent and specs, write raw output. */
   readonly clientInstancePolicy: iam.ManagedPolicy;
 
@@ -53,6 +61,14 @@ export class Probe extends Construct {
       resource: 'document',
       resourceName: this.document.ref,
     });
+    const stack = Stack.of(this);
+    this.regions = probeRegions(this, stack.stackName, props.agentRegions ?? []);
+    this.documentArns = [
+      this.documentArn,
+      ...Object.entries(this.regions).map(([region, r]) =>
+        stack.formatArn({ service: 'ssm', region, resource: 'document', resourceName: r.documentName }),
+      ),
+    ];
     this.clientInstancePolicy = new iam.ManagedPolicy(this, 'ClientInstancePolicy', {
       description: 'pathbench client instance: read the agent and specs, write raw probe output',
       statements: [
@@ -60,6 +76,10 @@ export class Probe extends Construct {
           actions: ['s3:GetObject'],
           resources: [
             this.agentAsset.bucket.arnForObjects(this.agentAsset.s3ObjectKey),
+            // A client in another agent region reads the bundle from that region's copy.
+            ...Object.values(this.regions).map(
+              (r) => `arn:${Aws.PARTITION}:s3:::${r.agentBucket}/${this.agentAsset.s3ObjectKey}`,
+            ),
             bucket.arnForObjects('specs/*'),
           ],
         }),

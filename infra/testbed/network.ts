@@ -114,7 +114,7 @@ export class TestbedNetwork extends Construct {
 }
 
 /** Probe ports (tcp-connect/agent, HTTP, iperf3, sockperf, pingpong) and ICMP (MTU), per CIDR. */
-function probeRules(cidrs: string[]): ec2.CfnSecurityGroup.IngressProperty[] {
+export function probeRules(cidrs: string[]): ec2.CfnSecurityGroup.IngressProperty[] {
   const { tcp, http, iperf3, sockperf, pingpong } = TESTBED_PORTS;
   const ports: [string, number, string][] = [
     ['tcp', tcp, 'agent TCP'],

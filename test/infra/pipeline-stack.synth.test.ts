@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
 import { samplesColumns } from '../../functions/sql.js';
 import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
+import { type AgentRegionStack, addAgentRegions } from '../../infra/agent-region-stack.js';
 import { aslPlaceholders, CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orchestration.js';
 import { MANAGED_TAG } from '../../infra/grants.js';
 import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
@@ -35,8 +36,12 @@ const ALLOWED_ROUTES = [
   },
 ];
 
+/** The agent's other regions of a mesh (context meshRegions): one agent region stack each. */
+const AGENT_REGIONS = ['eu-west-1', 'sa-east-1'];
+
 let outdir: string;
 let stack: PipelineStack;
+let agentStacks: AgentRegionStack[];
 let template: Template;
 let resources: Record<string, Resource>;
 
@@ -64,7 +69,9 @@ beforeAll(() => {
     alarmEmail: 'netops@example.com',
     allowedRoutes: ALLOWED_ROUTES,
     clientInstanceIds: ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2'],
+    agentRegions: AGENT_REGIONS,
   });
+  agentStacks = addAgentRegions(app, stack, AGENT_REGIONS);
   app.synth();
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
@@ -265,10 +272,19 @@ describe('pipeline stack', () => {
     expect(send).toHaveLength(2);
     const onDoc = send.find((s) => JSON.stringify(s.Resource).includes('document/'));
     expect(JSON.stringify(onDoc?.Resource)).toContain('"Ref":"ProbeDocument"');
+    // …and each agent region's document, by its fixed name.
+    for (const r of AGENT_REGIONS) {
+      expect(JSON.stringify(onDoc?.Resource)).toContain(`:ssm:${r}:123456789012:document/Pathbench-Probe`);
+    }
     const onInstances = send.find((s) => JSON.stringify(s.Resource).includes('instance/*'));
     expect(onInstances?.Condition).toEqual({
       StringEquals: { [`ssm:resourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value },
     });
+    // Instances in this region and the agent regions only.
+    expect(JSON.stringify(onInstances?.Resource)).not.toContain(':ec2:*:');
+    const regionOf = (r: unknown) =>
+      JSON.stringify(r).includes('"Ref":"AWS::Region"') ? 'home' : JSON.stringify(r).match(/:ec2:([a-z0-9-]+):/)?.[1];
+    expect(((onInstances?.Resource ?? []) as unknown[]).map(regionOf)).toEqual(['home', ...AGENT_REGIONS]);
     // Nobody else may send commands.
     for (const t of TASK_NAMES.filter((n) => n !== 'SendProbe' && n !== 'PollProbe')) {
       expect(statementsOf(t).flatMap(actionsOf)).not.toContain('ssm:SendCommand');
@@ -593,11 +609,50 @@ describe('pipeline stack', () => {
     );
   });
 
+  it('deploys the agent to each mesh region: a named document and the same bundle key, found by the functions', () => {
+    expect(agentStacks.map((s) => [s.stackName, s.region])).toEqual(
+      AGENT_REGIONS.map((r) => [`Pathbench-Agent-${r}`, r]),
+    );
+    for (const s of agentStacks) {
+      const t = Template.fromStack(s);
+      t.hasResourceProperties('AWS::SSM::Document', {
+        Name: 'Pathbench-Probe',
+        DocumentType: 'Command',
+        UpdateMethod: 'NewVersion',
+      });
+      // The same probe document as the pipeline stack's own.
+      const [[, own]] = ofType('AWS::SSM::Document');
+      const [regional] = Object.values(t.findResources('AWS::SSM::Document')) as Resource[];
+      expect(regional.Properties.Content).toEqual(own.Properties.Content);
+      expect(s.agentAsset.s3ObjectKey).toBe(stack.agentAsset.s3ObjectKey);
+    }
+    // The functions get the map: document name and that region's CDK assets bucket.
+    const [[, fn]] = ofType('AWS::Lambda::Function').filter(([id]) => id.startsWith('SendProbeFn'));
+    const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(JSON.parse(String(vars.PATHBENCH_PROBE_REGIONS))).toEqual(
+      Object.fromEntries(
+        AGENT_REGIONS.map((r) => [
+          r,
+          { documentName: 'Pathbench-Probe', agentBucket: `cdk-hnb659fds-assets-123456789012-${r}` },
+        ]),
+      ),
+    );
+    // Client instances may read the bundle's copy in each agent region.
+    const [[, policy]] = ofType('AWS::IAM::ManagedPolicy').filter(([id]) => id.startsWith('ClientInstancePolicy'));
+    for (const r of AGENT_REGIONS) {
+      expect(JSON.stringify(policy.Properties.PolicyDocument)).toContain(
+        `:s3:::cdk-hnb659fds-assets-123456789012-${r}/${stack.agentAsset.s3ObjectKey}`,
+      );
+    }
+  });
+
   it('passes cdk-nag AwsSolutions with zero unacknowledged errors', () => {
-    const report = new AwsSolutionsChecks().validateScope(stack);
-    const errors = report.violations
-      .filter((v) => v.severity === 'error')
-      .map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
-    expect(errors).toEqual([]);
+    for (const s of [stack, ...agentStacks]) {
+      const report = new AwsSolutionsChecks().validateScope(s);
+      const errors = report.violations
+        .filter((v) => v.severity === 'error')
+        .map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+      expect(errors, s.stackName).toEqual([]);
+    }
   });
 });

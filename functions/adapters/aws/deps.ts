@@ -22,7 +22,7 @@ import { DEFAULT_PLAN_PREFIX, SsmPlanSource } from './plans.js';
 import { AwsRunPublisher } from './publisher.js';
 import { AthenaQueryEngine } from './query.js';
 import { Ec2Routes } from './routes.js';
-import { SsmCommandRunner } from './runner.js';
+import { type ProbeLocation, parseProbeRegions, SsmCommandRunner } from './runner.js';
 import { S3ObjectStore } from './store.js';
 
 /** Environment variable names the Lambda functions read (CDK sets exactly these). */
@@ -36,6 +36,8 @@ export const ENV = {
   document: 'PATHBENCH_PROBE_DOCUMENT',
   agentBucket: 'PATHBENCH_AGENT_BUCKET',
   agentKey: 'PATHBENCH_AGENT_KEY',
+  /** The agent's document and bundle bucket in the mesh's other regions (JSON, runner.ts parseProbeRegions). */
+  probeRegions: 'PATHBENCH_PROBE_REGIONS',
   planPrefix: 'PATHBENCH_PLAN_PREFIX',
   /** Optional: lets the run lock be taken over from an execution that has ended. */
   stateMachineArn: 'PATHBENCH_STATE_MACHINE_ARN',
@@ -55,6 +57,7 @@ export interface AwsConfig {
   document: string;
   agentBucket: string;
   agentKey: string;
+  probeRegions: Record<string, ProbeLocation>;
   planPrefix: string;
   holder: string;
   /** Absent: a lock held by an ended run stays until released or expired. */
@@ -81,6 +84,13 @@ export function readAwsConfig(env: Record<string, string | undefined>): AwsConfi
     document: need(ENV.document),
     agentBucket: need(ENV.agentBucket),
     agentKey: need(ENV.agentKey),
+    probeRegions: (() => {
+      try {
+        return parseProbeRegions(env[ENV.probeRegions], ENV.probeRegions);
+      } catch (e) {
+        throw new ConfigError((e as Error).message);
+      }
+    })(),
     planPrefix: env[ENV.planPrefix] || DEFAULT_PLAN_PREFIX,
     holder: env.AWS_LAMBDA_FUNCTION_NAME ? `lambda:${env.AWS_LAMBDA_FUNCTION_NAME}` : 'pathbench',
     ...(stateMachineArn ? { stateMachineArn } : {}),
@@ -118,6 +128,8 @@ export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
       bucket: cfg.bucket,
       agentBucket: cfg.agentBucket,
       agentKey: cfg.agentKey,
+      homeRegion: cfg.region,
+      regions: cfg.probeRegions,
     }),
     query: new AthenaQueryEngine(new AthenaClient({ region: cfg.region }), {
       workgroup: cfg.workgroup,

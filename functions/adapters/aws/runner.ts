@@ -24,11 +24,56 @@ export interface SsmCommandRunnerConfig {
   bucket: string;
   agentBucket: string;
   agentKey: string;
+  /**
+   * The pipeline's own region: its document and agent bundle are `documentName`/`agentBucket`.
+   * With it set, a client in another region is sent the probe only through `regions` (the agent
+   * region stacks of a mesh, infra/agent-region-stack.ts); without it every region uses the above.
+   */
+  homeRegion?: string;
+  /** The agent's document and bundle bucket in each other region it is deployed to (the key is the same). */
+  regions?: Readonly<Record<string, ProbeLocation>>;
   /** How long SSM may wait for the instance to pick the command up (SendCommand TimeoutSeconds). */
   deliveryTimeoutSeconds?: number;
   /** How long "InvocationDoesNotExist" after sending still counts as Pending. */
   pendingGraceSeconds?: number;
   now?: () => Date;
+}
+
+/** Where the probe document and the agent bundle are in one region. */
+export interface ProbeLocation {
+  documentName: string;
+  agentBucket: string;
+}
+
+/** Parse PATHBENCH_PROBE_REGIONS (JSON `{ "<region>": { documentName, agentBucket } }`); absent: none. */
+export function parseProbeRegions(text: string | undefined, what: string): Record<string, ProbeLocation> {
+  if (!text) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new Error(
+      `${what}: expected JSON { "<region>": { "documentName", "agentBucket" } }, got ${text.slice(0, 80)}`,
+    );
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw new Error(`${what}: expected an object keyed by region, got ${JSON.stringify(v).slice(0, 80)}`);
+  }
+  const out: Record<string, ProbeLocation> = {};
+  for (const [region, loc] of Object.entries(v)) {
+    const l = loc as Partial<ProbeLocation> | null;
+    if (
+      !/^[a-z]{2}(-[a-z]+)+-\d$/.test(region) ||
+      typeof l?.documentName !== 'string' ||
+      typeof l.agentBucket !== 'string'
+    ) {
+      throw new Error(
+        `${what}: expected "<region>": { "documentName": string, "agentBucket": string }, got "${region}": ${JSON.stringify(loc).slice(0, 80)}`,
+      );
+    }
+    out[region] = { documentName: l.documentName, agentBucket: l.agentBucket };
+  }
+  return out;
 }
 
 const STATUS: Record<string, CommandStatus> = {
@@ -68,14 +113,30 @@ export class SsmCommandRunner implements CommandRunner {
     this.now = config.now ?? (() => new Date());
   }
 
+  /** The document and agent bucket in a client's region; a region the agent is not deployed to is refused. */
+  locate(region: string): ProbeLocation {
+    const { homeRegion, regions } = this.config;
+    const home = { documentName: this.config.documentName, agentBucket: this.config.agentBucket };
+    if (homeRegion === undefined || region === homeRegion) return home;
+    const there = regions?.[region];
+    if (!there) {
+      const deployed = [homeRegion, ...Object.keys(regions ?? {})].sort().join(', ');
+      throw new ProbeCommandFailedError(
+        `the probe document is not deployed in ${region} (deployed in: ${deployed}); deploy with -c meshRegions=…,${region}`,
+      );
+    }
+    return there;
+  }
+
   async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
+    const where = this.locate(cmd.client.region);
     const values = {
       bucket: this.config.bucket,
       specKey: cmd.specKey,
       rawPrefix: cmd.rawPrefix,
       runId: cmd.runId,
       pathId: cmd.pathId,
-      agentBucket: this.config.agentBucket,
+      agentBucket: where.agentBucket,
       agentKey: this.config.agentKey,
       executionTimeout: String(Math.ceil(cmd.timeoutSeconds)),
     };
@@ -88,11 +149,11 @@ export class SsmCommandRunner implements CommandRunner {
     // SendCommand has no idempotency token: a SendProbe retried after a Lambda died between
     // SendCommand and the manifest write finds its command instead of starting a second agent
     // that would write the same raw keys.
-    const existing = await this.alreadySent(ssm, cmd);
+    const existing = await this.alreadySent(ssm, cmd, where.documentName);
     if (existing) return { commandId: existing };
     const out = await ssm.send(
       new SendCommandCommand({
-        DocumentName: this.config.documentName,
+        DocumentName: where.documentName,
         InstanceIds: [cmd.client.instanceId],
         Parameters: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, [v]])),
         TimeoutSeconds: this.deliveryTimeout,
@@ -107,7 +168,7 @@ export class SsmCommandRunner implements CommandRunner {
   }
 
   /** The command already sent for this run and path to this instance, if any (parameters name both). */
-  private async alreadySent(ssm: SSMClient, cmd: ProbeCommand): Promise<string | undefined> {
+  private async alreadySent(ssm: SSMClient, cmd: ProbeCommand, documentName: string): Promise<string | undefined> {
     const since = new Date(this.now().getTime() - SENT_LOOKBACK_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
     let token: string | undefined;
     do {
@@ -115,7 +176,7 @@ export class SsmCommandRunner implements CommandRunner {
         new ListCommandsCommand({
           InstanceId: cmd.client.instanceId,
           Filters: [
-            { key: 'DocumentName', value: this.config.documentName },
+            { key: 'DocumentName', value: documentName },
             { key: 'InvokedAfter', value: since },
           ],
           MaxResults: 50,
