@@ -52,8 +52,9 @@ function routesOf(from: string, to: string): [number, number][] | undefined {
 }
 
 describe('the seed-004 lab twin', () => {
-  // Skipped: through the lab's mixed-delay queues sockperf completes only 27–93 exchanges a second on the
+  // Skipped: through the lab's mixed-delay queues sockperf completes only 27–144 exchanges a second on the
   // delayed pairs (TCP and UDP alike; the same-AZ references ~2,000), too few for the modes. Open work.
+  // biome-ignore lint/suspicious/noSkippedTests: a known failure, kept visible as skipped until it is fixed
   it.skip('reports every AZ pair one-way and round trip, with the modes of the mixed paths', async () => {
     const plan = JSON.parse(await readFile(join(ROOT, 'plans', 'lab-seed-004.json'), 'utf8'));
     for (const p of plan.paths) p.client.instanceId = p.client.instanceId.replace(DEFAULT_PREFIX, P);
