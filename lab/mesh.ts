@@ -100,7 +100,11 @@ export const LAB_MESH_PROBES: readonly Record<string, unknown>[] = [
 export function labMeshPlan(prefix = 'pb-'): Record<string, unknown> {
   const endpoints = labMeshEndpoints(prefix);
   const layout = meshLayout(LAB_MESH_REGIONS.map((c) => regionByCode(c)!));
-  return meshPlanInput('lab-mesh', layout, (code) => endpoints[code], LAB_MESH_PROBES);
+  // The lab's regression floor, as in every lab plan (docs/data.md, `regression`).
+  return {
+    ...meshPlanInput('lab-mesh', layout, (code) => endpoints[code], LAB_MESH_PROBES),
+    regression: { minAbsoluteMs: 0.1 },
+  };
 }
 
 export interface LabMeshRow {

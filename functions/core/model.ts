@@ -307,6 +307,18 @@ export interface ResolvedPlan {
   compare?: PathPair[];
   /** The plan's own cost ceiling in USD (functions/core/cost.ts). */
   budgetUsd?: number;
+  /** The plan's own thresholds for regression detection (functions/pipeline/regressions.ts). */
+  regression?: RegressionSettings;
+}
+
+/**
+ * What a plan may set of the regression rule: the smallest change called a regression, as a
+ * share of the baseline (`minRelative`) and, for time metrics, in milliseconds (`minAbsoluteMs`:
+ * the run-to-run noise floor of the plan's hosts).
+ */
+export interface RegressionSettings {
+  minRelative?: number;
+  minAbsoluteMs?: number;
 }
 
 export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
@@ -501,6 +513,8 @@ export interface RunManifest {
   compare?: PathPair[];
   /** The cost estimate ValidatePlan made, the budget it was held to, and whether it was overridden. */
   cost?: CostRecord;
+  /** The plan's regression settings, for the summary step's judgement. */
+  regression?: RegressionSettings;
 }
 
 /** The manifest's record of the cost guard (functions/core/cost.ts). */
@@ -665,6 +679,8 @@ export interface Summary {
   series?: Series[];
   /** Percentiles outside the baseline band of the plan's previous clean runs (functions/pipeline/regressions.ts). */
   regressions?: Regression[];
+  /** The plan's own regression settings, when it has any (the judgement above used them). */
+  regressionSettings?: RegressionSettings;
   /** The judged percentiles across the plan's recent runs, for the trend chart. */
   trend?: TrendSeries[];
   /** A mesh run's pair matrix, fits and window bound (functions/pipeline/mesh.ts). */

@@ -369,6 +369,21 @@ export const planInputSchema = z.strictObject({
   compare: z.array(compareSchema).optional(),
   /** The most this plan's run may cost (USD, the estimate of functions/core/cost.ts); over it is refused. */
   budgetUsd: z.number().positive({ error: 'expected a positive amount in USD' }).optional(),
+  /** The plan's own regression thresholds (functions/pipeline/regressions.ts); unset: the rule's defaults. */
+  regression: z
+    .strictObject({
+      minRelative: z
+        .number()
+        .min(0, { error: 'expected a share between 0 and 1' })
+        .max(1, { error: 'expected a share between 0 and 1' })
+        .optional(),
+      minAbsoluteMs: z
+        .number()
+        .min(0, { error: 'expected milliseconds ≥ 0' })
+        .max(60_000, { error: 'expected milliseconds ≤ 60000' })
+        .optional(),
+    })
+    .optional(),
 });
 export type PlanInput = z.output<typeof planInputSchema>;
 
@@ -751,6 +766,8 @@ export function parsePlan(input: unknown): PlanResult {
   const compare = resolveCompare(parsed.data);
   if (compare.length > 0) plan.compare = compare;
   if (parsed.data.budgetUsd !== undefined) plan.budgetUsd = parsed.data.budgetUsd;
+  if (parsed.data.regression && Object.keys(parsed.data.regression).length > 0)
+    plan.regression = { ...parsed.data.regression };
   return { ok: true, plan };
 }
 

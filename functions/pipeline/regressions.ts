@@ -3,7 +3,9 @@
  * stores the run's judged figures as a trend point (`trends/plan=<name>/run=<id>.json`, keys.ts),
  * reads the plan's earlier points and compares each path's p50 / p99 (throughput: p50) with a
  * baseline band from the last clean runs: median ± max(K · 1.4826 · MAD, the baseline runs'
- * typical 95 % half-width, MIN_RELATIVE of the median). A figure is flagged only when this run's
+ * typical 95 % half-width, MIN_RELATIVE of the median, for time metrics MIN_ABSOLUTE_MS). A plan
+ * may set the last two (`regression` in the plan: its hosts' noise floor); a run keeps the
+ * settings in its trend point, so a later `pathbench trend` judges it the same way. A figure is flagged only when this run's
  * own 95 % interval lies wholly outside the band, so neither one noisy run nor one noisy baseline
  * raises an alarm. A path that failed, a credit-flagged result and a thin-tailed percentile
  * neither enter a baseline nor are judged.
@@ -14,7 +16,7 @@
 import { comparable, higherIsBetter } from '../core/confidence.js';
 import { AT_BASELINE_FLAG, CREDIT_FLAG } from '../core/credit.js';
 import { keys } from '../core/keys.js';
-import type { Regression, Summary, TrendSeries } from '../core/model.js';
+import type { Regression, RegressionSettings, Summary, TrendSeries } from '../core/model.js';
 import type { Deps } from '../ports.js';
 
 export const REGRESSION_RULE = {
@@ -26,6 +28,8 @@ export const REGRESSION_RULE = {
   k: 3,
   /** A change smaller than this share of the baseline is never called a regression. */
   minRelative: 0.05,
+  /** For time metrics: a change smaller than this many milliseconds is never called a regression. */
+  minAbsoluteMs: 0,
 };
 export type RegressionRule = typeof REGRESSION_RULE;
 
@@ -48,7 +52,24 @@ export interface TrendPoint {
   runId: string;
   planName: string;
   startedAt?: string;
+  /** The plan's own regression settings when it had any (they apply to judging this run). */
+  settings?: RegressionSettings;
   paths: { id: string; status: string; results: TrendResult[] }[];
+}
+
+/** Milliseconds per unit of the time metrics (the units `minAbsoluteMs` applies to). */
+const MS_PER_UNIT: Record<string, number> = { s: 1000, ms: 1, us: 0.001 };
+
+/** The rule with a run's own settings over it. */
+export function ruleFor(
+  settings: RegressionSettings | undefined,
+  rule: RegressionRule = REGRESSION_RULE,
+): RegressionRule {
+  return {
+    ...rule,
+    ...(settings?.minRelative !== undefined ? { minRelative: settings.minRelative } : {}),
+    ...(settings?.minAbsoluteMs !== undefined ? { minAbsoluteMs: settings.minAbsoluteMs } : {}),
+  };
 }
 
 /** The percentiles judged for a metric: p50 and p99 of latencies, p50 of throughput; none for the rest. */
@@ -64,6 +85,7 @@ export function trendPoint(s: Summary): TrendPoint | undefined {
     runId: s.runId,
     planName: s.planName,
     ...(s.startedAt ? { startedAt: s.startedAt } : {}),
+    ...(s.regressionSettings ? { settings: { ...s.regressionSettings } } : {}),
     paths: s.paths.map((p) => ({
       id: p.id,
       status: p.status,
@@ -110,10 +132,11 @@ export function mad(xs: readonly number[]): number {
   return median(xs.map((x) => Math.abs(x - m)));
 }
 
-/** The baseline band of clean figures, each with its run's 95 % interval when known. */
+/** The baseline band of clean figures, each with its run's 95 % interval when known; `unit` for the absolute floor. */
 export function baselineBand(
   clean: readonly { value: number; ci95?: [number, number] }[],
   rule: RegressionRule = REGRESSION_RULE,
+  unit?: string,
 ): { baseline: number; band: [number, number] } {
   const values = clean.map((c) => c.value);
   const center = median(values);
@@ -122,6 +145,7 @@ export function baselineBand(
     rule.k * 1.4826 * mad(values),
     halfWidths.length ? median(halfWidths) : 0,
     rule.minRelative * Math.abs(center),
+    unit !== undefined && MS_PER_UNIT[unit] ? rule.minAbsoluteMs / MS_PER_UNIT[unit] : 0,
   );
   return { baseline: center, band: [center - half, center + half] };
 }
@@ -139,13 +163,15 @@ function newestFirst(points: readonly TrendPoint[]): TrendPoint[] {
 /**
  * Judge every path's percentiles of `current` against `history` (the plan's other runs, any
  * order). Returns the regressions (and improvements) and the trend series of every judged
- * percentile over the last `rule.runs` runs and this one.
+ * percentile over the last `rule.runs` runs and this one. The current run's own settings (its
+ * plan's `regression`) apply over `rule`.
  */
 export function judge(
   current: TrendPoint,
   history: readonly TrendPoint[],
-  rule: RegressionRule = REGRESSION_RULE,
+  baseRule: RegressionRule = REGRESSION_RULE,
 ): { regressions: Regression[]; trend: TrendSeries[] } {
+  const rule = ruleFor(current.settings, baseRule);
   // Only runs before this one: a summary computed again later must not judge against its future.
   const before = (h: TrendPoint) => !current.startedAt || !h.startedAt || h.startedAt < current.startedAt;
   const past = newestFirst(
@@ -189,7 +215,7 @@ export function judge(
         if (exclusion(path, r, percentile) || clean.length < rule.minRuns) continue;
         const value = r[percentile] as number;
         const ci95 = r.ci95?.[percentile] ?? [value, value];
-        const { baseline, band } = baselineBand(clean, rule);
+        const { baseline, band } = baselineBand(clean, rule, r.unit);
         series.band = band;
         const above = ci95[0] > band[1];
         const below = ci95[1] < band[0];

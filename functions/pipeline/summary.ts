@@ -123,6 +123,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     summary.startedAt = manifest.startedAt;
     if (manifest.endedAt) summary.endedAt = manifest.endedAt;
     if (manifest.restore) summary.routesRestored = manifest.restore;
+    if (manifest.regression) summary.regressionSettings = manifest.regression;
   }
   if (comparisons.length > 0) summary.comparisons = comparisons;
   const meshFacts = new Map((manifest?.paths ?? []).flatMap((p) => (p.mesh ? [[p.id, p.mesh] as const] : [])));

@@ -178,6 +178,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       cost,
     };
     if (plan.compare) manifest.compare = plan.compare;
+    if (plan.regression) manifest.regression = plan.regression;
     await saveManifest(deps.store, manifest);
     // Stopped while this task wrote: the cleanup may have found no manifest and no lock yet.
     // The manifest this task just wrote is then finished as stopped: nothing else would.

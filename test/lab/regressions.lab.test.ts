@@ -6,7 +6,9 @@
  * Then 1 ms is added to path C's emulated round trip, without telling the pipeline: the next run
  * must flag C's p50 and no other path; over the clean runs before it nothing is flagged; the
  * failed run of B is not in B's baseline; C's p99 (300 samples: a thin tail) moved by the same
- * 1 ms and is not judged. Own prefix; nothing left afterwards.
+ * 1 ms and is not judged. The plan's regression floor (0.1 ms, every lab plan's: sub-ms lab
+ * paths share two CPUs with everything else, their medians move by up to ~0.05 ms between runs)
+ * travels from the plan to the judgement. Own prefix; nothing left afterwards.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -20,6 +22,7 @@ import {
   describeRegression,
   judge,
   loadTrendPoints,
+  ruleFor,
   type TrendPoint,
 } from '../../functions/pipeline/regressions.js';
 import { createLabPorts } from '../../lab/index.js';
@@ -113,6 +116,8 @@ describe('regression detection over repeated lab runs', () => {
         `clean run ${i}: ${s.regressions?.length ?? 0} flags ${JSON.stringify(s.regressions?.map(describeRegression))}`,
       );
     }
+    // the plan's floor reached the summary step and the trend points
+    expect(clean.map((s) => s.regressionSettings)).toEqual(clean.map(() => ({ minAbsoluteMs: 0.1 })));
     const alarms = clean.flatMap((s) => s.regressions ?? []);
     expect(alarms.map(describeRegression)).toEqual([]);
     // runs from the 4th on were judged: every path but B has a band in run 4, B only once it has 3 clean runs
@@ -133,7 +138,11 @@ describe('regression detection over repeated lab runs', () => {
         .paths.find((p) => p.id === 'B')!
         .results.find((r) => r.probe === 'tcp-connect')!.ci95!.p50;
     expect(bSeries.band).toEqual(
-      baselineBand(cleanB.map((p) => ({ value: p.value as number, ci95: ciOf(p.runId) }))).band,
+      baselineBand(
+        cleanB.map((p) => ({ value: p.value as number, ci95: ciOf(p.runId) })),
+        ruleFor(last.regressionSettings),
+        'ms',
+      ).band,
     );
   });
 

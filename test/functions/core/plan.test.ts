@@ -950,3 +950,23 @@ describe('parsePlan: compare', () => {
     expect(expectProblems(parsePlan(twoPaths({ path: 'B' })))).toEqual(['compare: expected array, got object']);
   });
 });
+
+describe('parsePlan: regression settings', () => {
+  it("keeps a plan's regression floor, and has none when the plan sets none", () => {
+    const plan = { ...minimal(), regression: { minAbsoluteMs: 0.1, minRelative: 0.1 } };
+    expect(expectOk(parsePlan(plan)).regression).toEqual({ minAbsoluteMs: 0.1, minRelative: 0.1 });
+    expect(expectOk(parsePlan(minimal())).regression).toBeUndefined();
+    expect(expectOk(parsePlan({ ...minimal(), regression: {} })).regression).toBeUndefined();
+  });
+
+  it('reports a share outside 0–1, a negative floor and an unknown field', () => {
+    const problems = expectProblems(
+      parsePlan({ ...minimal(), regression: { minRelative: 5, minAbsoluteMs: -1, k: 2 } }),
+    );
+    expect(problems).toEqual([
+      'regression.minRelative: expected a share between 0 and 1',
+      'regression.minAbsoluteMs: expected milliseconds ≥ 0',
+      'regression.k: unknown field "k"',
+    ]);
+  });
+});

@@ -17,6 +17,8 @@ import {
   loadTrendPoints,
   mad,
   median,
+  REGRESSION_RULE,
+  ruleFor,
   type TrendPoint,
   type TrendResult,
 } from '../../../functions/pipeline/regressions.js';
@@ -80,6 +82,18 @@ describe('the baseline band', () => {
     expect(wide.band).toEqual([8, 12]);
   });
 
+  it("is never narrower than the plan's absolute floor for time metrics, converted to the metric's unit", () => {
+    const rule = { ...REGRESSION_RULE, minAbsoluteMs: 0.1 };
+    const three = [{ value: 0.17 }, { value: 0.175 }, { value: 0.18 }];
+    expect(baselineBand(three, rule, 'ms').band.map((x) => +x.toFixed(6))).toEqual([0.075, 0.275]);
+    // 0.1 ms = 100 µs; for seconds 0.0001 s
+    expect(baselineBand([{ value: 170 }], rule, 'us').band).toEqual([70, 270]);
+    expect(baselineBand([{ value: 1 }], rule, 's').band.map((x) => +x.toFixed(6))).toEqual([0.95, 1.05]);
+    // not a time metric, or no unit given: the floor does not apply (5 % of the median, 3 · 1.4826 · MAD do)
+    expect(baselineBand([{ value: 1e9 }], rule, 'bit/s').band).toEqual([0.95e9, 1.05e9]);
+    expect(baselineBand(three, rule).band.map((x) => +x.toFixed(6))).toEqual([0.152761, 0.197239]);
+  });
+
   it('widens with the spread of the runs (3 · 1.4826 · MAD), and one outlier does not move it', () => {
     const b = baselineBand([9, 10, 11, 10, 50].map((value) => ({ value })));
     expect(b.baseline).toBe(10);
@@ -121,9 +135,23 @@ describe('judge', () => {
     expect(c?.band).toEqual(g.band);
   });
 
+  it("applies the run's own settings (its plan's regression floor) over the rule", () => {
+    const shifted = run(9, rand, (id, r) =>
+      id === 'C' && r.metric === 'connect_rtt_ms'
+        ? rtt((r.p50 as number) + 1, { p99: r.p99, ci95: { p50: [r.p50! + 0.98, r.p50! + 1.03], p99: r.ci95!.p99 } })
+        : r,
+    );
+    expect(judge(shifted, clean).regressions).toHaveLength(1);
+    // a 1.5 ms floor: the +1 ms shift is within the plan's noise, not a regression
+    const floored = judge({ ...shifted, settings: { minAbsoluteMs: 1.5 } }, clean);
+    expect(floored.regressions).toEqual([]);
+    expect(floored.trend.find((t) => t.path === 'C' && t.percentile === 'p50')?.band?.[1]).toBeGreaterThan(9.4);
+    expect(ruleFor({ minRelative: 0.2 })).toEqual({ ...REGRESSION_RULE, minRelative: 0.2 });
+  });
+
   it('uses the last N clean runs and calls a faster run an improvement', () => {
     const faster = run(9, rand, (id, r) => (id === 'A' && r.metric === 'connect_rtt_ms' ? rtt(0.1) : r));
-    const { regressions } = judge(faster, clean, { runs: 4, minRuns: 3, k: 3, minRelative: 0.05 });
+    const { regressions } = judge(faster, clean, { runs: 4, minRuns: 3, k: 3, minRelative: 0.05, minAbsoluteMs: 0 });
     expect(regressions.map((g) => [g.path, g.percentile, g.direction, g.runsInBaseline])).toEqual([
       ['A', 'p50', 'improvement', 4],
     ]);
