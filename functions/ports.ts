@@ -88,6 +88,13 @@ export interface ProbeCommand {
 }
 
 export interface CommandRunner {
+  /**
+   * After a command reads TimedOut or Cancelled, how long its stop trap may still be uploading
+   * the killed agent's files; it writes `interrupted.json` last. PollProbe waits for that marker
+   * up to this long before the path fails (AWS: the SSM document's trap). Absent or 0: a stopped
+   * command's files are all there when it reads stopped (the local runner copies them first).
+   */
+  readonly stopUploadGraceSeconds?: number;
   send(cmd: ProbeCommand): Promise<{ commandId: string }>;
   status(commandId: string, client: ClientRef): Promise<CommandInvocation>;
   /** Stop a command that overran its deadline, so it cannot overlap the next path. Idempotent. */

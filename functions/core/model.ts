@@ -471,6 +471,8 @@ export const probeCommandStateSchema = z.object({
   deadline: z.string(),
   waitSeconds: z.number().int().min(0),
   done: z.boolean(),
+  /** When a poll first saw the command TimedOut or Cancelled (its stop upload may still be running). */
+  stoppedAt: z.string().optional(),
 });
 export type ProbeCommandState = z.infer<typeof probeCommandStateSchema>;
 

@@ -321,6 +321,9 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
   return state;
 }
 
+/** What a stopped command's trap uploads last (functions/adapters/aws/probe-document.ts). */
+export const STOP_MARKER = 'interrupted.json';
+
 /** Longest single Wait: a Wait is cheap, but a stuck command should be noticed within minutes. */
 export const MAX_WAIT_SECONDS = 300;
 
@@ -345,6 +348,34 @@ export async function pollProbe(
       stepEnded(pathEntry(m, input.pathId), 'Probe', deps.now());
     });
     return { ...probe, attempt, done: true, waitSeconds: 0 };
+  }
+  if (inv.status === 'Cancelled' || inv.status === 'TimedOut') {
+    // The stop trap may still be uploading what the agent wrote (interrupted.json comes last):
+    // wait for it, bounded, so the failure's salvage reads the whole prefix.
+    const grace = deps.runner.stopUploadGraceSeconds ?? 0;
+    if (grace > 0) {
+      const now = deps.now();
+      const stoppedAt = probe.stoppedAt ?? now.toISOString();
+      const marker = keys.clientRawPrefix(input.pathId, input.runId, input.client.instanceId) + STOP_MARKER;
+      const uploaded = (await deps.store.getText(marker)) !== undefined;
+      const left = grace - (now.getTime() - Date.parse(stoppedAt)) / 1000;
+      if (!uploaded && left > 0) {
+        if (!probe.stoppedAt)
+          deps.log.warn('probe command stopped: waiting for its last upload', {
+            ...input,
+            commandId: probe.commandId,
+            status: inv.status,
+            graceSeconds: grace,
+          });
+        return { ...probe, attempt, stoppedAt, done: false, waitSeconds: Math.max(1, Math.min(5, Math.ceil(left))) };
+      }
+      if (!uploaded)
+        deps.log.warn('probe command stopped: its last upload did not arrive within the grace', {
+          ...input,
+          commandId: probe.commandId,
+          graceSeconds: grace,
+        });
+    }
   }
   if (inv.status === 'Failed' || inv.status === 'Cancelled' || inv.status === 'TimedOut') {
     throw new ProbeCommandFailedError(

@@ -6,7 +6,7 @@
  * runner, the file lock, and the AWS Routes / Fleet adapters over the mocked SDK clients.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'vitest';
@@ -14,6 +14,7 @@ import type { ClientRef } from '../../functions/core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import type { CommandRunner, Deps, ProbeCommand } from '../../functions/ports.js';
 import { type LocalRunResult, runLocal } from '../../local/driver.js';
+import { FileLock } from '../../local/file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from '../../local/loopback.js';
 import { allStates, type ExecutionEvent, loadDefinition } from '../../local/run-machine.js';
 import { AwsWorld, type WorldRoute } from './aws-world.js';
@@ -236,13 +237,24 @@ export function faultCase(
   );
 }
 
-/** The lock file as a killed process leaves it: it names a pid that no longer exists. */
+/**
+ * The lock as a killed process leaves it: the data directory's newest lock generation
+ * (`<data>/.lock/NNNNNNNNNNNN.json`, local/file-lock.ts) names `runId` and a pid that no longer exists.
+ */
 export async function lockOfDeadProcess(dir: string, runId: string): Promise<void> {
   const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   const pid = Number(dead.stdout);
   const host = hostname();
+  const lockDir = join(dir, '.lock');
+  await mkdir(lockDir, { recursive: true });
+  const gens = (await readdir(lockDir)).flatMap((n) => (/^\d{12}\.json$/.test(n) ? [Number(n.slice(0, 12))] : []));
+  const gen = Math.max(0, ...gens) + 1;
   await writeFile(
-    join(dir, 'lock.json'),
+    join(lockDir, `${String(gen).padStart(12, '0')}.json`),
     `${JSON.stringify({ runId, holder: `pid ${pid} on ${host}`, acquiredAt: new Date().toISOString(), pid, host })}\n`,
   );
+  // What the lock reads now is that dead holder (a test of "stale" must not test a free lock).
+  const top = await new FileLock(dir).current();
+  if (top?.runId !== runId || !top.holder.includes(`pid ${pid} `))
+    throw new Error(`lockOfDeadProcess: the lock reads ${JSON.stringify(top)}, not the dead holder`);
 }

@@ -116,15 +116,23 @@ export class FakeRoutes implements Routes {
 /**
  * Writes what the agent would have written (raw tcp-connect JSONL + agent.json) into the store.
  * Per path: 'ok' (default), 'fail' (command Failed), 'hang' (InProgress forever), 'garbage'
- * (raw output that does not parse).
+ * (raw output that does not parse), 'stopped-upload' (TimedOut; like the SSM document's stop trap,
+ * the killed agent's lines and then interrupted.json arrive only at the third poll after that),
+ * 'stopped-silent' (TimedOut, nothing ever uploaded: a KILL, not a TERM).
  */
 export class FakeRunner implements CommandRunner {
   sent: ProbeCommand[] = [];
   polls = 0;
+  /** As the AWS runner's (CommandRunner.stopUploadGraceSeconds); unset: none. */
+  stopUploadGraceSeconds?: number;
+  private stoppedPolls = new Map<string, number>();
   constructor(
     private readonly store: DirStore,
     /** 'crash': the first probe wrote 3 lines and half of a fourth, then the agent died. */
-    private readonly behaviour: Record<string, 'ok' | 'fail' | 'hang' | 'garbage' | 'crash'> = {},
+    private readonly behaviour: Record<
+      string,
+      'ok' | 'fail' | 'hang' | 'garbage' | 'crash' | 'stopped-upload' | 'stopped-silent'
+    > = {},
     private readonly rttMs: Record<string, number> = {},
     /** Raw tool output per path and probe kind (e.g. a captured iperf3 JSON), instead of tcp-connect lines. */
     private readonly raw: Record<string, Partial<Record<ProbeKind, string>>> = {},
@@ -213,6 +221,23 @@ export class FakeRunner implements CommandRunner {
     if (b === 'fail') return { status: 'Failed', detail: 'agent exited 1' };
     if (b === 'crash') return { status: 'Failed', detail: 'agent killed by signal 9' };
     if (b === 'hang') return { status: 'InProgress' };
+    if ((b === 'stopped-upload' || b === 'stopped-silent') && cmd) {
+      const n = (this.stoppedPolls.get(commandId) ?? 0) + 1;
+      this.stoppedPolls.set(commandId, n);
+      if (b === 'stopped-upload' && n === 3) {
+        const t0 = Date.parse('2026-11-30T00:00:00Z');
+        const spec = JSON.parse((await this.store.getText(cmd.specKey)) ?? '{}') as AgentSpec;
+        const lines = [0, 1, 2, 3].map((i) =>
+          JSON.stringify({ seq: i, t_start: t0 + i, t_end: t0 + i + 1, ok: true, rtt_ms: 3, clock: 'app-hrtime' }),
+        );
+        await this.store.put(`${cmd.rawPrefix}${spec.probes[0].name}/1.jsonl`, `${lines.join('\n')}\n`);
+        await this.store.put(
+          `${cmd.rawPrefix}interrupted.json`,
+          JSON.stringify({ signal: 'TERM', at: new Date(t0 + 5).toISOString(), incomplete: [spec.probes[0].name] }),
+        );
+      }
+      return { status: 'TimedOut', detail: 'execution timed out' };
+    }
     return { status: 'Success' };
   }
 }

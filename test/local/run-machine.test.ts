@@ -22,11 +22,10 @@ async function setup() {
 }
 
 describe('runStateMachine options', () => {
-  it('invoke sees every Task call; a throttled invocation is retried by the ASL without its back-off', async () => {
+  it('invoke sees every Task call; a throttled invocation is retried by the ASL (its back-off overridden to 0)', async () => {
     const { deps } = await setup();
     const calls: string[] = [];
     let throttled = 0;
-    const t0 = Date.now();
     const r = await runStateMachine({
       deps,
       input: { plan: scenarioPlan(['A']) },
@@ -47,8 +46,6 @@ describe('runStateMachine options', () => {
     expect(calls.filter((s) => s === 'BeginPath')).toHaveLength(3);
     expect(calls[0]).toBe('ValidatePlan');
     expect(calls.at(-1)).toBe('ReleaseLock');
-    // two retries at the ASL's 2 s and 4 s would take six seconds
-    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('an aborted signal stops the execution: ABORTED, and nothing after the stop runs', async () => {

@@ -261,6 +261,65 @@ describe('state machine scenarios', () => {
     expect((await read<Summary>(store, keys.report('hang', 'json'))).paths[1].status).toBe('succeeded');
   });
 
+  it("ProbeStoppedUploading: a TimedOut command's late upload is waited for, then salvaged; the path still fails", async () => {
+    const { deps, store } = await setup();
+    const runner = new FakeRunner(store, { A: 'stopped-upload' });
+    runner.stopUploadGraceSeconds = 60;
+    deps.runner = runner;
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A', 'C']) },
+      runId: 'late-upload',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    // A's polls: TimedOut at the 1st, 2nd and 3rd (the upload lands at the 3rd); C's: Success at its 1st
+    expect(entered(r.events).filter((n) => n === 'PollProbe')).toHaveLength(3 + 1);
+    const manifest = await read<RunManifest>(store, keys.manifest('late-upload'));
+    const a = manifest.paths.find((p) => p.id === 'A');
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(a?.error).toMatch(/^ProbeCommandFailedError: probe command cmd-1 TimedOut/);
+    // the four lines the trap uploaded late are samples of the run
+    const summary = await read<Summary>(store, keys.report('late-upload', 'json'));
+    expect(summary.paths.find((p) => p.id === 'A')?.results.map((x) => [x.probe, x.n])).toEqual([['tcp-connect', 4]]);
+    expect(summary.paths.find((p) => p.id === 'C')?.status).toBe('succeeded');
+  });
+
+  it('ProbeStoppedUploading: without the runner grace (or the marker), the path fails at the first TimedOut poll', async () => {
+    const { deps, store } = await setup();
+    // no grace (the local runner's case): the first TimedOut fails the path, nothing is waited for
+    deps.runner = new FakeRunner(store, { A: 'stopped-upload' });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'no-grace',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(entered(r.events).filter((n) => n === 'PollProbe')).toHaveLength(1);
+    // a grace but no marker ever (a KILL): bounded by the grace on the clock, not by the poll count
+    const silent = new FakeRunner(store, { A: 'stopped-silent' });
+    silent.stopUploadGraceSeconds = 60;
+    deps.runner = silent;
+    let t = Date.parse('2026-12-01T00:00:00Z');
+    deps.now = () => {
+      t += 7_000;
+      return new Date(t);
+    };
+    const r2 = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'silent',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r2.status).toBe('SUCCEEDED');
+    const polls = entered(r2.events).filter((n) => n === 'PollProbe').length;
+    expect(polls).toBeGreaterThan(1);
+    expect(polls).toBeLessThan(12);
+    const a = (await read<RunManifest>(store, keys.manifest('silent'))).paths[0];
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(a.error).toMatch(/TimedOut/);
+  });
+
   it('StopNeverCompletes: the reboot poll is bounded by POLL_LIMITS.stopped', async () => {
     const { deps, store } = await setup({ fleet: new FakeFleet({ neverStops: true }) });
     const r = await runStateMachine({

@@ -36,6 +36,12 @@ export interface SsmCommandRunnerConfig {
   deliveryTimeoutSeconds?: number;
   /** How long "InvocationDoesNotExist" after sending still counts as Pending. */
   pendingGraceSeconds?: number;
+  /**
+   * After TimedOut / Cancelled: how long PollProbe waits for the document's stop trap to finish
+   * uploading (it writes interrupted.json last). Default 60 s: the trap copies a handful of files
+   * already in tmpfs. A KILL instead of a TERM leaves no marker, and the wait ends at this bound.
+   */
+  stopUploadGraceSeconds?: number;
   now?: () => Date;
 }
 
@@ -100,6 +106,7 @@ export function mapSsmStatus(status: string | undefined): CommandStatus {
 }
 
 export class SsmCommandRunner implements CommandRunner {
+  readonly stopUploadGraceSeconds: number;
   private readonly deliveryTimeout: number;
   private readonly pendingGraceMs: number;
   private readonly now: () => Date;
@@ -110,6 +117,7 @@ export class SsmCommandRunner implements CommandRunner {
   ) {
     this.deliveryTimeout = Math.max(30, config.deliveryTimeoutSeconds ?? 600);
     this.pendingGraceMs = (config.pendingGraceSeconds ?? 300) * 1000;
+    this.stopUploadGraceSeconds = Math.max(0, config.stopUploadGraceSeconds ?? 60);
     this.now = config.now ?? (() => new Date());
   }
 

@@ -123,6 +123,18 @@ describe('SsmCommandRunner', () => {
     expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(0);
   });
 
+  it("gives a stopped command's trap 60 s to upload (PollProbe waits for interrupted.json that long), or what it is told", () => {
+    expect(runner.stopUploadGraceSeconds).toBe(60);
+    const told = new SsmCommandRunner((region) => new SSMClient({ region }), {
+      documentName: 'd',
+      bucket: 'b',
+      agentBucket: 'a',
+      agentKey: 'k',
+      stopUploadGraceSeconds: 15,
+    });
+    expect(told.stopUploadGraceSeconds).toBe(15);
+  });
+
   it('maps SSM statuses', async () => {
     expect(mapSsmStatus('Delayed')).toBe('Pending');
     expect(mapSsmStatus('Cancelling')).toBe('InProgress');
