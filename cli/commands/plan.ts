@@ -13,6 +13,7 @@ import { PlanInvalidError } from '../../functions/core/errors.js';
 import { type MeshEndpoint, meshLayout, meshPlanInput, meshRoundLowerBound } from '../../functions/core/mesh.js';
 import { parsePlan } from '../../functions/core/plan.js';
 import { COMMERCIAL_REGIONS, REGIONS, regionByCode } from '../../functions/core/regions.js';
+import { TARGET_PORTS } from '../../functions/core/target-ports.js';
 import { PlanStore } from '../../functions/pipeline/plan-store.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DEFAULT_DATA_DIR } from '../../local/driver.js';
@@ -128,7 +129,8 @@ export function meshPlanFromFlags(o: MeshFlags): { plan: Record<string, unknown>
     instanceId: endpoints[code]?.instanceId ?? `i-mesh-${code}`,
     region: endpoints[code]?.region ?? code,
     host: endpoints[code]?.host ?? `${code}.mesh.invalid`,
-    port: endpoints[code]?.port ?? 5201,
+    // the tcp-connect probe's port (the agent's TCP listener); iperf3 names its own (MESH_PROBES)
+    port: endpoints[code]?.port ?? TARGET_PORTS.tcp,
   });
   const plan = meshPlanInput(o.name, layout, endpoint);
   const checked = parsePlan(plan);

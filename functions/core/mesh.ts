@@ -10,6 +10,7 @@
  * (n rounds with one site idle for odd n); running them once in each direction is the bound.
  */
 import { greatCircleKm } from './regions.js';
+import { TARGET_PORTS } from './target-ports.js';
 
 export interface MeshSite {
   /** Region code (or lab name); the path ids are `<from>--<to>`. */
@@ -140,12 +141,13 @@ export interface MeshEndpoint {
 }
 
 /**
- * The default probes of a mesh pair: RTT by TCP connect (one round trip each, 20 a pair) and a
- * short iperf3 (3 s, one stream: about 1–10 MB between regions, the window-over-RTT bound).
+ * The default probes of a mesh pair: RTT by TCP connect (one round trip each, 20 a pair) to the
+ * target's port (the agent's TCP listener, TARGET_PORTS.tcp) and a short iperf3 (3 s, one
+ * stream: about 1–10 MB between regions, the window-over-RTT bound) to iperf3's own port.
  */
 export const MESH_PROBES: readonly Record<string, unknown>[] = [
   { kind: 'tcp-connect', count: 20, intervalMs: 100, timeoutMs: 2000 },
-  { kind: 'iperf3', durationSeconds: 3 },
+  { kind: 'iperf3', durationSeconds: 3, port: TARGET_PORTS.iperf3 },
 ];
 
 /**

@@ -2,8 +2,10 @@
  * The run manifest (runs/run=<id>/manifest.json): status and provenance per path. On the
  * measurement state machine tasks run one at a time (the Map has MaxConcurrency 1), so
  * read-modify-write of this one object is safe. A mesh round runs its pairs in parallel: within
- * one process (the local runner's child executions) updates of one manifest are queued one after
- * another; across Lambda invocations on AWS they are not yet (docs/architecture.md, "Mesh runs").
+ * one process (the local runner's child executions) updates of one manifest are queued, and the
+ * updates waiting while one is written are applied together and written once (a 2070-pair mesh
+ * manifest is ~1 MB: one read and one write per update made the local mesh quadratic); across
+ * Lambda invocations on AWS they are not yet serialized (docs/architecture.md, "Mesh runs").
  */
 import { keys } from '../core/keys.js';
 import type { PathManifest, RunManifest, StepRecord } from '../core/model.js';
@@ -19,34 +21,75 @@ export async function saveManifest(store: ObjectStore, manifest: RunManifest): P
   await store.put(keys.manifest(manifest.runId), `${JSON.stringify(manifest, null, 2)}\n`, 'application/json');
 }
 
-/** Load, change, save. The change function may mutate the manifest in place. */
+/** One queued change and its caller's promise. */
+interface PendingChange {
+  change: (m: RunManifest) => void;
+  resolve: (m: RunManifest) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Per store and run: the changes waiting for the next write, and whether a writer is draining them. */
+const pending = new Map<string, { changes: PendingChange[]; draining: boolean }>();
+
+/**
+ * Load, change, save. The change function may mutate the manifest in place; it resolves to the
+ * manifest as saved (with the changes batched with it). Changes queued while a write is under
+ * way are applied in order on one load and saved with one write. A change that throws is
+ * rejected alone: the batch is reloaded and the others applied again (so a change must be a
+ * plain mutation of the manifest, safe to apply to a fresh copy).
+ */
 export async function updateManifest(
   store: ObjectStore,
   runId: string,
   change: (m: RunManifest) => void,
 ): Promise<RunManifest> {
   const key = `${store.location} ${runId}`;
-  const before = queue.get(key) ?? Promise.resolve();
-  const mine = before.then(async () => {
-    const m = await loadManifest(store, runId);
-    change(m);
-    await saveManifest(store, m);
-    return m;
-  });
-  const tail = mine.then(
-    () => undefined,
-    () => undefined,
-  );
-  queue.set(key, tail);
-  try {
-    return await mine;
-  } finally {
-    if (queue.get(key) === tail) queue.delete(key);
+  let q = pending.get(key);
+  if (!q) {
+    q = { changes: [], draining: false };
+    pending.set(key, q);
   }
+  const done = new Promise<RunManifest>((resolve, reject) => q.changes.push({ change, resolve, reject }));
+  if (!q.draining) void drain(store, runId, key, q);
+  return done;
 }
 
-/** Manifest updates in flight in this process, by store and run: each waits for the one before. */
-const queue = new Map<string, Promise<void>>();
+async function drain(
+  store: ObjectStore,
+  runId: string,
+  key: string,
+  q: { changes: PendingChange[]; draining: boolean },
+): Promise<void> {
+  q.draining = true;
+  try {
+    while (q.changes.length > 0) {
+      const batch = q.changes.splice(0);
+      const applied: PendingChange[] = [];
+      try {
+        let m = await loadManifest(store, runId);
+        for (const c of batch) {
+          try {
+            c.change(m);
+            applied.push(c);
+          } catch (e) {
+            c.reject(e);
+            // The failed change may have half-mutated m: start again from the stored copy.
+            m = await loadManifest(store, runId);
+            for (const ok of applied) ok.change(m);
+          }
+        }
+        if (applied.length > 0) await saveManifest(store, m);
+        for (const c of applied) c.resolve(m);
+      } catch (e) {
+        // Load or save failed: every change of the batch not yet settled fails with it.
+        for (const c of batch) c.reject(e);
+      }
+    }
+  } finally {
+    q.draining = false;
+    if (q.changes.length === 0 && pending.get(key) === q) pending.delete(key);
+  }
+}
 
 export function pathEntry(m: RunManifest, pathId: string): PathManifest {
   const p = m.paths.find((x) => x.id === pathId);

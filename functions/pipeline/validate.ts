@@ -282,8 +282,29 @@ async function routeProblems(deps: Deps, plan: ResolvedPlan): Promise<string[]> 
 }
 
 /** The resolved plan of a run, as ValidatePlan stored it. */
-export async function loadResolvedPlan(deps: Deps, runId: string): Promise<ResolvedPlan> {
+export async function loadResolvedPlan(deps: Pick<Deps, 'store'>, runId: string): Promise<ResolvedPlan> {
+  // A run's plan is written once, by ValidatePlan, before any step reads it: keep the last few
+  // parsed (a 2070-pair mesh plan is ~1 MB, read by every step of every pair). Frozen, so no
+  // caller can change what the others read.
+  const key = `${deps.store.location} ${runId}`;
+  const cached = planCache.get(key);
+  if (cached) return cached;
   const text = await deps.store.getText(keys.plan(runId));
   if (text === undefined) throw new Error(`run ${runId} has no plan (${keys.plan(runId)})`);
-  return (JSON.parse(text) as { resolved: ResolvedPlan }).resolved;
+  const plan = deepFreeze((JSON.parse(text) as { resolved: ResolvedPlan }).resolved);
+  planCache.set(key, plan);
+  if (planCache.size > PLAN_CACHE_RUNS) planCache.delete(planCache.keys().next().value as string);
+  return plan;
+}
+
+/** Parsed plans by store and run (oldest first), at most PLAN_CACHE_RUNS. */
+const planCache = new Map<string, ResolvedPlan>();
+const PLAN_CACHE_RUNS = 8;
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
 }

@@ -235,7 +235,7 @@ export function meshPlanFromOutputs(
   const byRegion = new Map(hosts.map((h) => [h.region, h]));
   const plan = meshPlanInput(name, layout, (code) => {
     const h = byRegion.get(code)!;
-    return { instanceId: h.instanceId, region: h.region, host: h.ip, port: TARGET_PORTS.iperf3 };
+    return { instanceId: h.instanceId, region: h.region, host: h.ip, port: TARGET_PORTS.tcp };
   });
   return { plan, layout, hosts };
 }
