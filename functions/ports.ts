@@ -24,6 +24,14 @@ export interface ObjectStore {
    * object appears whole or not at all, like put(). Optional: without it callers buffer and put().
    */
   putStream?(key: string, body: AsyncIterable<string | Uint8Array>, contentType?: string): Promise<void>;
+  /**
+   * Read with a version token for a conditional write (S3: the ETag); undefined when the key does
+   * not exist. Optional, with putIfVersion: stores written by several processes at once (S3 under
+   * parallel Lambdas) have both, and the run manifest is then updated by compare-and-swap.
+   */
+  getVersioned?(key: string): Promise<{ text: string; version: string } | undefined>;
+  /** Write only if the object is still at `version`; false when another writer changed it first. */
+  putIfVersion?(key: string, body: string, version: string, contentType?: string): Promise<boolean>;
   /** All keys under a prefix, sorted, across pages. */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;

@@ -4,8 +4,10 @@
  * read-modify-write of this one object is safe. A mesh round runs its pairs in parallel: within
  * one process (the local runner's child executions) updates of one manifest are queued, and the
  * updates waiting while one is written are applied together and written once (a 2070-pair mesh
- * manifest is ~1 MB: one read and one write per update made the local mesh quadratic); across
- * Lambda invocations on AWS they are not yet serialized (docs/architecture.md, "Mesh runs").
+ * manifest is ~1 MB: one read and one write per update made the local mesh quadratic). Across
+ * processes (parallel Lambdas on AWS) a store with conditional writes (getVersioned /
+ * putIfVersion: S3 If-Match) is updated by compare-and-swap: a write that lost to another is
+ * read again, changed again and retried (docs/architecture.md, "The mesh machine").
  */
 import { keys } from '../core/keys.js';
 import type { PathManifest, RunManifest, StepRecord } from '../core/model.js';
@@ -54,6 +56,48 @@ export async function updateManifest(
   return done;
 }
 
+/** Compare-and-swap attempts before an update gives up (each after a short random pause). */
+export const MANIFEST_CAS_ATTEMPTS = 12;
+
+/**
+ * Apply `batch` to the stored manifest by compare-and-swap: read with its version, apply every
+ * change to that copy, write only if nobody wrote in between, else start again from a fresh read.
+ */
+async function applyConditional(store: ObjectStore, runId: string, batch: PendingChange[]): Promise<void> {
+  const key = keys.manifest(runId);
+  let live = batch;
+  for (let attempt = 1; ; attempt++) {
+    const got = await store.getVersioned!(key);
+    if (!got) throw new Error(`run ${runId} has no manifest (${key})`);
+    let m = JSON.parse(got.text) as RunManifest;
+    const applied: PendingChange[] = [];
+    for (const c of live) {
+      try {
+        c.change(m);
+        applied.push(c);
+      } catch (e) {
+        c.reject(e);
+        m = JSON.parse(got.text) as RunManifest;
+        for (const ok of applied) ok.change(m);
+      }
+    }
+    live = applied;
+    if (live.length === 0) return;
+    if (await store.putIfVersion!(key, `${JSON.stringify(m, null, 2)}\n`, got.version, 'application/json')) {
+      for (const c of live) c.resolve(m);
+      return;
+    }
+    if (attempt >= MANIFEST_CAS_ATTEMPTS) {
+      const e = new Error(
+        `run ${runId}: the manifest kept changing under ${attempt} conditional writes; update not saved`,
+      );
+      for (const c of live) c.reject(e);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * attempt));
+  }
+}
+
 async function drain(
   store: ObjectStore,
   runId: string,
@@ -65,6 +109,12 @@ async function drain(
     while (q.changes.length > 0) {
       const batch = q.changes.splice(0);
       const applied: PendingChange[] = [];
+      if (store.getVersioned && store.putIfVersion) {
+        await applyConditional(store, runId, batch).catch((e) => {
+          for (const c of batch) c.reject(e);
+        });
+        continue;
+      }
       try {
         let m = await loadManifest(store, runId);
         for (const c of batch) {

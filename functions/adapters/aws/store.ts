@@ -125,6 +125,37 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async getVersioned(key: string): Promise<{ text: string; version: string } | undefined> {
+    try {
+      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const text = out.Body ? new TextDecoder().decode(await out.Body.transformToByteArray()) : '';
+      if (!out.ETag) throw new Error(`s3://${this.bucket}/${key}: GetObject returned no ETag`);
+      return { text, version: out.ETag };
+    } catch (e) {
+      if (isAwsError(e, 'NoSuchKey', 'NotFound')) return undefined;
+      throw e;
+    }
+  }
+
+  /** PutObject with If-Match: 412 PreconditionFailed (or 409 ConditionalRequestConflict) means another writer won. */
+  async putIfVersion(key: string, body: string, version: string, contentType?: string): Promise<boolean> {
+    try {
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          IfMatch: version,
+          ContentType: contentType ?? guessContentType(key),
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isAwsError(e, 'PreconditionFailed', 'ConditionalRequestConflict')) return false;
+      throw e;
+    }
+  }
+
   async getText(key: string): Promise<string | undefined> {
     const bytes = await this.get(key);
     return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
