@@ -93,12 +93,22 @@ async function sockperf(host: string, port: number, mode: 'tcp' | 'udp', dir: st
 }
 
 const sign = (x: number) => `${x >= 0 ? '+' : ''}${f1(x)}`;
-const row = (label: string, x: Stat) =>
-  `    ${label.padEnd(32)} n ${String(x.n).padStart(7)}  p50 ${f1(x.p50).padStart(7)} µs  p99 ${f1(x.p99).padStart(7)} µs`;
+/** One tool's series: pooled over the rounds, and each round's own p99 (how far the noise moves it). */
+interface Series {
+  all: Stat;
+  rounds: Stat[];
+}
 
-function rows(title: string, block: Stat, ref: Stat, busy: Stat): string[] {
-  const d50 = block.p50 - ref.p50;
-  const d99 = block.p99 - ref.p99;
+function series(rounds: number[][]): Series {
+  return { all: stat(rounds.flat()), rounds: rounds.map((r) => stat(r)) };
+}
+
+const row = (label: string, x: Series) =>
+  `    ${label.padEnd(32)} n ${String(x.all.n).padStart(7)}  p50 ${f1(x.all.p50).padStart(7)} µs  p99 ${f1(x.all.p99).padStart(7)} µs  (rounds' p99 ${x.rounds.map((r) => f1(r.p99)).join(', ')})`;
+
+function rows(title: string, block: Series, ref: Series, busy: Series): string[] {
+  const d50 = block.all.p50 - ref.all.p50;
+  const d99 = block.all.p99 - ref.all.p99;
   const ok = Math.abs(d50) <= LIMIT_US && Math.abs(d99) <= LIMIT_US;
   return [
     `  ${title}`,
@@ -106,7 +116,7 @@ function rows(title: string, block: Stat, ref: Stat, busy: Stat): string[] {
     row('sockperf ping-pong (one-way×2)', ref),
     `    block vs sockperf: Δ p50 ${sign(d50)} µs, Δ p99 ${sign(d99)} µs → ${ok ? `within ${LIMIT_US} µs` : `NOT within ${LIMIT_US} µs`}`,
     row('pathbench pingpong (busy-poll)', busy),
-    `    busy-poll vs block: Δ p50 ${sign(busy.p50 - block.p50)} µs, Δ p99 ${sign(busy.p99 - block.p99)} µs (− the wake-up it removes, + the CPU it takes)`,
+    `    busy-poll vs block: Δ p50 ${sign(busy.all.p50 - block.all.p50)} µs, Δ p99 ${sign(busy.all.p99 - block.all.p99)} µs (− the wake-up it removes, + the CPU it takes)`,
   ];
 }
 
@@ -123,15 +133,15 @@ async function onePath(
     `${title} (${host}; ${MSG}-byte messages, ${ROUNDS} interleaved rounds of ${SECONDS} s each, first ${WARMUP_NS / 1e6} ms and last ${COOLDOWN_NS / 1e6} ms of each left out as sockperf does):`,
   ];
   for (const mode of modes) {
-    const block: number[] = [];
-    const ref: number[] = [];
-    const busy: number[] = [];
+    const block: number[][] = [];
+    const ref: number[][] = [];
+    const busy: number[][] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      block.push(...(await ours(bin, host, ports.pingpong, mode, 'block', dir, prefix)));
-      ref.push(...(await sockperf(host, ports.sockperf, mode, dir, prefix)));
-      busy.push(...(await ours(bin, host, ports.pingpong, mode, 'busy', dir, prefix)));
+      block.push(await ours(bin, host, ports.pingpong, mode, 'block', dir, prefix));
+      ref.push(await sockperf(host, ports.sockperf, mode, dir, prefix));
+      busy.push(await ours(bin, host, ports.pingpong, mode, 'busy', dir, prefix));
     }
-    out.push(...rows(`${mode}:`, stat(block), stat(ref), stat(busy)));
+    out.push(...rows(`${mode}:`, series(block), series(ref), series(busy)));
   }
   const rr = stat(await ours(bin, host, ports.pingpong, 'tcp-rr', 'busy', dir, prefix, [1, 1]));
   out.push(
