@@ -1,18 +1,26 @@
 /*
  * The ping-pong probe's client and its echo server (tcping.c has the command line).
  *
- * Client: `tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT TIMEOUT_MS`
+ * Client: `tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT TIMEOUT_MS [busy|block]`
  * One exchange at a time, back to back (like `sockperf ping-pong` and netperf TCP_RR): send the
  * request, read the whole response, next. Timing:
  *   - CLOCK_MONOTONIC, read just before send() and right after the last byte of the response
  *     arrived; the difference is the round trip.
- *   - The socket is nonblocking and the reply is BUSY-POLLED: recv(MSG_DONTWAIT) in a loop,
- *     never poll/epoll/blocking reads. A blocking read would sleep and pay the scheduler's
- *     wake-up (5–50 µs, more on an idle core) inside every sample; spinning costs one core for
- *     the run and keeps the wake-up out of the figure. Each empty poll calls sched_yield(): the
- *     process never sleeps, but a runnable thread waiting for this core (on a loaded host, or on
- *     loopback the echo server itself) runs at once instead of after the spinner's time slice,
- *     which otherwise puts milliseconds into the tail.
+ *   - How the reply is awaited (the last argument, WAIT; absent = busy):
+ *     busy   the socket is nonblocking and the reply is BUSY-POLLED: recv(MSG_DONTWAIT) in a
+ *            loop, never poll/epoll/blocking reads. A blocking read would sleep and pay the
+ *            scheduler's wake-up (5–50 µs, more on an idle core) inside every sample; spinning
+ *            costs one core for the run and keeps the wake-up out of the figure. Each empty poll
+ *            calls sched_yield(): the process never sleeps, but a runnable thread waiting for
+ *            this core (on a loaded host, or on loopback the echo server itself) runs at once
+ *            instead of after the spinner's time slice, which otherwise puts milliseconds into
+ *            the tail. Clock name pingpong-monotonic-busypoll.
+ *     block  the socket is blocking and the reply is awaited in a blocking recv() (SO_RCVTIMEO =
+ *            the timeout), as `sockperf ping-pong` does with one socket ("using recvfrom() to
+ *            block on socket(s)"): the client sleeps, frees its core, and every sample carries
+ *            the wake-up. The rest of a partial TCP reply, and a UDP reply after a discarded
+ *            late one, is awaited in ppoll() until the exchange's deadline, so a timeout is the
+ *            same TIMEOUT_MS as in busy mode. Clock name pingpong-monotonic-block.
  *   - The series ends after COUNT exchanges or DURATION_S seconds, whichever first (0 = no limit
  *     for one of them, not both).
  * Modes:
@@ -46,6 +54,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -67,24 +76,59 @@
 
 /* ------------------------------------------------------------------ client */
 
-/* Busy-poll until `len` bytes arrived (TCP) or until `deadline`: 0, or an errno-style code. */
-static int recv_exact_spin(int fd, char *buf, size_t len, long long deadline) {
+/*
+ * One recv() toward a reply: n > 0 bytes, 0 when the peer closed, or -1 with errno (ETIMEDOUT at
+ * `deadline`). busy: spin on recv(MSG_DONTWAIT) + sched_yield(). block: the first call of an
+ * exchange (*calls == 0) is one blocking recv() on the blocking socket, bounded by SO_RCVTIMEO;
+ * later calls (the rest of a partial reply) wait in ppoll() for what is left of the deadline.
+ */
+static ssize_t recv_some(int fd, char *buf, size_t len, long long deadline, int block, int *calls) {
+  for (;;) {
+    ssize_t n;
+    if (!block) {
+      n = recv(fd, buf, len, MSG_DONTWAIT);
+    } else if ((*calls)++ == 0) {
+      n = recv(fd, buf, len, 0);
+    } else {
+      long long left = deadline - now_ns(CLOCK_MONOTONIC);
+      if (left <= 0) {
+        errno = ETIMEDOUT;
+        return -1;
+      }
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      struct timespec ts = {.tv_sec = (time_t)(left / 1000000000LL), .tv_nsec = (long)(left % 1000000000LL)};
+      int r = ppoll(&p, 1, &ts, NULL);
+      if (r < 0 && errno != EINTR) return -1;
+      n = r > 0 ? recv(fd, buf, len, MSG_DONTWAIT) : -1;
+      if (r <= 0) errno = EAGAIN;
+    }
+    if (n >= 0) return n;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+    if (now_ns(CLOCK_MONOTONIC) >= deadline) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    if (!block) sched_yield();
+  }
+}
+
+/* Until `len` bytes arrived (TCP) or until `deadline`: 0, or an errno-style code. */
+static int recv_exact(int fd, char *buf, size_t len, long long deadline, int block) {
   size_t got = 0;
+  int calls = 0;
   while (got < len) {
-    ssize_t n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
+    ssize_t n = recv_some(fd, buf + got, len - got, deadline, block, &calls);
     if (n > 0) {
       got += (size_t)n;
       continue;
     }
-    if (n == 0) return EPIPE; /* the peer closed */
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return errno;
-    if (now_ns(CLOCK_MONOTONIC) >= deadline) return ETIMEDOUT;
-    sched_yield();
+    return n == 0 ? EPIPE : errno; /* EPIPE: the peer closed */
   }
   return 0;
 }
 
-static int send_all(int fd, const char *buf, size_t len) {
+/* Send it all; past `deadline` (0 = none) a send that cannot go on is ETIMEDOUT. */
+static int send_all(int fd, const char *buf, size_t len, long long deadline) {
   size_t sent = 0;
   while (sent < len) {
     ssize_t n = send(fd, buf + sent, len - sent, MSG_NOSIGNAL);
@@ -92,7 +136,10 @@ static int send_all(int fd, const char *buf, size_t len) {
       sent += (size_t)n;
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (deadline > 0 && now_ns(CLOCK_MONOTONIC) >= deadline) return ETIMEDOUT;
+      continue;
+    }
     return n < 0 ? errno : EPIPE;
   }
   return 0;
@@ -135,9 +182,10 @@ static int tcp_open(const struct addrinfo *ai, long req, long resp, long long ti
     uint32_t q = htonl((uint32_t)req), r = htonl((uint32_t)resp);
     memcpy(setup + 4, &q, 4);
     memcpy(setup + 8, &r, 4);
-    err = send_all(fd, setup, sizeof setup);
+    long long deadline = now_ns(CLOCK_MONOTONIC) + timeout_ns;
+    err = send_all(fd, setup, sizeof setup, deadline);
     char ack[4];
-    if (err == 0) err = recv_exact_spin(fd, ack, sizeof ack, now_ns(CLOCK_MONOTONIC) + timeout_ns);
+    if (err == 0) err = recv_exact(fd, ack, sizeof ack, deadline, 0);
     if (err == 0 && memcmp(ack, "PPOK", 4) != 0) err = EPROTO;
   }
   if (err != 0) {
@@ -148,11 +196,32 @@ static int tcp_open(const struct addrinfo *ai, long req, long resp, long long ti
   return 0;
 }
 
+/* block mode: a blocking socket whose reads and writes give up after the timeout (0 or errno). */
+static int make_blocking(int fd, long long timeout_ns) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) return errno;
+  long long us = timeout_ns / 1000 > 0 ? timeout_ns / 1000 : 1; /* 0 would mean "never" */
+  struct timeval tv = {.tv_sec = (time_t)(us / 1000000), .tv_usec = (suseconds_t)(us % 1000000)};
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+    return errno;
+  return 0;
+}
+
 int run_pingpong(int argc, char **argv) {
-  if (argc != 10) {
-    fprintf(stderr,
-            "usage: tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT TIMEOUT_MS\n");
+  if (argc != 10 && argc != 11) {
+    fprintf(stderr, "usage: tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT "
+                    "TIMEOUT_MS [busy|block]\n");
     return 2;
+  }
+  int block = 0;
+  if (argc == 11) {
+    if (strcmp(argv[10], "block") == 0)
+      block = 1;
+    else if (strcmp(argv[10], "busy") != 0) {
+      fprintf(stderr, "tcping: pingpong wait must be busy or block, got \"%s\"\n", argv[10]);
+      return 2;
+    }
   }
   const char *host = argv[2];
   const char *mode = argv[4];
@@ -198,9 +267,9 @@ int run_pingpong(int argc, char **argv) {
 
   setvbuf(stdout, NULL, _IOFBF, 1 << 16);
   long long offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
-  printf("# pathbench pingpong v1 mode=%s req=%ld resp=%ld clock=pingpong-monotonic-busypoll "
+  printf("# pathbench pingpong v1 mode=%s req=%ld resp=%ld clock=pingpong-monotonic-%s "
          "realtime_minus_monotonic_ns=%lld\nseq,tx_ns,rtt_ns,status\n",
-         mode, req, resp, offset);
+         mode, req, resp, block ? "block" : "busypoll", offset);
 
   int fd = -1, err = 0;
   if (udp) {
@@ -209,6 +278,7 @@ int run_pingpong(int argc, char **argv) {
   } else {
     err = tcp_open(res, req, resp, timeout_ns, &fd);
   }
+  if (err == 0 && block) err = make_blocking(fd, timeout_ns);
   freeaddrinfo(res);
   if (err != 0) {
     printf("0,%lld,,", now_ns(CLOCK_MONOTONIC));
@@ -235,8 +305,13 @@ int run_pingpong(int argc, char **argv) {
     long long t1 = 0;
     if (udp) {
       err = send(fd, out, (size_t)req, 0) == (ssize_t)req ? 0 : errno;
+      int calls = 0;
       while (err == 0) {
-        ssize_t n = recv(fd, in, (size_t)resp, MSG_DONTWAIT);
+        ssize_t n = recv_some(fd, in, (size_t)resp, deadline, block, &calls);
+        if (n < 0) {
+          err = errno;
+          break;
+        }
         if (n >= 8) {
           uint64_t got;
           memcpy(&got, in, 8);
@@ -244,18 +319,13 @@ int run_pingpong(int argc, char **argv) {
             t1 = now_ns(CLOCK_MONOTONIC);
             break;
           }
-          continue; /* a late reply to an earlier, timed-out exchange */
         }
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-          err = errno;
-          break;
-        }
+        /* a late reply to an earlier, timed-out exchange (or a runt datagram): wait on */
         if (now_ns(CLOCK_MONOTONIC) >= deadline) err = ETIMEDOUT;
-        sched_yield();
       }
     } else {
-      err = send_all(fd, out, (size_t)req);
-      if (err == 0) err = recv_exact_spin(fd, in, (size_t)resp, deadline);
+      err = send_all(fd, out, (size_t)req, deadline);
+      if (err == 0) err = recv_exact(fd, in, (size_t)resp, deadline, block);
       if (err == 0) t1 = now_ns(CLOCK_MONOTONIC);
     }
     if (err == 0) {
@@ -312,11 +382,11 @@ static void *serve_tcp_conn(void *arg) {
     if (req >= 1 && req <= PP_MAX_BYTES && resp >= 1 && resp <= PP_MAX_BYTES) {
       in = calloc(1, req);
       out = calloc(1, resp);
-      if (in && out && send_all(fd, "PPOK", 4) == 0) {
+      if (in && out && send_all(fd, "PPOK", 4, 0) == 0) {
         while (read_exact(fd, in, req) == 0) {
           /* An echo returns what came; a transaction of another size returns zeros after it. */
           memcpy(out, in, req < resp ? req : resp);
-          if (send_all(fd, out, resp) != 0) break;
+          if (send_all(fd, out, resp, 0) != 0) break;
         }
       }
     }

@@ -13,7 +13,7 @@
  *   tcping --listen ADDRESS PORT                                  quiet listener (calibration)
  *   tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP CONCURRENCY
  *                                                                 the http probe (concurrency ≤ 64)
- *   tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT TIMEOUT_MS
+ *   tcping --pingpong HOST PORT tcp|udp|tcp-rr REQ_BYTES RESP_BYTES DURATION_S COUNT TIMEOUT_MS [busy|block]
  *                                                                 the pingpong probe (pingpong.c)
  *   tcping --echo ADDRESS PORT                                    the pingpong target (TCP + UDP)
  * Output: one JSON line per attempt (tcp-connect.c) or request (http-client.c) on stdout; the

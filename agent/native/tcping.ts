@@ -368,6 +368,8 @@ export interface PingpongRunOptions {
   /** 0 = no count limit (then durationSeconds must be > 0). */
   count: number;
   timeoutMs: number;
+  /** How the reply is awaited: "busy" (busy-poll; the helper's default when absent) or "block". */
+  wait?: 'busy' | 'block';
   out: string;
   binary?: string;
   prefix?: string[];
@@ -394,6 +396,9 @@ export function pingpongArgs(o: Omit<PingpongRunOptions, 'out' | 'binary' | 'pre
   if (o.mode === 'udp' && o.requestBytes !== o.responseBytes) {
     throw new TcpingArgumentError('tcping: udp echoes the datagram: requestBytes must equal responseBytes');
   }
+  if (o.wait !== undefined && o.wait !== 'busy' && o.wait !== 'block') {
+    throw new TcpingArgumentError(`tcping: pingpong wait must be "busy" or "block", got ${JSON.stringify(o.wait)}`);
+  }
   return [
     '--pingpong',
     o.address,
@@ -404,6 +409,7 @@ export function pingpongArgs(o: Omit<PingpongRunOptions, 'out' | 'binary' | 'pre
     String(o.durationSeconds),
     String(o.count),
     ms(o.timeoutMs),
+    ...(o.wait ? [o.wait] : []),
   ];
 }
 

@@ -2,7 +2,8 @@
  * pingpong probe: back-to-back request/response exchanges with the native helper
  * (agent/native/pingpong.c, `tcping --pingpong`), against the echo server every target runs on
  * TARGET_PORTS.pingpong (`agent serve --pingpong`, `tcping --echo`). The helper writes the raw
- * log itself, one CSV line per exchange, timed with a busy-polled CLOCK_MONOTONIC; the runner
+ * log itself, one CSV line per exchange, timed with CLOCK_MONOTONIC, the reply busy-polled or
+ * awaited in a blocking read (the probe's `wait`; the log's clock name says which); the runner
  * then gzips it: `<probe>/1.csv.gz` (a same-AZ minute is over a million lines). A sidecar
  * `<probe>/1.meta.json` keeps the argv, the helper's notes and a failure's reason.
  * No fallback: without the helper (no gcc) the probe fails and says why; a Node loop would add
@@ -52,10 +53,11 @@ export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) =
   const csv = path.join(dir, '1.csv');
   const port = probe.port ?? TARGET_PORTS.pingpong;
   const responseBytes = probe.responseBytes ?? probe.messageBytes;
+  const wait = probe.wait ?? 'busy';
   const writeMeta = (extra: Record<string, unknown>) =>
     writeFile(
       path.join(dir, '1.meta.json'),
-      `${JSON.stringify({ tool: 'pingpong', mode: probe.mode, port, requestBytes: probe.messageBytes, responseBytes, note: 'rtt_us is the round trip; one_way_us = rtt_us / 2', ...extra }, null, 2)}\n`,
+      `${JSON.stringify({ tool: 'pingpong', mode: probe.mode, wait, port, requestBytes: probe.messageBytes, responseBytes, note: 'rtt_us is the round trip; one_way_us = rtt_us / 2', ...extra }, null, 2)}\n`,
     );
   const fail = async (reason: string, extra: Record<string, unknown> = {}): Promise<ProbeOutcome> => {
     await writeMeta({ reason, ...extra });
@@ -66,7 +68,7 @@ export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) =
   if (!target.ok) return fail(target.reason);
   const built = await ensureTcping();
   if (!built.ok) return fail(`pingpong helper unavailable: ${built.reason}`);
-  ctx.log('pingpong start', { probe: probe.name, address: target.address, port, mode: probe.mode });
+  ctx.log('pingpong start', { probe: probe.name, address: target.address, port, mode: probe.mode, wait });
   const startedAtMs = Date.now();
   let result: Awaited<ReturnType<typeof runPingpong>>;
   try {
@@ -79,6 +81,7 @@ export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) =
       durationSeconds: probe.durationSeconds,
       count: probe.count,
       timeoutMs: probe.timeoutMs,
+      wait,
       out: csv,
       binary: built.path,
     });

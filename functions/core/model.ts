@@ -99,11 +99,17 @@ export const sockperfProbeSchema = z.strictObject({
 });
 export type SockperfProbe = z.output<typeof sockperfProbeSchema>;
 
+/** How the pingpong client awaits a reply: busy-poll (default) or a blocking read. */
+export const PINGPONG_WAITS = ['busy', 'block'] as const;
+export type PingpongWait = (typeof PINGPONG_WAITS)[number];
+
 /**
  * The pingpong probe (agent/native/pingpong.c): back-to-back request/response exchanges on one
- * connection (tcp, tcp-rr) or socket (udp), each timed with a busy-polled CLOCK_MONOTONIC.
+ * connection (tcp, tcp-rr) or socket (udp), each timed with CLOCK_MONOTONIC.
  * Ends after `count` exchanges or `durationSeconds`, whichever first (0 = that limit is off; not
  * both). `responseBytes` is tcp-rr's response size (default: messageBytes); tcp and udp echo.
+ * `wait` is how the client awaits a reply: "busy" polls it (the default, also when absent),
+ * "block" sleeps in a blocking read as sockperf's client does (docs/probes.md says when to use which).
  */
 export const pingpongProbeFields = z.strictObject({
   kind: z.literal('pingpong'),
@@ -118,6 +124,8 @@ export const pingpongProbeFields = z.strictObject({
   timeoutMs: intIn(1, 60_000),
   /** Defaults to the targets' pingpong port (TARGET_PORTS.pingpong), not the path's target port. */
   port: port.optional(),
+  /** How the client awaits the reply; absent = "busy" (specs written before the option). */
+  wait: z.enum(PINGPONG_WAITS).optional(),
 });
 
 /** The pingpong probe's cross-field rules, for its spec and its plan input alike. */

@@ -176,6 +176,7 @@ const pingpongInput = pingpongRules(
     durationSeconds: pingpong.durationSeconds.default(5),
     count: pingpong.count.default(0),
     timeoutMs: pingpong.timeoutMs.default(1000),
+    wait: pingpong.wait.unwrap().default('busy'),
   }),
 );
 

@@ -1,12 +1,18 @@
 /**
  * Ping-pong bench: our pingpong probe (agent/native/pingpong.c against its echo server) beside
  * Debian's sockperf (`sockperf ping-pong` against `sockperf server`) on the same path, TCP and
- * UDP with 16-byte messages, interleaved in rounds so the machine's noise hits both alike.
- * Both report the ROUND TRIP here (sockperf's full-log latency is one-way: ×2, as the sockperf
+ * UDP with 16-byte messages, interleaved in rounds so the machine's noise hits all alike.
+ * All report the ROUND TRIP here (sockperf's full-log latency is one-way: ×2, as the sockperf
  * parser stores it). Paths: loopback (zero delay), and when a lab is up, a zero-delay lab path
  * (client namespace → the router's own address, one veth hop) and lab path A (emulated delay).
- * The target is p50 and p99 within 5 µs of sockperf's. Also prints our tcp-rr 1/1 (netperf
- * TCP_RR's default sizes; netperf is not in Debian main, so there is no reference row for it).
+ * Like for like: our client in block mode (a blocking read, as sockperf's client with one socket)
+ * against sockperf, whose first 400 ms and last 50 ms (its warm-up and cool-down, left out of its
+ * full log) are left out of ours too; the target is p50 and p99 within 5 µs. Beside it our
+ * default busy-poll client and its difference to block: the scheduler wake-up the busy poll
+ * removes (negative), or the CPU it takes from what shares its core (positive; the lab pins the
+ * client to the delay helper's CPU). Both tools' clients and servers run pinned to one CPU (see
+ * benchPingpong). Also prints our tcp-rr 1/1 (netperf TCP_RR's default sizes;
+ * netperf is not in Debian main, so there is no reference row for it).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -16,14 +22,19 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { ensureTcping, runPingpong, startEchoServer } from '../../agent/native/tcping.js';
-import { TARGET_PORTS } from '../../functions/core/target-ports.js';
+import { labCpu } from '../../lab/sys.js';
 import { haveTool } from '../../local/targets.js';
 import { f1, labClientPrefix, type Stat, stat } from './stat.js';
 
-const ROUNDS = 3;
+const ROUNDS = 2;
 const SECONDS = 2;
 const MSG = 16;
 const LIMIT_US = 5;
+/** sockperf's warm-up and cool-down (its full log leaves them out), left out of ours alike. */
+const WARMUP_NS = 400e6;
+const COOLDOWN_NS = 50e6;
+
+type Wait = 'busy' | 'block';
 
 /** Our series: round trips in µs. */
 async function ours(
@@ -31,11 +42,12 @@ async function ours(
   host: string,
   port: number,
   mode: 'tcp' | 'udp' | 'tcp-rr',
+  wait: Wait,
   dir: string,
   prefix: string[],
   sizes: [number, number] = [MSG, MSG],
 ): Promise<number[]> {
-  const out = path.join(dir, `pp-${mode}-${Date.now()}.csv`);
+  const out = path.join(dir, `pp-${mode}-${wait}-${Date.now()}.csv`);
   const r = await runPingpong({
     address: host,
     port,
@@ -45,15 +57,21 @@ async function ours(
     durationSeconds: SECONDS,
     count: 0,
     timeoutMs: 1000,
+    wait,
     out,
     binary: bin,
     prefix,
   });
   if (!r.ok) throw new Error(`pingpong: ${r.reason}`);
   const v: number[] = [];
+  let first: number | undefined;
   for (const l of (await readFile(out, 'utf8')).split('\n')) {
     const f = l.split(',');
-    if (f.length === 4 && f[3] === 'ok') v.push(Number(f[2]) / 1000);
+    if (f.length !== 4 || !/^\d+$/.test(f[0])) continue;
+    const tx = Number(f[1]);
+    first ??= tx;
+    if (f[3] !== 'ok' || tx < first + WARMUP_NS || tx > first + SECONDS * 1e9 - COOLDOWN_NS) continue;
+    v.push(Number(f[2]) / 1000);
   }
   return v;
 }
@@ -74,16 +92,31 @@ async function sockperf(host: string, port: number, mode: 'tcp' | 'udp', dir: st
   return v;
 }
 
-function rows(title: string, mine: Stat, ref: Stat): string[] {
-  const d50 = mine.p50 - ref.p50;
-  const d99 = mine.p99 - ref.p99;
-  const sign = (x: number) => `${x >= 0 ? '+' : ''}${f1(x)}`;
+const sign = (x: number) => `${x >= 0 ? '+' : ''}${f1(x)}`;
+/** One tool's series: pooled over the rounds, and each round's own p99 (how far the noise moves it). */
+interface Series {
+  all: Stat;
+  rounds: Stat[];
+}
+
+function series(rounds: number[][]): Series {
+  return { all: stat(rounds.flat()), rounds: rounds.map((r) => stat(r)) };
+}
+
+const row = (label: string, x: Series) =>
+  `    ${label.padEnd(32)} n ${String(x.all.n).padStart(7)}  p50 ${f1(x.all.p50).padStart(7)} µs  p99 ${f1(x.all.p99).padStart(7)} µs  (rounds' p99 ${x.rounds.map((r) => f1(r.p99)).join(', ')})`;
+
+function rows(title: string, block: Series, ref: Series, busy: Series): string[] {
+  const d50 = block.all.p50 - ref.all.p50;
+  const d99 = block.all.p99 - ref.all.p99;
   const ok = Math.abs(d50) <= LIMIT_US && Math.abs(d99) <= LIMIT_US;
   return [
     `  ${title}`,
-    `    ${'pathbench pingpong (busy-poll)'.padEnd(32)} n ${String(mine.n).padStart(7)}  p50 ${f1(mine.p50).padStart(7)} µs  p99 ${f1(mine.p99).padStart(7)} µs`,
-    `    ${'sockperf ping-pong (one-way×2)'.padEnd(32)} n ${String(ref.n).padStart(7)}  p50 ${f1(ref.p50).padStart(7)} µs  p99 ${f1(ref.p99).padStart(7)} µs`,
-    `    Δ p50 ${sign(d50)} µs, Δ p99 ${sign(d99)} µs → ${ok ? `within ${LIMIT_US} µs` : `NOT within ${LIMIT_US} µs`}`,
+    row('pathbench pingpong (block)', block),
+    row('sockperf ping-pong (one-way×2)', ref),
+    `    block vs sockperf: Δ p50 ${sign(d50)} µs, Δ p99 ${sign(d99)} µs → ${ok ? `within ${LIMIT_US} µs` : `NOT within ${LIMIT_US} µs`}`,
+    row('pathbench pingpong (busy-poll)', busy),
+    `    busy-poll vs block: Δ p50 ${sign(busy.all.p50 - block.all.p50)} µs, Δ p99 ${sign(busy.all.p99 - block.all.p99)} µs (− the wake-up it removes, + the CPU it takes)`,
   ];
 }
 
@@ -96,19 +129,23 @@ async function onePath(
   ports: { pingpong: number; sockperf: number },
   modes: readonly ('tcp' | 'udp')[],
 ): Promise<string[]> {
-  const out = [`${title} (${host}; ${MSG}-byte messages, ${ROUNDS} interleaved rounds of ${SECONDS} s each):`];
+  const out = [
+    `${title} (${host}; ${MSG}-byte messages, ${ROUNDS} interleaved rounds of ${SECONDS} s each, first ${WARMUP_NS / 1e6} ms and last ${COOLDOWN_NS / 1e6} ms of each left out as sockperf does):`,
+  ];
   for (const mode of modes) {
-    const a: number[] = [];
-    const b: number[] = [];
+    const block: number[][] = [];
+    const ref: number[][] = [];
+    const busy: number[][] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      a.push(...(await ours(bin, host, ports.pingpong, mode, dir, prefix)));
-      b.push(...(await sockperf(host, ports.sockperf, mode, dir, prefix)));
+      block.push(await ours(bin, host, ports.pingpong, mode, 'block', dir, prefix));
+      ref.push(await sockperf(host, ports.sockperf, mode, dir, prefix));
+      busy.push(await ours(bin, host, ports.pingpong, mode, 'busy', dir, prefix));
     }
-    out.push(...rows(`${mode}:`, stat(a), stat(b)));
+    out.push(...rows(`${mode}:`, series(block), series(ref), series(busy)));
   }
-  const rr = stat(await ours(bin, host, ports.pingpong, 'tcp-rr', dir, prefix, [1, 1]));
+  const rr = stat(await ours(bin, host, ports.pingpong, 'tcp-rr', 'busy', dir, prefix, [1, 1]));
   out.push(
-    `  tcp-rr 1/1 bytes (netperf TCP_RR sizes; no netperf here): n ${rr.n}  p50 ${f1(rr.p50)} µs  p99 ${f1(rr.p99)} µs round trip`,
+    `  tcp-rr 1/1 bytes, busy-poll (netperf TCP_RR sizes; no netperf here): n ${rr.n}  p50 ${f1(rr.p50)} µs  p99 ${f1(rr.p99)} µs round trip`,
   );
   return out;
 }
@@ -146,75 +183,68 @@ async function sockperfServers(host: string, port: number, prefix: string[]): Pr
   };
 }
 
-/** Run the ping-pong bench; returns the lines it printed. */
+/**
+ * One path's rows with its own pair of servers (our echo, sockperf's TCP and UDP) on `host`,
+ * started through `serverPrefix` (namespace and CPU pin) and stopped after.
+ */
+async function withServers(
+  title: string,
+  bin: string,
+  dir: string,
+  clientPrefix: string[],
+  serverPrefix: string[],
+  host: string,
+  sockperfPort: number,
+): Promise<string[]> {
+  const echo = await startEchoServer(bin, host, 0, serverPrefix);
+  try {
+    const stopSp = await sockperfServers(host, sockperfPort, serverPrefix);
+    try {
+      return await onePath(title, bin, dir, clientPrefix, host, { pingpong: echo.port, sockperf: sockperfPort }, [
+        'tcp',
+        'udp',
+      ]);
+    } finally {
+      await stopSp();
+    }
+  } finally {
+    await echo.close();
+  }
+}
+
+/**
+ * Run the ping-pong bench; returns the lines it printed. Every client and server of both tools
+ * runs pinned to one CPU (the lab's, where the lab also pins its client and delay helpers):
+ * left to the scheduler, each tool's server landed on a CPU of its own choosing, and that alone
+ * moved one tool's p50 by 10–40 µs against the other's on lab path A here.
+ */
 export async function benchPingpong(): Promise<{ lines: string[] }> {
   const built = await ensureTcping();
   if (!built.ok) return { lines: [`pingpong: skipped, helper unavailable: ${built.reason}`] };
   if (!haveTool('sockperf')) return { lines: ['pingpong: skipped, sockperf not installed (the reference)'] };
   const bin = built.path;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pathbench-bench-pp-'));
+  const cpu = labCpu();
+  const pin = ['taskset', '-c', String(cpu)];
+  const on = `, every client and server on CPU ${cpu}`;
   const lines: string[] = [];
   try {
     // Loopback: both servers on 127.0.0.1.
-    const echo = await startEchoServer(bin, '127.0.0.1', 0);
-    const spPort = await freePort();
-    const stopSp = await sockperfServers('127.0.0.1', spPort, []);
-    try {
-      lines.push(
-        ...(await onePath(
-          'loopback, zero delay',
-          bin,
-          dir,
-          [],
-          '127.0.0.1',
-          { pingpong: echo.port, sockperf: spPort },
-          ['tcp', 'udp'],
-        )),
-      );
-    } finally {
-      await stopSp();
-      await echo.close();
-    }
+    lines.push(...(await withServers(`loopback, zero delay${on}`, bin, dir, pin, pin, '127.0.0.1', await freePort())));
     const found = await labClientPrefix();
     if ('skipped' in found) {
       lines.push(`lab paths: skipped (${found.skipped})`);
       return { lines };
     }
     const { lab, prefix } = found;
-    // Zero-delay lab path: both servers in the router namespace on its client-side address.
-    const routerIp = '10.0.1.1';
-    const inRouter = ['ip', 'netns', 'exec', `${lab}router`];
-    const labEcho = await startEchoServer(bin, routerIp, 0, inRouter);
-    const labSp = 11_211;
-    const stopLabSp = await sockperfServers(routerIp, labSp, inRouter);
-    try {
-      lines.push(
-        ...(await onePath(
-          'zero-delay lab path',
-          bin,
-          dir,
-          prefix,
-          routerIp,
-          { pingpong: labEcho.port, sockperf: labSp },
-          ['tcp'],
-        )),
-      );
-    } finally {
-      await stopLabSp();
-      await labEcho.close();
-    }
-    // Lab path A: the target namespace's own servers (lab/servers.ts), behind the emulated delay.
+    const inNs = (role: string) => ['ip', 'netns', 'exec', `${lab}${role}`, ...pin];
+    // Zero-delay lab path: servers in the router namespace on its client-side address.
     lines.push(
-      ...(await onePath(
-        'lab path A',
-        bin,
-        dir,
-        prefix,
-        '10.0.2.10',
-        { pingpong: TARGET_PORTS.pingpong, sockperf: TARGET_PORTS.sockperf },
-        ['tcp'],
-      )),
+      ...(await withServers(`zero-delay lab path${on}`, bin, dir, prefix, inNs('router'), '10.0.1.1', 11_211)),
     );
+    // Lab path A: servers in its target namespace beside the lab's own (lab/servers.ts; the bench
+    // starts pinned ones on other ports), behind the emulated delay.
+    lines.push(...(await withServers(`lab path A${on}`, bin, dir, prefix, inNs('a'), '10.0.2.10', 11_212)));
     return { lines };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -10,7 +10,9 @@
  *
  * `value` is the ROUND TRIP in µs (as the sockperf parser stores it, sockperf's one-way × 2), and
  * every record carries `one_way_us` = rtt / 2 beside it, so neither reading is implicit; `clock`
- * names the helper's clock, `mode` the mode (tcp, udp, tcp-rr) and `request_bytes` /
+ * names the helper's clock as its header gives it, which also says how the client awaited the
+ * reply (PINGPONG_CLOCKS: busy-poll or blocking read; a header without one is busy-poll, the only
+ * mode before the choice), `mode` the mode (tcp, udp, tcp-rr) and `request_bytes` /
  * `response_bytes` the sizes. tx_ns is CLOCK_MONOTONIC; the header's offset gives epoch
  * milliseconds for t_start / t_end. A failed exchange (timeout, reset …) is an ok:false record; a
  * series that could not start is one line with seq 0. A bad row is rejected naming the column; a
@@ -21,7 +23,10 @@ import type { SampleRecord } from '../model.js';
 import { strictParser } from './strict.js';
 import type { LineParser, ParseMeta } from './types.js';
 
-export const PINGPONG_CLOCK = 'pingpong-monotonic-busypoll';
+/** The helper's clock name for each way of awaiting the reply (its `wait` argument). */
+export const PINGPONG_CLOCKS = { busy: 'pingpong-monotonic-busypoll', block: 'pingpong-monotonic-block' } as const;
+/** The default (busy-poll) clock. */
+export const PINGPONG_CLOCK = PINGPONG_CLOCKS.busy;
 const HEADER = /^# pathbench pingpong v1 (.*)$/;
 const STATUS = /^[a-z][a-z0-9-]{0,40}$/;
 
@@ -29,7 +34,7 @@ const STATUS = /^[a-z][a-z0-9-]{0,40}$/;
 export function pingpongLines(meta: ParseMeta): LineParser {
   let seen: 'nothing' | 'header' | 'columns' = 'nothing';
   let mode: string | undefined;
-  let clock = PINGPONG_CLOCK;
+  let clock: string = PINGPONG_CLOCK;
   let offsetMs = 0;
   let req: number | undefined;
   let resp: number | undefined;

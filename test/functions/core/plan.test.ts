@@ -970,3 +970,78 @@ describe('parsePlan: regression settings', () => {
     ]);
   });
 });
+
+describe('parsePlan: the pingpong probe', () => {
+  it('defaults wait to "busy" and passes "block" through to the agent spec unchanged', () => {
+    // Prepare
+    const input = withPath({ probes: [{ kind: 'pingpong' }, { kind: 'pingpong', mode: 'udp', wait: 'block' }] });
+
+    // Act
+    const p = expectOk(parsePlan(input)).paths[0];
+    const written = JSON.parse(
+      JSON.stringify({ runId: 'run-1', pathId: p.id, target: p.target, probes: p.probes, skipped: p.skipped }),
+    );
+
+    // Assess
+    expect(p.probes).toEqual([
+      {
+        kind: 'pingpong',
+        name: 'pingpong',
+        mode: 'tcp',
+        messageBytes: 16,
+        durationSeconds: 5,
+        count: 0,
+        timeoutMs: 1000,
+        wait: 'busy',
+      },
+      {
+        kind: 'pingpong',
+        name: 'pingpong-2',
+        mode: 'udp',
+        messageBytes: 16,
+        durationSeconds: 5,
+        count: 0,
+        timeoutMs: 1000,
+        wait: 'block',
+      },
+    ]);
+    expect(parseAgentSpec(written)).toEqual({ ok: true, spec: written });
+  });
+
+  it('an agent spec without wait (written before the option) is still accepted', () => {
+    const spec = {
+      runId: 'run-1',
+      pathId: 'A',
+      target: { host: '10.1.0.10', port: 7000 },
+      probes: [
+        { kind: 'pingpong', name: 'pp', mode: 'tcp', messageBytes: 16, durationSeconds: 1, count: 0, timeoutMs: 100 },
+      ],
+      skipped: [],
+    };
+    expect(parseAgentSpec(spec)).toEqual({ ok: true, spec });
+  });
+
+  it('reports a bad wait naming the field, in a plan and in an agent spec', () => {
+    const problems = expectProblems(parsePlan(withPath({ probes: [{ kind: 'pingpong', wait: 'spin' }] })));
+    expect(problems).toEqual(['paths[0].probes[0].wait: expected "busy" or "block", got "spin"']);
+    const r = parseAgentSpec({
+      runId: 'run-1',
+      pathId: 'A',
+      target: { host: '10.1.0.10', port: 7000 },
+      probes: [
+        {
+          kind: 'pingpong',
+          name: 'pp',
+          mode: 'tcp',
+          messageBytes: 16,
+          durationSeconds: 1,
+          count: 0,
+          timeoutMs: 100,
+          wait: 1,
+        },
+      ],
+      skipped: [],
+    });
+    expect(r).toMatchObject({ ok: false, problems: ['probes[0].wait: expected "busy" or "block", got 1'] });
+  });
+});

@@ -216,10 +216,10 @@ describe('CollectOutput keeps every good line of a damaged raw file', () => {
 });
 
 /** A pingpong helper log of `n` exchanges (agent/native/pingpong.c's format). */
-function pingpongLog(n: number): string {
+function pingpongLog(n: number, clock = 'pingpong-monotonic-busypoll'): string {
   const rows = Array.from({ length: n }, (_, i) => `${i + 1},${1_000_000_000 + i * 30_000},${20_000 + i},ok`);
   return [
-    `# pathbench pingpong v1 mode=tcp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=${T0 * 1e6}`,
+    `# pathbench pingpong v1 mode=tcp req=16 resp=16 clock=${clock} realtime_minus_monotonic_ns=${T0 * 1e6}`,
     'seq,tx_ns,rtt_ns,status',
     ...rows,
     `# end exchanges=${n} ok=${n}`,
@@ -255,6 +255,20 @@ describe('CollectOutput reads gzip-compressed raw logs, and plain ones of older 
       samples: 1000,
       rejected: 0,
     });
+  });
+
+  it("the log's clock (busy-poll or blocking read) reaches the samples and the probe's provenance", async () => {
+    for (const [wait, clock] of [
+      ['busy', 'pingpong-monotonic-busypoll'],
+      ['block', 'pingpong-monotonic-block'],
+    ] as const) {
+      const res = await run([{ ...PP, wait }], (spec) => ({
+        [`${spec.probes[0].name}/1.csv.gz`]: gzipSync(pingpongLog(10, clock)),
+      }));
+      expect(res.r.status).toBe('SUCCEEDED');
+      expect((await res.samples('pingpong')).map((r) => r.clock)).toEqual(Array(10).fill(clock));
+      expect(res.manifest.paths[0].probes[0].clocks).toEqual([clock]);
+    }
   });
 
   it('a .gz cut off in transit keeps what decompresses and reads as truncated', async () => {

@@ -1,12 +1,12 @@
 /** The pingpong helper's log → rtt_us records (the real helper's output: test/agent/native/pingpong.int.test.ts). */
 import { describe, expect, it } from 'vitest';
 import { parseRawLenient } from '../../../../functions/core/parsers/index.js';
-import { PINGPONG_CLOCK, parsePingpong } from '../../../../functions/core/parsers/pingpong.js';
+import { PINGPONG_CLOCK, PINGPONG_CLOCKS, parsePingpong } from '../../../../functions/core/parsers/pingpong.js';
 
 const meta = { runId: 'r1', pathId: 'p1', probe: 'pingpong', trial: 1 };
 const OFFSET_NS = 1_796_000_000_000_000_000;
-const header = (mode = 'tcp', req = 16, resp = 16) =>
-  `# pathbench pingpong v1 mode=${mode} req=${req} resp=${resp} clock=${PINGPONG_CLOCK} realtime_minus_monotonic_ns=${OFFSET_NS}\nseq,tx_ns,rtt_ns,status\n`;
+const header = (mode = 'tcp', req = 16, resp = 16, clock: string = PINGPONG_CLOCK) =>
+  `# pathbench pingpong v1 mode=${mode} req=${req} resp=${resp} clock=${clock} realtime_minus_monotonic_ns=${OFFSET_NS}\nseq,tx_ns,rtt_ns,status\n`;
 
 describe('parsePingpong', () => {
   it('one record per exchange: round trip in µs as value, one_way_us = rtt/2, epoch times, clock and mode named', () => {
@@ -43,6 +43,17 @@ describe('parsePingpong', () => {
     expect(parsePingpong(`${header()}0,5000,,refused\n# end exchanges=0 ok=0\n`, meta)).toMatchObject([
       { seq: 0, ok: false, error: 'refused', value: null },
     ]);
+  });
+
+  it('keeps the clock the header names: busy-poll (the default) and blocking read alike', () => {
+    expect(PINGPONG_CLOCKS).toEqual({ busy: 'pingpong-monotonic-busypoll', block: 'pingpong-monotonic-block' });
+    for (const clock of Object.values(PINGPONG_CLOCKS)) {
+      const recs = parsePingpong(`${header('udp', 16, 16, clock)}1,1000,30000,ok\n2,2000,,timeout\n`, meta);
+      expect(recs.map((r) => r.clock)).toEqual([clock, clock]);
+    }
+    // A header without a clock (none is written so) reads as the busy-poll default.
+    const bare = `# pathbench pingpong v1 mode=tcp req=16 resp=16 realtime_minus_monotonic_ns=0\nseq,tx_ns,rtt_ns,status\n1,1,2000,ok\n`;
+    expect(parsePingpong(bare, meta)[0].clock).toBe(PINGPONG_CLOCKS.busy);
   });
 
   it('tcp-rr keeps its request and response sizes', () => {
