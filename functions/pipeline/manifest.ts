@@ -56,6 +56,29 @@ export async function updateManifest(
   return done;
 }
 
+/**
+ * Apply the changes in order to a fresh copy; one that throws is rejected alone, and as it may
+ * have half-changed the copy, the others are applied again to another fresh copy.
+ */
+async function applyChanges(
+  fresh: () => Promise<RunManifest>,
+  batch: readonly PendingChange[],
+): Promise<{ m: RunManifest; applied: PendingChange[] }> {
+  let m = await fresh();
+  const applied: PendingChange[] = [];
+  for (const c of batch) {
+    try {
+      c.change(m);
+      applied.push(c);
+    } catch (e) {
+      c.reject(e);
+      m = await fresh();
+      for (const ok of applied) ok.change(m);
+    }
+  }
+  return { m, applied };
+}
+
 /** Compare-and-swap attempts before an update gives up (each after a short random pause). */
 export const MANIFEST_CAS_ATTEMPTS = 12;
 
@@ -69,18 +92,7 @@ async function applyConditional(store: ObjectStore, runId: string, batch: Pendin
   for (let attempt = 1; ; attempt++) {
     const got = await store.getVersioned!(key);
     if (!got) throw new Error(`run ${runId} has no manifest (${key})`);
-    let m = JSON.parse(got.text) as RunManifest;
-    const applied: PendingChange[] = [];
-    for (const c of live) {
-      try {
-        c.change(m);
-        applied.push(c);
-      } catch (e) {
-        c.reject(e);
-        m = JSON.parse(got.text) as RunManifest;
-        for (const ok of applied) ok.change(m);
-      }
-    }
+    const { m, applied } = await applyChanges(async () => JSON.parse(got.text) as RunManifest, live);
     live = applied;
     if (live.length === 0) return;
     if (await store.putIfVersion!(key, `${JSON.stringify(m, null, 2)}\n`, got.version, 'application/json')) {
@@ -108,7 +120,6 @@ async function drain(
   try {
     while (q.changes.length > 0) {
       const batch = q.changes.splice(0);
-      const applied: PendingChange[] = [];
       if (store.getVersioned && store.putIfVersion) {
         await applyConditional(store, runId, batch).catch((e) => {
           for (const c of batch) c.reject(e);
@@ -116,18 +127,7 @@ async function drain(
         continue;
       }
       try {
-        let m = await loadManifest(store, runId);
-        for (const c of batch) {
-          try {
-            c.change(m);
-            applied.push(c);
-          } catch (e) {
-            c.reject(e);
-            // The failed change may have half-mutated m: start again from the stored copy.
-            m = await loadManifest(store, runId);
-            for (const ok of applied) ok.change(m);
-          }
-        }
+        const { m, applied } = await applyChanges(() => loadManifest(store, runId), batch);
         if (applied.length > 0) await saveManifest(store, m);
         for (const c of applied) c.resolve(m);
       } catch (e) {
