@@ -481,8 +481,6 @@ export const probeCommandStateSchema = z.object({
   done: z.boolean(),
   /** When a poll first saw the command TimedOut or Cancelled (its stop upload may still be running). */
   stoppedAt: z.string().optional(),
-  /** Polls since then (bounded by STOP_GRACE_POLLS, functions/pipeline/limits.ts). */
-  stopPolls: z.number().int().min(0).optional(),
 });
 export type ProbeCommandState = z.infer<typeof probeCommandStateSchema>;
 

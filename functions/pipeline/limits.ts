@@ -76,16 +76,10 @@ export function probeTiming(probes: readonly ProbeSpec[]): {
   return { probing, expected, timeoutSeconds: Math.ceil(expected * 1.5 + 60) };
 }
 
-/**
- * Most polls that wait for a stopped (TimedOut / Cancelled) command's last upload (pollProbe in
- * path.ts): its 60 s grace at waits of up to 5 s is 12, and a few more where the clock drifts.
- */
-export const STOP_GRACE_POLLS = 15;
-
-/** Most polls of one probe command (PollProbe's own bound and the stop grace's, see pollProbe in path.ts). */
+/** Most polls of one probe command (PollProbe's own bound, see pollProbe in path.ts). */
 export function probePollBound(timeoutSeconds: number, pollSeconds: number): number {
   const minPoll = Math.max(1, pollSeconds);
-  return Math.min(POLL_LIMITS.probe, Math.ceil(timeoutSeconds / minPoll) + 2) + STOP_GRACE_POLLS;
+  return Math.min(POLL_LIMITS.probe, Math.ceil(timeoutSeconds / minPoll) + 2);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import { isTaskClient } from '../core/task-client.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
-import { POLL_LIMITS, probeTiming, STOP_GRACE_POLLS } from './limits.js';
+import { POLL_LIMITS, probeTiming } from './limits.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { type JournalEntry, journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
@@ -359,8 +359,7 @@ export async function pollProbe(
       const marker = keys.clientRawPrefix(input.pathId, input.runId, input.client.instanceId) + STOP_MARKER;
       const uploaded = (await deps.store.getText(marker)) !== undefined;
       const left = grace - (now.getTime() - Date.parse(stoppedAt)) / 1000;
-      const stopPolls = (probe.stopPolls ?? 0) + 1;
-      if (!uploaded && left > 0 && stopPolls <= STOP_GRACE_POLLS) {
+      if (!uploaded && left > 0) {
         if (!probe.stoppedAt)
           deps.log.warn('probe command stopped: waiting for its last upload', {
             ...input,
@@ -368,14 +367,7 @@ export async function pollProbe(
             status: inv.status,
             graceSeconds: grace,
           });
-        return {
-          ...probe,
-          attempt,
-          stoppedAt,
-          stopPolls,
-          done: false,
-          waitSeconds: Math.max(1, Math.min(5, Math.ceil(left))),
-        };
+        return { ...probe, attempt, stoppedAt, done: false, waitSeconds: Math.max(1, Math.min(5, Math.ceil(left))) };
       }
       if (!uploaded)
         deps.log.warn('probe command stopped: its last upload did not arrive within the grace', {
