@@ -141,9 +141,18 @@ export function planRunCost(plan: TestbedPlanJson, instanceType: string): RunTra
  */
 /** The seed-002 nine-path plan from its testbed's outputs (infra/testbed/seed002-plan.ts), and its cost note. */
 export async function writeSeed002Plan(outputs: Outputs, outFile: string): Promise<{ note: string }> {
-  let plan: ReturnType<typeof seed002Plan>;
+  await writeGeneratedPlan(() => seed002Plan(outputs), outFile);
+  return { note: seed002CostNote() };
+}
+
+/**
+ * Build a plan from testbed outputs, validate it and write it: incomplete outputs and an invalid
+ * plan are TestbedCliErrors (one message each), nothing is written then.
+ */
+async function writeGeneratedPlan<T>(build: () => T, outFile: string): Promise<T> {
+  let plan: T;
   try {
-    plan = seed002Plan(outputs);
+    plan = build();
   } catch (e: unknown) {
     if (e instanceof TestbedOutputsError) throw new TestbedCliError(e.message, { cause: e });
     throw e;
@@ -153,25 +162,14 @@ export async function writeSeed002Plan(outputs: Outputs, outFile: string): Promi
   const target = path.resolve(outFile);
   await mkdir(path.dirname(target), { recursive: true });
   await writeFile(target, `${JSON.stringify(plan, null, 2)}\n`);
-  return { note: seed002CostNote() };
+  return plan;
 }
 
 export async function writeTestbedPlan(
   outputs: Outputs,
   outFile: string,
 ): Promise<{ plan: TestbedPlanJson; note: string }> {
-  let plan: TestbedPlanJson;
-  try {
-    plan = planFromTestbedOutputs(outputs);
-  } catch (e: unknown) {
-    if (e instanceof TestbedOutputsError) throw new TestbedCliError(e.message, { cause: e });
-    throw e;
-  }
-  const parsed = parsePlan(plan);
-  if (!parsed.ok) throw new TestbedCliError(`generated plan is invalid\n${formatProblems(parsed.problems)}`);
-  const target = path.resolve(outFile);
-  await mkdir(path.dirname(target), { recursive: true });
-  await writeFile(target, `${JSON.stringify(plan, null, 2)}\n`);
+  const plan: TestbedPlanJson = await writeGeneratedPlan(() => planFromTestbedOutputs(outputs), outFile);
   const instanceType =
     Object.values(outputs)
       .map((o) => o[TESTBED_OUTPUTS.instanceType])

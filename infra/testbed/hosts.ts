@@ -2,11 +2,12 @@
  * Testbed hosts: one instance role/profile per stack (SSM managed instance + read of the agent
  * asset) and AL2023 instances pinned to a subnet, booting into the target servers.
  */
-import { Fn, Stack } from 'aws-cdk-lib';
+import { Fn, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
+import { ack } from '../nag.js';
 import { MANAGED_TAG } from './network.js';
 import { isArmInstanceType } from './props.js';
 import { hostUserData } from './user-data.js';
@@ -77,4 +78,36 @@ export class HostFleet extends Construct {
     instance.node.addDependency(this.role);
     return instance;
   }
+}
+
+/**
+ * The cdk-nag findings a short-lived measurement testbed accepts, each named exactly with its
+ * reason (the hosts run for the length of a measurement and are destroyed after it): the VPC's
+ * flow logs (`vpcReason` says why not there), the hosts' SSM managed policy, CDK's asset grant
+ * and the hosts' EC2 settings.
+ */
+export function acknowledgeTestbedFindings(vpc: IConstruct, vpcReason: string, fleet: HostFleet): void {
+  ack(vpc, vpcReason, 'AwsSolutions-VPC7');
+  ack(
+    fleet.role,
+    'the AWS managed policy for SSM managed instances is how the pipeline reaches the hosts (Run Command)',
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+  );
+  const stack = Stack.of(fleet);
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  ack(
+    fleet.role,
+    "CDK's asset grant: read of the agent bundle in the CDK assets bucket only",
+    'AwsSolutions-IAM5[Action::s3:GetObject*]',
+    'AwsSolutions-IAM5[Action::s3:GetBucket*]',
+    'AwsSolutions-IAM5[Action::s3:List*]',
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-${account}-${stack.region}/*]`,
+  );
+  ack(
+    fleet,
+    'measurement hosts live for one run: no data on their volumes, no detailed monitoring, no termination protection',
+    'AwsSolutions-EC26',
+    'AwsSolutions-EC28',
+    'AwsSolutions-EC29',
+  );
 }

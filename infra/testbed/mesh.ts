@@ -17,7 +17,7 @@
  * Each stack lists its host in one output, `TestbedMeshHost` (JSON), which `plan from-testbed
  * --outputs FILE` turns into a mesh plan with the round schedule (functions/core/mesh.ts).
  */
-import { type App, CfnOutput, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib';
+import { type App, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
@@ -26,8 +26,7 @@ import { instancePerHour, shippedPrices } from '../../functions/core/prices.js';
 import { regionByCode } from '../../functions/core/regions.js';
 import { TARGET_PORTS } from '../../functions/core/target-ports.js';
 import { parseMeshRegions } from '../agent-region-stack.js';
-import { ack } from '../nag.js';
-import { HostFleet } from './hosts.js';
+import { acknowledgeTestbedFindings, HostFleet } from './hosts.js';
 import { MANAGED_TAG, probeRules } from './network.js';
 import { resolveTestbedProps, type TestbedProps } from './props.js';
 
@@ -115,30 +114,10 @@ export class MeshRegionStack extends Stack {
       pipelineBucketName: props.pipelineBucketName,
     });
     this.host = fleet.host('Host', `mesh-${region}`, subnet, this.probeSecurityGroup);
-    ack(
+    acknowledgeTestbedFindings(
       this.vpc,
       'a measurement testbed torn down after the run; flow logs would add cost and no finding',
-      'AwsSolutions-VPC7',
-    );
-    ack(
-      fleet.role,
-      'the AWS managed policy for SSM managed instances is how the pipeline reaches the hosts (Run Command)',
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-    );
-    ack(
-      fleet.role,
-      "CDK's asset grant: read of the agent bundle in the CDK assets bucket only",
-      'AwsSolutions-IAM5[Action::s3:GetObject*]',
-      'AwsSolutions-IAM5[Action::s3:GetBucket*]',
-      'AwsSolutions-IAM5[Action::s3:List*]',
-      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-${Token.isUnresolved(this.account) ? '<AWS::AccountId>' : this.account}-${region}/*]`,
-    );
-    ack(
       fleet,
-      'measurement hosts live for one run: no data on their volumes, no detailed monitoring, no termination protection',
-      'AwsSolutions-EC26',
-      'AwsSolutions-EC28',
-      'AwsSolutions-EC29',
     );
     new CfnOutput(this, MESH_HOST_OUTPUT, {
       value: this.toJsonString({ region, instanceId: this.host.ref, ip: this.host.attrPrivateIp, cidr: props.cidr }),

@@ -11,9 +11,8 @@
  */
 import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { ack } from '../nag.js';
 import { AZ_HOSTS_OUTPUT } from './az-matrix.js';
-import { HostFleet } from './hosts.js';
+import { acknowledgeTestbedFindings, HostFleet } from './hosts.js';
 import { TestbedNetwork } from './network.js';
 import { resolveTestbedProps, type TestbedProps } from './props.js';
 
@@ -81,44 +80,16 @@ export class Seed004RegionStack extends Stack {
       const instance = fleet.host(logical, h.name, this.network.subnet(h.azId), sg);
       return { name: h.name, region: this.region, azId: h.azId, instanceId: instance.ref, ip: instance.attrPrivateIp };
     });
-    acknowledgeTestbedFindings(this.network, fleet);
+    acknowledgeTestbedFindings(
+      this.network.vpc,
+      'a measurement testbed without internet gateway, torn down after the run; flow logs would add cost and no finding',
+      fleet,
+    );
     new CfnOutput(this, AZ_HOSTS_OUTPUT, {
       value: this.toJsonString(list),
       description: 'hosts of this region (JSON): pathbench plan az-matrix --outputs FILE',
     });
   }
-}
-
-/**
- * The cdk-nag findings a short-lived measurement testbed accepts, each named exactly with its
- * reason (the hosts run for the length of a measurement and are destroyed after it).
- */
-function acknowledgeTestbedFindings(network: TestbedNetwork, fleet: HostFleet): void {
-  ack(
-    network.vpc,
-    'a measurement testbed without internet gateway, torn down after the run; flow logs would add cost and no finding',
-    'AwsSolutions-VPC7',
-  );
-  ack(
-    fleet.role,
-    'the AWS managed policy for SSM managed instances is how the pipeline reaches the hosts (Run Command)',
-    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-  );
-  ack(
-    fleet.role,
-    "CDK's asset grant: read of the agent bundle in the CDK assets bucket only",
-    'AwsSolutions-IAM5[Action::s3:GetObject*]',
-    'AwsSolutions-IAM5[Action::s3:GetBucket*]',
-    'AwsSolutions-IAM5[Action::s3:List*]',
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-${Stack.of(fleet).region}/*]`,
-  );
-  ack(
-    fleet,
-    'measurement hosts live for one run: no data on their volumes, no detailed monitoring, no termination protection',
-    'AwsSolutions-EC26',
-    'AwsSolutions-EC28',
-    'AwsSolutions-EC29',
-  );
 }
 
 export interface Seed004Stacks {
