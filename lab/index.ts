@@ -12,7 +12,7 @@ import { LabRoutes } from './routes.js';
 export { LabCommandError, LabInputError, LabStateError, LabUnavailableError } from './errors.js';
 export { parseIpRoute } from './ip-route.js';
 export type { LabOptions, LabStatus, LabUpOptions } from './lab.js';
-export { labAvailable, labClientWrap, labDown, labShiftDelay, labStatus, labUp } from './lab.js';
+export { labAvailable, labCalibrate, labClientWrap, labDown, labShiftDelay, labStatus, labUp } from './lab.js';
 export { LAB_PORTS, labProfile, OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
 
 /** Fleet, Routes and the command wrapper for running the pipeline against the lab. */

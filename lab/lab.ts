@@ -152,6 +152,40 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
 }
 
 /**
+ * Re-run the delay calibration on a lab that is up, from the delays it has now. The delays are
+ * tuned against the machine's own cost of the bare topology, and on a VM that cost can move by
+ * ~0.2 ms for minutes (the host reschedules the vCPUs; seen as every path reading the same
+ * amount short or long at once), so a long-lived lab can drift out of its band. Returns the
+ * status with the new calibration.
+ */
+export async function labCalibrate(
+  opts: LabOptions & { onProgress?: (line: string) => void } = {},
+): Promise<LabStatus> {
+  const avail = await labAvailable();
+  if (!avail.ok) throw new LabUnavailableError(avail.reason ?? 'lab unavailable');
+  const { prefix, dir } = labLocation(opts);
+  const state = readState(dir);
+  if (state?.phase !== 'up') throw new LabStateError(`the lab ${prefix}* is not up`);
+  const profile = labProfile(state.profile);
+  if (profile.calibrate === false)
+    throw new LabInputError(`lab profile ${profile.name} is not calibrated (its delays are as set)`);
+  // Calibration moves the next hop to measure the tgw paths and puts the default back: refuse
+  // while a run has the routes pointed elsewhere rather than undo its swap under it.
+  const before = await labStatus({ prefix, stateDir: dir });
+  const swapped = profile.defaultNextHop
+    ? Object.entries(before.routes).filter(([, v]) => v !== `labNextHop:${profile.defaultNextHop}`)
+    : [];
+  if (swapped.length > 0)
+    throw new LabStateError(
+      `routes are not at the default next hop (${swapped.map(([k, v]) => `${k} → ${v}`).join('; ')}): is a run using the lab?`,
+    );
+  const b = new LabBuilder(prefix, dir, profile, state, opts.onProgress ?? (() => {}));
+  const meter = await connectMeter(tcpRttTool, { cpu: labCpu() });
+  await calibrate(b, meter, state.delay.mechanism === 'nfqueue' ? await buildHelper('nfq-delay') : undefined);
+  return labStatus({ prefix, stateDir: dir });
+}
+
+/**
  * Add `deltaUs` of round trip to one path's emulated delay on a lab that is up (negative takes
  * it away; never below 0), as a real path's latency would change under a running schedule: the
  * pipeline is not told. Returns the path's new added round trip in µs. With the NFQUEUE helper

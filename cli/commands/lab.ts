@@ -1,5 +1,5 @@
 /**
- * `pathbench lab up|status|down`: build, inspect and remove the local seed-000 twin. Needs root;
+ * `pathbench lab up|calibrate|status|down`: build, inspect and remove the local seed-000 twin. Needs root;
  * a missing precondition is one line on stderr and exit code 2.
  */
 
@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { errorMessage } from '../../functions/core/errors.js';
 import { printable } from '../../functions/core/printable.js';
 import { LabInputError, LabUnavailableError } from '../../lab/errors.js';
-import { type LabStatus, labAvailable, labDown, labStatus, labUp } from '../../lab/lab.js';
+import { type LabStatus, labAvailable, labCalibrate, labDown, labStatus, labUp } from '../../lab/lab.js';
 import { LabRoutes } from '../../lab/routes.js';
 import { LAB_PROFILES } from '../../lab/topology.js';
 import { liveStatus } from '../progress.js';
@@ -51,7 +51,7 @@ export function formatLabStatus(s: LabStatus): string {
   return lines.join('\n');
 }
 
-/** Adds `lab up`, `lab status` and `lab down` to the program. */
+/** Adds `lab up`, `lab calibrate`, `lab status` and `lab down` to the program. */
 export function registerLab(program: Command): void {
   const lab = program.command('lab').description('local network-namespace twin of the seed paths (needs root)');
   lab
@@ -74,6 +74,22 @@ export function registerLab(program: Command): void {
           onProgress: (l) => status.update(l),
         }).finally(() => status.done());
         await sayRecovered(o.prefix);
+        process.stdout.write(`${formatLabStatus(s)}\n`);
+      } catch (e: unknown) {
+        fail(e);
+      }
+    });
+  lab
+    .command('calibrate')
+    .description('re-tune the delays of a lab that is up (when its paths drifted from their targets)')
+    .option('--prefix <prefix>', 'namespace prefix', 'pb-')
+    .action(async (o: { prefix: string }) => {
+      try {
+        await requireLab();
+        const status = liveStatus('lab calibrate: ');
+        const s = await labCalibrate({ prefix: o.prefix, onProgress: (l) => status.update(l) }).finally(() =>
+          status.done(),
+        );
         process.stdout.write(`${formatLabStatus(s)}\n`);
       } catch (e: unknown) {
         fail(e);

@@ -9,7 +9,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LabFleet } from '../../lab/fleet.js';
-import { labAvailable, labClientWrap, labDown, labStatus, labUp, tcpRttTool } from '../../lab/lab.js';
+import {
+  labAvailable,
+  labCalibrate,
+  labClientWrap,
+  labDown,
+  labShiftDelay,
+  labStatus,
+  labUp,
+  tcpRttTool,
+} from '../../lab/lab.js';
 import { type ConnectMeter, connectMeter, robustP50 } from '../../lab/measure.js';
 import { LabRoutes } from '../../lab/routes.js';
 import { defaultStateDir, isAlive, type LabProcess, labCpu, listNamespaces, readState } from '../../lab/sys.js';
@@ -41,12 +50,21 @@ async function p50(host: string): Promise<number> {
 
 /**
  * p50 for a band check: re-measured once when the first figure is out of its band, because a
- * load burst on a shared 2-core machine can outlast one measurement; a lab that is really off
- * fails both. Returns every figure taken so a failure shows them all.
+ * load burst on a shared 2-core machine can outlast one measurement. When the second figure is
+ * out too, the lab is re-calibrated (`lab calibrate`) and measured a third time: on this VM the
+ * bare topology's cost can move ~0.2 ms for minutes after calibration (every path short or
+ * long by the same amount, seen in CI), which is what `lab calibrate` is for; a lab whose
+ * calibration cannot reach the band fails all three. Returns every figure taken.
  */
 async function p50InBand(host: string, rttMs: number): Promise<{ last: number; all: number[] }> {
   const all = [await p50(host)];
-  if (Math.abs(all[0] - rttMs) > band(rttMs)) all.push(await p50(host));
+  const off = () => Math.abs(all[all.length - 1] - rttMs) > band(rttMs);
+  if (off()) all.push(await p50(host));
+  if (off()) {
+    console.log(`${host}: ${all.join(', ')} ms against ${rttMs} ms; re-calibrating the lab`);
+    await labCalibrate(OPTS);
+    all.push(await p50(host));
+  }
   return { last: all[all.length - 1], all };
 }
 
@@ -187,6 +205,32 @@ describe('route swap', () => {
     await expect(routes.point(tokyo, 'transitGatewayId:tgw-1')).rejects.toThrow(/labNextHop/);
     await expect(routes.point(tokyo, 'labNextHop:nope')).rejects.toThrow(/unknown lab next hop "nope"/);
     await expect(routes.read({ ...tokyo, routeTableId: 'pb-elsewhere' })).rejects.toThrow(/not a lab router/);
+  });
+});
+
+describe('lab calibrate', () => {
+  const routes = new LabRoutes(OPTS);
+  const tokyo = { region: 'lab', routeTableId: `${PREFIX}router`, destination: '10.1.0.0/16' };
+
+  it('brings a drifted path back into its band, and refuses while a route is swapped', async () => {
+    // A drift as the VM host makes one: 0.4 ms more on path A than the calibration set.
+    await labShiftDelay(OPTS, 'A', 400);
+    expect(await p50(target('A').targetIp)).toBeGreaterThan(target('A').rttMs + band(target('A').rttMs));
+    try {
+      await routes.point(tokyo, 'labNextHop:tgw');
+      await expect(labCalibrate(OPTS)).rejects.toThrow(/not at the default next hop.*tgw/);
+    } finally {
+      await routes.point(tokyo, 'labNextHop:peering');
+    }
+    const lines: string[] = [];
+    const s = await labCalibrate({ ...OPTS, onProgress: (l) => lines.push(l) });
+    expect(lines.some((l) => l.startsWith('calibration round 1'))).toBe(true);
+    expect(s.healthy, s.problems.join('; ')).toBe(true);
+    expect(s.delay?.calibration?.A?.targetMs).toBe(target('A').rttMs);
+    const m = await p50InBand(target('A').targetIp, target('A').rttMs);
+    expect(Math.abs(m.last - target('A').rttMs), `measured ${m.all.join(', ')} ms`).toBeLessThanOrEqual(
+      band(target('A').rttMs),
+    );
   });
 });
 
