@@ -18,7 +18,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, openSync } from 'node:fs';
-import { access, chmod, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PathbenchError } from '../../functions/core/errors.js';
@@ -152,6 +152,9 @@ function run(
   });
 }
 
+/** How long a build of other sources is kept after its last use (see compile). */
+export const OTHER_BUILD_KEEP_MS = 24 * 3600 * 1000;
+
 async function privateDir(dir: string): Promise<string | undefined> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const st = await stat(dir);
@@ -213,11 +216,18 @@ async function compile(cacheDir: string, compiler: string): Promise<EnsureResult
     // The same for the sources; a concurrent build of the same hash may have put them there first.
     await rm(srcDir, { recursive: true, force: true }).catch(() => undefined);
     await rename(buildDir, srcDir).catch(() => rm(buildDir, { recursive: true, force: true }));
-    // Builds of older sources are dead weight; best effort, a concurrent agent may hold one.
-    // (tcping-<hash>.c is the single-file layout of earlier agents.)
+    // Builds of other sources are dead weight once nobody uses them; a build used in the last
+    // day stays (another checkout on this machine, with other sources, may be mid-run with it:
+    // every ensureTcping call refreshes its time). tcping-<hash>.c is the layout of earlier agents.
+    const now = Date.now();
     for (const f of await readdir(cacheDir).catch(() => [] as string[])) {
       if (/^tcping-[0-9a-f]{16}(\.c|\.src)?$/.test(f) && !f.startsWith(`tcping-${hash}`)) {
-        await rm(path.join(cacheDir, f), { recursive: true, force: true }).catch(() => undefined);
+        const p = path.join(cacheDir, f);
+        const used = await stat(p).then(
+          (st) => st.mtimeMs,
+          () => now,
+        );
+        if (now - used > OTHER_BUILD_KEEP_MS) await rm(p, { recursive: true, force: true }).catch(() => undefined);
       }
     }
   }
@@ -248,7 +258,12 @@ export function ensureTcping(opts: { cacheDir?: string; compiler?: string } = {}
     );
     builds.set(key, p);
   }
-  return p;
+  // Marks the build as in use on every call, so another checkout's clean-up (compile) leaves it
+  // alone while this process still runs it; best effort.
+  return p.then(async (r) => {
+    if (r.ok) await utimes(r.path, new Date(), new Date()).catch(() => undefined);
+    return r;
+  });
 }
 
 function numIn(name: string, v: number, min: number, max: number, integer: boolean): void {

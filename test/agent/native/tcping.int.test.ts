@@ -2,7 +2,7 @@
 // classification (refused, timeout) and self-calibration — against real loopback sockets and
 // a namespace with a real iptables DROP rule, never a fake.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { calibrate } from '../../../agent/calibrate.js';
 import {
   ensureTcping,
   loadTcpingSources,
+  OTHER_BUILD_KEEP_MS,
   parseTcpingLines,
   runTcping,
   startQuietListener,
@@ -45,10 +46,11 @@ describe('ensureTcping', () => {
     const before = await stat(bin);
     const again = await ensureTcping({ cacheDir });
     expect(again).toEqual({ ok: true, path: bin });
-    // A fresh process-level memo would still find the cached file: same name, same mtime.
+    // A fresh process-level memo would still find the cached file: same name, same file (a
+    // rebuild renames a new file into place; the mtime moves on every use, see the clean-up case).
     const other = await ensureTcping({ cacheDir, compiler: process.env.CC ?? 'gcc' });
     expect(other.ok && other.path).toBe(bin);
-    expect((await stat(bin)).mtimeMs).toBe(before.mtimeMs);
+    expect((await stat(bin)).ino).toBe(before.ino);
     expect(path.basename(bin)).toMatch(/^tcping-[0-9a-f]{16}$/);
     expect((await stat(cacheDir)).mode & 0o077).toBe(0);
   });
@@ -63,24 +65,37 @@ describe('ensureTcping', () => {
     }
   });
 
-  it('removes builds of older sources when it compiles a new one', async () => {
+  it('removes builds of other sources unused for a day when it compiles a new one, keeps recent ones', async () => {
     const cacheDir = path.join(dir, 'prune');
     await mkdir(cacheDir, { recursive: true, mode: 0o700 });
     await writeFile(path.join(cacheDir, 'tcping-0000000000000000'), 'stale');
     await writeFile(path.join(cacheDir, 'tcping-1111111111111111.c'), 'stale single-file source');
     await mkdir(path.join(cacheDir, 'tcping-2222222222222222.src'));
     await writeFile(path.join(cacheDir, 'tcping-2222222222222222.src', 'tcping.c'), 'stale');
+    // Another checkout's build, used an hour ago: it may be mid-run, so it stays.
+    await writeFile(path.join(cacheDir, 'tcping-3333333333333333'), 'in use elsewhere');
     await writeFile(path.join(cacheDir, 'unrelated.txt'), 'keep');
+    const old = new Date(Date.now() - OTHER_BUILD_KEEP_MS - 3600_000);
+    const recent = new Date(Date.now() - 3600_000);
+    for (const f of ['tcping-0000000000000000', 'tcping-1111111111111111.c', 'tcping-2222222222222222.src'])
+      await utimes(path.join(cacheDir, f), old, old);
+    await utimes(path.join(cacheDir, 'tcping-3333333333333333'), recent, recent);
     const r = await ensureTcping({ cacheDir });
     expect(r.ok).toBe(true);
+    const built = r.ok ? r.path : '';
     const files = (await readdir(cacheDir)).sort();
     expect(files).toEqual([
-      path.basename(r.ok ? r.path : ''),
-      `${path.basename(r.ok ? r.path : '')}.src`,
+      path.basename(built),
+      `${path.basename(built)}.src`,
+      'tcping-3333333333333333',
       'unrelated.txt',
     ]);
     // The sources it compiled stay next to the binary, every file of the helper.
-    expect((await readdir(`${r.ok ? r.path : ''}.src`)).sort()).toEqual([...TCPING_SOURCES].sort());
+    expect((await readdir(`${built}.src`)).sort()).toEqual([...TCPING_SOURCES].sort());
+    // A cache hit marks the build as used, so another checkout's clean-up leaves it alone.
+    await utimes(built, old, old);
+    expect((await ensureTcping({ cacheDir })).ok).toBe(true);
+    expect(Date.now() - (await stat(built)).mtimeMs).toBeLessThan(OTHER_BUILD_KEEP_MS);
   });
 
   it('reports a missing compiler clearly instead of failing silently', async () => {
