@@ -19,76 +19,75 @@
 -- engines (a DuckDB double holds integers exactly below 2^53) and the CAST gives both the same
 -- BIGINT. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT.
 --
--- How the rank is found: one pass groups the run's rows by (path, probe, metric, unit) and by
--- whether the row carries a flag, so every row lands in exactly one part; per part the
--- successful values are collected in ascending order by one ordered aggregate,
--- array_agg(value ORDER BY value) -- both engines have it, with 1-based subscripts. A second
--- GROUP BY (over a handful of rows) puts a group's parts side by side (arbitrary() of the one
--- part each FILTER selects; GROUP BY treats a NULL key as GROUP BY did before). A group without
--- flags has one part, already sorted: it is both the 'all' and the unflagged array. Only a group
--- with both parts sorts again, its parts' arrays concatenated (array_sort), for its 'all' row:
--- each successful value is sorted once, twice in a group that carries a flag. Every figure is a
--- subscript at its integer rank: sorted[rank], max = sorted[n]; ties need no care, sorted[r] is
--- the value at rank r. Subqueries rather than WITH: DuckDB materializes each CTE, which would
--- copy the arrays at every step. Memory is the DOUBLE arrays (8 bytes a value) and the ordered
--- aggregate's sort buffer; docs/benchmarks.md has the times against numpy and the forms this
--- replaced (array_sort(array_agg(value)) per group and per subset).
+-- How the rank is found: one GROUP BY over the run's rows per (path, probe, metric, unit) collects
+-- the successful values in ascending order with one ordered aggregate, array_agg(value ORDER BY
+-- value) -- both engines have it, with 1-based subscripts, and DuckDB sorts the groups on all its
+-- threads. The unflagged successful values are also collected, unsorted, and sorted only in a
+-- group in which a row carries a flag (array_sort under CASE WHEN COUNT(flag) > 0): no other
+-- group sorts twice. Every figure is a subscript at its integer rank: sorted[rank], max = sorted[n]; ties
+-- need no care, sorted[r] is the value at rank r. The figures are scalars before the two subsets
+-- are unfolded (CROSS JOIN with 'all' / 'unflagged'), so no array is copied after the GROUP BY.
+-- Subqueries rather than WITH: Trino inlines a WITH query at every reference (a second scan of
+-- samples on Athena) and DuckDB materializes it. Memory is the DOUBLE arrays (8 bytes a value,
+-- twice for an unflagged value) and the ordered aggregate's sort buffer; docs/benchmarks.md has the times against numpy and the
+-- forms this replaced.
 SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,
   CASE WHEN total = 0 THEN NULL ELSE CAST(total - n AS DOUBLE) / CAST(total AS DOUBLE) END AS loss,
-  -- CASE WHEN n > 0: with no successful sample the figure is NULL (and Trino rejects index 0).
-  CASE WHEN n > 0 THEN sorted[r50] END AS p50,
-  CASE WHEN n > 0 THEN sorted[r95] END AS p95,
-  CASE WHEN n > 0 THEN sorted[r99] END AS p99,
-  CASE WHEN n > 0 THEN sorted[r999] END AS p999,
-  CASE WHEN n > 0 THEN sorted[n] END AS max
+  CASE WHEN subset = 'all' THEN p50_all ELSE p50_unflagged END AS p50,
+  CASE WHEN subset = 'all' THEN p95_all ELSE p95_unflagged END AS p95,
+  CASE WHEN subset = 'all' THEN p99_all ELSE p99_unflagged END AS p99,
+  CASE WHEN subset = 'all' THEN p999_all ELSE p999_unflagged END AS p999,
+  CASE WHEN subset = 'all' THEN max_all ELSE max_unflagged END AS max
 FROM (
   SELECT
-    path, probe, kind, metric, unit, subset, n, total, sorted,
-    CAST((500 * n + 999 - ((500 * n + 999) % 1000)) / 1000 AS BIGINT) AS r50,
-    CAST((950 * n + 999 - ((950 * n + 999) % 1000)) / 1000 AS BIGINT) AS r95,
-    CAST((990 * n + 999 - ((990 * n + 999) % 1000)) / 1000 AS BIGINT) AS r99,
-    CAST((999 * n + 999 - ((999 * n + 999) % 1000)) / 1000 AS BIGINT) AS r999
+    figures.*,
+    CASE WHEN subset = 'all' THEN n_all ELSE n_unflagged END AS n,
+    CASE WHEN subset = 'all' THEN total_all ELSE total_unflagged END AS total,
+    subset
   FROM (
-    -- one 'all' row per group, and an 'unflagged' row where the group has a flag
+    -- CASE WHEN n > 0: with no successful sample the figure is NULL (and Trino rejects index 0).
     SELECT
-      path, probe, kind, metric, unit, subset,
-      CASE WHEN subset = 'all' THEN n_all ELSE n_unflagged END AS n,
-      CASE WHEN subset = 'all' THEN total_all ELSE total_unflagged END AS total,
-      -- a part with no successful value has a NULL array (and "||" with NULL differs between the engines)
-      CASE
-        WHEN subset = 'unflagged' OR n_all = n_unflagged THEN v_unflagged
-        WHEN n_unflagged = 0 THEN v_flagged
-        ELSE array_sort(v_unflagged || v_flagged)
-      END AS sorted
+      path, probe, kind, metric, unit, total_all, total_unflagged, flagged, n_all, n_unflagged,
+      CASE WHEN n_all > 0 THEN v_all[r50_all] END AS p50_all,
+      CASE WHEN n_all > 0 THEN v_all[r95_all] END AS p95_all,
+      CASE WHEN n_all > 0 THEN v_all[r99_all] END AS p99_all,
+      CASE WHEN n_all > 0 THEN v_all[r999_all] END AS p999_all,
+      CASE WHEN n_unflagged > 0 THEN v_unflagged[r50_unflagged] END AS p50_unflagged,
+      CASE WHEN n_unflagged > 0 THEN v_unflagged[r95_unflagged] END AS p95_unflagged,
+      CASE WHEN n_unflagged > 0 THEN v_unflagged[r99_unflagged] END AS p99_unflagged,
+      CASE WHEN n_unflagged > 0 THEN v_unflagged[r999_unflagged] END AS p999_unflagged,
+      CASE WHEN n_all > 0 THEN v_all[n_all] END AS max_all,
+      CASE WHEN n_unflagged > 0 THEN v_unflagged[n_unflagged] END AS max_unflagged
     FROM (
       SELECT
-        path, probe, metric, unit,
-        MIN(kind) AS kind,
-        CAST(SUM(total) AS BIGINT) AS total_all,
-        CAST(SUM(CASE WHEN unflagged THEN total ELSE 0 END) AS BIGINT) AS total_unflagged,
-        CAST(SUM(CASE WHEN unflagged THEN 0 ELSE total END) AS BIGINT) AS flagged,
-        CAST(SUM(n) AS BIGINT) AS n_all,
-        CAST(SUM(CASE WHEN unflagged THEN n ELSE 0 END) AS BIGINT) AS n_unflagged,
-        arbitrary(v) FILTER (WHERE unflagged) AS v_unflagged,
-        arbitrary(v) FILTER (WHERE NOT unflagged) AS v_flagged
+        path, probe, kind, metric, unit, total_all, total_unflagged, flagged, n_all, n_unflagged, v_all, v_unflagged,
+        CAST((500 * n_all + 999 - ((500 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r50_all,
+        CAST((950 * n_all + 999 - ((950 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r95_all,
+        CAST((990 * n_all + 999 - ((990 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r99_all,
+        CAST((999 * n_all + 999 - ((999 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r999_all,
+        CAST((500 * n_unflagged + 999 - ((500 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r50_unflagged,
+        CAST((950 * n_unflagged + 999 - ((950 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r95_unflagged,
+        CAST((990 * n_unflagged + 999 - ((990 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r99_unflagged,
+        CAST((999 * n_unflagged + 999 - ((999 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r999_unflagged
       FROM (
         SELECT
-          path, probe, metric, unit, unflagged,
+          path, probe, metric, unit,
           MIN(kind) AS kind,
-          CAST(COUNT(*) AS BIGINT) AS total,
-          CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END) AS BIGINT) AS n,
-          array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL) AS v
-        FROM (
-          SELECT path, probe, metric, unit, kind, value, ok, flag IS NULL AS unflagged
-          FROM samples
-          WHERE run = ?
-        ) run_rows
-        GROUP BY path, probe, metric, unit, unflagged
-      ) parts
-      GROUP BY path, probe, metric, unit
-    ) grouped
-    CROSS JOIN (VALUES ('all'), ('unflagged')) AS subsets (subset)
-    WHERE subset = 'all' OR flagged > 0
-  ) per_subset
-) ranked
+          CAST(COUNT(*) AS BIGINT) AS total_all,
+          CAST(COUNT(CASE WHEN flag IS NULL THEN 1 END) AS BIGINT) AS total_unflagged,
+          CAST(COUNT(flag) AS BIGINT) AS flagged,
+          CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END) AS BIGINT) AS n_all,
+          CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN 1 END) AS BIGINT) AS n_unflagged,
+          array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL) AS v_all,
+          CASE WHEN COUNT(flag) > 0
+            THEN array_sort(array_agg(value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL)) END AS v_unflagged
+        FROM samples
+        WHERE run = ?
+        GROUP BY path, probe, metric, unit
+      ) grouped
+    ) ranked
+  ) figures
+  CROSS JOIN (VALUES ('all'), ('unflagged')) AS subsets (subset)
+  WHERE subset = 'all' OR flagged > 0
+) per_subset
 ORDER BY path, probe, metric, subset, unit

@@ -110,20 +110,33 @@ describe('portability rules for queries/', () => {
     expect(code(sql).toLowerCase()).not.toMatch(/percentile_(cont|disc)|quantile|median/);
     // no fractional literal such as 0.95 or .99 anywhere, comments included
     expect(sql).not.toMatch(/(^|[^0-9a-z_])\d*\.\d+/i);
-    // one ordered aggregate per group and flag part, of the successful values only; a second
-    // sort only where a group has both parts; figures are subscripts at integer ranks
-    expect(code(sql)).toContain('array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL) AS v');
-    expect(code(sql)).toContain('GROUP BY path, probe, metric, unit, unflagged');
-    expect(code(sql)).toContain('ELSE array_sort(v_unflagged || v_flagged)');
+    // one ordered aggregate per group, of the successful values only; a second sort (of the
+    // unflagged values) only where the group has a flag; figures are subscripts at integer ranks
+    expect(code(sql)).toContain(
+      'array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL) AS v_all',
+    );
+    expect(code(sql)).toContain('GROUP BY path, probe, metric, unit\n');
+    expect(code(sql)).toMatch(
+      /CASE WHEN COUNT\(flag\) > 0\s+THEN array_sort\(array_agg\(value\) FILTER \(WHERE ok = true AND value IS NOT NULL AND flag IS NULL\)\) END AS v_unflagged/,
+    );
     expect(code(sql).match(/array_sort\(/g)).toHaveLength(1);
-    expect(code(sql)).toContain('CASE WHEN n > 0 THEN sorted[n] END AS max');
-    // one rank expression per percentile the JS reference computes, with its per-mille constant
-    for (const { column, perMille } of PERCENTILES) {
-      expect(code(sql)).toContain(
-        `CAST((${perMille} * n + 999 - ((${perMille} * n + 999) % 1000)) / 1000 AS BIGINT) AS ${column.replace('p', 'r')}`,
-      );
-      expect(code(sql)).toContain(`CASE WHEN n > 0 THEN sorted[${column.replace('p', 'r')}] END AS ${column}`);
+    expect(code(sql).match(/ORDER BY value/g)).toHaveLength(1);
+    // one rank expression per percentile the JS reference computes and subset, with its per-mille constant
+    for (const subset of ['all', 'unflagged']) {
+      const n = `n_${subset}`;
+      expect(code(sql)).toContain(`CASE WHEN ${n} > 0 THEN v_${subset}[${n}] END AS max_${subset}`);
+      for (const { column, perMille } of PERCENTILES) {
+        const r = `${column.replace('p', 'r')}_${subset}`;
+        expect(code(sql)).toContain(
+          `CAST((${perMille} * ${n} + 999 - ((${perMille} * ${n} + 999) % 1000)) / 1000 AS BIGINT) AS ${r}`,
+        );
+        expect(code(sql)).toContain(`CASE WHEN ${n} > 0 THEN v_${subset}[${r}] END AS ${column}_${subset}`);
+      }
     }
+    for (const { column } of PERCENTILES)
+      expect(code(sql)).toContain(
+        `CASE WHEN subset = 'all' THEN ${column}_all ELSE ${column}_unflagged END AS ${column}`,
+      );
   });
 
   it('every file holds one statement with one positional parameter at most, and no engine-only syntax', () => {
