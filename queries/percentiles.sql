@@ -19,18 +19,18 @@
 -- engines (a DuckDB double holds integers exactly below 2^53) and the CAST gives both the same
 -- BIGINT. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT.
 --
--- How the rank is found: one GROUP BY over the run's rows per (path, probe, metric, unit) collects
--- the successful values in ascending order with one ordered aggregate, array_agg(value ORDER BY
--- value) -- both engines have it, with 1-based subscripts, and DuckDB sorts the groups on all its
--- threads. The unflagged successful values are also collected, unsorted, and sorted only in a
--- group in which a row carries a flag (array_sort under CASE WHEN COUNT(flag) > 0): no other
--- group sorts twice. Every figure is a subscript at its integer rank: sorted[rank], max = sorted[n]; ties
--- need no care, sorted[r] is the value at rank r. The figures are scalars before the two subsets
--- are unfolded (CROSS JOIN with 'all' / 'unflagged'), so no array is copied after the GROUP BY.
--- Subqueries rather than WITH: Trino inlines a WITH query at every reference (a second scan of
--- samples on Athena) and DuckDB materializes it. Memory is the DOUBLE arrays (8 bytes a value,
--- twice for an unflagged value) and the ordered aggregate's sort buffer; docs/benchmarks.md has the times against numpy and the
--- forms this replaced.
+-- How the rank is found: one GROUP BY per (path, probe, metric, unit) collects the group's
+-- successful values in ascending order with one ordered aggregate, array_agg(value ORDER BY
+-- value) AS v_all -- both engines have it, with 1-based subscripts, and DuckDB sorts the groups on
+-- all its threads. The unflagged successful values are also collected, unsorted, and sorted
+-- (array_sort, AS v_unflagged) only in a group in which a row carries a flag (CASE WHEN
+-- COUNT(flag) > 0): no other group sorts twice. Every figure is a subscript at its integer rank,
+-- v[rank], and max = v[n]; ties need no care, v[r] is the value at rank r. The figures are
+-- scalars before the two subsets are unfolded (CROSS JOIN with 'all' / 'unflagged'), so no array
+-- is copied after the GROUP BY. Subqueries rather than WITH: Trino inlines a WITH query at every
+-- reference (a second scan of samples on Athena) and DuckDB materializes it. Memory is the DOUBLE
+-- arrays (8 bytes a value, twice for an unflagged value) and the ordered aggregate's sort buffer;
+-- docs/benchmarks.md has the times against numpy and the forms this replaced.
 SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,
   CASE WHEN total = 0 THEN NULL ELSE CAST(total - n AS DOUBLE) / CAST(total AS DOUBLE) END AS loss,
   CASE WHEN subset = 'all' THEN p50_all ELSE p50_unflagged END AS p50,
