@@ -1,6 +1,6 @@
 /**
  * The seed-002 plan from the seed-002 testbed's outputs (infra/testbed/seed002.ts), in the shape
- * `cdk deploy --outputs-file` writes (stack → output key → value): paths A, B, D, F, G, Gp (G′),
+ * `cdk deploy --outputs-file` writes (stack → output key → value): paths A, B, D, F, G, G-prime (G′),
  * H, L1, L2 with the seed's ids, every one probed from a task of the client service (kind
  * ecs-task), HTTP as one keep-alive × concurrency × body matrix, L1/L2 TCP connect. The output
  * keys live here and the stack imports them, so they cannot drift apart. Pure.
@@ -30,7 +30,7 @@ export const SEED002_OUTPUTS = {
   taskIps: 'Seed002TaskIps',
 } as const;
 
-export const SEED002_PATH_IDS = ['A', 'B', 'D', 'F', 'G', 'Gp', 'H', 'L1', 'L2'] as const;
+export const SEED002_PATH_IDS = ['A', 'B', 'D', 'F', 'G', 'G-prime', 'H', 'L1', 'L2'] as const;
 
 /** The seed's HTTP matrix: keep-alive on/off × concurrency 1/16 × body 1 KB / 1 MB, 10,000 requests × 3 trials. */
 export function seed002HttpProbes(count = 10_000, trials = 3): Record<string, unknown>[] {
@@ -98,7 +98,7 @@ export function seed002Plan(
     D: need('serviceConnectHost'),
     F: direct('F'),
     G: need('endpointDnsName'),
-    Gp: need('nlbDnsName'),
+    'G-prime': need('nlbDnsName'),
     H: need('latticeDnsName'),
     L1: direct('L1'),
     L2: direct('L2'),
@@ -130,9 +130,9 @@ export function seed002Plan(
         target: { host: hosts.G, port: http },
       },
       {
-        id: 'Gp',
-        label: "VPC peering + the same internal NLB directly (G − Gp is PrivateLink's own cost)",
-        target: { host: hosts.Gp, port: http },
+        id: 'G-prime',
+        label: "VPC peering + the same internal NLB directly (G − G-prime is PrivateLink's own cost)",
+        target: { host: hosts['G-prime'], port: http },
       },
       { id: 'H', label: 'VPC Lattice (HTTP listener)', target: { host: hosts.H, port: 80 } },
       {

@@ -27,7 +27,7 @@ describe('plan from-testbed, seed-002 outputs', () => {
     const loaded = await loadPlanFile(out);
     expect(loaded.ok ? [] : loaded.problems).toEqual([]);
     const plan = JSON.parse(await readFile(out, 'utf8'));
-    expect(plan.paths.map((p: { id: string }) => p.id)).toEqual(['A', 'B', 'D', 'F', 'G', 'Gp', 'H', 'L1', 'L2']);
+    expect(plan.paths.map((p: { id: string }) => p.id)).toEqual(['A', 'B', 'D', 'F', 'G', 'G-prime', 'H', 'L1', 'L2']);
     expect(plan.defaults.client).toEqual({
       kind: 'ecs-task',
       cluster: 'seed002',

@@ -156,7 +156,7 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     expect(text).not.toContain('"s3:PutObject","Resource":"*"');
   });
 
-  it('outputs what plan from-testbed turns into paths A, B, D, F, G, Gp, H, L1, L2 from the client task', () => {
+  it('outputs what plan from-testbed turns into paths A, B, D, F, G, G-prime, H, L1, L2 from the client task', () => {
     expect(Object.keys(json.Outputs ?? {})).toEqual(
       expect.arrayContaining(Object.values(SEED002_OUTPUTS).filter((k) => k !== SEED002_OUTPUTS.taskIps)),
     );
