@@ -20,7 +20,7 @@ import { isTaskClient } from '../core/task-client.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
-import { POLL_LIMITS, probeTiming } from './limits.js';
+import { POLL_LIMITS, probePollBound, probeTiming } from './limits.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { type JournalEntry, journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
@@ -343,6 +343,10 @@ export async function pollProbe(
   const { probe } = input;
   const inv = await deps.runner.status(probe.commandId, input.client);
   const attempt = probe.attempt + 1;
+  const minPoll = Math.max(1, deps.fleet.pollSeconds);
+  // Bounded twice: by the deadline, and by the number of polls the deadline allows. The history
+  // limit's worst case (limits.ts) counts this many polls a path, the stop grace's included.
+  const maxPolls = probePollBound((Date.parse(probe.deadline) - Date.parse(probe.sentAt)) / 1000, minPoll);
   if (inv.status === 'Success') {
     await updateManifest(deps.store, input.runId, (m) => {
       stepEnded(pathEntry(m, input.pathId), 'Probe', deps.now());
@@ -359,7 +363,9 @@ export async function pollProbe(
       const marker = keys.clientRawPrefix(input.pathId, input.runId, input.client.instanceId) + STOP_MARKER;
       const uploaded = (await deps.store.getText(marker)) !== undefined;
       const left = grace - (now.getTime() - Date.parse(stoppedAt)) / 1000;
-      if (!uploaded && left > 0) {
+      // The grace's polls come out of the same poll budget, so the history bound holds.
+      const budgetLeft = attempt < maxPolls;
+      if (!uploaded && left > 0 && budgetLeft) {
         if (!probe.stoppedAt)
           deps.log.warn('probe command stopped: waiting for its last upload', {
             ...input,
@@ -370,11 +376,12 @@ export async function pollProbe(
         return { ...probe, attempt, stoppedAt, done: false, waitSeconds: Math.max(1, Math.min(5, Math.ceil(left))) };
       }
       if (!uploaded)
-        deps.log.warn('probe command stopped: its last upload did not arrive within the grace', {
-          ...input,
-          commandId: probe.commandId,
-          graceSeconds: grace,
-        });
+        deps.log.warn(
+          budgetLeft
+            ? 'probe command stopped: its last upload did not arrive within the grace'
+            : 'probe command stopped: the poll budget ended the grace before its last upload arrived',
+          { ...input, commandId: probe.commandId, graceSeconds: grace, polls: attempt, maxPolls },
+        );
     }
   }
   if (inv.status === 'Failed' || inv.status === 'Cancelled' || inv.status === 'TimedOut') {
@@ -383,10 +390,7 @@ export async function pollProbe(
     );
   }
   const now = deps.now();
-  const minPoll = Math.max(1, deps.fleet.pollSeconds);
-  // Bounded twice: by the deadline, and by the number of polls the deadline allows.
-  const maxPolls = Math.ceil((Date.parse(probe.deadline) - Date.parse(probe.sentAt)) / 1000 / minPoll) + 2;
-  if (now.getTime() > Date.parse(probe.deadline) || attempt >= Math.min(maxPolls, POLL_LIMITS.probe)) {
+  if (now.getTime() > Date.parse(probe.deadline) || attempt >= maxPolls) {
     // Stop the command first: it must not keep measuring while the next path runs.
     await deps.runner.cancel(probe.commandId, input.client);
     const Err = now.getTime() > Date.parse(probe.deadline) ? ProbeTimeoutError : PollTimeoutError;

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../functions/core/keys.js';
 import type { RunManifest, SampleRecord, Summary } from '../../functions/core/model.js';
+import { parsePlan } from '../../functions/core/plan.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
+import { probePollBound, probeTiming } from '../../functions/pipeline/limits.js';
 import { POLL_LIMITS, sendProbe } from '../../functions/pipeline/path.js';
 import type { DirStore } from '../../local/dir-store.js';
 import { type ExecutionEvent, runStateMachine } from '../../local/run-machine.js';
@@ -316,6 +318,36 @@ describe('state machine scenarios', () => {
     expect(polls).toBeGreaterThan(1);
     expect(polls).toBeLessThan(12);
     const a = (await read<RunManifest>(store, keys.manifest('silent'))).paths[0];
+    expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+    expect(a.error).toMatch(/TimedOut/);
+  });
+
+  it("ProbeStoppedUploading: the grace's polls come out of the probe's poll budget, so the history bound holds", async () => {
+    const { deps, store } = await setup();
+    // A grace far longer than the budget (a KILL: no marker ever): without the budget it would
+    // poll for an hour of clock, hundreds of times.
+    const silent = new FakeRunner(store, { A: 'stopped-silent' });
+    silent.stopUploadGraceSeconds = 3600;
+    deps.runner = silent;
+    let t = Date.parse('2026-12-01T00:00:00Z');
+    deps.now = () => {
+      t += 7_000;
+      return new Date(t);
+    };
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'grace-budget',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    const plan = parsePlan(scenarioPlan(['A']));
+    if (!plan.ok) throw new Error(plan.problems.join('; '));
+    const bound = probePollBound(probeTiming(plan.plan.paths[0].probes).timeoutSeconds, deps.fleet.pollSeconds);
+    const polls = entered(r.events).filter((n) => n === 'PollProbe').length;
+    expect(polls).toBeGreaterThan(1);
+    expect(polls).toBeLessThanOrEqual(bound);
+    const a = (await read<RunManifest>(store, keys.manifest('grace-budget'))).paths[0];
     expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
     expect(a.error).toMatch(/TimedOut/);
   });
