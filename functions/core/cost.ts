@@ -3,7 +3,7 @@
  * from its probes × $/GB for the path's link (inter-region by pair, cross-AZ, NAT, internet),
  * plus instance-hours of its clients for the run's expected duration — and the budget check.
  * Prices come from the dated table (functions/core/prices.ts). Every figure is an upper bound
- * (iperf3 at the client's peak bandwidth, paths one after another); pure.
+ * (iperf3 at the client's peak bandwidth, paths one after another or a mesh's rounds); pure.
  */
 import { OverBudgetError } from './errors.js';
 import type { CostRecord, ProbeSpec, ResolvedPath, ResolvedPlan } from './model.js';
@@ -155,6 +155,16 @@ export function pathLink(path: ResolvedPath, t: PriceTable): { from: string; to:
   return { from, to: from, link: 'cross-az', perGb: crossAzPerGb(t) };
 }
 
+/** Wall time of a mesh plan's rounds: per round its slowest pair, summed over the rounds. */
+function roundsSeconds(plan: ResolvedPlan, paths: readonly PathCost[]): number {
+  const slowest = new Map<number, number>();
+  plan.paths.forEach((p, i) => {
+    const round = p.mesh?.round ?? 0;
+    slowest.set(round, Math.max(slowest.get(round) ?? 0, paths[i].seconds));
+  });
+  return [...slowest.values()].reduce((s, x) => s + x, 0);
+}
+
 /** Estimate one run of a resolved plan. */
 export function estimateRun(plan: ResolvedPlan, opts: EstimateOptions = {}): RunEstimate {
   const t = opts.prices ?? shippedPrices();
@@ -171,10 +181,13 @@ export function estimateRun(plan: ResolvedPlan, opts: EstimateOptions = {}): Run
     }
     return { pathId: path.id, ...link, bytes, usd: (bytes / 1e9) * link.perGb, seconds };
   });
-  // Clients in AWS regions are billed for the whole run (paths run one after another).
+  // Clients in AWS regions are billed for the whole run. A plan of mesh pairs runs on the mesh
+  // machine (rounds one after another, the pairs of a round side by side), so its run lasts the
+  // sum of each round's slowest pair; any other plan's paths run one after another.
   const clients = new Map<string, string>();
   for (const p of plan.paths) if (isAwsRegion(p.client.region)) clients.set(p.client.instanceId, p.client.region);
-  const hours = paths.reduce((s, p) => s + p.seconds, 0) / 3600;
+  const inRounds = plan.paths.length > 0 && plan.paths.every((p) => p.mesh !== undefined);
+  const hours = (inRounds ? roundsSeconds(plan, paths) : paths.reduce((s, p) => s + p.seconds, 0)) / 3600;
   let instanceUsd = 0;
   let perHourMax = 0;
   let priced = true;
@@ -188,7 +201,9 @@ export function estimateRun(plan: ResolvedPlan, opts: EstimateOptions = {}): Run
   const transferUsd = paths.reduce((s, p) => s + p.usd, 0);
   const assumptions = [
     `iperf3 at ${bandwidthGbps} Gbps (peak bandwidth of ${opts.bandwidthGbps !== undefined ? 'the given bound' : type})`,
-    'paths one after another; clients billed for the whole run',
+    inRounds
+      ? 'mesh pairs in rounds (a round lasts its slowest pair); clients billed for the whole run'
+      : 'paths one after another; clients billed for the whole run',
     'same-region paths priced as cross-AZ (both directions)',
     `prices of ${t.asOf}`,
   ];

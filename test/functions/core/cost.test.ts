@@ -82,6 +82,43 @@ describe('estimateRun', () => {
     expect(b.perGb).toBe(0.02);
   });
 
+  it('bills a mesh plan for its rounds (each lasts its slowest pair), not for its pairs one after another', () => {
+    // Two rounds of two pairs each (a region in one test a round), four clients; round 1's
+    // second pair probes 30 s instead of 10.
+    const client: Record<string, string> = {
+      'us-east-1': 'i-0aaa',
+      'us-east-2': 'i-0bbb',
+      'us-west-1': 'i-0ccc',
+      'us-west-2': 'i-0ddd',
+    };
+    const pair = (id: string, region: string, to: string, round: number, seconds = 10) => ({
+      id,
+      client: { instanceId: client[region], region },
+      target: { host: '10.9.0.10', port: 5201 },
+      probes: [{ kind: 'iperf3', durationSeconds: seconds }],
+      mesh: { from: region, to, distanceKm: 500, round },
+    });
+    const pairs = [
+      pair('va-oh', 'us-east-1', 'us-east-2', 0),
+      pair('ca-or', 'us-west-1', 'us-west-2', 0),
+      pair('oh-va', 'us-east-2', 'us-east-1', 1),
+      pair('or-ca', 'us-west-2', 'us-west-1', 1, 30),
+    ];
+    const mesh = plan(pairs);
+    const est = estimateRun(mesh);
+    const per = (s: number) => s + 1 + PATH_OVERHEAD_SECONDS;
+    const hours = (per(10) + per(30)) / 3600;
+    expect(est.instances.count).toBe(4);
+    expect(est.instances.hours).toBeCloseTo(hours, 12);
+    expect(est.assumptions.join('; ')).toMatch(/mesh pairs in rounds/);
+    // The same paths without mesh facts run one after another.
+    const sequential = estimateRun(plan(pairs.map(({ mesh: _m, ...p }) => p)));
+    const allHours = (3 * per(10) + per(30)) / 3600;
+    expect(sequential.instances.hours).toBeCloseTo(allHours, 12);
+    expect(sequential.instances.usd / est.instances.usd).toBeCloseTo(allHours / hours, 9);
+    expect(sequential.assumptions.join('; ')).toMatch(/paths one after another/);
+  });
+
   it('sizes each probe kind: iperf3 UDP at its bitrate, http count × body, tcp-connect small', () => {
     const p = plan([
       {
