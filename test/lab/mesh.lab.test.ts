@@ -4,7 +4,7 @@
  * `plans/lab-mesh.json` (30 directed pairs in 10 rounds) on the mesh state machine with the local
  * runner's Distributed Map emulation. Checks every pair's TCP-connect p50 against its emulated
  * round trip (±5 %), the latency-vs-distance fit (r ≥ 0.9), and that no namespace was in two
- * tests at once. Short probes (20 connects, 1 s iperf3 a pair); own prefix; nothing left afterwards.
+ * tests at once. Short probes (60 connects, 1 s iperf3 a pair); own prefix; nothing left afterwards.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
