@@ -9,6 +9,7 @@
  * putIfVersion: S3 If-Match) is updated by compare-and-swap: a write that lost to another is
  * read again, changed again and retried (docs/architecture.md, "The mesh machine").
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { keys } from '../core/keys.js';
 import type { PathManifest, RunManifest, StepRecord } from '../core/model.js';
 import type { ObjectStore } from '../ports.js';
@@ -106,7 +107,7 @@ async function applyConditional(store: ObjectStore, runId: string, batch: Pendin
       for (const c of live) c.reject(e);
       return;
     }
-    await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * attempt));
+    await sleep(20 + Math.random() * 30 * attempt);
   }
 }
 

@@ -46,6 +46,33 @@ async function read<T>(store: DirStore, key: string): Promise<T> {
   return JSON.parse((await store.getText(key)) ?? 'null') as T;
 }
 
+/**
+ * Runs one path whose probe command is killed (TimedOut, no stop marker ever) with the runner's
+ * stop grace of `graceSeconds` and a clock 7 s on at every look; checks the path failed at
+ * PollProbe for it, and returns how many times PollProbe ran.
+ */
+async function pollsOfKilledCommand(
+  deps: Awaited<ReturnType<typeof setup>>['deps'],
+  store: DirStore,
+  graceSeconds: number,
+  runId: string,
+): Promise<number> {
+  const silent = new FakeRunner(store, { A: 'stopped-silent' });
+  silent.stopUploadGraceSeconds = graceSeconds;
+  deps.runner = silent;
+  let t = Date.parse('2026-12-01T00:00:00Z');
+  deps.now = () => {
+    t += 7_000;
+    return new Date(t);
+  };
+  const r = await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId, waitTimeOverrides: noWaits() });
+  expect(r.status).toBe('SUCCEEDED');
+  const a = (await read<RunManifest>(store, keys.manifest(runId))).paths[0];
+  expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
+  expect(a.error).toMatch(/TimedOut/);
+  return entered(r.events).filter((n) => n === 'PollProbe').length;
+}
+
 describe('state machine scenarios', () => {
   it('HappyPath: reboots, waits, swaps and restores routes, measures every path, summarizes', async () => {
     // Prepare
@@ -299,57 +326,21 @@ describe('state machine scenarios', () => {
     });
     expect(entered(r.events).filter((n) => n === 'PollProbe')).toHaveLength(1);
     // a grace but no marker ever (a KILL): bounded by the grace on the clock, not by the poll count
-    const silent = new FakeRunner(store, { A: 'stopped-silent' });
-    silent.stopUploadGraceSeconds = 60;
-    deps.runner = silent;
-    let t = Date.parse('2026-12-01T00:00:00Z');
-    deps.now = () => {
-      t += 7_000;
-      return new Date(t);
-    };
-    const r2 = await runStateMachine({
-      deps,
-      input: { plan: scenarioPlan(['A']) },
-      runId: 'silent',
-      waitTimeOverrides: noWaits(),
-    });
-    expect(r2.status).toBe('SUCCEEDED');
-    const polls = entered(r2.events).filter((n) => n === 'PollProbe').length;
+    const polls = await pollsOfKilledCommand(deps, store, 60, 'silent');
     expect(polls).toBeGreaterThan(1);
     expect(polls).toBeLessThan(12);
-    const a = (await read<RunManifest>(store, keys.manifest('silent'))).paths[0];
-    expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
-    expect(a.error).toMatch(/TimedOut/);
   });
 
   it("ProbeStoppedUploading: the grace's polls come out of the probe's poll budget, so the history bound holds", async () => {
     const { deps, store } = await setup();
     // A grace far longer than the budget (a KILL: no marker ever): without the budget it would
     // poll for an hour of clock, hundreds of times.
-    const silent = new FakeRunner(store, { A: 'stopped-silent' });
-    silent.stopUploadGraceSeconds = 3600;
-    deps.runner = silent;
-    let t = Date.parse('2026-12-01T00:00:00Z');
-    deps.now = () => {
-      t += 7_000;
-      return new Date(t);
-    };
-    const r = await runStateMachine({
-      deps,
-      input: { plan: scenarioPlan(['A']) },
-      runId: 'grace-budget',
-      waitTimeOverrides: noWaits(),
-    });
-    expect(r.status).toBe('SUCCEEDED');
+    const polls = await pollsOfKilledCommand(deps, store, 3600, 'grace-budget');
     const plan = parsePlan(scenarioPlan(['A']));
     if (!plan.ok) throw new Error(plan.problems.join('; '));
     const bound = probePollBound(probeTiming(plan.plan.paths[0].probes).timeoutSeconds, deps.fleet.pollSeconds);
-    const polls = entered(r.events).filter((n) => n === 'PollProbe').length;
     expect(polls).toBeGreaterThan(1);
     expect(polls).toBeLessThanOrEqual(bound);
-    const a = (await read<RunManifest>(store, keys.manifest('grace-budget'))).paths[0];
-    expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
-    expect(a.error).toMatch(/TimedOut/);
   });
 
   it('StopNeverCompletes: the reboot poll is bounded by POLL_LIMITS.stopped', async () => {
