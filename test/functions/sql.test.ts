@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HiveSQL, TrinoSQL } from 'dt-sql-parser';
 import { describe, expect, it } from 'vitest';
+import { percentilesSql, SEARCH_BITS } from '../../functions/core/percentiles-sql.js';
 import { PERCENTILES } from '../../functions/core/stats.js';
 import { loadQuery, QUERIES_DIR, QueryFileError, ROOT, samplesColumns } from '../../functions/sql.js';
 
@@ -110,28 +111,39 @@ describe('portability rules for queries/', () => {
     expect(code(sql).toLowerCase()).not.toMatch(/percentile_(cont|disc)|quantile|median/);
     // no fractional literal such as 0.95 or .99 anywhere, comments included
     expect(sql).not.toMatch(/(^|[^0-9a-z_])\d*\.\d+/i);
-    // one ordered aggregate per group, of the successful values only; a second sort (of the
-    // unflagged values) only where the group has a flag; figures are subscripts at integer ranks
+    // generated: the file is the generator's output (regenerate: npx tsx scripts/percentiles-sql.ts)
+    expect(sql).toBe(percentilesSql());
+    // two ordered aggregates per group, of the successful values only: unflagged and flagged,
+    // so every value is sorted once; no other sort; figures are subscripts at integer ranks
     expect(code(sql)).toContain(
-      'array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL) AS v_all',
+      'array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL) AS v_unflagged',
+    );
+    expect(code(sql)).toContain(
+      'array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NOT NULL) AS v_flagged',
     );
     expect(code(sql)).toContain('GROUP BY path, probe, metric, unit\n');
-    expect(code(sql)).toMatch(
-      /CASE WHEN COUNT\(flag\) > 0\s+THEN array_sort\(array_agg\(value\) FILTER \(WHERE ok = true AND value IS NOT NULL AND flag IS NULL\)\) END AS v_unflagged/,
-    );
-    expect(code(sql).match(/array_sort\(/g)).toHaveLength(1);
-    expect(code(sql).match(/ORDER BY value/g)).toHaveLength(1);
+    expect(code(sql)).not.toContain('array_sort(');
+    expect(code(sql).match(/ORDER BY value/g)).toHaveLength(2);
+    // the search: one step per bit, 2^30 down to 1
+    expect(sql.match(/-- search step: \+ \d+\n/g)).toHaveLength(SEARCH_BITS);
+    expect(code(sql)).toContain(`v_flagged[j_p50_31 + ${2 ** 30}]`);
     // one rank expression per percentile the JS reference computes and subset, with its per-mille constant
     for (const subset of ['all', 'unflagged']) {
       const n = `n_${subset}`;
-      expect(code(sql)).toContain(`CASE WHEN ${n} > 0 THEN v_${subset}[${n}] END AS max_${subset}`);
       for (const { column, perMille } of PERCENTILES) {
-        const r = `${column.replace('p', 'r')}_${subset}`;
         expect(code(sql)).toContain(
-          `CAST((${perMille} * ${n} + 999 - ((${perMille} * ${n} + 999) % 1000)) / 1000 AS BIGINT) AS ${r}`,
+          `CAST((${perMille} * ${n} + 999 - ((${perMille} * ${n} + 999) % 1000)) / 1000 AS BIGINT) AS k_${column}_${subset}`,
         );
-        expect(code(sql)).toContain(`CASE WHEN ${n} > 0 THEN v_${subset}[${r}] END AS ${column}_${subset}`);
       }
+      expect(code(sql)).toContain(`${n} AS k_max_${subset}`);
+    }
+    for (const { column } of PERCENTILES) {
+      expect(code(sql)).toContain(
+        `CASE WHEN n_unflagged = 0 THEN NULL ELSE v_unflagged[k_${column}_unflagged] END AS ${column}_unflagged`,
+      );
+      expect(code(sql)).toContain(
+        `ELSE greatest(v_unflagged[k_${column}_all - j_${column}_0], v_flagged[j_${column}_0]) END AS ${column}_all`,
+      );
     }
     for (const { column } of PERCENTILES)
       expect(code(sql)).toContain(

@@ -221,6 +221,101 @@ describe.each([
     expect(await db.engine.query(loadQuery('percentiles'), ['no-such-run'], 'percentiles')).toEqual([]);
   });
 
+  it('merges the flagged and unflagged values exactly: every flag share, ties across the two, long searches', async () => {
+    // The all subset's ranks are found by a search over the two sorted arrays (flagged and
+    // unflagged): shares from none to all flagged, flags at the low or the high end or spread,
+    // values shared by both arrays, and groups large enough that the search takes ~15 steps.
+    const rand = prng(7);
+    const recs: Rec[] = [];
+    const shares = [0, 0.001, 0.1, 0.5, 0.9, 0.999, 1];
+    const sizes = [1, 2, 3, 10, 257, 4099, 30011];
+    let g = 0;
+    for (const size of sizes) {
+      for (const share of shares) {
+        const layout = g % 3; // 0: flags spread, 1: on the lowest values, 2: on the highest values
+        const ties = g % 2 === 0;
+        const values = Array.from({ length: size }, () =>
+          ties ? Math.floor(rand() * 7) : Math.round((rand() - 0.2) * 1e6) / 1e3,
+        );
+        const order = layout === 0 ? values.map((_, i) => i) : [...values.keys()].sort((a, b) => values[a] - values[b]);
+        const flagged = new Set(
+          layout === 2 ? order.slice(size - Math.round(size * share)) : order.slice(0, Math.round(size * share)),
+        );
+        if (layout === 0) {
+          flagged.clear();
+          for (let i = 0; i < size; i++) if (rand() < share) flagged.add(i);
+        }
+        for (let i = 0; i < size; i++) {
+          const failed = rand() < 0.02;
+          recs.push({
+            run_id: 'merge',
+            path_id: `m${g % 5}`,
+            probe: `probe${g}`,
+            kind: 'iperf3',
+            trial: 1,
+            seq: i,
+            t_start: i,
+            t_end: i + 1,
+            metric: 'throughput_bps',
+            value: failed ? null : values[i],
+            unit: 'bit/s',
+            ok: !failed,
+            flag: flagged.has(i) ? 'credit-exhausted' : undefined,
+          });
+        }
+        g++;
+      }
+    }
+    // Tight interleavings, one per search step: values 0..n-1, the odd ones flagged, rows in a
+    // shuffled order, n = 2^(t+2) - 3. The p50 rank is then k = 2^(t+1) - 1 and j = 2^t - 1, so
+    // the step adding 2^t tests j + 1 against neighbouring values and must refuse it: an index
+    // off by one in any step up to 2^13 changes a p50. (Every step is the same generated
+    // template, test/functions/sql.test.ts.)
+    for (let t = 0; t <= 13; t++) {
+      const size = 2 ** (t + 2) - 3;
+      const order = Array.from({ length: size }, (_, i) => i).sort(() => rand() - 0.5);
+      for (const [seq, v] of order.entries()) {
+        recs.push({
+          run_id: 'merge',
+          path_id: 'tight',
+          probe: `tight${t}`,
+          kind: 'iperf3',
+          trial: 1,
+          seq,
+          t_start: seq,
+          t_end: seq + 1,
+          metric: 'throughput_bps',
+          value: v,
+          unit: 'bit/s',
+          ok: true,
+          flag: v % 2 === 1 ? 'credit-exhausted' : undefined,
+        });
+      }
+    }
+    const dir = await tempDataDir('pct-merge');
+    try {
+      await writeSamples(dir, recs, { columnar });
+      const engine = await DuckDbQueryEngine.open(dir);
+      try {
+        const sqlRows = await engine.query(loadQuery('percentiles'), ['merge'], 'percentiles');
+        const jsRows = summarizeSamples(recs as never);
+        expect(sqlRows).toStrictEqual(jsRows);
+        // Every group with a flag and an unflagged value had both arrays to merge.
+        const both = jsRows.filter(
+          (u) =>
+            u.subset === 'unflagged' &&
+            u.n > 0 &&
+            jsRows.some((a) => a.subset === 'all' && a.probe === u.probe && a.path === u.path && a.n > u.n),
+        );
+        expect(both.length).toBeGreaterThanOrEqual(15);
+      } finally {
+        engine.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('agrees on many random runs of random sizes', async () => {
     const rand = prng(99);
     const recs: Rec[] = [];
