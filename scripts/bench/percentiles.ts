@@ -56,9 +56,14 @@ export interface ColumnarFigures {
   duckdbParquetBytes: number;
   writeMs: number;
   sqlJsonlMs: number;
+  /** Median of sqlParquetRuns. */
   sqlParquetMs: number;
-  /** numpy's computation alone, values already in memory. */
+  /** The query on Parquet, each round (taking turns with numpy). */
+  sqlParquetRuns: number[];
+  /** numpy's computation alone, values already in memory: median of numpyRuns. */
   numpyMs?: number;
+  /** numpy, each round. */
+  numpyRuns?: number[];
   /** numpy reading the same values from raw float64 / uint8 files (np.fromfile), before numpyMs. */
   numpyLoadMs?: number;
   numpyVersion?: string;
@@ -274,11 +279,8 @@ async function writeJsonl(conn: DuckDBConnection, dir: string): Promise<string[]
   return [...new Set(parts.map((p) => JSON.stringify([p.path, p.run])))].map((k) => JSON.parse(k) as string[]);
 }
 
-/** numpy on the same groups (values already in memory; only the computation is timed). */
-async function numpyPercentiles(
-  groups: GroupData[],
-  dir: string,
-): Promise<{ ms: number; loadMs: number; version: string; rows: PercentileRow[] }> {
+/** The groups as numpy's input files: groups.json, and per group raw float64 / uint8 arrays. */
+async function writeNumpyInput(groups: GroupData[], dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'groups.json'), JSON.stringify(groups.map((g) => g.key)));
   for (const [i, g] of groups.entries()) {
@@ -286,6 +288,12 @@ async function numpyPercentiles(
     await writeFile(path.join(dir, `${i}.good`), g.good);
     await writeFile(path.join(dir, `${i}.unflagged`), g.unflagged);
   }
+}
+
+/** numpy on the groups in `dir` (values already in memory; only the computation is timed). */
+async function numpyPercentiles(
+  dir: string,
+): Promise<{ ms: number; loadMs: number; version: string; rows: PercentileRow[] }> {
   const { stdout } = await run(PYTHON, [path.join(HERE, 'percentiles_numpy.py'), dir], { maxBuffer: 1 << 26 });
   const out = JSON.parse(stdout) as { ms: number; load_ms: number; numpy: string; rows: Record<string, unknown>[] };
   const rows = out.rows.map((r) =>
@@ -293,6 +301,11 @@ async function numpyPercentiles(
   ) as unknown as PercentileRow[];
   return { ms: out.ms, loadMs: out.load_ms, version: out.numpy, rows: rows.sort(compareRows) };
 }
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
 /**
  * percentiles.sql over one group of n samples in Parquet (written here by a streaming COPY),
@@ -340,10 +353,12 @@ export class BenchMismatchError extends Error {
  * `throwOnMismatch` is false, in which case `agree` and `mismatches` say so.
  */
 export async function benchPercentiles(
-  opts: { n?: number; throwOnMismatch?: boolean; columnar?: boolean; oneGroup?: number } = {},
+  opts: { n?: number; throwOnMismatch?: boolean; columnar?: boolean; oneGroup?: number; rounds?: number } = {},
 ): Promise<PercentileBenchResult> {
   const samples = opts.n ?? 10_000_000;
   if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`n must be a positive integer, got ${samples}`);
+  const rounds = opts.rounds ?? 3;
+  if (!Number.isInteger(rounds) || rounds < 1) throw new RangeError(`rounds must be a positive integer, got ${rounds}`);
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
   try {
@@ -393,16 +408,36 @@ export async function benchPercentiles(
           const writeMs = performance.now() - t;
           const parquetBytes = await dirBytes(path.join(dir, 'data', 'parquet'));
 
-          t = performance.now();
-          const onParquet = await engine.query(loadQuery('percentiles'), [RUN], 'percentiles');
-          const sqlParquetMs = performance.now() - t;
-          mismatches.push(...compare(onParquet, jsRows).map((m) => `Parquet ${m}`));
-
-          const numpy = await numpyPercentiles(groups, path.join(dir, 'numpy')).catch((e: Error) => {
-            process.stderr.write(`bench: numpy rows skipped (${PYTHON}: ${e.message.split('\n')[0]})\n`);
-            return undefined;
-          });
-          if (numpy) mismatches.push(...compare(numpy.rows as never, jsRows).map((m) => `numpy ${m}`));
+          // The query on Parquet and numpy take turns, `rounds` times, so a slow minute of this
+          // shared machine slows both sides alike; the medians and every round's ratio are printed.
+          const numpyDir = path.join(dir, 'numpy');
+          await writeNumpyInput(groups, numpyDir);
+          let numpyOk = true;
+          const sqlParquetRuns: number[] = [];
+          const numpyRuns: number[] = [];
+          const numpyLoadRuns: number[] = [];
+          let numpyVersion: string | undefined;
+          for (let round = 0; round < rounds; round++) {
+            t = performance.now();
+            const onParquet = await engine.query(loadQuery('percentiles'), [RUN], 'percentiles');
+            sqlParquetRuns.push(performance.now() - t);
+            if (round === 0) mismatches.push(...compare(onParquet, jsRows).map((m) => `Parquet ${m}`));
+            if (!numpyOk) continue;
+            const numpy = await numpyPercentiles(numpyDir).catch((e: Error) => {
+              process.stderr.write(`bench: numpy rows skipped (${PYTHON}: ${e.message.split('\n')[0]})\n`);
+              return undefined;
+            });
+            if (!numpy) {
+              numpyOk = false;
+              continue;
+            }
+            numpyRuns.push(numpy.ms);
+            numpyLoadRuns.push(numpy.loadMs);
+            numpyVersion = numpy.version;
+            if (round === 0) mismatches.push(...compare(numpy.rows as never, jsRows).map((m) => `numpy ${m}`));
+          }
+          const sqlParquetMs = median(sqlParquetRuns);
+          const withNumpy = numpyOk && numpyRuns.length === rounds;
           const oneGroupSamples = opts.oneGroup ?? samples;
           const one = await oneGroupMemory(conn, oneGroupSamples, path.join(dir, 'one-group'));
           columnar = {
@@ -412,9 +447,11 @@ export async function benchPercentiles(
             writeMs,
             sqlJsonlMs,
             sqlParquetMs,
-            numpyMs: numpy?.ms,
-            numpyLoadMs: numpy?.loadMs,
-            numpyVersion: numpy?.version,
+            sqlParquetRuns,
+            numpyMs: withNumpy ? median(numpyRuns) : undefined,
+            numpyRuns: withNumpy ? numpyRuns : undefined,
+            numpyLoadMs: withNumpy ? median(numpyLoadRuns) : undefined,
+            numpyVersion,
             oneGroupPeakBytes: one.peakBytes,
             oneGroupMs: one.ms,
             oneGroupSamples,
@@ -449,12 +486,16 @@ export async function benchPercentiles(
         ['write Parquet, pipeline writer (ms)', fmt(c.writeMs)],
         ['write Parquet, pipeline writer (lines/s)', fmt((samples / c.writeMs) * 1000)],
         ['percentiles.sql on JSONL (ms)', fmt(c.sqlJsonlMs)],
-        ['percentiles.sql on Parquet (ms)', fmt(c.sqlParquetMs)],
+        [`percentiles.sql on Parquet (ms, median of ${c.sqlParquetRuns.length})`, fmt(c.sqlParquetMs)],
       );
       if (c.numpyMs !== undefined) {
         rows.push(
-          [`numpy ${c.numpyVersion}, same values in memory (ms)`, fmt(c.numpyMs)],
-          ['Parquet SQL / numpy', `${(c.sqlParquetMs / c.numpyMs).toFixed(2)}x`],
+          [`numpy ${c.numpyVersion}, same values in memory (ms, median of ${c.numpyRuns?.length})`, fmt(c.numpyMs)],
+          ['Parquet SQL / numpy (medians)', `${(c.sqlParquetMs / c.numpyMs).toFixed(2)}x`],
+          [
+            'Parquet SQL / numpy, each round',
+            c.sqlParquetRuns.map((ms, i) => `${(ms / (c.numpyRuns?.[i] ?? Number.NaN)).toFixed(2)}x`).join(' '),
+          ],
           ['JSONL SQL / numpy', `${(c.sqlJsonlMs / c.numpyMs).toFixed(2)}x`],
         );
         if (c.numpyLoadMs !== undefined) {
