@@ -155,7 +155,7 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
  * Re-run the delay calibration on a lab that is up, from the delays it has now. The delays are
  * tuned against the machine's own cost of the bare topology, and on a VM that cost can move by
  * ~0.2 ms for minutes (seen in CI as every path reading the same amount short at once; load
- * inside the VM did not reproduce it; docs/lab.md, "Drift", has the likely mechanism), so a
+ * inside the VM and restarted delay helpers did not reproduce it; docs/lab.md, "Drift"), so a
  * long-lived lab can drift out of its band. Returns the status with the new calibration.
  */
 export async function labCalibrate(

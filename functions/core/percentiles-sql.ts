@@ -62,8 +62,9 @@ const HEADER = `-- Exact nearest-rank percentiles for one run, one row per (path
 -- j is the largest index in the range where the test holds, found by binary lifting from the
 -- range's low end: 31 steps, each adding 2^30, 2^29, down to 1 where the test still holds and
 -- the range allows (a CASE, so a subscript never leaves an array: Trino fails on one that
--- does; 31 steps reach any j of an array below 2^31 values, Trino's array limit). The value at rank k is then the larger of v_unflagged[k - j] and v_flagged[j]
--- (v_unflagged[k] when j = 0, v_flagged[k] when j = k). In a group without flags b = 0, the
+-- does; 31 steps reach any j of an array below 2^31 values, Trino's array limit). The value at
+-- rank k is then the larger of v_unflagged[k - j] and v_flagged[j] (v_unflagged[k] when j = 0,
+-- v_flagged[k] when j = k). In a group without flags b = 0, the
 -- range is [0, 0], and every step keeps j = 0. Each step is a subquery that adds one
 -- column per figure to its group's row (s<t>.*): a handful of rows, no array is copied. Ties
 -- need no care: equal values are interchangeable. max is the value at rank n.
