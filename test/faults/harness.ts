@@ -24,11 +24,17 @@ import { INTERMITTENT, KNOWN_HOLES } from './known-holes.js';
 import { FAULT_PORTS } from './ports.js';
 
 const DEF = loadDefinition();
-/** Fake time: every Wait 0 ms except the probe poll (the agent is real and takes real time). */
+/**
+ * Fake time: every Wait 0 ms except the probe poll, 1 s (the agent is real and takes real time).
+ * PollProbe bounds a probe by its deadline and by a poll count that assumes at least 1 s between
+ * polls (probePollBound, functions/pipeline/limits.ts); a shorter poll wait here would shrink the
+ * real time that count covers (at 100 ms, 76 polls were 7.6 s, and an iperf3 probe retried after
+ * "server busy" was cancelled before its deadline in a CI rehearsal).
+ */
 const WAITS = Object.fromEntries(
   allStates(DEF)
     .filter(([, s]) => s.Type === 'Wait')
-    .map(([n]) => [n, n === 'WaitForProbe' ? 100 : 0]),
+    .map(([n]) => [n, n === 'WaitForProbe' ? 1000 : 0]),
 );
 /** ASL retries without their 2 s–30 s back-off. */
 const RETRIES = Object.fromEntries(
