@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { keys } from '../../functions/core/keys.js';
-import { compareRows, type PercentileRow, percentileRow } from '../../functions/core/stats.js';
+import { compareRows, median, type PercentileRow, percentileRow } from '../../functions/core/stats.js';
 import { silentLogger } from '../../functions/log.js';
 import { writeColumnarSamples } from '../../functions/pipeline/columnar.js';
 import { loadQuery } from '../../functions/sql.js';
@@ -302,11 +302,6 @@ async function numpyPercentiles(
   return { ms: out.ms, loadMs: out.load_ms, version: out.numpy, rows: rows.sort(compareRows) };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
 /**
  * percentiles.sql over one group of n samples in Parquet (written here by a streaming COPY),
  * queried in a child process: its peak RSS growth and time.
@@ -437,7 +432,6 @@ export async function benchPercentiles(
             if (round === 0) mismatches.push(...compare(numpy.rows as never, jsRows).map((m) => `numpy ${m}`));
           }
           const sqlParquetMs = median(sqlParquetRuns);
-          const withNumpy = numpyOk && numpyRuns.length === rounds;
           const oneGroupSamples = opts.oneGroup ?? samples;
           const one = await oneGroupMemory(conn, oneGroupSamples, path.join(dir, 'one-group'));
           columnar = {
@@ -448,9 +442,9 @@ export async function benchPercentiles(
             sqlJsonlMs,
             sqlParquetMs,
             sqlParquetRuns,
-            numpyMs: withNumpy ? median(numpyRuns) : undefined,
-            numpyRuns: withNumpy ? numpyRuns : undefined,
-            numpyLoadMs: withNumpy ? median(numpyLoadRuns) : undefined,
+            numpyMs: numpyOk ? median(numpyRuns) : undefined,
+            numpyRuns: numpyOk ? numpyRuns : undefined,
+            numpyLoadMs: numpyOk ? median(numpyLoadRuns) : undefined,
             numpyVersion,
             oneGroupPeakBytes: one.peakBytes,
             oneGroupMs: one.ms,
