@@ -7,6 +7,7 @@ import { errorMessage } from '../functions/core/errors.js';
 import { printable } from '../functions/core/printable.js';
 import { registerBench } from './bench.js';
 import { registerAws } from './commands/aws.js';
+import { registerColumnar } from './commands/columnar.js';
 import { registerLab } from './commands/lab.js';
 import { registerParse } from './commands/parse.js';
 import { registerPlan } from './commands/plan.js';
@@ -21,6 +22,7 @@ const program = new Command('pathbench')
   .showHelpAfterError();
 registerLocal(program);
 registerReport(program);
+registerColumnar(program);
 registerTrend(program);
 registerPlan(program);
 registerPrices(program);

@@ -4,12 +4,12 @@
  * Glue tables: `samples` (the columnar Parquet copies, what the queries read) and
  * `samples_jsonl` (the raw JSONL contract).
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { errorMessage, QueryFailedError } from '../functions/core/errors.js';
 import type { QueryEngine, QueryParam } from '../functions/ports.js';
-import { type SqlColumn, samplesColumns } from '../functions/sql.js';
+import { RANK_COLUMNS, type SqlColumn, samplesColumns } from '../functions/sql.js';
 
 /** Glue/Hive type names in samples.ddl.sql mapped to DuckDB types. */
 const DUCKDB_TYPES: Record<string, string> = {
@@ -49,27 +49,59 @@ function emptySelect(all: SqlColumn[]): string {
   return `SELECT ${all.map((c) => `CAST(NULL AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ')} WHERE false`;
 }
 
-/** SELECT over JSONL files with the DDL's column types (nothing depends on DuckDB's sniffing). */
-function jsonlSelect(files: string[]): string {
-  const { columns, partitions } = samplesColumns();
+const SUCCESS = 'ok = true AND value IS NOT NULL';
+const GROUP = 'run, path, probe, metric, unit';
+
+/**
+ * The rank columns (functions/sql.ts RANK_COLUMNS) for rows that have no Parquet copy yet, by
+ * window functions over the same groups: the values the Parquet writer stores
+ * (functions/core/sample-ranks.ts), so queries/percentiles.sql reads both alike.
+ */
+const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
+  value_rank: `CASE WHEN ${SUCCESS} THEN rank() OVER (PARTITION BY ${GROUP}, (${SUCCESS}) ORDER BY value) END`,
+  value_count: `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`,
+  unflagged_rank: `CASE WHEN ${SUCCESS} AND flag IS NULL THEN rank() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`,
+  unflagged_count: `count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP})`,
+};
+
+/** The rank columns as window-function select items (`CAST(…) AS value_rank`, …), in RANK_COLUMNS order. */
+export function rankColumnsSql(): string[] {
+  return samplesColumns().ranks.map(
+    (c) => `CAST(${RANK_WINDOWS[c.name as keyof typeof RANK_WINDOWS]} AS BIGINT) AS ${sqlIdent(c.name)}`,
+  );
+}
+
+/**
+ * SELECT over JSONL files with the DDL's column types (nothing depends on DuckDB's sniffing);
+ * with `ranks`, the rank columns too (computed, see RANK_WINDOWS), in the Parquet table's order.
+ */
+function jsonlSelect(files: string[], ranks = false): string {
+  const { columns, ranks: rankColumns, partitions } = samplesColumns();
   const all: SqlColumn[] = [...columns, ...partitions];
-  if (files.length === 0) return emptySelect(all);
+  if (files.length === 0) return emptySelect(ranks ? [...columns, ...rankColumns, ...partitions] : all);
   // Explicit column types: keys a record has beyond these are ignored, missing ones are NULL,
   // and nothing depends on DuckDB's type sniffing of whichever file it samples first.
   const columnTypes = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
   const hiveTypes = partitions.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
-  return [
+  const raw = [
     `SELECT ${all.map((c) => sqlIdent(c.name)).join(', ')} FROM read_json(`,
     `[${files.map(sqlString).join(', ')}],`,
     `format = 'newline_delimited', columns = {${columnTypes}},`,
     `hive_partitioning = true, hive_types = {${hiveTypes}}, hive_types_autocast = false)`,
   ].join(' ');
+  if (!ranks) return raw;
+  const cols = [
+    ...columns.map((c) => sqlIdent(c.name)),
+    ...rankColumnsSql(),
+    ...partitions.map((c) => sqlIdent(c.name)),
+  ];
+  return `SELECT ${cols.join(', ')} FROM (${raw}) raw_samples`;
 }
 
 /** SELECT over Parquet files (columnar samples), each column cast to the DDL's type. */
 function parquetSelect(files: string[]): string {
-  const { columns, partitions } = samplesColumns();
-  const all: SqlColumn[] = [...columns, ...partitions];
+  const { columns, ranks, partitions } = samplesColumns();
+  const all: SqlColumn[] = [...columns, ...ranks, ...partitions];
   const hiveTypes = partitions.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
   return [
     `SELECT ${all.map((c) => `CAST(${sqlIdent(c.name)} AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ')}`,
@@ -89,14 +121,16 @@ export function samplesViewSql(files: string[], view = 'samples'): string {
 /**
  * The `samples` view the queries read: each partition's Parquet file where it has one, and its
  * JSONL where it has none yet (data written before the columnar copy existed, or a partition
- * whose copy is still being written) — never both, so no row is counted twice.
+ * whose copy is still being written) — never both, so no row is counted twice. The JSONL rows
+ * get their rank columns from window functions. Pass only Parquet files that have the rank
+ * columns (see DuckDbQueryEngine): an older file's partition is read from its JSONL instead.
  */
 export function columnarViewSql(parquetFiles: string[], jsonlFiles: string[]): string {
   const covered = new Set(parquetFiles.map((f) => path.dirname(f).split(path.sep).slice(-2).join('/')));
   const rest = jsonlFiles.filter((f) => !covered.has(path.dirname(f).split(path.sep).slice(-2).join('/')));
   const parts: string[] = [];
   if (parquetFiles.length > 0) parts.push(parquetSelect(parquetFiles));
-  if (rest.length > 0 || parts.length === 0) parts.push(jsonlSelect(rest));
+  if (rest.length > 0 || parts.length === 0) parts.push(jsonlSelect(rest, true));
   return `CREATE OR REPLACE VIEW samples AS ${parts.join(' UNION ALL ')}`;
 }
 
@@ -174,11 +208,38 @@ export class DuckDbQueryEngine implements QueryEngine {
     return engine;
   }
 
+  /** Per Parquet file (by path, size and mtime): whether it has the rank columns. */
+  private readonly ranked = new Map<string, { stamp: string; ranked: boolean }>();
+
+  /**
+   * The Parquet files that have the rank columns. A file written before they existed has none
+   * (its partition is then read from its JSONL, with computed ranks). Footers are read once per
+   * file version, all new ones in one query.
+   */
+  private async rankedFiles(files: string[]): Promise<string[]> {
+    const stamps = await Promise.all(
+      files.map(async (f) => {
+        const st = await stat(f);
+        return `${st.size}:${st.mtimeMs}`;
+      }),
+    );
+    const unknown = files.flatMap((f, i) => (this.ranked.get(f)?.stamp === stamps[i] ? [] : [{ f, stamp: stamps[i] }]));
+    if (unknown.length > 0) {
+      const reader = await this.connection.runAndReadAll(
+        `SELECT DISTINCT file_name FROM parquet_schema([${unknown.map((u) => sqlString(u.f)).join(', ')}]) WHERE name = ${sqlString(RANK_COLUMNS[0])}`,
+      );
+      const have = new Set(reader.getRowObjectsJS().map((r) => String(r.file_name)));
+      for (const u of unknown) this.ranked.set(u.f, { stamp: u.stamp, ranked: have.has(u.f) });
+    }
+    return files.filter((f) => this.ranked.get(f)?.ranked);
+  }
+
   private async refreshView(label: string): Promise<void> {
     try {
       const jsonl = await listSampleFiles(this.dataDir);
       await this.connection.run(samplesViewSql(jsonl, 'samples_jsonl'));
-      await this.connection.run(columnarViewSql(await listColumnarFiles(this.dataDir), jsonl));
+      const parquet = await this.rankedFiles(await listColumnarFiles(this.dataDir));
+      await this.connection.run(columnarViewSql(parquet, jsonl));
     } catch (e) {
       throw new QueryFailedError(`${label}: cannot define the samples view: ${errorMessage(e)}`, { cause: e });
     }

@@ -5,6 +5,9 @@
 -- Single source of truth for the columns: infra builds both Glue tables from this file, the
 -- Parquet writer takes its column types from it, and the local DuckDB views read their column
 -- types from it (functions/sql.ts samplesColumns()).
+-- The last four columns are not in the records: the Parquet writer computes them per (probe,
+-- metric, unit) group of the partition, so queries/percentiles.sql finds an exact percentile by
+-- a filter instead of a sort (docs/data.md, "Rank columns"). functions/sql.ts RANK_COLUMNS names them.
 -- ${database} and ${location} are filled in by code; keep one column per line.
 CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   run_id string,
@@ -21,7 +24,11 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   ok boolean,
   error string,
   clock string,
-  flag string
+  flag string,
+  value_rank bigint,
+  value_count bigint,
+  unflagged_rank bigint,
+  unflagged_count bigint
 )
 PARTITIONED BY (path string, run string)
 STORED AS PARQUET

@@ -1,6 +1,7 @@
 -- The raw samples as written by CollectOutput: one JSON sample record per line under
 -- samples/path=<p>/run=<id>/ (the contract, docs/data.md). Same columns as samples.ddl.sql
--- (test/functions/sql.test.ts holds them equal); the queries read the Parquet table instead.
+-- less its rank columns, which only the Parquet copy has (test/functions/sql.test.ts holds them
+-- equal); the queries read the Parquet table instead.
 -- ${database} and ${jsonlLocation} are filled in by code; keep one column per line.
 CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples_jsonl (
   run_id string,
@@ -8,7 +9,7 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples_jsonl (
   probe string,
   kind string,
   trial int,
-  seq int,
+  seq bigint,
   t_start double,
   t_end double,
   metric string,

@@ -5,7 +5,8 @@
  * whole from the JSONL each time and put over the old one, so a retried collect or a rerun
  * never duplicates rows: the JSONL stays the raw contract, the Parquet file is derived from it.
  *
- * Columns and types come from queries/samples.ddl.sql (samplesColumns); the partition columns
+ * Columns and types come from queries/samples.ddl.sql (samplesColumns): the records' columns,
+ * then the rank columns this writer computes (core/sample-ranks.ts); the partition columns
  * (path, run) are not stored in the file, they come from the key as in the JSONL layout. The
  * same code runs on both drivers (docs/data.md says why it is not an Athena INSERT / UNLOAD).
  */
@@ -13,8 +14,10 @@ import { ByteWriter, type ColumnSource, ParquetWriter, schemaFromColumnData } fr
 import { CollectError } from '../core/errors.js';
 import { keys } from '../core/keys.js';
 import { splitLines } from '../core/parsers/lines.js';
+import { SampleRanks } from '../core/sample-ranks.js';
 import type { Deps } from '../ports.js';
 import { type SqlColumn, samplesColumns } from '../sql.js';
+import { loadManifest } from './manifest.js';
 import { readChunks } from './stream-io.js';
 
 /** Rows per Parquet row group: large enough for good compression, several per file for parallel scans. */
@@ -104,20 +107,68 @@ class ColumnBuilder {
   }
 }
 
+/** Calls `fn` with every record of a JSONL file; see readJsonl and readJsonlStream. */
+type RecordSink = (record: Record<string, unknown>, where: () => string) => void;
+
+/**
+ * Every record of a JSONL file (its bytes, or its text), line by line. A line that is not a JSON
+ * object is an error naming the file and the line. Blank lines are skipped. Bytes are decoded a
+ * line at a time, so a large file is never held twice (as bytes and as one string).
+ */
+export function readJsonl(key: string, content: string | Uint8Array, fn: RecordSink): void {
+  const bytes =
+    typeof content === 'string' ? undefined : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  const length = bytes ? bytes.length : (content as string).length;
+  let start = 0;
+  let lineNo = 0;
+  while (start < length) {
+    let end = bytes ? bytes.indexOf(10, start) : (content as string).indexOf('\n', start);
+    if (end < 0) end = length;
+    const line = bytes ? bytes.toString('utf8', start, end) : (content as string).slice(start, end);
+    start = end + 1;
+    lineNo++;
+    readLine(key, lineNo, line, fn);
+  }
+}
+
+/** Every record of a JSONL file as it streams from the store: one line in memory at a time. */
+export async function readJsonlStream(key: string, chunks: AsyncIterable<Uint8Array | string>, fn: RecordSink) {
+  for await (const l of splitLines(chunks)) readLine(key, l.n, l.text, fn);
+}
+
+function readLine(key: string, lineNo: number, line: string, fn: RecordSink): void {
+  if (line.trim() === '') return;
+  const where = () => `${key} line ${lineNo}`;
+  let rec: unknown;
+  try {
+    rec = JSON.parse(line);
+  } catch (e) {
+    throw new CollectError(`${where()}: not JSON: ${(e as Error).message}`);
+  }
+  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
+    throw new CollectError(`${where()}: a sample record must be a JSON object`);
+  }
+  fn(rec as Record<string, unknown>, where);
+}
+
 /**
  * Sample records in, Parquet bytes out, one row group at a time: the columns of at most
  * ROW_GROUP_ROWS records are held, then encoded and dropped, so memory is one row group plus
- * the (compressed) output, whatever the number of records.
+ * the (compressed) output and the ranks' sorted values, whatever the number of records. The
+ * records must be the ones `ranks` was built from (its first pass); finish() checks that.
  */
 export class SamplesParquetWriter {
   private readonly builders: ColumnBuilder[];
+  private readonly rankBuilders: ColumnBuilder[];
   private readonly writer = new ByteWriter();
   private readonly parquet: ParquetWriter;
   private pending = 0;
   rows = 0;
 
-  constructor() {
-    this.builders = samplesColumns().columns.map((c) => new ColumnBuilder(c));
+  constructor(private readonly ranks: SampleRanks) {
+    const { columns, ranks: rankColumns } = samplesColumns();
+    this.builders = columns.map((c) => new ColumnBuilder(c));
+    this.rankBuilders = rankColumns.map((c) => new ColumnBuilder(c));
     this.parquet = new ParquetWriter({
       writer: this.writer,
       schema: schemaFromColumnData({ columnData: this.columnData() }),
@@ -129,7 +180,7 @@ export class SamplesParquetWriter {
   }
 
   private columnData(): ColumnSource[] {
-    return this.builders.map((b) => ({
+    return [...this.builders, ...this.rankBuilders].map((b) => ({
       name: b.column.name,
       data: b.values,
       type: b.parquetType,
@@ -141,61 +192,22 @@ export class SamplesParquetWriter {
   /** One record; `where` names it in errors (file and line). */
   add(record: Record<string, unknown>, where: () => string): void {
     for (const b of this.builders) b.push(record[b.column.name], where);
+    const cells = this.ranks.cells(record, where);
+    for (let i = 0; i < cells.length; i++) this.rankBuilders[i].push(cells[i], where);
     this.rows++;
     if (++this.pending >= ROW_GROUP_ROWS) this.flush();
-  }
-
-  /**
-   * Every record of a JSONL file (its bytes, or its text), line by line. A line that is not a
-   * JSON object, or a field of the wrong type, is an error naming the file, the line and the
-   * field. Blank lines are skipped. Bytes are decoded a line at a time, so a large file is never
-   * held twice (as bytes and as one string).
-   */
-  addJsonl(key: string, content: string | Uint8Array): void {
-    const bytes =
-      typeof content === 'string' ? undefined : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
-    const length = bytes ? bytes.length : (content as string).length;
-    let start = 0;
-    let lineNo = 0;
-    while (start < length) {
-      let end = bytes ? bytes.indexOf(10, start) : (content as string).indexOf('\n', start);
-      if (end < 0) end = length;
-      const line = bytes ? bytes.toString('utf8', start, end) : (content as string).slice(start, end);
-      start = end + 1;
-      lineNo++;
-      this.addLine(key, lineNo, line);
-    }
-  }
-
-  /** Every record of a JSONL file as it streams from the store: one line in memory at a time. */
-  async addJsonlStream(key: string, chunks: AsyncIterable<Uint8Array | string>): Promise<void> {
-    for await (const l of splitLines(chunks)) this.addLine(key, l.n, l.text);
-  }
-
-  private addLine(key: string, lineNo: number, line: string): void {
-    if (line.trim() === '') return;
-    const where = () => `${key} line ${lineNo}`;
-    let rec: unknown;
-    try {
-      rec = JSON.parse(line);
-    } catch (e) {
-      throw new CollectError(`${where()}: not JSON: ${(e as Error).message}`);
-    }
-    if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
-      throw new CollectError(`${where()}: a sample record must be a JSON object`);
-    }
-    this.add(rec as Record<string, unknown>, where);
   }
 
   private flush(): void {
     if (this.pending === 0) return;
     this.parquet.write({ columnData: this.columnData(), rowGroupSize: ROW_GROUP_ROWS });
-    for (const b of this.builders) b.clear();
+    for (const b of [...this.builders, ...this.rankBuilders]) b.clear();
     this.pending = 0;
   }
 
   /** The finished file; undefined when no record was added. */
   finish(): Uint8Array | undefined {
+    this.ranks.verify();
     if (this.rows === 0) return undefined;
     this.flush();
     this.parquet.finish();
@@ -207,8 +219,11 @@ export class SamplesParquetWriter {
 export function samplesToParquet(
   files: { key: string; text: string }[],
 ): { bytes: Uint8Array; rows: number } | undefined {
-  const w = new SamplesParquetWriter();
-  for (const f of files) w.addJsonl(f.key, f.text);
+  const ranks = new SampleRanks();
+  for (const f of files) readJsonl(f.key, f.text, (r) => ranks.add(r));
+  ranks.seal();
+  const w = new SamplesParquetWriter(ranks);
+  for (const f of files) readJsonl(f.key, f.text, (r, where) => w.add(r, where));
   const bytes = w.finish();
   return bytes ? { bytes, rows: w.rows } : undefined;
 }
@@ -217,6 +232,10 @@ export function samplesToParquet(
  * Write (or rewrite) the partition's Parquet file from all its JSONL files. Idempotent: the key
  * is fixed and the object is replaced whole. A partition without samples has no Parquet file
  * (a stale one is removed), so the table never shows rows the JSONL does not have.
+ *
+ * Two passes over the JSONL: the first sorts each group's successful values for the rank
+ * columns (core/sample-ranks.ts), the second writes the rows with them. Both stream line by
+ * line; what stays in memory is the sorted values (8 bytes each) and one row group of columns.
  */
 export async function writeColumnarSamples(
   deps: Pick<Deps, 'store' | 'log'>,
@@ -226,12 +245,17 @@ export async function writeColumnarSamples(
   const jsonlKeys = (await deps.store.list(keys.samplesPrefix(ref.pathId, ref.runId))).filter((k) =>
     k.endsWith('.jsonl'),
   );
-  // The JSONL files stream through line by line; the writer holds at most one row group of columns.
-  const writer = new SamplesParquetWriter();
-  for (const k of jsonlKeys) {
-    const chunks = await readChunks(deps.store, k);
-    if (chunks !== undefined) await writer.addJsonlStream(k, chunks);
-  }
+  const eachRecord = async (fn: RecordSink) => {
+    for (const k of jsonlKeys) {
+      const chunks = await readChunks(deps.store, k);
+      if (chunks !== undefined) await readJsonlStream(k, chunks, fn);
+    }
+  };
+  const ranks = new SampleRanks();
+  await eachRecord((r) => ranks.add(r));
+  ranks.seal();
+  const writer = new SamplesParquetWriter(ranks);
+  await eachRecord((r, where) => writer.add(r, where));
   const bytes = writer.finish();
   if (!bytes) {
     await deps.store.delete(key);
@@ -241,4 +265,25 @@ export async function writeColumnarSamples(
   await deps.store.put(key, out.bytes, 'application/vnd.apache.parquet');
   deps.log.info('columnar samples written', { ...ref, key, rows: out.rows, bytes: out.bytes.length });
   return { key, rows: out.rows, bytes: out.bytes.length };
+}
+
+/**
+ * Rewrite the Parquet copy of every path of a run from its JSONL (`pathbench columnar`): for a
+ * run collected before the copies carried the rank columns, or a copy that was lost. The paths
+ * are the run manifest's; each copy is replaced whole, as after a collect, so it is safe to
+ * repeat. `onPath` hears each path's result as it is written.
+ */
+export async function rewriteRunColumnar(
+  deps: Pick<Deps, 'store' | 'log'>,
+  runId: string,
+  onPath: (pathId: string, out: { key: string; rows: number; bytes: number }) => void = () => {},
+): Promise<{ paths: number; rows: number }> {
+  const manifest = await loadManifest(deps.store, runId);
+  let rows = 0;
+  for (const p of manifest.paths) {
+    const out = await writeColumnarSamples(deps, { runId, pathId: p.id });
+    rows += out.rows;
+    onPath(p.id, out);
+  }
+  return { paths: manifest.paths.length, rows };
 }

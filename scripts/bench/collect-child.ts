@@ -1,12 +1,15 @@
 /**
- * One CollectOutput of the collect bench, in its own process so the heap limit is Lambda's:
+ * One CollectOutput task of the collect bench, in its own process so the heap limit is Lambda's:
  * run as `node --max-old-space-size=512 --import tsx scripts/bench/collect-child.ts <dataDir>
- * <runId> <pathId>` by scripts/bench/collect.ts. Prints one JSON line: seconds, lines read,
- * samples kept, peak V8 heap used and RSS (sampled every 5 ms), and the heap limit.
+ * <runId> <pathId>` by scripts/bench/collect.ts. Like the task handler (functions/handlers),
+ * collect, then the partition's Parquet copy with its rank columns. Prints one JSON line: seconds
+ * of each, lines read, samples kept, Parquet rows, peak V8 heap used and RSS (sampled every
+ * 5 ms, over both steps), and the heap limit.
  */
 import { getHeapStatistics } from 'node:v8';
 import { silentLogger } from '../../functions/log.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
+import { writeColumnarSamples } from '../../functions/pipeline/columnar.js';
 import { loadManifest } from '../../functions/pipeline/manifest.js';
 import type { Deps } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
@@ -36,6 +39,9 @@ const timer = setInterval(sample, 5);
 const t0 = process.hrtime.bigint();
 const out = await collectOutput(deps, { runId, pathId });
 const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+const t1 = process.hrtime.bigint();
+const parquet = await writeColumnarSamples(deps, { runId, pathId });
+const parquetSeconds = Number(process.hrtime.bigint() - t1) / 1e9;
 clearInterval(timer);
 sample();
 const p = (await loadManifest(store, runId)).paths.find((x) => x.id === pathId);
@@ -46,6 +52,8 @@ process.stdout.write(
     seconds,
     lines,
     samples: out.samples,
+    parquetSeconds,
+    parquetRows: parquet.rows,
     peakHeapBytes: peakHeap,
     peakRssBytes: peakRss,
     heapLimitBytes: getHeapStatistics().heap_size_limit,

@@ -30,6 +30,8 @@ interface ChildResult {
   seconds: number;
   lines: number;
   samples: number;
+  parquetSeconds: number;
+  parquetRows: number;
   peakHeapBytes: number;
   peakRssBytes: number;
   heapLimitBytes: number;
@@ -202,7 +204,7 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
       }
     }
     const out = [
-      `collect under node --max-old-space-size=${HEAP_MB} (a child process each; real directory store and DuckDB):`,
+      `collect, then the Parquet copy (as the task handler does), under node --max-old-space-size=${HEAP_MB} (a child process each; real directory store and DuckDB):`,
     ];
     const lines = n.toLocaleString('en-US');
     for (const [pathId, what, file, plain] of [
@@ -220,7 +222,7 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
           : ` (${mb(bytes)} raw)`;
       out.push(
         `  ${what}${size}: ${r.lines.toLocaleString('en-US')} lines → ${r.samples.toLocaleString('en-US')} samples in ${r.seconds.toFixed(1)} s · ` +
-          `${Math.round(r.lines / r.seconds).toLocaleString('en-US')} lines/s · peak heap ${mb(r.peakHeapBytes)} · peak RSS ${mb(r.peakRssBytes)} (heap limit ${mb(r.heapLimitBytes)})`,
+          `${Math.round(r.lines / r.seconds).toLocaleString('en-US')} lines/s · then Parquet, ${r.parquetRows.toLocaleString('en-US')} rows with ranks, in ${r.parquetSeconds.toFixed(1)} s · peak heap ${mb(r.peakHeapBytes)} · peak RSS ${mb(r.peakRssBytes)} (heap limit ${mb(r.heapLimitBytes)})`,
       );
     }
     return { lines: out };

@@ -6,7 +6,7 @@
  * (scripts/bench/percentiles_numpy.py), and the query's peak memory on one group. Run directly: `npx tsx scripts/bench/percentiles.ts [--n N]`.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,9 +17,9 @@ import { keys } from '../../functions/core/keys.js';
 import { compareRows, median, type PercentileRow, percentileRow } from '../../functions/core/stats.js';
 import { silentLogger } from '../../functions/log.js';
 import { writeColumnarSamples } from '../../functions/pipeline/columnar.js';
-import { loadQuery } from '../../functions/sql.js';
+import { loadQuery, RANK_COLUMNS, samplesColumns } from '../../functions/sql.js';
 import { DirStore } from '../../local/dir-store.js';
-import { DuckDbQueryEngine, sqlString } from '../../local/duckdb-query.js';
+import { DuckDbQueryEngine, rankColumnsSql, sqlString } from '../../local/duckdb-query.js';
 
 const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -70,7 +70,22 @@ export interface ColumnarFigures {
   /** Peak RSS growth (bytes) of percentiles.sql over one group of `oneGroupSamples` on Parquet, in a child process. */
   oneGroupPeakBytes?: number;
   oneGroupMs?: number;
+  /** The Parquet writer's rank step (both passes) on the same group, in a child process. */
+  oneGroupRanksPeakBytes?: number;
+  oneGroupRanksMs?: number;
   oneGroupSamples: number;
+}
+
+/** SELECT of `source`'s columns with the rank columns computed, in the samples table's order. */
+function withRanksSelect(source: string): string {
+  const { columns, partitions } = samplesColumns();
+  const cols = [...columns.map((c) => c.name), ...rankColumnsSql(), ...partitions.map((c) => c.name)];
+  return `SELECT ${cols.join(', ')} FROM ${source}`;
+}
+
+/** Replace `table` with itself plus the rank columns. */
+function withRanksSql(table: string): string {
+  return `CREATE OR REPLACE TABLE ${table} AS ${withRanksSelect(table)}`;
 }
 
 /**
@@ -273,7 +288,7 @@ async function writeJsonl(conn: DuckDBConnection, dir: string): Promise<string[]
     const file = path.join(dir, keys.samples(p.path, p.run, p.probe, p.trial));
     await mkdir(path.dirname(file), { recursive: true });
     await conn.run(
-      `COPY (SELECT * EXCLUDE (path, run) FROM samples WHERE path = ${sqlString(p.path)} AND run = ${sqlString(p.run)} AND probe = ${sqlString(p.probe)} AND trial = ${p.trial}) TO ${sqlString(file)} (FORMAT JSON)`,
+      `COPY (SELECT * EXCLUDE (path, run, ${RANK_COLUMNS.join(', ')}) FROM samples WHERE path = ${sqlString(p.path)} AND run = ${sqlString(p.run)} AND probe = ${sqlString(p.probe)} AND trial = ${p.trial}) TO ${sqlString(file)} (FORMAT JSON)`,
     );
   }
   return [...new Set(parts.map((p) => JSON.stringify([p.path, p.run])))].map((k) => JSON.parse(k) as string[]);
@@ -321,11 +336,26 @@ async function oneGroupMemory(
         ELSE 20 + CAST(hash(i) % 100000 AS DOUBLE) / 1000 + CASE WHEN hash(i + ${n}) % 100 < 3 THEN 500 ELSE 0 END
       END AS value,
       'us' AS unit, hash(i + ${n}) % 100 <> 0 AS ok, CAST(NULL AS VARCHAR) AS error, 'tool' AS clock,
-      CAST(NULL AS VARCHAR) AS flag
+      CAST(NULL AS VARCHAR) AS flag, 'one' AS path, 'bench' AS run
     FROM range(${n}) t(i)) TO ${sqlString(file)} (FORMAT PARQUET)`);
+  // With the rank columns (as the pipeline's writer stores them), computed by DuckDB here.
+  const ranked = `${file}.ranked`;
+  await conn.run(
+    `COPY (SELECT * EXCLUDE (path, run) FROM (${withRanksSelect(`read_parquet(${sqlString(file)})`)})) TO ${sqlString(ranked)} (FORMAT PARQUET)`,
+  );
+  await rename(ranked, file);
+  return oneGroupChild(n, dir, 'query');
+}
+
+/** Run scripts/bench/percentiles-one-group.ts in `mode` on n samples: its peak RSS growth and time. */
+async function oneGroupChild(
+  n: number,
+  dir: string,
+  mode: 'query' | 'ranks',
+): Promise<{ peakBytes: number; ms: number }> {
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.ts'), String(n), dir],
+    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.ts'), String(n), dir, mode],
     { maxBuffer: 1 << 20 },
   );
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { peakBytes: number; ms: number };
@@ -361,6 +391,11 @@ export async function benchPercentiles(
     await conn.run(generateSql(samples));
     const generateMs = performance.now() - t;
     const [{ c: selected }] = await rowsOf(conn, 'SELECT count(*) AS c FROM samples WHERE run = ?', [RUN]);
+    // The rank columns the Parquet writer stores, here by DuckDB's window functions (the local
+    // engine's definition for rows without a Parquet copy).
+    t = performance.now();
+    await conn.run(withRanksSql('samples'));
+    const rankMs = performance.now() - t;
 
     t = performance.now();
     const sqlRows = await rowsOf(conn, loadQuery('percentiles'), [RUN]);
@@ -434,6 +469,7 @@ export async function benchPercentiles(
           const sqlParquetMs = median(sqlParquetRuns);
           const oneGroupSamples = opts.oneGroup ?? samples;
           const one = await oneGroupMemory(conn, oneGroupSamples, path.join(dir, 'one-group'));
+          const oneRanks = await oneGroupChild(oneGroupSamples, path.join(dir, 'one-group'), 'ranks');
           columnar = {
             jsonlBytes,
             parquetBytes,
@@ -448,6 +484,8 @@ export async function benchPercentiles(
             numpyVersion,
             oneGroupPeakBytes: one.peakBytes,
             oneGroupMs: one.ms,
+            oneGroupRanksPeakBytes: oneRanks.peakBytes,
+            oneGroupRanksMs: oneRanks.ms,
             oneGroupSamples,
           };
         } finally {
@@ -464,6 +502,7 @@ export async function benchPercentiles(
       ['samples in run', fmt(Number(selected))],
       ['result rows', fmt(jsRows.length)],
       ['generate in DuckDB (ms)', fmt(generateMs)],
+      ['rank columns by DuckDB window functions (ms)', fmt(rankMs)],
       ['percentiles.sql, DuckDB (ms)', fmt(sqlMs)],
       ['pull into typed arrays (ms)', fmt(pullMs)],
       ['sort in JS, stats.ts (ms)', fmt(jsMs)],
@@ -504,6 +543,12 @@ export async function benchPercentiles(
         rows.push(
           [`one group of ${fmt(c.oneGroupSamples)}, Parquet SQL (ms)`, fmt(c.oneGroupMs)],
           [`one group of ${fmt(c.oneGroupSamples)}, peak RSS growth (MB)`, mb(c.oneGroupPeakBytes)],
+        );
+      }
+      if (c.oneGroupRanksPeakBytes !== undefined && c.oneGroupRanksMs !== undefined) {
+        rows.push(
+          [`one group of ${fmt(c.oneGroupSamples)}, writer's rank step (ms)`, fmt(c.oneGroupRanksMs)],
+          [`one group of ${fmt(c.oneGroupSamples)}, rank step peak RSS growth (MB)`, mb(c.oneGroupRanksPeakBytes)],
         );
       }
     }

@@ -3,9 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HiveSQL, TrinoSQL } from 'dt-sql-parser';
 import { describe, expect, it } from 'vitest';
-import { percentilesSql, SEARCH_BITS } from '../../functions/core/percentiles-sql.js';
 import { PERCENTILES } from '../../functions/core/stats.js';
-import { loadQuery, QUERIES_DIR, QueryFileError, ROOT, samplesColumns } from '../../functions/sql.js';
+import { loadQuery, QUERIES_DIR, QueryFileError, RANK_COLUMNS, ROOT, samplesColumns } from '../../functions/sql.js';
 
 function sqlFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -18,7 +17,8 @@ const code = (sql: string) => sql.replace(/--[^\n]*/g, '');
 
 describe('samplesColumns', () => {
   it('reads the data and partition columns out of samples.ddl.sql', () => {
-    const { columns, partitions } = samplesColumns();
+    const { columns, ranks, partitions } = samplesColumns();
+    expect(ranks).toEqual(RANK_COLUMNS.map((name) => ({ name, type: 'bigint' })));
     expect(columns).toEqual([
       { name: 'run_id', type: 'string' },
       { name: 'path_id', type: 'string' },
@@ -51,7 +51,22 @@ describe('samplesColumns', () => {
       .map((l) => l.trim())
       .filter((l) => l !== '')
       .map((l) => l.split(/\s+/)[0]);
-    expect(samplesColumns().columns.map((c) => c.name)).toEqual(names);
+    const { columns, ranks } = samplesColumns();
+    expect([...columns, ...ranks].map((c) => c.name)).toEqual(names);
+  });
+
+  it('the raw JSONL table has the same columns and types less the rank columns', () => {
+    const raw = readFileSync(path.join(ROOT, 'queries', 'samples_jsonl.ddl.sql'), 'utf8');
+    const body = raw.slice(raw.indexOf('samples_jsonl (') + 'samples_jsonl ('.length, raw.indexOf('\n)'));
+    const cols = body
+      .split('\n')
+      .map((l) => l.trim().replace(/,$/, ''))
+      .filter((l) => l !== '')
+      .map((l) => {
+        const [name, type] = l.split(/\s+/);
+        return { name, type };
+      });
+    expect(cols).toEqual(samplesColumns().columns);
   });
 });
 
@@ -111,40 +126,22 @@ describe('portability rules for queries/', () => {
     expect(code(sql).toLowerCase()).not.toMatch(/percentile_(cont|disc)|quantile|median/);
     // no fractional literal such as 0.95 or .99 anywhere, comments included
     expect(sql).not.toMatch(/(^|[^0-9a-z_])\d*\.\d+/i);
-    // generated: the file is the generator's output (regenerate: npx tsx scripts/percentiles-sql.ts)
-    expect(sql).toBe(percentilesSql());
-    // two ordered aggregates per group, of the successful values only: unflagged and flagged,
-    // so every value is sorted once; no other sort; figures are subscripts at integer ranks
-    expect(code(sql)).toContain(
-      'array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NULL) AS v_unflagged',
-    );
-    expect(code(sql)).toContain(
-      'array_agg(value ORDER BY value) FILTER (WHERE ok = true AND value IS NOT NULL AND flag IS NOT NULL) AS v_flagged',
-    );
+    // one pass, no sort and no array: every figure is a MAX over the rows at or below its rank
+    expect(code(sql)).not.toMatch(/ORDER BY value|array_agg|array_sort|rank\(\)|OVER \(/i);
     expect(code(sql)).toContain('GROUP BY path, probe, metric, unit\n');
-    expect(code(sql)).not.toContain('array_sort(');
-    expect(code(sql).match(/ORDER BY value/g)).toHaveLength(2);
-    // the search: one step per bit, 2^30 down to 1
-    expect(sql.match(/-- search step: \+ \d+\n/g)).toHaveLength(SEARCH_BITS);
-    expect(code(sql)).toContain(`v_flagged[j_p50_31 + ${2 ** 30}]`);
-    // one rank expression per percentile the JS reference computes and subset, with its per-mille constant
-    for (const subset of ['all', 'unflagged']) {
-      const n = `n_${subset}`;
-      for (const { column, perMille } of PERCENTILES) {
-        expect(code(sql)).toContain(
-          `CAST((${perMille} * ${n} + 999 - ((${perMille} * ${n} + 999) % 1000)) / 1000 AS BIGINT) AS k_${column}_${subset}`,
-        );
-      }
-      expect(code(sql)).toContain(`${n} AS k_max_${subset}`);
-    }
-    for (const { column } of PERCENTILES) {
+    // one rank condition per percentile the JS reference computes and subset, with its per-mille
+    // constant, in integer arithmetic without division
+    for (const { column, perMille } of PERCENTILES) {
       expect(code(sql)).toContain(
-        `CASE WHEN n_unflagged = 0 THEN NULL ELSE v_unflagged[k_${column}_unflagged] END AS ${column}_unflagged`,
+        `MAX(CASE WHEN ok = true AND value IS NOT NULL AND 1000 * value_rank < ${perMille} * value_count + 1000 THEN value END) AS ${column}_all`,
       );
       expect(code(sql)).toContain(
-        `ELSE greatest(v_unflagged[k_${column}_all - j_${column}_0], v_flagged[j_${column}_0]) END AS ${column}_all`,
+        `MAX(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL AND 1000 * unflagged_rank < ${perMille} * unflagged_count + 1000 THEN value END) AS ${column}_unflagged`,
       );
+      expect(code(sql)).toContain(`CASE WHEN ranked_all THEN ${column}_all END AS ${column}_all`);
+      expect(code(sql)).toContain(`CASE WHEN ranked_unflagged THEN ${column}_unflagged END AS ${column}_unflagged`);
     }
+    expect(code(sql)).not.toMatch(/ \/ (?!CAST)/);
     for (const { column } of PERCENTILES)
       expect(code(sql)).toContain(
         `CASE WHEN subset = 'all' THEN ${column}_all ELSE ${column}_unflagged END AS ${column}`,

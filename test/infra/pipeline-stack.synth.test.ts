@@ -204,11 +204,18 @@ describe('pipeline stack', () => {
       }),
     );
     expect(Object.keys(tables).sort()).toEqual(['samples', 'samples_jsonl']);
-    const columns = samplesColumns().columns.map((c) => ({ Name: c.name, Type: c.type }));
-    for (const input of Object.values(tables)) {
-      expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
-      expect(input.StorageDescriptor.Columns).toEqual(columns);
-    }
+    const { columns, ranks } = samplesColumns();
+    const glue = (list: typeof columns) => list.map((c) => ({ Name: c.name, Type: c.type }));
+    for (const input of Object.values(tables)) expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
+    // The raw table has the records' columns; the Parquet table also the writer's rank columns.
+    expect(tables.samples_jsonl.StorageDescriptor.Columns).toEqual(glue(columns));
+    expect(tables.samples.StorageDescriptor.Columns).toEqual(glue([...columns, ...ranks]));
+    expect(tables.samples.StorageDescriptor.Columns.slice(-4).map((c) => c.Name)).toEqual([
+      'value_rank',
+      'value_count',
+      'unflagged_rank',
+      'unflagged_count',
+    ]);
     // The named queries read the Parquet table under parquet/; the raw JSONL stays under samples/.
     expect(tables.samples.Parameters.classification).toBe('parquet');
     expect(tables.samples.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe(

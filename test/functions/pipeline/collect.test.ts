@@ -333,7 +333,9 @@ describe('CollectOutput streams', () => {
     expect(streamed).toEqual([
       'get raw/path=A/run=r1/client=i-0123456789abcdef0/tcp-connect/1.jsonl',
       'put samples/path=A/run=r1/tcp-connect-1.jsonl',
-      // the columnar copy reads the samples back, streaming too (functions/pipeline/columnar.ts)
+      // the columnar copy reads the samples back, streaming too, twice: once for the rank
+      // columns' sorted values, once to write the rows (functions/pipeline/columnar.ts)
+      'get samples/path=A/run=r1/tcp-connect-1.jsonl',
       'get samples/path=A/run=r1/tcp-connect-1.jsonl',
     ]);
     expect(

@@ -3,7 +3,7 @@
  * DuckDB engine: the Parquet rows equal the JSONL rows, a rerun replaces instead of appending,
  * the `samples` view never counts a partition twice, and bad records are named.
  */
-import { readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CollectError } from '../../../functions/core/errors.js';
@@ -167,6 +167,138 @@ describe('writeColumnarSamples', () => {
       'meta',
     );
     expect(groups).toEqual([{ g: 3 }]);
+  });
+
+  it('stores the ranks the JSONL view computes: ties, flags, failures and missing group keys included', async () => {
+    const rand = prng(21);
+    const recs: Rec[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const failed = rand() < 0.07;
+      const probe = ['a', 'b', 'c'][i % 3];
+      recs.push({
+        run_id: 'r1',
+        path_id: i % 5 === 0 ? 'B' : 'A',
+        probe,
+        kind: 'tcp-connect',
+        trial: 1 + (i % 2),
+        seq: i,
+        metric: i % 7 === 0 ? 'other' : 'rtt',
+        // probe a: heavy ties; b: distinct doubles, some negative; c: a missing unit, one value
+        value: failed ? null : probe === 'a' ? Math.floor(rand() * 6) / 2 : probe === 'b' ? rand() * 100 - 20 : 7,
+        ...(probe === 'c' ? {} : { unit: 'ms' }),
+        ok: failed ? (i % 2 === 0 ? false : undefined) : true,
+        ...(rand() < 0.2 ? { flag: 'credit-exhausted' } : {}),
+      });
+    }
+    // A flagged group with no unflagged value and a group with no successful value at all.
+    recs.push({ run_id: 'r1', path_id: 'A', probe: 'd', trial: 1, seq: 0, value: 1, ok: true, flag: 'x' });
+    recs.push({ run_id: 'r1', path_id: 'A', probe: 'e', trial: 1, seq: 0, value: null, ok: false });
+    await writeSamples(dir, recs);
+    const { columns, ranks, partitions } = samplesColumns();
+    const list = [...columns, ...ranks, ...partitions].map((c) => c.name).join(', ');
+    engine = await DuckDbQueryEngine.open(dir);
+    // No Parquet copy yet: the samples view computes the ranks with window functions.
+    const computed = await engine.query(`SELECT ${list} FROM samples ${ORDER}, value`, [], 'computed');
+    const store = new DirStore(dir);
+    for (const pathId of ['A', 'B']) await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId: 'r1' });
+    const stored = await engine.query(`SELECT ${list} FROM samples ${ORDER}, value`, [], 'stored');
+    expect(stored.length).toBe(3002);
+    expect(stored).toStrictEqual(computed);
+    // Spot checks of the definition on the tie-heavy group: rank = 1 + how many values are smaller.
+    const a = recs.filter((r) => r.path_id === 'A' && r.probe === 'a' && r.metric === 'rtt' && r.ok === true);
+    const v = 1.5;
+    const [row] = await engine.query(
+      "SELECT DISTINCT value_rank, value_count FROM samples WHERE path = 'A' AND probe = 'a' AND metric = 'rtt' AND value = ? AND ok",
+      [v],
+      'ties',
+    );
+    expect(row).toEqual({ value_rank: 1 + a.filter((r) => (r.value as number) < v).length, value_count: a.length });
+    const failedRanks = await engine.query(
+      'SELECT count(*) AS n FROM samples WHERE NOT coalesce(ok, false) AND (value_rank IS NOT NULL OR unflagged_rank IS NOT NULL)',
+      [],
+      'failed',
+    );
+    expect(failedRanks).toEqual([{ n: 0 }]);
+  });
+
+  it('reads an older Parquet copy without rank columns from its JSONL, and no figure is NULL', async () => {
+    await writeSamples(dir, records('r1', 'A', 400, 8));
+    engine = await DuckDbQueryEngine.open(dir);
+    const pct = loadQuery('percentiles');
+    const expected = await engine.query(pct, ['r1'], 'percentiles');
+    expect(expected.every((r) => r.n === 0 || r.p50 !== null)).toBe(true);
+    // An older writer's file: the records' columns only (written here with DuckDB itself).
+    const file = path.join(dir, keys.columnarSamples('A', 'r1'));
+    await mkdir(path.dirname(file), { recursive: true });
+    const { columns } = samplesColumns();
+    await engine.query(
+      `COPY (SELECT ${columns.map((c) => c.name).join(', ')} FROM samples_jsonl) TO '${file}' (FORMAT PARQUET)`,
+      [],
+      'copy',
+    );
+    expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
+    // Rewritten by today's writer, the file is read again, with the same figures.
+    await writeColumnarSamples({ store: new DirStore(dir), log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    const sources = await engine.query(
+      'SELECT count(*) AS n FROM read_parquet(?) WHERE value_rank IS NOT NULL',
+      [file],
+      'n',
+    );
+    expect((sources[0].n as number) > 0).toBe(true);
+    expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
+  });
+
+  it('gives NULL figures, not wrong ones, where the rank columns do not match the rows', async () => {
+    await writeSamples(dir, records('r1', 'A', 400, 9));
+    const store = new DirStore(dir);
+    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    engine = await DuckDbQueryEngine.open(dir);
+    const pct = loadQuery('percentiles');
+    const good = await engine.query(pct, ['r1'], 'percentiles');
+    const file = path.join(dir, keys.columnarSamples('A', 'r1'));
+    const { columns, ranks } = samplesColumns();
+    // One row of the tcp group claims one value more than the group has (a file edited behind the writer).
+    const cols = [...columns, ...ranks].map((c) =>
+      c.name === 'value_count'
+        ? "CASE WHEN probe = 'tcp' AND seq = 1 THEN value_count + 1 ELSE value_count END AS value_count"
+        : c.name,
+    );
+    await engine.query(
+      `COPY (SELECT ${cols.join(', ')} FROM read_parquet('${file}')) TO '${file}.tmp' (FORMAT PARQUET)`,
+      [],
+      'copy',
+    );
+    await rename(`${file}.tmp`, file);
+    const bad = await engine.query(pct, ['r1'], 'percentiles');
+    const tcp = (rows: Rec[]) => rows.find((r) => r.probe === 'tcp' && r.subset === 'all') as Rec;
+    expect(tcp(good).p50).not.toBeNull();
+    expect(tcp(bad)).toEqual({ ...tcp(good), p50: null, p95: null, p99: null, p999: null, max: null });
+    // The other group keeps its figures.
+    expect(bad.filter((r) => r.probe !== 'tcp')).toStrictEqual(good.filter((r) => r.probe !== 'tcp'));
+  });
+
+  it('refuses samples that change between its two passes', async () => {
+    await writeSamples(dir, records('r1', 'A', 200, 10));
+    const inner = new DirStore(dir);
+    const seen = new Set<string>();
+    // The second pass reads each file with its first value changed.
+    const store = Object.assign(Object.create(inner) as DirStore, {
+      getStream: undefined,
+      get: async (key: string) => {
+        const bytes = await inner.get(key);
+        if (bytes === undefined || !seen.has(key)) {
+          seen.add(key);
+          return bytes;
+        }
+        return new TextEncoder().encode(
+          new TextDecoder().decode(bytes).replace(/"value":([0-9.e-]+)/, '"value":12345.5'),
+        );
+      },
+    });
+    await expect(writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).rejects.toThrow(
+      /samples changed while their Parquet copy was written .*a value the first pass did not see.*retry the collect/,
+    );
+    expect(await inner.list('parquet/')).toEqual([]);
   });
 
   it('names the file, line and field of a bad record', () => {

@@ -1,0 +1,62 @@
+/** The rank columns' two passes (functions/core/sample-ranks.ts) on their own, against a sort. */
+import { describe, expect, it } from 'vitest';
+import { CollectError } from '../../../functions/core/errors.js';
+import { SampleRanks } from '../../../functions/core/sample-ranks.js';
+import { prng } from '../../helpers/samples.js';
+
+const where = () => 'test';
+
+describe('SampleRanks', () => {
+  it('gives 1 + the number of smaller successful values per group, ties sharing it, and the counts', () => {
+    const rand = prng(5);
+    const recs = Array.from({ length: 5000 }, (_, i) => ({
+      probe: i % 2 ? 'a' : 'b',
+      metric: 'm',
+      unit: i % 3 ? 'ms' : undefined,
+      ok: rand() > 0.1,
+      value: rand() < 0.02 ? null : Math.floor(rand() * 40) - 10,
+      flag: rand() < 0.3 ? 'x' : null,
+    }));
+    const ranks = new SampleRanks();
+    for (const r of recs) ranks.add(r);
+    ranks.seal();
+    const good = (r: (typeof recs)[number]) => r.ok && r.value !== null;
+    for (const r of recs) {
+      const group = recs.filter((x) => x.probe === r.probe && x.unit === r.unit && good(x));
+      const clean = group.filter((x) => x.flag === null);
+      const cells = ranks.cells(r, where);
+      if (!good(r)) {
+        expect(cells).toEqual([null, group.length, null, clean.length]);
+        continue;
+      }
+      const v = r.value as number;
+      expect(cells).toEqual([
+        1 + group.filter((x) => (x.value as number) < v).length,
+        group.length,
+        r.flag === null ? 1 + clean.filter((x) => (x.value as number) < v).length : null,
+        clean.length,
+      ]);
+    }
+    ranks.verify();
+  });
+
+  it('refuses a second pass that differs from the first', () => {
+    const rec = { probe: 'a', metric: 'm', unit: 'ms', ok: true, value: 1 };
+    const ranks = new SampleRanks();
+    ranks.add(rec);
+    ranks.add({ ...rec, value: 2 });
+    ranks.seal();
+    expect(() => ranks.cells({ ...rec, probe: 'b' }, where)).toThrow(CollectError);
+    expect(() => ranks.cells({ ...rec, value: 3 }, where)).toThrow(/test: a value the first pass did not see/);
+    ranks.cells(rec, where);
+    // one of the two values never came back
+    expect(() => ranks.verify()).toThrow(/1 of 2 successful values/);
+  });
+
+  it('is used in order: add, seal, cells', () => {
+    const ranks = new SampleRanks();
+    expect(() => ranks.cells({}, where)).toThrow(/before seal/);
+    ranks.seal();
+    expect(() => ranks.add({})).toThrow(/after seal/);
+  });
+});
