@@ -70,11 +70,18 @@ export interface SqlColumn {
 
 /**
  * The Parquet table's last columns, computed by the Parquet writer per (probe, metric, unit)
- * group of a partition rather than read from the records (docs/data.md, "Rank columns"):
- * 1 + how many successful values of the group are smaller, how many there are, and the same
- * over the unflagged successful values.
+ * group of a partition rather than read from the records (docs/data.md, "Rank columns"): each
+ * successful value's position in the group's ascending order and how many there are, the same
+ * among the unflagged values, and the group's rows and unflagged rows.
  */
-export const RANK_COLUMNS = ['value_rank', 'value_count', 'unflagged_rank', 'unflagged_count'] as const;
+export const RANK_COLUMNS = [
+  'value_rank',
+  'value_count',
+  'unflagged_rank',
+  'unflagged_count',
+  'group_rows',
+  'group_unflagged_rows',
+] as const;
 
 export interface SamplesColumns {
   /** Data columns, in DDL order: the keys of a sample record (both tables, JSONL and Parquet). */

@@ -52,16 +52,22 @@ function emptySelect(all: SqlColumn[]): string {
 const SUCCESS = 'ok = true AND value IS NOT NULL';
 const GROUP = 'run, path, probe, metric, unit';
 
+/** A group with a flagged row: only there are the unflagged columns set. */
+const FLAGGED_GROUP = `count(flag) OVER (PARTITION BY ${GROUP}) > 0`;
+
 /**
  * The rank columns (functions/sql.ts RANK_COLUMNS) for rows that have no Parquet copy yet, by
- * window functions over the same groups: the values the Parquet writer stores
- * (functions/core/sample-ranks.ts), so queries/percentiles.sql reads both alike.
+ * window functions over the same groups: what the Parquet writer stores
+ * (functions/core/sample-ranks.ts), so queries/percentiles.sql reads both alike. row_number()
+ * orders ties in some order, the writer in file order; the value at each rank is the same.
  */
 const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
-  value_rank: `CASE WHEN ${SUCCESS} THEN rank() OVER (PARTITION BY ${GROUP}, (${SUCCESS}) ORDER BY value) END`,
+  value_rank: `CASE WHEN ${SUCCESS} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS}) ORDER BY value) END`,
   value_count: `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`,
-  unflagged_rank: `CASE WHEN ${SUCCESS} AND flag IS NULL THEN rank() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`,
-  unflagged_count: `count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP})`,
+  unflagged_rank: `CASE WHEN ${SUCCESS} AND flag IS NULL AND ${FLAGGED_GROUP} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`,
+  unflagged_count: `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP}) END`,
+  group_rows: `count(*) OVER (PARTITION BY ${GROUP})`,
+  group_unflagged_rows: `count(CASE WHEN flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP})`,
 };
 
 /** The rank columns as window-function select items (`CAST(…) AS value_rank`, …), in RANK_COLUMNS order. */

@@ -15,21 +15,29 @@
 -- How the value at that rank is found, without a sort: the samples table carries rank columns
 -- (docs/data.md, "Rank columns"), written with each partition's Parquet copy
 -- (functions/core/sample-ranks.ts) and computed by window functions for rows that have no copy
--- yet (local/duckdb-query.ts). value_rank is 1 + how many successful values of the group are
--- smaller (ties share it) and value_count how many there are; unflagged_rank / unflagged_count
--- the same among the unflagged successful values. Every value at or below the one at rank r
--- has value_rank <= r and every larger one a value_rank > r, so the value at rank r is
--- MAX(value) over the rows with value_rank <= r: one pass over the group, no sort, no array.
+-- yet (local/duckdb-query.ts). value_rank is the row's position among the group's successful
+-- values in ascending order (1 ... value_count, ties in some order), unflagged_rank /
+-- unflagged_count the same among the unflagged ones (set only in a group with a flagged row),
+-- group_rows / group_unflagged_rows the group's rows. So the value at rank r is the value of the
+-- one row with value_rank = r.
 --
--- "rank <= ceil(k * n / 1000)" is written "1000 * rank < k * n + 1000" (for an integer rank,
--- r <= ceil(x) exactly when r - 1 < x): BIGINT arithmetic only, so no division, where the
--- engines differ (Trino's "/" truncates integers, DuckDB's returns a DOUBLE). Counts are CAST
--- to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT.
+-- "value_rank = ceil(k * n / 1000)" is written "1000 * value_rank >= k * n AND 1000 * value_rank
+-- < k * n + 1000": BIGINT arithmetic, no division (Trino's "/" truncates integers, DuckDB's
+-- returns a DOUBLE). max is the row with value_rank = n.
 --
--- The rank columns are checked before they are used: every row of the group must carry the
--- count the query counts itself, and every successful row a rank. Where they do not (a Parquet
--- file written before the columns existed, or changed behind the writer's back) the subset's
--- percentiles and max are NULL rather than wrong; `pathbench columnar` rewrites such files.
+-- The WHERE keeps only those rows, a handful per group, so the GROUP BY sees almost nothing:
+-- rows at one of the five ranks of either subset, and every row of a group without successful
+-- values or without rank columns (value_count 0 or NULL), so that every group appears. Every
+-- figure's rank is at least n / 2 (p50 is the lowest) and all but p50's at least 19 n / 20
+-- (p95 the next), so two cheap comparisons set most rows aside before the exact tests. The
+-- counts come from the stored group columns; where those are NULL (a Parquet copy written
+-- before they existed: every row of it passes the WHERE) they are counted from the rows.
+--
+-- The rank columns are checked before they are used: each figure's rank must be held by exactly
+-- one row, or the subset's percentiles and max are NULL rather than wrong (a copy written
+-- before the columns existed, or changed behind the writer's back); `pathbench columnar`
+-- rewrites such copies. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit
+-- HUGEINT, and one GROUP BY reads samples once (Athena bills each scan).
 SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,
   CASE WHEN total = 0 THEN NULL ELSE CAST(total - n AS DOUBLE) / CAST(total AS DOUBLE) END AS loss,
   CASE WHEN subset = 'all' THEN p50_all ELSE p50_unflagged END AS p50,
@@ -56,35 +64,43 @@ FROM (
   FROM (
     SELECT
       grouped.*,
-      (min_count_all = n_all AND max_count_all = n_all AND ranks_all = n_all) AS ranked_all,
-      (min_count_unflagged = n_unflagged AND max_count_unflagged = n_unflagged AND ranks_unflagged = n_unflagged) AS ranked_unflagged
+      total_all - total_unflagged AS flagged,
+      (at_p50_all = 1 AND at_p95_all = 1 AND at_p99_all = 1 AND at_p999_all = 1 AND at_max_all = 1) AS ranked_all,
+      (at_p50_unflagged = 1 AND at_p95_unflagged = 1 AND at_p99_unflagged = 1 AND at_p999_unflagged = 1 AND at_max_unflagged = 1) AS ranked_unflagged
     FROM (
       SELECT
         path, probe, metric, unit,
         MIN(kind) AS kind,
-        CAST(COUNT(*) AS BIGINT) AS total_all,
-        CAST(COUNT(CASE WHEN flag IS NULL THEN 1 END) AS BIGINT) AS total_unflagged,
-        CAST(COUNT(flag) AS BIGINT) AS flagged,
-        CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END) AS BIGINT) AS n_all,
-        CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN 1 END) AS BIGINT) AS n_unflagged,
-        MIN(value_count) AS min_count_all,
-        MAX(value_count) AS max_count_all,
-        CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN value_rank END) AS BIGINT) AS ranks_all,
-        MIN(unflagged_count) AS min_count_unflagged,
-        MAX(unflagged_count) AS max_count_unflagged,
-        CAST(COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN unflagged_rank END) AS BIGINT) AS ranks_unflagged,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND 1000 * value_rank < 500 * value_count + 1000 THEN value END) AS p50_all,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND 1000 * value_rank < 950 * value_count + 1000 THEN value END) AS p95_all,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND 1000 * value_rank < 990 * value_count + 1000 THEN value END) AS p99_all,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND 1000 * value_rank < 999 * value_count + 1000 THEN value END) AS p999_all,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL THEN value END) AS max_all,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL AND 1000 * unflagged_rank < 500 * unflagged_count + 1000 THEN value END) AS p50_unflagged,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL AND 1000 * unflagged_rank < 950 * unflagged_count + 1000 THEN value END) AS p95_unflagged,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL AND 1000 * unflagged_rank < 990 * unflagged_count + 1000 THEN value END) AS p99_unflagged,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL AND 1000 * unflagged_rank < 999 * unflagged_count + 1000 THEN value END) AS p999_unflagged,
-        MAX(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN value END) AS max_unflagged
+        CAST(COALESCE(MAX(group_rows), COUNT(*)) AS BIGINT) AS total_all,
+        CAST(COALESCE(MAX(group_unflagged_rows), COUNT(CASE WHEN flag IS NULL THEN 1 END)) AS BIGINT) AS total_unflagged,
+        CAST(COALESCE(MAX(value_count), COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END)) AS BIGINT) AS n_all,
+        CAST(COALESCE(MAX(unflagged_count), COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN 1 END)) AS BIGINT) AS n_unflagged,
+        MAX(CASE WHEN 1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000 THEN value END) AS p50_all,
+        COUNT(CASE WHEN 1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000 THEN 1 END) AS at_p50_all,
+        MAX(CASE WHEN 1000 * value_rank >= 950 * value_count AND 1000 * value_rank < 950 * value_count + 1000 THEN value END) AS p95_all,
+        COUNT(CASE WHEN 1000 * value_rank >= 950 * value_count AND 1000 * value_rank < 950 * value_count + 1000 THEN 1 END) AS at_p95_all,
+        MAX(CASE WHEN 1000 * value_rank >= 990 * value_count AND 1000 * value_rank < 990 * value_count + 1000 THEN value END) AS p99_all,
+        COUNT(CASE WHEN 1000 * value_rank >= 990 * value_count AND 1000 * value_rank < 990 * value_count + 1000 THEN 1 END) AS at_p99_all,
+        MAX(CASE WHEN 1000 * value_rank >= 999 * value_count AND 1000 * value_rank < 999 * value_count + 1000 THEN value END) AS p999_all,
+        COUNT(CASE WHEN 1000 * value_rank >= 999 * value_count AND 1000 * value_rank < 999 * value_count + 1000 THEN 1 END) AS at_p999_all,
+        MAX(CASE WHEN value_rank = value_count THEN value END) AS max_all,
+        COUNT(CASE WHEN value_rank = value_count THEN 1 END) AS at_max_all,
+        MAX(CASE WHEN 1000 * unflagged_rank >= 500 * unflagged_count AND 1000 * unflagged_rank < 500 * unflagged_count + 1000 THEN value END) AS p50_unflagged,
+        COUNT(CASE WHEN 1000 * unflagged_rank >= 500 * unflagged_count AND 1000 * unflagged_rank < 500 * unflagged_count + 1000 THEN 1 END) AS at_p50_unflagged,
+        MAX(CASE WHEN 1000 * unflagged_rank >= 950 * unflagged_count AND 1000 * unflagged_rank < 950 * unflagged_count + 1000 THEN value END) AS p95_unflagged,
+        COUNT(CASE WHEN 1000 * unflagged_rank >= 950 * unflagged_count AND 1000 * unflagged_rank < 950 * unflagged_count + 1000 THEN 1 END) AS at_p95_unflagged,
+        MAX(CASE WHEN 1000 * unflagged_rank >= 990 * unflagged_count AND 1000 * unflagged_rank < 990 * unflagged_count + 1000 THEN value END) AS p99_unflagged,
+        COUNT(CASE WHEN 1000 * unflagged_rank >= 990 * unflagged_count AND 1000 * unflagged_rank < 990 * unflagged_count + 1000 THEN 1 END) AS at_p99_unflagged,
+        MAX(CASE WHEN 1000 * unflagged_rank >= 999 * unflagged_count AND 1000 * unflagged_rank < 999 * unflagged_count + 1000 THEN value END) AS p999_unflagged,
+        COUNT(CASE WHEN 1000 * unflagged_rank >= 999 * unflagged_count AND 1000 * unflagged_rank < 999 * unflagged_count + 1000 THEN 1 END) AS at_p999_unflagged,
+        MAX(CASE WHEN unflagged_rank = unflagged_count THEN value END) AS max_unflagged,
+        COUNT(CASE WHEN unflagged_rank = unflagged_count THEN 1 END) AS at_max_unflagged
       FROM samples
-      WHERE run = ?
+      WHERE run = ? AND (
+        value_count IS NULL OR value_count = 0
+        OR (2 * value_rank >= value_count AND ((1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000) OR (20 * value_rank >= 19 * value_count AND ((1000 * value_rank >= 950 * value_count AND 1000 * value_rank < 950 * value_count + 1000) OR (1000 * value_rank >= 990 * value_count AND 1000 * value_rank < 990 * value_count + 1000) OR (1000 * value_rank >= 999 * value_count AND 1000 * value_rank < 999 * value_count + 1000) OR value_rank = value_count))))
+        OR (2 * unflagged_rank >= unflagged_count AND ((1000 * unflagged_rank >= 500 * unflagged_count AND 1000 * unflagged_rank < 500 * unflagged_count + 1000) OR (20 * unflagged_rank >= 19 * unflagged_count AND ((1000 * unflagged_rank >= 950 * unflagged_count AND 1000 * unflagged_rank < 950 * unflagged_count + 1000) OR (1000 * unflagged_rank >= 990 * unflagged_count AND 1000 * unflagged_rank < 990 * unflagged_count + 1000) OR (1000 * unflagged_rank >= 999 * unflagged_count AND 1000 * unflagged_rank < 999 * unflagged_count + 1000) OR unflagged_rank = unflagged_count))))
+      )
       GROUP BY path, probe, metric, unit
     ) grouped
   ) checked

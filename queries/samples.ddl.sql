@@ -5,7 +5,7 @@
 -- Single source of truth for the columns: infra builds both Glue tables from this file, the
 -- Parquet writer takes its column types from it, and the local DuckDB views read their column
 -- types from it (functions/sql.ts samplesColumns()).
--- The last four columns are not in the records: the Parquet writer computes them per (probe,
+-- The last six columns are not in the records: the Parquet writer computes them per (probe,
 -- metric, unit) group of the partition, so queries/percentiles.sql finds an exact percentile by
 -- a filter instead of a sort (docs/data.md, "Rank columns"). functions/sql.ts RANK_COLUMNS names them.
 -- ${database} and ${location} are filled in by code; keep one column per line.
@@ -28,7 +28,9 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   value_rank bigint,
   value_count bigint,
   unflagged_rank bigint,
-  unflagged_count bigint
+  unflagged_count bigint,
+  group_rows bigint,
+  group_unflagged_rows bigint
 )
 PARTITIONED BY (path string, run string)
 STORED AS PARQUET

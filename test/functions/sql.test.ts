@@ -126,21 +126,32 @@ describe('portability rules for queries/', () => {
     expect(code(sql).toLowerCase()).not.toMatch(/percentile_(cont|disc)|quantile|median/);
     // no fractional literal such as 0.95 or .99 anywhere, comments included
     expect(sql).not.toMatch(/(^|[^0-9a-z_])\d*\.\d+/i);
-    // one pass, no sort and no array: every figure is a MAX over the rows at or below its rank
-    expect(code(sql)).not.toMatch(/ORDER BY value|array_agg|array_sort|rank\(\)|OVER \(/i);
+    // one pass, no sort and no array: every figure is the value of the one row at its rank
+    expect(code(sql)).not.toMatch(/ORDER BY value|array_agg|array_sort|rank\(\)|row_number|OVER \(/i);
     expect(code(sql)).toContain('GROUP BY path, probe, metric, unit\n');
-    // one rank condition per percentile the JS reference computes and subset, with its per-mille
-    // constant, in integer arithmetic without division
-    for (const { column, perMille } of PERCENTILES) {
-      expect(code(sql)).toContain(
-        `MAX(CASE WHEN ok = true AND value IS NOT NULL AND 1000 * value_rank < ${perMille} * value_count + 1000 THEN value END) AS ${column}_all`,
-      );
-      expect(code(sql)).toContain(
-        `MAX(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL AND 1000 * unflagged_rank < ${perMille} * unflagged_count + 1000 THEN value END) AS ${column}_unflagged`,
-      );
-      expect(code(sql)).toContain(`CASE WHEN ranked_all THEN ${column}_all END AS ${column}_all`);
-      expect(code(sql)).toContain(`CASE WHEN ranked_unflagged THEN ${column}_unflagged END AS ${column}_unflagged`);
+    expect(code(sql).match(/FROM samples/g)).toHaveLength(1);
+    // one exact rank test per percentile the JS reference computes and subset, with its
+    // per-mille constant, in integer arithmetic without division; each checked to hit one row
+    for (const [rank, count, subset] of [
+      ['value_rank', 'value_count', 'all'],
+      ['unflagged_rank', 'unflagged_count', 'unflagged'],
+    ]) {
+      for (const { column, perMille } of PERCENTILES) {
+        const at = `1000 * ${rank} >= ${perMille} * ${count} AND 1000 * ${rank} < ${perMille} * ${count} + 1000`;
+        expect(code(sql)).toContain(`MAX(CASE WHEN ${at} THEN value END) AS ${column}_${subset}`);
+        expect(code(sql)).toContain(`COUNT(CASE WHEN ${at} THEN 1 END) AS at_${column}_${subset}`);
+        expect(code(sql)).toContain(`(${at})`);
+        expect(code(sql)).toContain(`CASE WHEN ranked_${subset} THEN ${column}_${subset} END AS ${column}_${subset}`);
+        expect(code(sql)).toContain(`at_${column}_${subset} = 1`);
+      }
+      expect(code(sql)).toContain(`MAX(CASE WHEN ${rank} = ${count} THEN value END) AS max_${subset}`);
+      // the WHERE's cheap gates hold for every figure: the lowest is p50 (rank >= n / 2), the next p95
+      expect(code(sql)).toContain(`(2 * ${rank} >= ${count} AND (`);
+      expect(code(sql)).toContain(`(20 * ${rank} >= 19 * ${count} AND (`);
     }
+    const perMille = PERCENTILES.map((p) => p.perMille);
+    expect(Math.min(...perMille)).toBe(500);
+    expect(Math.min(...perMille.filter((k) => k > 500))).toBeGreaterThanOrEqual(950);
     expect(code(sql)).not.toMatch(/ \/ (?!CAST)/);
     for (const { column } of PERCENTILES)
       expect(code(sql)).toContain(

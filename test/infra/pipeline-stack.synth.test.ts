@@ -210,11 +210,13 @@ describe('pipeline stack', () => {
     // The raw table has the records' columns; the Parquet table also the writer's rank columns.
     expect(tables.samples_jsonl.StorageDescriptor.Columns).toEqual(glue(columns));
     expect(tables.samples.StorageDescriptor.Columns).toEqual(glue([...columns, ...ranks]));
-    expect(tables.samples.StorageDescriptor.Columns.slice(-4).map((c) => c.Name)).toEqual([
+    expect(tables.samples.StorageDescriptor.Columns.slice(-6).map((c) => c.Name)).toEqual([
       'value_rank',
       'value_count',
       'unflagged_rank',
       'unflagged_count',
+      'group_rows',
+      'group_unflagged_rows',
     ]);
     // The named queries read the Parquet table under parquet/; the raw JSONL stays under samples/.
     expect(tables.samples.Parameters.classification).toBe('parquet');

@@ -221,10 +221,9 @@ describe.each([
     expect(await db.engine.query(loadQuery('percentiles'), ['no-such-run'], 'percentiles')).toEqual([]);
   });
 
-  it('merges the flagged and unflagged values exactly: every flag share, ties across the two, long searches', async () => {
-    // The all subset's ranks are found by a search over the two sorted arrays (flagged and
-    // unflagged): shares from none to all flagged, flags at the low or the high end or spread,
-    // values shared by both arrays, and groups large enough that the search takes ~15 steps.
+  it('gives both subsets exactly: every flag share, ties across flagged and unflagged, interleavings', async () => {
+    // The all and unflagged subsets side by side: shares from none to all flagged, flags at the
+    // low or the high end or spread, values shared by flagged and unflagged rows, sizes to 30,011.
     const rand = prng(7);
     const recs: Rec[] = [];
     const shares = [0, 0.001, 0.1, 0.5, 0.9, 0.999, 1];
@@ -266,11 +265,8 @@ describe.each([
         g++;
       }
     }
-    // Tight interleavings, one per search step: values 0..n-1, the odd ones flagged, rows in a
-    // shuffled order, n = 2^(t+2) - 3. The p50 rank is then k = 2^(t+1) - 1 and j = 2^t - 1, so
-    // the step adding 2^t tests j + 1 against neighbouring values and must refuse it: an index
-    // off by one in any step up to 2^13 changes a p50. (Every step is the same generated
-    // template, test/functions/sql.test.ts.)
+    // Tight interleavings: values 0..n-1, the odd ones flagged, rows in a shuffled order,
+    // n = 2^(t+2) - 3, so each subset's every rank sits between values of the other.
     for (let t = 0; t <= 13; t++) {
       const size = 2 ** (t + 2) - 3;
       const order = Array.from({ length: size }, (_, i) => i).sort(() => rand() - 0.5);
@@ -300,7 +296,7 @@ describe.each([
         const sqlRows = await engine.query(loadQuery('percentiles'), ['merge'], 'percentiles');
         const jsRows = summarizeSamples(recs as never);
         expect(sqlRows).toStrictEqual(jsRows);
-        // Every group with a flag and an unflagged value had both arrays to merge.
+        // Every group with a flag and an unflagged value has both subsets.
         const both = jsRows.filter(
           (u) =>
             u.subset === 'unflagged' &&
@@ -308,6 +304,57 @@ describe.each([
             jsRows.some((a) => a.subset === 'all' && a.probe === u.probe && a.path === u.path && a.n > u.n),
         );
         expect(both.length).toBeGreaterThanOrEqual(15);
+      } finally {
+        engine.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('agrees at every rank boundary: n where k * n / 1000 is a whole number, and its neighbours', async () => {
+    // The exact rank tests (1000 * rank >= k * n, < k * n + 1000) and the WHERE's gates
+    // (2 * rank >= n, 20 * rank >= 19 * n) meet their equalities at n a multiple of 2, 20, 100
+    // and 1000. Each n below gets a group without flags and one whose unflagged values number n
+    // among 2n (the flagged ones interleaved), so both subsets cross every boundary.
+    const rand = prng(13);
+    const sizes = new Set<number>();
+    for (let n = 1; n <= 60; n++) sizes.add(n);
+    for (const m of [100, 200, 300, 500, 1000, 2000, 3000]) for (const d of [-1, 0, 1]) sizes.add(m + d);
+    const recs: Rec[] = [];
+    const add = (probe: string, seq: number, value: number, flag?: string) =>
+      recs.push({
+        run_id: 'bounds',
+        path_id: 'b',
+        probe,
+        kind: 'iperf3',
+        trial: 1,
+        seq,
+        t_start: seq,
+        t_end: seq + 1,
+        metric: 'throughput_bps',
+        value,
+        unit: 'bit/s',
+        ok: true,
+        flag,
+      });
+    for (const n of sizes) {
+      // distinct values in a shuffled order, so a figure off by one rank is a different value
+      const values = Array.from({ length: n }, (_, i) => i * 2 + 1).sort(() => rand() - 0.5);
+      for (const [i, v] of values.entries()) add(`plain${n}`, i, v);
+      const both = Array.from({ length: 2 * n }, (_, i) => i).sort(() => rand() - 0.5);
+      for (const [i, v] of both.entries()) add(`half${n}`, i, v, v % 2 === 0 ? undefined : 'credit-exhausted');
+    }
+    const dir = await tempDataDir('pct-bounds');
+    try {
+      await writeSamples(dir, recs, { columnar });
+      const engine = await DuckDbQueryEngine.open(dir);
+      try {
+        const sqlRows = await engine.query(loadQuery('percentiles'), ['bounds'], 'percentiles');
+        const jsRows = summarizeSamples(recs as never);
+        expect(sqlRows).toStrictEqual(jsRows);
+        expect(sqlRows).toHaveLength(sizes.size * 3);
+        expect(sqlRows.every((r) => r.p50 !== null && r.max !== null)).toBe(true);
       } finally {
         engine.close();
       }

@@ -91,7 +91,7 @@ describe('pathbench columnar', () => {
       );
       for (const p of ['A', 'B']) {
         const names = await parquetColumns(engine, dir, await readFile(path.join(dir, keys.columnarSamples(p, 'r1'))));
-        expect(names.slice(-4)).toEqual([...RANK_COLUMNS]);
+        expect(names.slice(-RANK_COLUMNS.length)).toEqual([...RANK_COLUMNS]);
       }
       expect(await engine.query(loadQuery('percentiles'), ['r1'], 'percentiles')).toStrictEqual(expected);
     } finally {
@@ -115,7 +115,9 @@ describe('pathbench columnar', () => {
     const bytes = await store.get(keys.columnarSamples('A', 'r2'));
     const engine = await DuckDbQueryEngine.open(dir);
     try {
-      expect((await parquetColumns(engine, dir, bytes ?? new Uint8Array())).slice(-4)).toEqual([...RANK_COLUMNS]);
+      expect((await parquetColumns(engine, dir, bytes ?? new Uint8Array())).slice(-RANK_COLUMNS.length)).toEqual([
+        ...RANK_COLUMNS,
+      ]);
     } finally {
       engine.close();
     }

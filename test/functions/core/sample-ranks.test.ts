@@ -7,7 +7,7 @@ import { prng } from '../../helpers/samples.js';
 const where = () => 'test';
 
 describe('SampleRanks', () => {
-  it('gives 1 + the number of smaller successful values per group, ties sharing it, and the counts', () => {
+  it('gives each successful value its position in the sorted group, ties in arrival order, and the counts', () => {
     const rand = prng(5);
     const recs = Array.from({ length: 5000 }, (_, i) => ({
       probe: i % 2 ? 'a' : 'b',
@@ -15,27 +15,34 @@ describe('SampleRanks', () => {
       unit: i % 3 ? 'ms' : undefined,
       ok: rand() > 0.1,
       value: rand() < 0.02 ? null : Math.floor(rand() * 40) - 10,
-      flag: rand() < 0.3 ? 'x' : null,
+      // group b (even i) carries flags; group a none
+      flag: i % 2 === 0 && rand() < 0.3 ? 'x' : null,
     }));
     const ranks = new SampleRanks();
     for (const r of recs) ranks.add(r);
     ranks.seal();
     const good = (r: (typeof recs)[number]) => r.ok && r.value !== null;
+    const seen = new Map<string, number[]>();
     for (const r of recs) {
-      const group = recs.filter((x) => x.probe === r.probe && x.unit === r.unit && good(x));
+      const rows = recs.filter((x) => x.probe === r.probe && x.unit === r.unit);
+      const group = rows.filter(good);
       const clean = group.filter((x) => x.flag === null);
+      const flags = rows.some((x) => x.flag !== null);
       const cells = ranks.cells(r, where);
+      const tail = [rows.length, rows.filter((x) => x.flag === null).length];
       if (!good(r)) {
-        expect(cells).toEqual([null, group.length, null, clean.length]);
+        expect(cells).toEqual([null, group.length, null, flags ? clean.length : null, ...tail]);
         continue;
       }
       const v = r.value as number;
-      expect(cells).toEqual([
-        1 + group.filter((x) => (x.value as number) < v).length,
-        group.length,
-        r.flag === null ? 1 + clean.filter((x) => (x.value as number) < v).length : null,
-        clean.length,
-      ]);
+      // ties: the k-th arrival of a value takes the k-th of its positions
+      const key = `${r.probe}/${r.unit}/${v}`;
+      const before = seen.get(key) ?? [0, 0];
+      const rank = 1 + group.filter((x) => (x.value as number) < v).length + before[0];
+      const unflaggedRank =
+        flags && r.flag === null ? 1 + clean.filter((x) => (x.value as number) < v).length + before[1] : null;
+      seen.set(key, [before[0] + 1, before[1] + (r.flag === null ? 1 : 0)]);
+      expect(cells).toEqual([rank, group.length, unflaggedRank, flags ? clean.length : null, ...tail]);
     }
     ranks.verify();
   });
@@ -49,6 +56,8 @@ describe('SampleRanks', () => {
     expect(() => ranks.cells({ ...rec, probe: 'b' }, where)).toThrow(CollectError);
     expect(() => ranks.cells({ ...rec, value: 3 }, where)).toThrow(/test: a value the first pass did not see/);
     ranks.cells(rec, where);
+    // a value comes back more often than it went in
+    expect(() => ranks.cells(rec, where)).toThrow(/a value the first pass did not see/);
     // one of the two values never came back
     expect(() => ranks.verify()).toThrow(/1 of 2 successful values/);
   });

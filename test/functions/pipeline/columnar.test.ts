@@ -194,31 +194,46 @@ describe('writeColumnarSamples', () => {
     recs.push({ run_id: 'r1', path_id: 'A', probe: 'd', trial: 1, seq: 0, value: 1, ok: true, flag: 'x' });
     recs.push({ run_id: 'r1', path_id: 'A', probe: 'e', trial: 1, seq: 0, value: null, ok: false });
     await writeSamples(dir, recs);
-    const { columns, ranks, partitions } = samplesColumns();
-    const list = [...columns, ...ranks, ...partitions].map((c) => c.name).join(', ');
     engine = await DuckDbQueryEngine.open(dir);
-    // No Parquet copy yet: the samples view computes the ranks with window functions.
-    const computed = await engine.query(`SELECT ${list} FROM samples ${ORDER}, value`, [], 'computed');
+    // The rank columns as the query reads them: the group columns per row, and which value sits
+    // at each rank (ties may take their ranks in another order: their values are equal).
+    const { columns, partitions } = samplesColumns();
+    const list = [...columns, ...partitions].map((c) => c.name).join(', ');
+    const perRow = `SELECT ${list}, value_count, unflagged_count, group_rows, group_unflagged_rows, value_rank IS NULL AS no_rank, unflagged_rank IS NULL AS no_unflagged_rank FROM samples ${ORDER}, value`;
+    const atRank = (rank: string) =>
+      `SELECT path, probe, metric, unit, ${rank} AS r, value FROM samples WHERE ${rank} IS NOT NULL ORDER BY path, probe, metric, unit, r`;
+    const read = async () => ({
+      perRow: await engine?.query(perRow, [], 'rows'),
+      all: await engine?.query(atRank('value_rank'), [], 'all'),
+      unflagged: await engine?.query(atRank('unflagged_rank'), [], 'unflagged'),
+    });
+    // No Parquet copy yet: the samples view computes the columns with window functions.
+    const computed = await read();
     const store = new DirStore(dir);
     for (const pathId of ['A', 'B']) await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId: 'r1' });
-    const stored = await engine.query(`SELECT ${list} FROM samples ${ORDER}, value`, [], 'stored');
-    expect(stored.length).toBe(3002);
+    const stored = await read();
+    expect(stored.perRow?.length).toBe(3002);
     expect(stored).toStrictEqual(computed);
-    // Spot checks of the definition on the tie-heavy group: rank = 1 + how many values are smaller.
-    const a = recs.filter((r) => r.path_id === 'A' && r.probe === 'a' && r.metric === 'rtt' && r.ok === true);
-    const v = 1.5;
-    const [row] = await engine.query(
-      "SELECT DISTINCT value_rank, value_count FROM samples WHERE path = 'A' AND probe = 'a' AND metric = 'rtt' AND value = ? AND ok",
-      [v],
-      'ties',
-    );
-    expect(row).toEqual({ value_rank: 1 + a.filter((r) => (r.value as number) < v).length, value_count: a.length });
-    const failedRanks = await engine.query(
-      'SELECT count(*) AS n FROM samples WHERE NOT coalesce(ok, false) AND (value_rank IS NOT NULL OR unflagged_rank IS NOT NULL)',
+    // The definition, on the tie-heavy group: the values at ranks 1 … n are the group's sorted values.
+    const good = recs.filter((r) => r.path_id === 'A' && r.probe === 'a' && r.metric === 'rtt' && r.ok === true);
+    const sorted = good.map((r) => r.value as number).sort((x, y) => x - y);
+    const a = stored.all?.filter((r) => r.path === 'A' && r.probe === 'a' && r.metric === 'rtt');
+    expect(a?.map((r) => r.r)).toEqual(sorted.map((_, i) => i + 1));
+    expect(a?.map((r) => r.value)).toEqual(sorted);
+    // Unflagged ranks only in groups with a flagged row; none on failed or flagged rows.
+    const [stray] = await engine.query(
+      `SELECT count(*) AS n FROM samples WHERE (NOT coalesce(ok, false) AND (value_rank IS NOT NULL OR unflagged_rank IS NOT NULL))
+         OR (flag IS NOT NULL AND unflagged_rank IS NOT NULL) OR (group_unflagged_rows = group_rows AND (unflagged_rank IS NOT NULL OR unflagged_count IS NOT NULL))`,
       [],
-      'failed',
+      'stray',
     );
-    expect(failedRanks).toEqual([{ n: 0 }]);
+    expect(stray).toEqual({ n: 0 });
+    const [flaggedGroups] = await engine.query(
+      'SELECT count(DISTINCT (path, probe, metric, unit)) AS g FROM samples WHERE unflagged_rank IS NOT NULL',
+      [],
+      'flagged groups',
+    );
+    expect(flaggedGroups.g as number).toBeGreaterThan(3);
   });
 
   it('reads an older Parquet copy without rank columns from its JSONL, and no figure is NULL', async () => {
@@ -248,7 +263,7 @@ describe('writeColumnarSamples', () => {
     expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
   });
 
-  it('gives NULL figures, not wrong ones, where the rank columns do not match the rows', async () => {
+  it('gives NULL figures, not wrong ones, where a rank is missing or held twice', async () => {
     await writeSamples(dir, records('r1', 'A', 400, 9));
     const store = new DirStore(dir);
     await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
@@ -257,10 +272,11 @@ describe('writeColumnarSamples', () => {
     const good = await engine.query(pct, ['r1'], 'percentiles');
     const file = path.join(dir, keys.columnarSamples('A', 'r1'));
     const { columns, ranks } = samplesColumns();
-    // One row of the tcp group claims one value more than the group has (a file edited behind the writer).
+    // In the tcp group the largest value's row claims the rank below it (a file edited behind
+    // the writer): no row holds rank n, and rank n - 1 is held twice.
     const cols = [...columns, ...ranks].map((c) =>
-      c.name === 'value_count'
-        ? "CASE WHEN probe = 'tcp' AND seq = 1 THEN value_count + 1 ELSE value_count END AS value_count"
+      c.name === 'value_rank'
+        ? "CASE WHEN probe = 'tcp' AND value_rank = value_count THEN value_count - 1 ELSE value_rank END AS value_rank"
         : c.name,
     );
     await engine.query(
