@@ -30,8 +30,9 @@
 -- values or without rank columns (value_count 0 or NULL), so that every group appears. Every
 -- figure's rank is at least n / 2 (p50 is the lowest) and all but p50's at least 19 n / 20
 -- (p95 the next), so two cheap comparisons set most rows aside before the exact tests. The
--- counts come from the stored group columns; where those are NULL (a Parquet copy written
--- before they existed: every row of it passes the WHERE) they are counted from the rows.
+-- counts come from the stored group columns, so no other column is read for every row; in a
+-- Parquet copy written before those columns existed (every row of it passes the WHERE) only
+-- total is counted from the rows, and n, loss and the figures read NULL.
 --
 -- The rank columns are checked before they are used: each figure's rank must be held by exactly
 -- one row, or the subset's percentiles and max are NULL rather than wrong (a copy written
@@ -72,9 +73,9 @@ FROM (
         path, probe, metric, unit,
         MIN(kind) AS kind,
         CAST(COALESCE(MAX(group_rows), COUNT(*)) AS BIGINT) AS total_all,
-        CAST(COALESCE(MAX(group_unflagged_rows), COUNT(CASE WHEN flag IS NULL THEN 1 END)) AS BIGINT) AS total_unflagged,
-        CAST(COALESCE(MAX(value_count), COUNT(CASE WHEN ok = true AND value IS NOT NULL THEN 1 END)) AS BIGINT) AS n_all,
-        CAST(COALESCE(MAX(unflagged_count), COUNT(CASE WHEN ok = true AND value IS NOT NULL AND flag IS NULL THEN 1 END)) AS BIGINT) AS n_unflagged,
+        CAST(MAX(group_unflagged_rows) AS BIGINT) AS total_unflagged,
+        CAST(MAX(value_count) AS BIGINT) AS n_all,
+        CAST(MAX(unflagged_count) AS BIGINT) AS n_unflagged,
         MAX(CASE WHEN 1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000 THEN value END) AS p50_all,
         COUNT(CASE WHEN 1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000 THEN 1 END) AS at_p50_all,
         MAX(CASE WHEN 1000 * value_rank >= 950 * value_count AND 1000 * value_rank < 950 * value_count + 1000 THEN value END) AS p95_all,

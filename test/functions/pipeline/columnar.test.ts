@@ -5,6 +5,7 @@
  */
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CollectError } from '../../../functions/core/errors.js';
 import { keys } from '../../../functions/core/keys.js';
@@ -252,6 +253,23 @@ describe('writeColumnarSamples', () => {
       'copy',
     );
     expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
+    // Read as Athena reads it (the Glue table's columns over the old file: the rank columns
+    // NULL), every group still appears with its total, and n and the figures are NULL, not wrong.
+    const { ranks } = samplesColumns();
+    const athena = await DuckDBInstance.create(':memory:');
+    const conn = await athena.connect();
+    try {
+      await conn.run(
+        `CREATE VIEW samples AS SELECT *, ${ranks.map((c) => `CAST(NULL AS BIGINT) AS ${c.name}`).join(', ')}, 'A' AS path, 'r1' AS run FROM read_parquet('${file}')`,
+      );
+      const rows = (await conn.runAndReadAll(pct, ['r1'])).getRowObjectsJS();
+      expect(rows.map((r) => [r.probe, r.metric, r.subset, Number(r.total), r.n, r.p50, r.max])).toEqual(
+        expected.filter((r) => r.subset === 'all').map((r) => [r.probe, r.metric, 'all', r.total, null, null, null]),
+      );
+    } finally {
+      conn.closeSync();
+      athena.closeSync();
+    }
     // Rewritten by today's writer, the file is read again, with the same figures.
     await writeColumnarSamples({ store: new DirStore(dir), log: silentLogger }, { pathId: 'A', runId: 'r1' });
     const sources = await engine.query(
