@@ -240,13 +240,20 @@ export class DuckDbQueryEngine implements QueryEngine {
     return files.filter((f) => this.ranked.get(f)?.ranked);
   }
 
+  /** The views' last definitions: redefined only when the files behind them change. */
+  private views = { jsonl: '', samples: '' };
+
   private async refreshView(label: string): Promise<void> {
     try {
       const jsonl = await listSampleFiles(this.dataDir);
-      await this.connection.run(samplesViewSql(jsonl, 'samples_jsonl'));
       const parquet = await this.rankedFiles(await listColumnarFiles(this.dataDir));
-      await this.connection.run(columnarViewSql(parquet, jsonl));
+      const next = { jsonl: samplesViewSql(jsonl, 'samples_jsonl'), samples: columnarViewSql(parquet, jsonl) };
+      // A file rewritten in place needs no new view: DuckDB reads the files when a query runs.
+      if (next.jsonl !== this.views.jsonl) await this.connection.run(next.jsonl);
+      if (next.samples !== this.views.samples) await this.connection.run(next.samples);
+      this.views = next;
     } catch (e) {
+      this.views = { jsonl: '', samples: '' };
       throw new QueryFailedError(`${label}: cannot define the samples view: ${errorMessage(e)}`, { cause: e });
     }
   }

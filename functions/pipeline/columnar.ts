@@ -115,7 +115,7 @@ type RecordSink = (record: Record<string, unknown>, where: () => string) => void
  * object is an error naming the file and the line. Blank lines are skipped. Bytes are decoded a
  * line at a time, so a large file is never held twice (as bytes and as one string).
  */
-export function readJsonl(key: string, content: string | Uint8Array, fn: RecordSink): void {
+function readJsonl(key: string, content: string | Uint8Array, fn: RecordSink): void {
   const bytes =
     typeof content === 'string' ? undefined : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
   const length = bytes ? bytes.length : (content as string).length;
@@ -132,7 +132,7 @@ export function readJsonl(key: string, content: string | Uint8Array, fn: RecordS
 }
 
 /** Every record of a JSONL file as it streams from the store: one line in memory at a time. */
-export async function readJsonlStream(key: string, chunks: AsyncIterable<Uint8Array | string>, fn: RecordSink) {
+async function readJsonlStream(key: string, chunks: AsyncIterable<Uint8Array | string>, fn: RecordSink) {
   for await (const l of splitLines(chunks)) readLine(key, l.n, l.text, fn);
 }
 

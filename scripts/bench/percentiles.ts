@@ -3,7 +3,8 @@
  * computation (functions/core/stats.ts) over the same 10 million synthetic samples, checking
  * that every number agrees exactly; then the same samples as JSONL and as the pipeline's
  * Parquet copies (bytes, write time, the query on each through the local engine) against numpy
- * (scripts/bench/percentiles_numpy.py), and the query's peak memory on one group. Run directly: `npx tsx scripts/bench/percentiles.ts [--n N]`.
+ * (scripts/bench/percentiles_numpy.py), and on one group the query's peak memory and the Parquet
+ * writer's rank step. Run directly: `npx tsx scripts/bench/percentiles.ts [--n N]`.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
