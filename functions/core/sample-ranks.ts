@@ -27,8 +27,8 @@ for each unflagged value of a group that has flags.
  */
 import { CollectError } from './errors.js';
 
-/** A typed array that grows by doubling. */
-class Growable<T extends Float64Array | Uint8Array> {
+/** A typed array that grows by doubling (also used by scripts/bench/percentiles.ts). */
+export class Growable<T extends Float64Array | Uint8Array> {
   length = 0;
   constructor(
     private data: T,

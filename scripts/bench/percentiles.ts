@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { keys } from '../../functions/core/keys.js';
+import { Growable } from '../../functions/core/sample-ranks.js';
 import { compareRows, median, type PercentileRow, percentileRow } from '../../functions/core/stats.js';
 import { silentLogger } from '../../functions/log.js';
 import { writeColumnarSamples } from '../../functions/pipeline/columnar.js';
@@ -138,26 +139,6 @@ SELECT
 FROM shaped`;
 }
 
-/** Growable typed column, so a group's samples can be pulled without knowing its size first. */
-class Column<T extends Float64Array | Uint8Array> {
-  length = 0;
-  constructor(
-    private data: T,
-    private readonly make: (size: number) => T,
-  ) {}
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const bigger = this.make(this.data.length * 2);
-      bigger.set(this.data);
-      this.data = bigger;
-    }
-    this.data[this.length++] = v;
-  }
-  get view(): T {
-    return this.data.subarray(0, this.length) as T;
-  }
-}
-
 interface GroupData {
   key: { path: string; probe: string; kind: string | null; metric: string; unit: string };
   values: Float64Array;
@@ -199,9 +180,9 @@ async function pullGroups(conn: DuckDBConnection): Promise<GroupData[]> {
   }
   const out: GroupData[] = [];
   for (const key of groups.values()) {
-    const values = new Column(new Float64Array(1 << 16), (n) => new Float64Array(n));
-    const good = new Column(new Uint8Array(1 << 16), (n) => new Uint8Array(n));
-    const unflagged = new Column(new Uint8Array(1 << 16), (n) => new Uint8Array(n));
+    const values = new Growable(new Float64Array(1 << 16), (n) => new Float64Array(n));
+    const good = new Growable(new Uint8Array(1 << 16), (n) => new Uint8Array(n));
+    const unflagged = new Growable(new Uint8Array(1 << 16), (n) => new Uint8Array(n));
     const result = await conn.stream(
       'SELECT value, ok, flag IS NULL AS unflagged FROM samples WHERE run = ? AND path = ? AND probe = ? AND metric = ? AND unit = ?',
       [RUN, key.path, key.probe, key.metric, key.unit],
@@ -219,7 +200,7 @@ async function pullGroups(conn: DuckDBConnection): Promise<GroupData[]> {
         unflagged.push(uf.getItem(i) === true ? 1 : 0);
       }
     }
-    out.push({ key, values: values.view, good: good.view, unflagged: unflagged.view });
+    out.push({ key, values: values.view(), good: good.view(), unflagged: unflagged.view() });
   }
   return out;
 }

@@ -10,7 +10,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
-import { samplesColumns } from '../../functions/sql.js';
+import { RANK_COLUMNS, samplesColumns } from '../../functions/sql.js';
 import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
 import { type AgentRegionStack, addAgentRegions } from '../../infra/agent-region-stack.js';
 import { aslPlaceholders, CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orchestration.js';
@@ -210,13 +210,8 @@ describe('pipeline stack', () => {
     // The raw table has the records' columns; the Parquet table also the writer's rank columns.
     expect(tables.samples_jsonl.StorageDescriptor.Columns).toEqual(glue(columns));
     expect(tables.samples.StorageDescriptor.Columns).toEqual(glue([...columns, ...ranks]));
-    expect(tables.samples.StorageDescriptor.Columns.slice(-6).map((c) => c.Name)).toEqual([
-      'value_rank',
-      'value_count',
-      'unflagged_rank',
-      'unflagged_count',
-      'group_rows',
-      'group_unflagged_rows',
+    expect(tables.samples.StorageDescriptor.Columns.slice(-RANK_COLUMNS.length).map((c) => c.Name)).toEqual([
+      ...RANK_COLUMNS,
     ]);
     // The named queries read the Parquet table under parquet/; the raw JSONL stays under samples/.
     expect(tables.samples.Parameters.classification).toBe('parquet');
