@@ -30,9 +30,9 @@
 -- values or without rank columns (value_count 0 or NULL), so that every group appears. Every
 -- figure's rank is at least n / 2 (p50 is the lowest) and all but p50's at least 19 n / 20
 -- (p95 the next), so two cheap comparisons set most rows aside before the exact tests. The
--- counts come from the stored group columns, so no other column is read for every row; in a
--- Parquet copy written before those columns existed (every row of it passes the WHERE) only
--- total is counted from the rows, and n, loss and the figures read NULL.
+-- counts come from the stored group columns (ok and flag are not read at all); in a Parquet
+-- copy written before those columns existed (every row of it passes the WHERE) only total is
+-- counted from the rows, and n, loss and the figures read NULL.
 --
 -- The rank columns are checked before they are used: each figure's rank must be held by exactly
 -- one row, or the subset's percentiles and max are NULL rather than wrong (a copy written
