@@ -72,7 +72,8 @@ export interface SqlColumn {
  * The Parquet table's last columns, computed by the Parquet writer per (probe, metric, unit)
  * group of a partition rather than read from the records (docs/data.md, "Rank columns"): each
  * successful value's position in the group's ascending order and how many there are, the same
- * among the unflagged values, and the group's rows and unflagged rows.
+ * among the unflagged values, the group's rows and unflagged rows, and the per-mille interval
+ * of the group's values each position covers.
  */
 export const RANK_COLUMNS = [
   'value_rank',
@@ -81,6 +82,10 @@ export const RANK_COLUMNS = [
   'unflagged_count',
   'group_rows',
   'group_unflagged_rows',
+  'value_permille_lo',
+  'value_permille_hi',
+  'unflagged_permille_lo',
+  'unflagged_permille_hi',
 ] as const;
 
 export interface SamplesColumns {

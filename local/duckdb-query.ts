@@ -55,6 +55,14 @@ const GROUP = 'run, path, probe, metric, unit';
 /** A group with a flagged row: only there are the unflagged columns set. */
 const FLAGGED_GROUP = `count(flag) OVER (PARTITION BY ${GROUP}) > 0`;
 
+const VALUE_RANK = `CASE WHEN ${SUCCESS} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS}) ORDER BY value) END`;
+const VALUE_COUNT = `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`;
+const UNFLAGGED_RANK = `CASE WHEN ${SUCCESS} AND flag IS NULL AND ${FLAGGED_GROUP} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`;
+const UNFLAGGED_COUNT = `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP}) END`;
+// The per-mille interval of a position (functions/core/sample-ranks.ts permilleInterval); DuckDB's
+// // is integer division, NULL where the position is.
+const lo = (rank: string, count: string) => `(1000 * ((${rank}) - 1)) // (${count})`;
+const hi = (rank: string, count: string) => `(1000 * (${rank})) // (${count})`;
 /**
  * The rank columns (functions/sql.ts RANK_COLUMNS) for rows that have no Parquet copy yet, by
  * window functions over the same groups: what the Parquet writer stores
@@ -62,12 +70,16 @@ const FLAGGED_GROUP = `count(flag) OVER (PARTITION BY ${GROUP}) > 0`;
  * orders ties in some order, the writer in file order; the value at each rank is the same.
  */
 const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
-  value_rank: `CASE WHEN ${SUCCESS} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS}) ORDER BY value) END`,
-  value_count: `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`,
-  unflagged_rank: `CASE WHEN ${SUCCESS} AND flag IS NULL AND ${FLAGGED_GROUP} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`,
-  unflagged_count: `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP}) END`,
+  value_rank: VALUE_RANK,
+  value_count: VALUE_COUNT,
+  unflagged_rank: UNFLAGGED_RANK,
+  unflagged_count: UNFLAGGED_COUNT,
   group_rows: `count(*) OVER (PARTITION BY ${GROUP})`,
   group_unflagged_rows: `count(CASE WHEN flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP})`,
+  value_permille_lo: lo(VALUE_RANK, VALUE_COUNT),
+  value_permille_hi: hi(VALUE_RANK, VALUE_COUNT),
+  unflagged_permille_lo: lo(UNFLAGGED_RANK, UNFLAGGED_COUNT),
+  unflagged_permille_hi: hi(UNFLAGGED_RANK, UNFLAGGED_COUNT),
 };
 
 /** The rank columns as window-function select items (`CAST(…) AS value_rank`, …), in RANK_COLUMNS order. */

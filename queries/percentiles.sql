@@ -15,24 +15,24 @@
 -- How the value at that rank is found, without a sort: the samples table carries rank columns
 -- (docs/data.md, "Rank columns"), written with each partition's Parquet copy
 -- (functions/core/sample-ranks.ts) and computed by window functions for rows that have no copy
--- yet (local/duckdb-query.ts). value_rank is the row's position among the group's successful
--- values in ascending order (1 ... value_count, ties in some order), unflagged_rank /
--- unflagged_count the same among the unflagged ones (set only in a group with a flagged row),
--- group_rows / group_unflagged_rows the group's rows. So the value at rank r is the value of the
--- one row with value_rank = r.
---
--- "value_rank = ceil(k * n / 1000)" is written "1000 * value_rank >= k * n AND 1000 * value_rank
--- < k * n + 1000": BIGINT arithmetic, no division (Trino's "/" truncates integers, DuckDB's
--- returns a DOUBLE). max is the row with value_rank = n.
+-- yet (local/duckdb-query.ts). value_rank is the row's position r among the group's n
+-- successful values in ascending order (ties in some order), and value_permille_lo / _hi the
+-- per-mille interval (lo, hi] it covers: lo = floor(1000 (r - 1) / n), hi = floor(1000 r / n).
+-- Position r is the nearest rank ceil(k n / 1000) exactly when lo < k <= hi (the intervals of
+-- positions 1 ... n tile (0, 1000]), and hi = 1000 only at r = n, the max. So the value at a
+-- figure's rank is the value of the one row whose interval holds k: integer comparisons with
+-- constants, no division (where Trino and DuckDB differ) and no multiplication per row. The
+-- unflagged_* columns are the same among the unflagged values (set only in a group with a
+-- flagged row); value_count, unflagged_count, group_rows and group_unflagged_rows the group's
+-- counts, on every row.
 --
 -- The WHERE keeps only those rows, a handful per group, so the GROUP BY sees almost nothing:
 -- rows at one of the five ranks of either subset, and every row of a group without successful
 -- values or without rank columns (value_count 0 or NULL), so that every group appears. Every
--- figure's rank is at least n / 2 (p50 is the lowest) and all but p50's at least 19 n / 20
--- (p95 the next), so two cheap comparisons set most rows aside before the exact tests. The
--- counts come from the stored group columns (ok and flag are not read at all); in a Parquet
--- copy written before those columns existed (every row of it passes the WHERE) only total is
--- counted from the rows, and n, loss and the figures read NULL.
+-- figure's k is at least 500 (p50 is the lowest), so "hi >= 500" sets half the rows aside
+-- first. The counts come from the stored group columns (ok and flag are not read at all); in a
+-- Parquet copy written before those columns existed (every row of it passes the WHERE) only
+-- total is counted from the rows, and n, loss and the figures read NULL.
 --
 -- The rank columns are checked before they are used: each figure's rank must be held by exactly
 -- one row, or the subset's percentiles and max are NULL rather than wrong (a copy written
@@ -76,31 +76,31 @@ FROM (
         CAST(MAX(group_unflagged_rows) AS BIGINT) AS total_unflagged,
         CAST(MAX(value_count) AS BIGINT) AS n_all,
         CAST(MAX(unflagged_count) AS BIGINT) AS n_unflagged,
-        MAX(CASE WHEN 1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000 THEN value END) AS p50_all,
-        COUNT(CASE WHEN 1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000 THEN 1 END) AS at_p50_all,
-        MAX(CASE WHEN 1000 * value_rank >= 950 * value_count AND 1000 * value_rank < 950 * value_count + 1000 THEN value END) AS p95_all,
-        COUNT(CASE WHEN 1000 * value_rank >= 950 * value_count AND 1000 * value_rank < 950 * value_count + 1000 THEN 1 END) AS at_p95_all,
-        MAX(CASE WHEN 1000 * value_rank >= 990 * value_count AND 1000 * value_rank < 990 * value_count + 1000 THEN value END) AS p99_all,
-        COUNT(CASE WHEN 1000 * value_rank >= 990 * value_count AND 1000 * value_rank < 990 * value_count + 1000 THEN 1 END) AS at_p99_all,
-        MAX(CASE WHEN 1000 * value_rank >= 999 * value_count AND 1000 * value_rank < 999 * value_count + 1000 THEN value END) AS p999_all,
-        COUNT(CASE WHEN 1000 * value_rank >= 999 * value_count AND 1000 * value_rank < 999 * value_count + 1000 THEN 1 END) AS at_p999_all,
-        MAX(CASE WHEN value_rank = value_count THEN value END) AS max_all,
-        COUNT(CASE WHEN value_rank = value_count THEN 1 END) AS at_max_all,
-        MAX(CASE WHEN 1000 * unflagged_rank >= 500 * unflagged_count AND 1000 * unflagged_rank < 500 * unflagged_count + 1000 THEN value END) AS p50_unflagged,
-        COUNT(CASE WHEN 1000 * unflagged_rank >= 500 * unflagged_count AND 1000 * unflagged_rank < 500 * unflagged_count + 1000 THEN 1 END) AS at_p50_unflagged,
-        MAX(CASE WHEN 1000 * unflagged_rank >= 950 * unflagged_count AND 1000 * unflagged_rank < 950 * unflagged_count + 1000 THEN value END) AS p95_unflagged,
-        COUNT(CASE WHEN 1000 * unflagged_rank >= 950 * unflagged_count AND 1000 * unflagged_rank < 950 * unflagged_count + 1000 THEN 1 END) AS at_p95_unflagged,
-        MAX(CASE WHEN 1000 * unflagged_rank >= 990 * unflagged_count AND 1000 * unflagged_rank < 990 * unflagged_count + 1000 THEN value END) AS p99_unflagged,
-        COUNT(CASE WHEN 1000 * unflagged_rank >= 990 * unflagged_count AND 1000 * unflagged_rank < 990 * unflagged_count + 1000 THEN 1 END) AS at_p99_unflagged,
-        MAX(CASE WHEN 1000 * unflagged_rank >= 999 * unflagged_count AND 1000 * unflagged_rank < 999 * unflagged_count + 1000 THEN value END) AS p999_unflagged,
-        COUNT(CASE WHEN 1000 * unflagged_rank >= 999 * unflagged_count AND 1000 * unflagged_rank < 999 * unflagged_count + 1000 THEN 1 END) AS at_p999_unflagged,
-        MAX(CASE WHEN unflagged_rank = unflagged_count THEN value END) AS max_unflagged,
-        COUNT(CASE WHEN unflagged_rank = unflagged_count THEN 1 END) AS at_max_unflagged
+        MAX(CASE WHEN value_permille_lo < 500 AND value_permille_hi >= 500 THEN value END) AS p50_all,
+        COUNT(CASE WHEN value_permille_lo < 500 AND value_permille_hi >= 500 THEN 1 END) AS at_p50_all,
+        MAX(CASE WHEN value_permille_lo < 950 AND value_permille_hi >= 950 THEN value END) AS p95_all,
+        COUNT(CASE WHEN value_permille_lo < 950 AND value_permille_hi >= 950 THEN 1 END) AS at_p95_all,
+        MAX(CASE WHEN value_permille_lo < 990 AND value_permille_hi >= 990 THEN value END) AS p99_all,
+        COUNT(CASE WHEN value_permille_lo < 990 AND value_permille_hi >= 990 THEN 1 END) AS at_p99_all,
+        MAX(CASE WHEN value_permille_lo < 999 AND value_permille_hi >= 999 THEN value END) AS p999_all,
+        COUNT(CASE WHEN value_permille_lo < 999 AND value_permille_hi >= 999 THEN 1 END) AS at_p999_all,
+        MAX(CASE WHEN value_permille_hi = 1000 THEN value END) AS max_all,
+        COUNT(CASE WHEN value_permille_hi = 1000 THEN 1 END) AS at_max_all,
+        MAX(CASE WHEN unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500 THEN value END) AS p50_unflagged,
+        COUNT(CASE WHEN unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500 THEN 1 END) AS at_p50_unflagged,
+        MAX(CASE WHEN unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950 THEN value END) AS p95_unflagged,
+        COUNT(CASE WHEN unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950 THEN 1 END) AS at_p95_unflagged,
+        MAX(CASE WHEN unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990 THEN value END) AS p99_unflagged,
+        COUNT(CASE WHEN unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990 THEN 1 END) AS at_p99_unflagged,
+        MAX(CASE WHEN unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999 THEN value END) AS p999_unflagged,
+        COUNT(CASE WHEN unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999 THEN 1 END) AS at_p999_unflagged,
+        MAX(CASE WHEN unflagged_permille_hi = 1000 THEN value END) AS max_unflagged,
+        COUNT(CASE WHEN unflagged_permille_hi = 1000 THEN 1 END) AS at_max_unflagged
       FROM samples
       WHERE run = ? AND (
         value_count IS NULL OR value_count = 0
-        OR (2 * value_rank >= value_count AND ((1000 * value_rank >= 500 * value_count AND 1000 * value_rank < 500 * value_count + 1000) OR (20 * value_rank >= 19 * value_count AND ((1000 * value_rank >= 950 * value_count AND 1000 * value_rank < 950 * value_count + 1000) OR (1000 * value_rank >= 990 * value_count AND 1000 * value_rank < 990 * value_count + 1000) OR (1000 * value_rank >= 999 * value_count AND 1000 * value_rank < 999 * value_count + 1000) OR value_rank = value_count))))
-        OR (2 * unflagged_rank >= unflagged_count AND ((1000 * unflagged_rank >= 500 * unflagged_count AND 1000 * unflagged_rank < 500 * unflagged_count + 1000) OR (20 * unflagged_rank >= 19 * unflagged_count AND ((1000 * unflagged_rank >= 950 * unflagged_count AND 1000 * unflagged_rank < 950 * unflagged_count + 1000) OR (1000 * unflagged_rank >= 990 * unflagged_count AND 1000 * unflagged_rank < 990 * unflagged_count + 1000) OR (1000 * unflagged_rank >= 999 * unflagged_count AND 1000 * unflagged_rank < 999 * unflagged_count + 1000) OR unflagged_rank = unflagged_count))))
+        OR (value_permille_hi >= 500 AND ((value_permille_lo < 500 AND value_permille_hi >= 500) OR (value_permille_lo < 950 AND value_permille_hi >= 950) OR (value_permille_lo < 990 AND value_permille_hi >= 990) OR (value_permille_lo < 999 AND value_permille_hi >= 999) OR (value_permille_hi = 1000)))
+        OR (unflagged_permille_hi >= 500 AND ((unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500) OR (unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950) OR (unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990) OR (unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999) OR (unflagged_permille_hi = 1000)))
       )
       GROUP BY path, probe, metric, unit
     ) grouped

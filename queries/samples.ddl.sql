@@ -5,7 +5,7 @@
 -- Single source of truth for the columns: infra builds both Glue tables from this file, the
 -- Parquet writer takes its column types from it, and the local DuckDB views read their column
 -- types from it (functions/sql.ts samplesColumns()).
--- The last six columns are not in the records: the Parquet writer computes them per (probe,
+-- The last ten columns are not in the records: the Parquet writer computes them per (probe,
 -- metric, unit) group of the partition, so queries/percentiles.sql finds an exact percentile by
 -- a filter instead of a sort (docs/data.md, "Rank columns"). functions/sql.ts RANK_COLUMNS names them.
 -- ${database} and ${location} are filled in by code; keep one column per line.
@@ -30,7 +30,11 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   unflagged_rank bigint,
   unflagged_count bigint,
   group_rows bigint,
-  group_unflagged_rows bigint
+  group_unflagged_rows bigint,
+  value_permille_lo bigint,
+  value_permille_hi bigint,
+  unflagged_permille_lo bigint,
+  unflagged_permille_hi bigint
 )
 PARTITIONED BY (path string, run string)
 STORED AS PARQUET

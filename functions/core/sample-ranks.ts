@@ -12,12 +12,16 @@
  *                        (its unflagged values are all of its values: value_rank says it)
  *   group_rows           how many rows the group has, failed ones included
  *   group_unflagged_rows how many of them have no flag
+ *   value_permille_lo    the per-mille interval (lo, hi] of the group's values that the row's
+ *   value_permille_hi    position covers (permilleInterval); NULL where value_rank is
+ *   unflagged_permille_lo / _hi the same for unflagged_rank
  *
  * value_rank is SQL's row_number() OVER (PARTITION BY … ORDER BY value) over the same rows, with
  * its ties in some order (local/duckdb-query.ts computes the columns so for JSONL that has no
  * Parquet copy yet): the value at each position is the same whichever order ties take. So the
- * value at nearest rank k is the value of the one row whose value_rank is k, and
- * queries/percentiles.sql finds it with a filter, in one pass, without sorting.
+ * value at nearest rank ceil(k n / 1000) is the value of the one row whose per-mille interval
+ * holds k, and queries/percentiles.sql finds it with a filter of constant comparisons, in one
+ * pass, without sorting.
  *
  * A sample is successful when ok is true and value is a number (the query's `ok = true AND value
  * IS NOT NULL`; anything else is refused by the Parquet writer's type checks). Hand-written
@@ -103,7 +107,28 @@ interface Group {
 }
 
 /** The rank columns of one record, in RANK_COLUMNS order (null where they do not apply). */
-export type RankCells = [number | null, number, number | null, number | null, number, number];
+export type RankCells = [
+  number | null,
+  number,
+  number | null,
+  number | null,
+  number,
+  number,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+];
+
+/**
+ * The per-mille interval (lo, hi] of a group's values that position r of n covers: lo =
+ * floor(1000 (r - 1) / n), hi = floor(1000 r / n). Position r is the nearest rank ceil(k n / 1000)
+ * of exactly the integer per-mille k with lo < k <= hi, since the intervals of 1 … n tile
+ * (0, 1000]; hi = 1000 only at r = n. Exact: r and n stay far below 2^53 / 1000.
+ */
+export function permilleInterval(r: number, n: number): [number, number] {
+  return [Math.floor((1000 * (r - 1)) / n), Math.floor((1000 * r) / n)];
+}
 
 const isSuccess = (r: Record<string, unknown>) => r.ok === true && typeof r.value === 'number';
 const isUnflagged = (r: Record<string, unknown>) => r.flag === undefined || r.flag === null;
@@ -183,7 +208,7 @@ export class SampleRanks {
     const all = g.all as Ranking;
     const unflaggedCount = g.unflagged ? g.unflagged.count : null;
     const tail = [g.rows, g.unflaggedRows] as const;
-    if (!isSuccess(record)) return [null, all.count, null, unflaggedCount, ...tail];
+    if (!isSuccess(record)) return [null, all.count, null, unflaggedCount, ...tail, null, null, null, null];
     const v = record.value as number;
     const rank = all.take(v);
     if (rank === undefined) throw changed(`${where()}: a value the first pass did not see`);
@@ -193,7 +218,10 @@ export class SampleRanks {
       if (u === undefined) throw changed(`${where()}: an unflagged value the first pass did not see`);
       unflaggedRank = u;
     }
-    return [rank, all.count, unflaggedRank, unflaggedCount, ...tail];
+    const [lo, hi] = permilleInterval(rank, all.count);
+    const [ulo, uhi] =
+      unflaggedRank === null ? [null, null] : permilleInterval(unflaggedRank, unflaggedCount as number);
+    return [rank, all.count, unflaggedRank, unflaggedCount, ...tail, lo, hi, ulo, uhi];
   }
 
   /** After the second pass: every group saw as many rows and values as in the first, or the input changed. */

@@ -313,9 +313,9 @@ describe.each([
   });
 
   it('agrees at every rank boundary: n where k * n / 1000 is a whole number, and its neighbours', async () => {
-    // The exact rank tests (1000 * rank >= k * n, < k * n + 1000) and the WHERE's gates
-    // (2 * rank >= n, 20 * rank >= 19 * n) meet their equalities at n a multiple of 2, 20, 100
-    // and 1000. Each n below gets a group without flags and one whose unflagged values number n
+    // A position's per-mille interval (lo, hi] has k at its edge (k * n / 1000 a whole number)
+    // at n a multiple of 2, 20, 100 and 1000: where an off-by-one in the intervals, the rank tests
+    // or the WHERE's gate would show. Each n below gets a group without flags and one whose unflagged values number n
     // among 2n (the flagged ones interleaved), so both subsets cross every boundary.
     const rand = prng(13);
     const sizes = new Set<number>();

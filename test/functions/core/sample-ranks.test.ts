@@ -1,7 +1,7 @@
 /** The rank columns' two passes (functions/core/sample-ranks.ts) on their own, against a sort. */
 import { describe, expect, it } from 'vitest';
 import { CollectError } from '../../../functions/core/errors.js';
-import { SampleRanks } from '../../../functions/core/sample-ranks.js';
+import { permilleInterval, SampleRanks } from '../../../functions/core/sample-ranks.js';
 import { prng } from '../../helpers/samples.js';
 
 const where = () => 'test';
@@ -31,7 +31,7 @@ describe('SampleRanks', () => {
       const cells = ranks.cells(r, where);
       const tail = [rows.length, rows.filter((x) => x.flag === null).length];
       if (!good(r)) {
-        expect(cells).toEqual([null, group.length, null, flags ? clean.length : null, ...tail]);
+        expect(cells).toEqual([null, group.length, null, flags ? clean.length : null, ...tail, null, null, null, null]);
         continue;
       }
       const v = r.value as number;
@@ -42,9 +42,35 @@ describe('SampleRanks', () => {
       const unflaggedRank =
         flags && r.flag === null ? 1 + clean.filter((x) => (x.value as number) < v).length + before[1] : null;
       seen.set(key, [before[0] + 1, before[1] + (r.flag === null ? 1 : 0)]);
-      expect(cells).toEqual([rank, group.length, unflaggedRank, flags ? clean.length : null, ...tail]);
+      const interval = (r: number, n: number) => [Math.floor((1000 * (r - 1)) / n), Math.floor((1000 * r) / n)];
+      expect(cells).toEqual([
+        rank,
+        group.length,
+        unflaggedRank,
+        flags ? clean.length : null,
+        ...tail,
+        ...interval(rank, group.length),
+        ...(unflaggedRank === null ? [null, null] : interval(unflaggedRank, clean.length)),
+      ]);
     }
     ranks.verify();
+  });
+
+  it('gives each position the per-mille interval that holds exactly the k whose nearest rank it is', () => {
+    for (const n of [1, 2, 3, 7, 19, 20, 21, 99, 100, 101, 999, 1000, 1001, 2047]) {
+      const holders = new Map<number, number>();
+      let previousHi = 0;
+      for (let r = 1; r <= n; r++) {
+        const [lo, hi] = permilleInterval(r, n);
+        expect(lo).toBe(previousHi);
+        previousHi = hi;
+        for (let k = lo + 1; k <= hi; k++) holders.set(k, r);
+      }
+      expect(previousHi).toBe(1000);
+      for (let k = 1; k <= 1000; k++) expect(holders.get(k)).toBe(Math.ceil((k * n) / 1000 - 1e-9));
+      // and with integer arithmetic, as the query's reference does
+      for (const k of [500, 950, 990, 999]) expect(holders.get(k)).toBe(Math.floor((k * n + 999) / 1000));
+    }
   });
 
   it('refuses a second pass that differs from the first', () => {

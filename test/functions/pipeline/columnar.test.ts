@@ -202,7 +202,7 @@ describe('writeColumnarSamples', () => {
     const list = [...columns, ...partitions].map((c) => c.name).join(', ');
     const perRow = `SELECT ${list}, value_count, unflagged_count, group_rows, group_unflagged_rows, value_rank IS NULL AS no_rank, unflagged_rank IS NULL AS no_unflagged_rank FROM samples ${ORDER}, value`;
     const atRank = (rank: string) =>
-      `SELECT path, probe, metric, unit, ${rank} AS r, value FROM samples WHERE ${rank} IS NOT NULL ORDER BY path, probe, metric, unit, r`;
+      `SELECT path, probe, metric, unit, ${rank} AS r, value, ${rank.replace('rank', 'permille_lo')} AS lo, ${rank.replace('rank', 'permille_hi')} AS hi FROM samples WHERE ${rank} IS NOT NULL ORDER BY path, probe, metric, unit, r`;
     const read = async () => ({
       perRow: await engine?.query(perRow, [], 'rows'),
       all: await engine?.query(atRank('value_rank'), [], 'all'),
@@ -290,11 +290,11 @@ describe('writeColumnarSamples', () => {
     const good = await engine.query(pct, ['r1'], 'percentiles');
     const file = path.join(dir, keys.columnarSamples('A', 'r1'));
     const { columns, ranks } = samplesColumns();
-    // In the tcp group the largest value's row claims the rank below it (a file edited behind
-    // the writer): no row holds rank n, and rank n - 1 is held twice.
+    // In the tcp group the largest value's row claims the interval below its own (a file edited
+    // behind the writer): no row holds the max, and per-mille 999 is held twice.
     const cols = [...columns, ...ranks].map((c) =>
-      c.name === 'value_rank'
-        ? "CASE WHEN probe = 'tcp' AND value_rank = value_count THEN value_count - 1 ELSE value_rank END AS value_rank"
+      c.name === 'value_permille_hi'
+        ? "CASE WHEN probe = 'tcp' AND value_permille_hi = 1000 THEN 999 ELSE value_permille_hi END AS value_permille_hi"
         : c.name,
     );
     await engine.query(
