@@ -27,7 +27,7 @@
  * IS NOT NULL`; anything else is refused by the Parquet writer's type checks). Hand-written
  * rather than a library: the ranks are part of the measurement's exactness, and typed arrays keep
  * 10 million values at 13 bytes each (the value, an unflagged bit, a counter of its ties) plus 12
-for each unflagged value of a group that has flags.
+ * for each unflagged value of a group that has flags.
  */
 import { CollectError } from './errors.js';
 
