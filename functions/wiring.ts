@@ -124,8 +124,8 @@ export const TASKS = {
     needs: ['store:read', 'store:write', 'query'],
     // Streams raw → samples line by line: ~35 MB of heap whatever the file size. The handler
     // then writes the Parquet copy with its rank columns (two passes over the samples): a 1 M-line
-    // sockperf log took 4 s + 31 s on the bench machine (docs/benchmarks.md), so 900 s (Lambda's
-    // maximum) leaves room for about 8 M lines a path on a 512 MB Lambda's third of a vCPU.
+    // sockperf log took 5 s + 39 s on the bench machine (docs/benchmarks.md), so 900 s (Lambda's
+    // maximum) leaves room for about 7 M lines a path on a 512 MB Lambda's third of a vCPU.
     timeoutSeconds: 900,
     memoryMB: 512,
     description: 'parse raw tool output into sample records, register the partition',
