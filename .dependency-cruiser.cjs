@@ -1,14 +1,28 @@
 /**
  * The layering rules (docs/architecture.md, "Layers"), checked by `npm run layers` in `npm test`.
- *   functions/core   the pure domain: imports nothing of ours and nothing that touches the world
- *   agent/           runs on the client instance: imports only the core
- *   functions/       runs in Lambda: never the agent, the lab, the local runner, the CLI or infra
- *   lab/, local/     local stand-ins for AWS: may use functions/ and the agent, never the CLI;
- *                    local/ may use the lab's adapters, the lab never the local runner
- *   infra/           CDK: may use functions/ (wiring, adapters' constants), never lab/local/CLI
- *   test/            only tests import test helpers
+ *   core/          the pure domain every part shares: imports only core/ (and, for the documents
+ *                  that embed probe specs, the probes' pure modules), nothing that touches the world
+ *   probes/        one folder per probe kind. Pure modules (schemas, parsers, metrics, the
+ *                  registry) import only core/ and other pure probe modules; the agent-side modules
+ *                  (runners, the native helper, run-kit/) run on the client and may touch the world
+ *   report/        renders a summary (table, Markdown, CSV, HTML): core/ and the pure probes only
+ *   statemachine/  the ASL files' TypeScript owner: core/ only
+ *   queries/       the SQL and its loader: core/ only
+ *   agent/         runs on the client instance: core/, probes/ and itself
+ *   functions/     runs in Lambda: never the agent, a probe's runner, the lab, the local runner,
+ *                  the CLI or infra
+ *   lab/, local/   local stand-ins for AWS: may use functions/ and the agent, never the CLI;
+ *                  local/ may use the lab's adapters, the lab never the local runner
+ *   infra/         CDK: may use functions/ (wiring, adapters' constants), never lab/local/CLI
+ *   test/          only tests import test helpers
  * No exemptions: a rule that needs one is a rule to change here, with its reason.
  */
+
+/** The probes' agent-side modules: they run tools and sockets on the client. */
+const PROBE_AGENT_SIDE =
+  '^probes/(native/|run-kit/|runners\\.ts$|[^/]+/[^/]+\\.runner\\.ts$|http/(http-wire|tcp-state)\\.ts$)';
+const WORLD = '^(node:)?(fs|fs/promises|child_process|http|https|http2|dgram|cluster|worker_threads|readline|tty)$';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -20,35 +34,69 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'core-imports-nothing-of-ours',
+      name: 'core-imports-only-core-and-pure-probes',
       severity: 'error',
-      comment: 'functions/core is the domain every other part shares; it depends on none of them.',
-      from: { path: '^functions/core/' },
-      to: { path: '^(agent|lab|local|cli|infra|scripts|test|functions/(?!core/))' },
+      comment: "core/ is the domain every other part shares; besides itself it may read only the probes' pure modules.",
+      from: { path: '^core/' },
+      to: { path: '^(agent|report|statemachine|queries|functions|lab|local|cli|infra|scripts|test)/' },
     },
     {
-      name: 'core-has-no-side-effects',
+      name: 'core-never-probe-agent-side',
       severity: 'error',
-      comment: "functions/core is pure: no disk, processes, sockets or threads (reading files is an adapter's job).",
-      from: { path: '^functions/core/' },
+      from: { path: '^core/' },
+      to: { path: PROBE_AGENT_SIDE },
+    },
+    {
+      name: 'pure-layers-have-no-side-effects',
+      severity: 'error',
+      comment:
+        "core/, the probes' pure modules, report/ and statemachine/ touch nothing: no disk, processes, sockets or threads (that is an adapter's job).",
+      from: { path: '^(core|report|statemachine)/|^probes/', pathNot: PROBE_AGENT_SIDE },
+      to: { dependencyTypes: ['core'], path: WORLD },
+    },
+    {
+      name: 'pure-probes-import-core-and-pure-probes',
+      severity: 'error',
+      comment: "A probe's schema, parser and metric are shared by the agent, the pipeline and the CLI.",
+      from: { path: '^probes/', pathNot: PROBE_AGENT_SIDE },
       to: {
-        dependencyTypes: ['core'],
-        path: '^(node:)?(fs|fs/promises|child_process|http|https|http2|dgram|cluster|worker_threads|readline|tty)$',
+        path: `${PROBE_AGENT_SIDE}|^(agent|report|statemachine|queries|functions|lab|local|cli|infra|scripts|test)/`,
       },
     },
     {
-      name: 'agent-imports-only-core',
+      name: 'probe-agent-side-imports-core-and-probes',
       severity: 'error',
-      comment: 'The agent is bundled alone onto the client instance: besides itself, only the core.',
+      comment: 'The runners are bundled into the agent: besides the probes, only core/.',
+      from: { path: PROBE_AGENT_SIDE },
+      to: { path: '^(agent|report|statemachine|queries|functions|lab|local|cli|infra|scripts|test)/' },
+    },
+    {
+      name: 'report-renders-only',
+      severity: 'error',
+      comment: 'report/ renders a summary it is given; it reads nothing and runs nothing.',
+      from: { path: '^report/' },
+      to: { path: `${PROBE_AGENT_SIDE}|^(agent|statemachine|queries|functions|lab|local|cli|infra|scripts|test)/` },
+    },
+    {
+      name: 'statemachine-and-queries-need-only-core',
+      severity: 'error',
+      from: { path: '^(statemachine|queries)/' },
+      to: { path: '^(agent|probes|report|functions|lab|local|cli|infra|scripts|test)/' },
+    },
+    {
+      name: 'agent-imports-core-and-probes',
+      severity: 'error',
+      comment: 'The agent is bundled alone onto the client instance: besides itself, core/ and probes/.',
       from: { path: '^agent/' },
-      to: { path: '^(lab|local|cli|infra|scripts|test|functions/(?!core/))' },
+      to: { path: '^(report|statemachine|queries|functions|lab|local|cli|infra|scripts|test)/' },
     },
     {
       name: 'functions-stay-in-lambda',
       severity: 'error',
-      comment: 'functions/ is what runs in Lambda: never the agent, the lab, the local runner, the CLI or infra.',
+      comment:
+        "functions/ is what runs in Lambda: never the agent, a probe's runner, the lab, the local runner, the CLI or infra.",
       from: { path: '^functions/' },
-      to: { path: '^(agent|lab|local|cli|infra|scripts|test)/' },
+      to: { path: `${PROBE_AGENT_SIDE}|^(agent|lab|local|cli|infra|scripts|test)/` },
     },
     {
       name: 'lab-and-local-never-cli',

@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// test/ mirrors the source tree (test/functions/core/plan.test.ts tests functions/core/plan.ts);
+// test/ mirrors the source tree (test/core/plan.test.ts tests core/plan.ts);
 // the suite a file belongs to is in its name, by what it needs:
 //   *.test.ts        unit: no root, no network, no external tools
 //   *.int.test.ts    integration: real tools and the local driver end to end on loopback

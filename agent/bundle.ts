@@ -1,6 +1,6 @@
 /**
  * The probe agent bundle, dist/agent.cjs: ONE dependency-free file that runs on the client
- * instance with node built-ins only (agent/main.ts and what it imports, zod included; `.c` and
+ * instance with node built-ins only (agent/agent-main.ts and what it imports, zod included; `.c` and
  * `.h` sources inlined as text so the precision helper compiles on the instance).
  *
  * Every consumer — the local runner, the lab, the CDK app, the benches, `npm run build` — gets
@@ -18,7 +18,7 @@ import { buildSync } from 'esbuild';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const AGENT_BUNDLE = path.join(ROOT, 'dist', 'agent.cjs');
 /**
- * The task client (agent/task-client-main.ts): the command of a client service's ECS task. It
+ * The task client (agent/ecs-worker-main.ts): the command of a client service's ECS task. It
  * bundles the AWS SDK clients it needs (SQS, Step Functions, S3), so unlike the agent it is not
  * built-ins only; it runs the agent bundle beside it.
  */
@@ -30,10 +30,10 @@ interface BundleTarget {
   /** The agent must run on a bare instance: nothing but node built-ins may stay external. */
   builtinsOnly: boolean;
 }
-const AGENT: BundleTarget = { out: AGENT_BUNDLE, entry: path.join(ROOT, 'agent', 'main.ts'), builtinsOnly: true };
+const AGENT: BundleTarget = { out: AGENT_BUNDLE, entry: path.join(ROOT, 'agent', 'agent-main.ts'), builtinsOnly: true };
 const TASK_CLIENT: BundleTarget = {
   out: TASK_CLIENT_BUNDLE,
-  entry: path.join(ROOT, 'agent', 'task-client-main.ts'),
+  entry: path.join(ROOT, 'agent', 'ecs-worker-main.ts'),
   builtinsOnly: false,
 };
 /** Files that shape the bundle without being imported by it. */

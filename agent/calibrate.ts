@@ -18,13 +18,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { PathbenchError } from '../functions/core/errors.js';
-import type { ProbeOverhead } from '../functions/core/model.js';
-import { parseHttp } from '../functions/core/parsers/http.js';
-import { nearestRank } from '../functions/core/stats.js';
-import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from './native/tcping.js';
-import { HTTPING_TOOL, runHttp, WARMUP_REQUESTS } from './probes/http.js';
-import { connectSeries } from './probes/tcp-connect.js';
+import { PathbenchError } from '../core/errors.js';
+import type { ProbeOverhead } from '../core/model.js';
+import { nearestRank } from '../core/stats.js';
+import { parseHttp } from '../probes/http/http.parser.js';
+import { HTTPING_TOOL, runHttp, WARMUP_REQUESTS } from '../probes/http/http.runner.js';
+import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../probes/native/tcping.js';
+import { connectSeries } from '../probes/tcp-connect/tcp-connect.runner.js';
 
 /** Calibration produced no usable sample (every loopback connect failed, or the helper broke). */
 export class CalibrationError extends PathbenchError {}

@@ -6,17 +6,11 @@
  */
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
-import { errorMessage } from '../functions/core/errors.js';
-import {
-  type AgentReport,
-  type AgentSpec,
-  type HttpProbe,
-  PROBE_KINDS,
-  type ProbeKind,
-} from '../functions/core/model.js';
+import { errorMessage } from '../core/errors.js';
+import { type AgentReport, type AgentSpec, type HttpProbe, PROBE_KINDS, type ProbeKind } from '../core/model.js';
+import type { ProbeContext } from '../probes/run-kit/runner-types.js';
+import { runProbe } from '../probes/runners.js';
 import { type CalibratedKind, type CalibrateOptions, calibrate } from './calibrate.js';
-import { runProbe } from './probes/index.js';
-import type { ProbeContext } from './probes/types.js';
 
 // Injected by scripts/build.mjs (esbuild `define`) from package.json; absent when running from source.
 declare const __AGENT_VERSION__: string | undefined;

@@ -2,7 +2,7 @@
  * Target servers for the lab and for local runs (`agent serve`): a plain TCP echo listener,
  * an HTTP/1.1 server answering `GET /bytes/<n>` and `GET /health`, and a "slow-accept"
  * listener that reproduces an overloaded server; and the pingpong probe's TCP/UDP echo server,
- * which is the native helper (`tcping --echo`, agent/native/pingpong.c) run as a child: a Node
+ * which is the native helper (`tcping --echo`, probes/native/pingpong.c) run as a child: a Node
  * echo would add its own event-loop wake-up to every exchange it answers. When the helper cannot
  * be built here (no gcc) the other listeners still serve and `problems` says why.
  *
@@ -16,7 +16,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { ensureTcping, startEchoServer } from './native/tcping.js';
+import { ensureTcping, startEchoServer } from '../probes/native/tcping.js';
 
 export interface ServeOptions {
   host: string;

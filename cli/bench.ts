@@ -7,14 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { keys } from '../functions/core/keys.js';
-import type { RunManifest } from '../functions/core/model.js';
+import { keys } from '../core/keys.js';
+import type { RunManifest } from '../core/model.js';
 import { silentLogger } from '../functions/log.js';
+import type { ExecutionEvent } from '../local/asl-interpreter.js';
 import { DirStore } from '../local/dir-store.js';
-import { runLocal } from '../local/driver.js';
-import type { ExecutionEvent } from '../local/run-machine.js';
+import { runLocal } from '../local/local-driver.js';
 import { startLoopbackTargets } from '../local/targets.js';
-import { ROOT } from './paths.js';
+import { ROOT } from './cli-root.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus } from './progress.js';
 
@@ -142,7 +142,7 @@ export function registerBench(program: Command): void {
         {
           name: 'percentiles',
           run: async () => {
-            const { benchPercentiles } = await import('../scripts/bench/percentiles.js');
+            const { benchPercentiles } = await import('../scripts/bench/percentiles.bench.js');
             return (await benchPercentiles({ n: Number(o.samples) })).lines;
           },
         },
@@ -150,42 +150,42 @@ export function registerBench(program: Command): void {
         {
           name: 'collect',
           run: async () => {
-            const { benchCollect } = await import('../scripts/bench/collect.js');
+            const { benchCollect } = await import('../scripts/bench/collect.bench.js');
             return (await benchCollect({ sockperfLines: Number(o.collectLines) })).lines;
           },
         },
         {
           name: 'precision',
           run: async () => {
-            const { benchPrecision } = await import('../scripts/bench/precision.js');
+            const { benchPrecision } = await import('../scripts/bench/precision.bench.js');
             return (await benchPrecision()).lines;
           },
         },
         {
           name: 'pingpong',
           run: async () => {
-            const { benchPingpong } = await import('../scripts/bench/pingpong.js');
+            const { benchPingpong } = await import('../scripts/bench/pingpong.bench.js');
             return (await benchPingpong()).lines;
           },
         },
         {
           name: 'http',
           run: async () => {
-            const { benchHttp } = await import('../scripts/bench/http.js');
+            const { benchHttp } = await import('../scripts/bench/http.bench.js');
             return (await benchHttp()).lines;
           },
         },
         {
           name: 'mesh',
           run: async () => {
-            const { benchMesh } = await import('../scripts/bench/mesh.js');
+            const { benchMesh } = await import('../scripts/bench/mesh.bench.js');
             return (await benchMesh({ sites: Number(o.meshSites) })).lines;
           },
         },
         {
           name: 'lab-mesh',
           run: async () => {
-            const { benchLabMesh } = await import('../scripts/bench/lab-mesh.js');
+            const { benchLabMesh } = await import('../scripts/bench/lab-mesh.bench.js');
             return (await benchLabMesh()).lines;
           },
         },

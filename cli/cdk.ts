@@ -1,6 +1,6 @@
 /** Running the CDK app (cdk.json in the repository root) for `deploy` and `destroy`. */
 import { spawn } from 'node:child_process';
-import { ROOT } from './paths.js';
+import { ROOT } from './cli-root.js';
 
 /** Runs `npx cdk …` in the repo root; resolves with the exit code. */
 export type CdkRunner = (args: string[]) => Promise<number>;

@@ -1,10 +1,11 @@
 /**
  * `pathbench compare RUN_A RUN_B`: the same paths across two runs of a data directory, run B −
  * run A per percentile with the difference's 95 % interval and verdict
- * (functions/pipeline/compare-runs.ts, the comparisons code of one run's summary).
+ * (cli/compare-runs.ts, the comparisons code of one run's summary).
  */
-import type { RunComparison } from '../functions/pipeline/compare-runs.js';
-import { diffText, fmt, unitOf } from '../functions/pipeline/report.js';
+
+import { diffText, fmt, unitOf } from '../report/report-text.js';
+import type { RunComparison } from './compare-runs.js';
 
 export const COMPARE_HEAD = ['path', 'probe', 'metric', 'n A / B', 'p50 A → B', 'p50', 'p95', 'p99'];
 

@@ -4,14 +4,8 @@
  * --allow-over-budget. ValidatePlan holds the run to the same rule (functions/pipeline/validate.ts);
  * this is the same check, made before anything starts.
  */
-import {
-  applicableBudget,
-  costDefaultsFromEnv,
-  enforceBudget,
-  estimateRun,
-  formatEstimate,
-} from '../functions/core/cost.js';
-import type { ResolvedPlan } from '../functions/core/model.js';
+import { applicableBudget, costDefaultsFromEnv, enforceBudget, estimateRun, formatEstimate } from '../core/cost.js';
+import type { ResolvedPlan } from '../core/model.js';
 import type { Deps } from '../functions/ports.js';
 
 export interface CostFlags {

@@ -5,20 +5,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { errorMessage, OverBudgetError, PlanInvalidError, RunLockedError } from '../functions/core/errors.js';
-import { checkRunId, keys } from '../functions/core/keys.js';
-import type { ResolvedPlan, Summary } from '../functions/core/model.js';
-import { printable } from '../functions/core/printable.js';
+import { errorMessage, OverBudgetError, PlanInvalidError, RunLockedError } from '../core/errors.js';
+import { checkRunId, keys } from '../core/keys.js';
+import type { ResolvedPlan, Summary } from '../core/model.js';
+import { printable } from '../core/printable.js';
 import { stderrLogger } from '../functions/log.js';
 import { judgeStored } from '../functions/pipeline/regressions.js';
-import { renderTable, runNotes } from '../functions/pipeline/report.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
 import { DirStore } from '../local/dir-store.js';
-import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, usesLab } from '../local/driver.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
+import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, usesLab } from '../local/local-driver.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
+import { renderTable, runNotes } from '../report/report-text.js';
+import { ROOT } from './cli-root.js';
 import { COST_OPTIONS, type CostFlags, costDefaults, costGate } from './cost-guard.js';
-import { ROOT } from './paths.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus, RunProgress } from './progress.js';
 

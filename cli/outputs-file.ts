@@ -4,8 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { errorMessage } from '../functions/core/errors.js';
-import { ROOT } from './paths.js';
+import { errorMessage } from '../core/errors.js';
+import { ROOT } from './cli-root.js';
 
 export type Outputs = Record<string, Record<string, string>>;
 

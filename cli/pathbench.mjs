@@ -4,4 +4,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('./main.ts');
+await import('./cli-main.ts');

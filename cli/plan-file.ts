@@ -1,7 +1,7 @@
-/** Reading a plan file from disk; parsing and validation are the core's (functions/core/plan.ts). */
+/** Reading a plan file from disk; parsing and validation are the core's (core/plan.ts). */
 import { readFile } from 'node:fs/promises';
-import type { PlanResult } from '../functions/core/model.js';
-import { parsePlanText } from '../functions/core/plan.js';
+import type { PlanResult } from '../core/model.js';
+import { parsePlanText } from '../core/plan.js';
 
 /**
  * Read a plan file (JSON) and parse it. A missing or unreadable file is reported as a problem

@@ -5,9 +5,9 @@
  * repeated for the poll loop's Wait/Poll round trips.
  */
 import { createLogUpdate } from 'log-update';
-import type { ProbeSpec, ResolvedPlan } from '../functions/core/model.js';
-import { printable } from '../functions/core/printable.js';
-import type { ExecutionEvent } from '../local/run-machine.js';
+import type { ProbeSpec, ResolvedPlan } from '../core/model.js';
+import { printable } from '../core/printable.js';
+import type { ExecutionEvent } from '../local/asl-interpreter.js';
 
 /** What a person calls each state of the per-path iteration (statemachine/measurement.asl.json). */
 const STEP: Record<string, string> = {

@@ -4,7 +4,7 @@
  * again against the runs before it exactly as the summary step did (functions/pipeline/regressions.ts),
  * so the listing shows where a regression began and which runs were left out of the baseline.
  */
-import type { Regression } from '../functions/core/model.js';
+import type { Regression } from '../core/model.js';
 import {
   exclusion,
   judge,
@@ -12,8 +12,8 @@ import {
   loadTrendPoints,
   type TrendPoint,
 } from '../functions/pipeline/regressions.js';
-import { fmt } from '../functions/pipeline/report.js';
 import type { ObjectStore } from '../functions/ports.js';
+import { fmt } from '../report/report-text.js';
 
 export interface TrendFilters {
   plan?: string;

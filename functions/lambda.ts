@@ -6,10 +6,10 @@
  * the ASL's Retry/Catch match on it.
  */
 import { z } from 'zod';
-import { awsDeps } from './adapters/aws/deps.js';
-import { errorMessage } from './core/errors.js';
+import { errorMessage } from '../core/errors.js';
+import { awsDeps } from './adapters/aws/aws-deps.js';
 import { TaskInputError } from './handlers/index.js';
-import { cleanupAfterExecution } from './pipeline/cleanup.js';
+import { cleanupAfterExecution } from './pipeline/abandoned-run.js';
 import type { Deps } from './ports.js';
 import { CLEANUP_LATE_SWEEP_MARGIN_SECONDS, TASKS, type TaskName } from './wiring.js';
 

@@ -1,9 +1,9 @@
 /**
  * Ports: the interfaces between pipeline logic and the world. Each has an AWS adapter
- * (functions/adapters/aws) and local ones (local/, lab/fleet.ts, lab/routes.ts); docs/architecture.md.
+ * (functions/adapters/aws) and local ones (local/, lab/lab-fleet.ts, lab/lab-routes.ts); docs/architecture.md.
  */
-import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget, Summary } from './core/model.js';
-import type { AllowedRoute } from './core/route-policy.js';
+import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget, Summary } from '../core/model.js';
+import type { AllowedRoute } from '../core/route-policy.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
@@ -179,7 +179,7 @@ export interface Deps {
   /** The account a task client's queue lives in when the plan gives no queueUrl (AWS: PATHBENCH_ACCOUNT_ID). */
   accountId?: string;
   /**
-   * The cost guard's stack default (functions/core/cost.ts): the budget in USD for plans without
+   * The cost guard's stack default (core/cost.ts): the budget in USD for plans without
    * their own budgetUsd, and the clients' instance type / iperf3 bandwidth bound for the estimate.
    */
   cost?: { budgetUsd?: number; instanceType?: string; bandwidthGbps?: number };

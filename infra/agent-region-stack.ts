@@ -15,8 +15,8 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { probeDocumentContent } from '../functions/adapters/aws/probe-document.js';
-import type { ProbeLocation } from '../functions/adapters/aws/runner.js';
-import { AGENT_BUNDLE } from './paths.js';
+import type { ProbeLocation } from '../functions/adapters/aws/ssm-runner.js';
+import { AGENT_BUNDLE } from './infra-paths.js';
 
 /** The probe document's name in the agent region stacks of a pipeline stack. */
 export function agentDocumentName(pipelineStackName: string): string {
@@ -57,7 +57,7 @@ export function parseMeshRegions(text: string | undefined, home: string | undefi
 export interface AgentRegionStackProps extends StackProps {
   /** The pipeline stack's name: the document is named after it. */
   pipelineStackName: string;
-  /** The agent bundle; default the project's (infra/paths.ts AGENT_BUNDLE). */
+  /** The agent bundle; default the project's (infra/infra-paths.ts AGENT_BUNDLE). */
   agentBundlePath?: string;
 }
 

@@ -7,11 +7,11 @@
  * clientQueueArns (comma separated; default: queues named pathbench-client-* of the stack's account and region).
  */
 import { App } from 'aws-cdk-lib';
-import { parseAllowedRoutes } from '../functions/core/route-policy.js';
+import { parseAllowedRoutes } from '../core/route-policy.js';
 import { addAgentRegions, parseMeshRegions } from './agent-region-stack.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
-import { addMeshTestbed } from './testbed/mesh.js';
+import { addMeshTestbed } from './testbed/mesh-testbed.js';
 import { addSeed002Testbed } from './testbed/seed002.js';
 import { addSeed004Testbed } from './testbed/seed004.js';
 
@@ -51,7 +51,7 @@ if (ctx('testbed') === 'seed-002') {
   // Seed 002's ECS service-to-service testbed, probed from a client service task (infra/testbed/seed002.ts).
   addSeed002Testbed(app);
 } else if (ctx('testbed') === 'mesh') {
-  // The mesh testbed: one small host per region of meshRegions (infra/testbed/mesh.ts).
+  // The mesh testbed: one small host per region of meshRegions (infra/testbed/mesh-testbed.ts).
   addMeshTestbed(app, ctx('meshRegions'));
 } else if (ctx('testbed') === 'seed-004') {
   // Seed 004's AZ-pair testbed: 3 AZs × 2 regions + a same-AZ reference host each (infra/testbed/seed004.ts).

@@ -9,8 +9,8 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/plans.js';
-import type { AllowedRoute } from '../functions/core/route-policy.js';
+import type { AllowedRoute } from '../core/route-policy.js';
+import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/ssm-plans.js';
 import type { Capability } from '../functions/wiring.js';
 import { ATHENA_RESULTS, DATA_PREFIXES, PLANS_PREFIX } from './constructs/data-lake.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
@@ -209,7 +209,7 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
     lock: {
       grant: (role) => {
         t.lockTable.grant(role, 'dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem');
-        // A lock whose holder execution has ended may be taken over (functions/adapters/aws/lock.ts).
+        // A lock whose holder execution has ended may be taken over (functions/adapters/aws/dynamodb-lock.ts).
         statements({
           actions: ['states:DescribeExecution'],
           resources: [`arn:${Aws.PARTITION}:states:${Aws.REGION}:${Aws.ACCOUNT_ID}:execution:${t.stateMachineName}:*`],

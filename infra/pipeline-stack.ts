@@ -16,7 +16,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, RootConstruct } from 'constructs';
-import type { AllowedRoute } from '../functions/core/route-policy.js';
+import type { AllowedRoute } from '../core/route-policy.js';
 import type { TaskName } from '../functions/wiring.js';
 import { Alarms } from './constructs/alarms.js';
 import { DataLake } from './constructs/data-lake.js';

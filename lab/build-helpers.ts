@@ -25,7 +25,7 @@ export async function buildHelper(name: LabHelper): Promise<string> {
 
 /**
  * Path to the fallback TCP-connect timer lab/native/tcp-rtt.c (built on demand). Only used when
- * the precise helper (agent/native/tcping.ts) cannot be built here.
+ * the precise helper (probes/native/tcping.ts) cannot be built here.
  */
 export async function tcpRttTool(): Promise<string> {
   return buildHelper('tcp-rtt');

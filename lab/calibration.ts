@@ -8,7 +8,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LabBuilder } from './builder.js';
 import { applyDelays } from './delay.js';
-import { LabCommandError } from './errors.js';
+import { LabCommandError } from './lab-errors.js';
 import { type ConnectMeter, type MeterClock, robustP50 } from './measure.js';
 import { setNextHop } from './next-hop.js';
 import type { DelayMechanism } from './sys.js';

@@ -5,7 +5,7 @@
 
 import { buildHelper } from './build-helpers.js';
 import type { LabBuilder } from './builder.js';
-import { LabCommandError, LabInputError, LabUnavailableError } from './errors.js';
+import { LabCommandError, LabInputError, LabUnavailableError } from './lab-errors.js';
 import { type DelayMechanism, isAlive, labCpu, run, tail, tryRun, waitFor } from './sys.js';
 import { buildDelayRuleCommands, type LabPathDef, type LabProfile, type LabRole, queuesByRole } from './topology.js';
 

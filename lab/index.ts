@@ -3,16 +3,16 @@
  * and the port adapters bundled for the local driver.
  */
 
-import type { ClientRef } from '../functions/core/model.js';
+import type { ClientRef } from '../core/model.js';
 import type { Fleet, Routes } from '../functions/ports.js';
 import { labClientWrap } from './client.js';
-import { LabFleet, type LabFleetOptions } from './fleet.js';
-import { LabRoutes } from './routes.js';
+import { LabFleet, type LabFleetOptions } from './lab-fleet.js';
+import { LabRoutes } from './lab-routes.js';
 
-export { LabCommandError, LabInputError, LabStateError, LabUnavailableError } from './errors.js';
 export { parseIpRoute } from './ip-route.js';
 export type { LabOptions, LabStatus, LabUpOptions } from './lab.js';
 export { labAvailable, labCalibrate, labClientWrap, labDown, labShiftDelay, labStatus, labUp } from './lab.js';
+export { LabCommandError, LabInputError, LabStateError, LabUnavailableError } from './lab-errors.js';
 export { LAB_PORTS, labProfile, OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
 
 /** Fleet, Routes and the command wrapper for running the pipeline against the lab. */
@@ -20,7 +20,7 @@ export async function createLabPorts(opts: LabFleetOptions = {}): Promise<{
   fleet: Fleet;
   routes: Routes;
   wrap: (argv: string[], client: ClientRef) => string[];
-  /** Put back routes a killed run left changed (lab/routes.ts); one line per route. */
+  /** Put back routes a killed run left changed (lab/lab-routes.ts); one line per route. */
   recoverLeftovers: () => Promise<string[]>;
 }> {
   const routes = new LabRoutes(opts);

@@ -13,11 +13,11 @@ import { buildHelper, tcpRttTool } from './build-helpers.js';
 import { LabBuilder } from './builder.js';
 import { calibrate, seedDelays } from './calibration.js';
 import { applyDelays, setUpDelayMechanism } from './delay.js';
-import { LabInputError, LabStateError, LabUnavailableError } from './errors.js';
+import { LabInputError, LabStateError, LabUnavailableError } from './lab-errors.js';
+import { journalPath } from './lab-routes.js';
 import { type LabOptions, labLocation } from './location.js';
 import { connectMeter } from './measure.js';
 import { startProxies } from './proxies.js';
-import { journalPath } from './routes.js';
 import { startServers } from './servers.js';
 import { type LabStatus, labStatus } from './status.js';
 import {
@@ -46,8 +46,8 @@ import {
 export { labAvailable } from './availability.js';
 export { tcpRttTool } from './build-helpers.js';
 export { labClientWrap, resolveClient } from './client.js';
+export { readLabRoute } from './lab-routes.js';
 export { type LabOptions, labLocation } from './location.js';
-export { readLabRoute } from './routes.js';
 export { type LabStatus, labStatus } from './status.js';
 
 export interface LabUpOptions extends LabOptions {

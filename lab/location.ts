@@ -1,5 +1,5 @@
 /** Where a lab lives: its namespace prefix and its state directory, from the caller's options. */
-import { LabInputError } from './errors.js';
+import { LabInputError } from './lab-errors.js';
 import { defaultStateDir } from './sys.js';
 import { DEFAULT_PREFIX, PREFIX_RE } from './topology.js';
 

@@ -3,7 +3,7 @@
  * (to calibrate and verify the delays) and nearest-rank percentiles. The probe agent does the
  * real measuring for runs; this only keeps the lab honest about its own accuracy.
  *
- * The lab measures with the pipeline's own precise helper (agent/native/tcping.ts):
+ * The lab measures with the pipeline's own precise helper (probes/native/tcping.ts):
  * its primary value is the kernel's handshake RTT (TCP_INFO tcpi_rtt), exactly what a run
  * reports as connect_rtt_ms, and it cannot be inflated by the measuring process waking up late
  * on a busy machine. Only when the helper cannot be built does the lab fall back to its own
@@ -12,9 +12,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureTcping, parseTcpingLines, runTcping } from '../agent/native/tcping.js';
-import { median, nearestRank } from '../functions/core/stats.js';
-import { LabCommandError } from './errors.js';
+import { median, nearestRank } from '../core/stats.js';
+import { ensureTcping, parseTcpingLines, runTcping } from '../probes/native/tcping.js';
+import { LabCommandError } from './lab-errors.js';
 import { run } from './sys.js';
 
 export interface ConnectStats {

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LabBuilder } from './builder.js';
-import { LabCommandError, LabUnavailableError } from './errors.js';
+import { LabCommandError, LabUnavailableError } from './lab-errors.js';
 import { isAlive, listening, tail, tryRun, waitFor } from './sys.js';
 import { haproxyConfig } from './topology.js';
 

@@ -5,7 +5,7 @@
  *
  * `agent serve` runs from the bundle (dist/agent.cjs, what real clients run; built first when it
  * is missing or stale). If it cannot be built or does not start, it runs from source
- * (agent/main.ts through tsx) instead; the state then says server "fallback".
+ * (agent/agent-main.ts through tsx) instead; the state then says server "fallback".
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -17,7 +17,7 @@ import { type LabState, listening, tryRun, waitFor } from './sys.js';
 import { targetRoles } from './topology.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const AGENT_SOURCE = join(ROOT, 'agent', 'main.ts');
+const AGENT_SOURCE = join(ROOT, 'agent', 'agent-main.ts');
 
 /** `node … serve` argv: the bundle, or the agent's source through the tsx loader. */
 function agentServeArgv(server: LabState['server'], serveArgs: string[]): string[] {

@@ -1,8 +1,8 @@
 /** `labStatus`: what exists right now, according to the state file and the machine. */
-import type { RouteTarget } from '../functions/core/model.js';
+import type { RouteTarget } from '../core/model.js';
 import { resolveClient } from './client.js';
+import { readLabRoute } from './lab-routes.js';
 import { type LabOptions, labLocation } from './location.js';
-import { readLabRoute } from './routes.js';
 import { type ClientTrack, isAlive, type LabState, listNamespaces, readState, statePath } from './sys.js';
 import { allNamespaces, type LabProfileName, OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
 

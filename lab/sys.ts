@@ -16,9 +16,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runTool } from '../agent/probes/iperf3.js';
 import type { InstanceState } from '../functions/ports.js';
-import { LabCommandError } from './errors.js';
+import { runTool } from '../probes/iperf3/iperf3.runner.js';
+import { LabCommandError } from './lab-errors.js';
 import type { Argv, LabCredits, LabPathDef, LabPorts, LabProfileName, LabRole } from './topology.js';
 
 /**

@@ -15,8 +15,8 @@
  * Path F is not one of the seed's: a bimodal path (two delays mixed) to the same host as A,
  * under another address (10.0.5.10 on pb-a's loopback), for the distribution-shape figures.
  */
-import { TARGET_PORTS, type TargetPorts } from '../functions/core/target-ports.js';
-import { LAB_MESH_HOSTS, LAB_MESH_ROUTE_FACTOR, labMeshPairs } from './mesh.js';
+import { TARGET_PORTS, type TargetPorts } from '../core/target-ports.js';
+import { LAB_MESH_HOSTS, LAB_MESH_ROUTE_FACTOR, labMeshPairs } from './lab-mesh.js';
 
 export const LAB_PROFILES = ['seed-000', 'seed-002', 'seed-004', 'mesh'] as const;
 export type LabProfileName = (typeof LAB_PROFILES)[number];
@@ -494,7 +494,7 @@ export const SEED004_HOSTS: readonly LabAzHost[] = [
 /**
  * Seed 004's inter-AZ round trips as routes: [round trip ms, share] per route, the first taking
  * the rest. Where the seed named modes, the lab keeps their number and order but spreads them
- * to ≥ 1.45× apart: the report's mode detector (functions/core/shape.ts, 40 bins per decade)
+ * to ≥ 1.45× apart: the report's mode detector (core/shape.ts, 40 bins per decade)
  * does not resolve modes closer than ≈ 1.35×, and the seed's own are closer (Tokyo az1↔az2
  * 540 / 605 µs one-way, Osaka az2↔az3 300 / 370 / 450 µs). Osaka az1↔az2 keeps the seed's
  * shape: two modes with the mean (seed: 147.7 µs one-way) in the valley between them. The
@@ -573,7 +573,7 @@ export function seed004Profile(): LabProfile {
 }
 
 /**
- * The lab mesh (lab/mesh.ts): six region namespaces in a star around one router, every host a
+ * The lab mesh (lab/lab-mesh.ts): six region namespaces in a star around one router, every host a
  * client and a target. Each unordered region pair is one lab path on its own NFQUEUE queue in
  * the router, matched in both directions, half the pair's round trip each way (queueArg), so a
  * round trip between two regions crosses that pair's delay once each way and no other. The

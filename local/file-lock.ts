@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunLockedError } from '../functions/core/errors.js';
+import { RunLockedError } from '../core/errors.js';
 import type { LockInfo, Logger, RunLock } from '../functions/ports.js';
 
 interface Generation {

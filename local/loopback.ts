@@ -2,8 +2,8 @@
  * Fleet and Routes for plain loopback runs: nothing to reboot, nothing to swap. They say so
  * (in the log and, through the pipeline, in the manifest) instead of pretending.
  */
-import { routeKey } from '../functions/core/keys.js';
-import type { ClientRef, RouteEntry, RouteTarget } from '../functions/core/model.js';
+import { routeKey } from '../core/keys.js';
+import type { ClientRef, RouteEntry, RouteTarget } from '../core/model.js';
 import type { Fleet, InstanceInfo, Logger, Routes } from '../functions/ports.js';
 
 export class LoopbackFleet implements Fleet {

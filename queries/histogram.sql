@@ -1,7 +1,7 @@
 -- Log-spaced histogram of every group of one run, one row per (path, probe, metric, unit, bin).
 -- Parameter 1: run id. The same text runs on Athena (Trino) and DuckDB; keep it that way.
 --
--- Bins are fixed fractions of a decade (functions/core/shape.ts, BINS_PER_DECADE = 40): bin i
+-- Bins are fixed fractions of a decade (core/shape.ts, BINS_PER_DECADE = 40): bin i
 -- holds the successful values v > 0 with floor(40 * log10(v)) = i, i.e. [10^(i/40), 10^((i+1)/40)),
 -- about 5.9 % wide, the same edges for every path. Values <= 0 (and failed samples) are left
 -- out; only occupied bins are returned (the summary fills the empty ones in between).

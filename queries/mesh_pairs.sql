@@ -11,7 +11,7 @@
 -- per RTT. inverse_rtt_hz = 1000 / latency_p50_ms; throughput = slope * inverse_rtt_hz +
 -- intercept is the fitted curve (corr, regr_slope and regr_intercept are in both engines). The
 -- pair's regions and great-circle distance are in the run's manifest (paths[].mesh), which the
--- summary joins (functions/pipeline/mesh.ts); latency against distance is fitted there.
+-- summary joins (functions/pipeline/mesh-summary.ts); latency against distance is fitted there.
 WITH good AS (
   SELECT path, metric, value
   FROM samples

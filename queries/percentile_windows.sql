@@ -1,4 +1,4 @@
--- The values around each percentile, for the 95 % intervals of functions/core/confidence.ts: for
+-- The values around each percentile, for the 95 % intervals of core/confidence.ts: for
 -- every (path, probe, metric, unit) of a run and p50, p95, p99, each distinct value whose ranks
 -- reach into the window rank +- half_width around the nearest rank, with the ranks it covers
 -- (first_rank .. last_rank, 1-based, ascending order, ties included). The value at any rank r of
@@ -11,9 +11,9 @@
 -- half_width = ceil(sqrt(9 * n * k * (1000 - k) / 10^6)) + 3 ranks: three binomial standard
 -- deviations plus three. The integer product is exact in a DOUBLE (below 2^53 for n up to ~10^10)
 -- and IEEE division, sqrt and ceil are correctly rounded on both engines, so the window is the
--- same integer everywhere; functions/core/confidence.ts computes it the same way and its ranks
+-- same integer everywhere; core/confidence.ts computes it the same way and its ranks
 -- (the exact binomial interval and the spread used for differences) stay inside it
--- (test/functions/core/confidence.test.ts). About 6 * sqrt(n * p * (1 - p)) rows per group and
+-- (test/core/confidence.test.ts). About 6 * sqrt(n * p * (1 - p)) rows per group and
 -- percentile at most: a few hundred for 10,000 samples.
 WITH base AS (
   SELECT path, probe, metric, unit, value

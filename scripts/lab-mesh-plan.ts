@@ -1,12 +1,12 @@
 /**
- * Writes plans/lab-mesh.json: the lab mesh's plan (lab/mesh.ts), built by the same code as
- * `pathbench plan mesh` (functions/core/mesh.ts) with the lab's namespaces as clients.
+ * Writes plans/lab-mesh.json: the lab mesh's plan (lab/lab-mesh.ts), built by the same code as
+ * `pathbench plan mesh` (core/mesh-schedule.ts) with the lab's namespaces as clients.
  * Run: npx tsx scripts/lab-mesh-plan.ts
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { labMeshPlan } from '../lab/mesh.js';
-import { ROOT } from '../local/run-machine.js';
+import { labMeshPlan } from '../lab/lab-mesh.js';
+import { ROOT } from '../local/asl-interpreter.js';
 
 const file = join(ROOT, 'plans', 'lab-mesh.json');
 writeFileSync(file, `${JSON.stringify(labMeshPlan(), null, 2)}\n`);

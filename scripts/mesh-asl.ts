@@ -1,11 +1,11 @@
 /**
  * Writes statemachine/mesh.asl.json from statemachine/measurement.asl.json
- * (functions/pipeline/mesh-definition.ts). Run after changing the measurement definition:
+ * (statemachine/mesh-definition.ts). Run after changing the measurement definition:
  * `npx tsx scripts/mesh-asl.ts`; test/statemachine/mesh-asl.test.ts fails while they differ.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { meshDefinition } from '../functions/pipeline/mesh-definition.js';
+import { meshDefinition } from '../statemachine/mesh-definition.js';
 
 const dir = fileURLToPath(new URL('../statemachine/', import.meta.url));
 const measurement = JSON.parse(readFileSync(`${dir}measurement.asl.json`, 'utf8'));

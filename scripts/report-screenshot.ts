@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { renderHtml } from '../functions/pipeline/report-html.js';
+import { renderHtml } from '../report/report-html.js';
 
 const root = join(import.meta.dirname, '..');
 const dir = await mkdtemp(join(tmpdir(), 'pathbench-shot-'));

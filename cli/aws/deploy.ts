@@ -1,13 +1,13 @@
 /** `pathbench deploy [--testbed] [--allow-plan FILE…]`: the pipeline stack with cdk, saving its outputs for the other commands. */
 import path from 'node:path';
-import { errorMessage } from '../../functions/core/errors.js';
-import type { ResolvedPlan } from '../../functions/core/model.js';
-import { type AllowedRoute, viaTarget } from '../../functions/core/route-policy.js';
+import { errorMessage } from '../../core/errors.js';
+import type { ResolvedPlan } from '../../core/model.js';
+import { type AllowedRoute, viaTarget } from '../../core/route-policy.js';
 import { runCdk } from '../cdk.js';
+import { ROOT } from '../cli-root.js';
 import { PIPELINE_OUTPUTS_FILE } from '../outputs-file.js';
-import { ROOT } from '../paths.js';
 import { loadPlanFile } from '../plan-file.js';
-import { AwsCliError } from './errors.js';
+import { AwsCliError } from './aws-errors.js';
 import { DEFAULT_STACK } from './stack-config.js';
 
 export interface DeployFlags {
@@ -18,7 +18,7 @@ export interface DeployFlags {
   allowPlan?: string[];
 }
 
-/** The plan the testbed deploy writes (cli/commands/testbed.ts DEFAULT_PLAN_OUT); --testbed allows it. */
+/** The plan the testbed deploy writes (cli/commands/testbed.command.ts DEFAULT_PLAN_OUT); --testbed allows it. */
 const TESTBED_PLAN = path.resolve(ROOT, 'plans/tokyo-osaka.json');
 
 /**
@@ -75,9 +75,11 @@ export async function deploy(o: DeployFlags, run: (args: string[]) => Promise<nu
   if (o.testbed) {
     let deployTestbed: ((opts: { yes?: boolean }) => Promise<number>) | undefined;
     try {
-      ({ deployTestbed } = await import('../commands/testbed.js'));
+      ({ deployTestbed } = await import('../commands/testbed.command.js'));
     } catch (e) {
-      throw new AwsCliError(`--testbed is not available: cli/commands/testbed.ts failed to load (${errorMessage(e)})`);
+      throw new AwsCliError(
+        `--testbed is not available: cli/commands/testbed.command.ts failed to load (${errorMessage(e)})`,
+      );
     }
     const code = await deployTestbed({ yes: o.yes });
     if (code !== 0) return code;

@@ -13,18 +13,18 @@ import {
   type SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { AWS_POLL_SECONDS } from '../../functions/adapters/aws/fleet.js';
-import { executionArn } from '../../functions/adapters/aws/lock.js';
-import { checkRunId, newRunId } from '../../functions/core/keys.js';
-import { formatProblems } from '../../functions/core/plan.js';
+import { checkRunId, newRunId } from '../../core/keys.js';
+import { formatProblems } from '../../core/plan.js';
+import { executionArn } from '../../functions/adapters/aws/dynamodb-lock.js';
+import { AWS_POLL_SECONDS } from '../../functions/adapters/aws/ec2-fleet.js';
 import { planLimitProblems } from '../../functions/pipeline/limits.js';
 import { validateOutput } from '../../functions/pipeline/validate.js';
 import { type CostFlags, costDefaults, costGate } from '../cost-guard.js';
 import { loadPlanFile } from '../plan-file.js';
+import { AwsCliError, explainAwsError } from './aws-errors.js';
+import { fetchSummary, summaryText } from './aws-summary.js';
 import { type ClientsFor, makeClients } from './clients.js';
-import { AwsCliError, explainAwsError } from './errors.js';
 import { type CommonFlags, resolveStackConfig } from './stack-config.js';
-import { fetchSummary, summaryText } from './summary.js';
 
 /** One progress line per interesting history event (path starts, step entries, failures, the end). */
 export function progressLines(events: HistoryEvent[]): string[] {

@@ -17,10 +17,10 @@ import {
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
-import { keys } from '../../functions/core/keys.js';
+import { keys } from '../../core/keys.js';
 import { PIPELINE_OUTPUTS_FILE, readOutputsFile } from '../outputs-file.js';
+import { AwsCliError, explainAwsError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
-import { AwsCliError, explainAwsError } from './errors.js';
 import { type CommonFlags, DEFAULT_STACK, resolveStackConfig } from './stack-config.js';
 
 export interface ScheduleTargets {

@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
 import { PIPELINE_OUTPUTS_FILE, readOutputsFile } from '../outputs-file.js';
+import { AwsCliError, explainAwsError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
-import { AwsCliError, explainAwsError } from './errors.js';
 
 const CONFIG_PARAMETER = '/pathbench/config';
 export const DEFAULT_STACK = 'Pathbench';

@@ -4,9 +4,8 @@
  * ASL and the code, so it fails with TaskInputError naming the field.
  */
 import { z } from 'zod';
-import { PathbenchError } from '../core/errors.js';
+import { PathbenchError } from '../../core/errors.js';
 import { collectOutput } from '../pipeline/collect.js';
-import { writeColumnarSamples } from '../pipeline/columnar.js';
 import {
   clientInput,
   describeClientInput,
@@ -16,8 +15,9 @@ import {
   releaseLockInput,
   runRef,
 } from '../pipeline/contracts.js';
-import { releaseLock as release, restoreRoutes as restore, summarizeRun as summarize } from '../pipeline/finish.js';
+import { writeColumnarSamples } from '../pipeline/parquet-copy.js';
 import * as path from '../pipeline/path.js';
+import { releaseLock as release, restoreRoutes as restore, summarizeRun as summarize } from '../pipeline/run-end.js';
 import * as taskProbe from '../pipeline/task-probe.js';
 import { validatePlanStep } from '../pipeline/validate.js';
 import type { Deps } from '../ports.js';

@@ -3,13 +3,12 @@
  * there); parse each into sample records, write one JSONL per probe trial, register the
  * partition and record provenance. A parse failure marks the path, never deletes raw data.
  * iperf3 trials are checked for a burst-credit cliff and, against the client's baseline
- * bandwidth recorded at BeginPath, for a plateau at the baseline (functions/core/credit.ts).
+ * bandwidth recorded at BeginPath, for a plateau at the baseline (core/credit.ts).
  */
 
-import { flagAtBaseline, flagCreditCliffs, formatAtBaselineNote } from '../core/credit.js';
-import { CollectError, errorMessage } from '../core/errors.js';
-import { HttpTrialTally, httpWarnings } from '../core/http-trials.js';
-import { keys, RAW_EXT } from '../core/keys.js';
+import { flagAtBaseline, flagCreditCliffs, formatAtBaselineNote } from '../../core/credit.js';
+import { CollectError, errorMessage } from '../../core/errors.js';
+import { keys, RAW_EXT } from '../../core/keys.js';
 import type {
   AgentReport,
   AgentSpec,
@@ -19,11 +18,12 @@ import type {
   ProbeOverhead,
   ProbeProvenance,
   SampleRecord,
-} from '../core/model.js';
-import { fileParser, PARSE_UNIT } from '../core/parsers/index.js';
-import { closeTruncatedJson } from '../core/parsers/json-repair.js';
-import { splitLines } from '../core/parsers/lines.js';
-import type { ParseMeta, ParseStats } from '../core/parsers/types.js';
+} from '../../core/model.js';
+import { HttpTrialTally, httpWarnings } from '../../probes/http/http-trials.js';
+import { closeTruncatedJson } from '../../probes/parsing/json-repair.js';
+import { splitLines } from '../../probes/parsing/lines.js';
+import type { ParseMeta, ParseStats } from '../../probes/parsing/parser-types.js';
+import { fileParser, PARSE_UNIT } from '../../probes/parsing/parsers.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';

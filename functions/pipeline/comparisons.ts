@@ -3,7 +3,7 @@
  * trial-to-trial spread, and the comparisons between paths (path − baseline per percentile,
  * with an interval and a verdict). Two queries per run, for every group at once:
  * queries/percentile_windows.sql (the exact values around each percentile, where its interval's
- * ranks lie) and queries/trial_spread.sql. The statistics are functions/core/confidence.ts.
+ * ranks lie) and queries/trial_spread.sql. The statistics are core/confidence.ts.
  */
 import {
   comparable,
@@ -20,7 +20,7 @@ import {
   tailCounts,
   thinTailFlags,
   verdictOf,
-} from '../core/confidence.js';
+} from '../../core/confidence.js';
 import type {
   Comparison,
   DiffCell,
@@ -30,9 +30,9 @@ import type {
   ResultRow,
   RunManifest,
   SummaryPath,
-} from '../core/model.js';
+} from '../../core/model.js';
+import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';
-import { loadQuery } from '../sql.js';
 import { groupKey, type Row, rowKey } from './query-rows.js';
 
 /** The ranks a group of n successful samples needs: the intervals' and the spreads' neighbours. */

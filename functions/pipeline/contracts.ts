@@ -3,7 +3,7 @@
  * validate events with these schemas and the steps take the inferred types.
  */
 import { z } from 'zod';
-import { clientRefSchema, probeCommandStateSchema } from '../core/model.js';
+import { clientRefSchema, probeCommandStateSchema } from '../../core/model.js';
 
 export const runRef = z.object({ runId: z.string().min(1) });
 export type RunRef = z.infer<typeof runRef>;

@@ -3,12 +3,12 @@
  * log-spaced histogram, the CDF points and the modes (with a path note when a distribution is
  * multimodal or its mean lies in a valley), and per iperf3 trial the throughput per interval.
  * Three queries per run — queries/histogram.sql, cdf.sql, series.sql — each run once for all
- * groups, never per group; the mode detection is functions/core/shape.ts.
+ * groups, never per group; the mode detection is core/shape.ts.
  */
-import type { Distribution, ResultRow, Series, Summary, SummaryPath } from '../core/model.js';
-import { contiguousBins, detectModes, LATENCY_METRICS, meanInValley } from '../core/shape.js';
+import type { Distribution, ResultRow, Series, Summary, SummaryPath } from '../../core/model.js';
+import { contiguousBins, detectModes, LATENCY_METRICS, meanInValley } from '../../core/shape.js';
+import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';
-import { loadQuery } from '../sql.js';
 import { groupRows, rowKey } from './query-rows.js';
 
 /** A figure for a note: 3 significant digits, in the metric's unit. */

@@ -18,9 +18,10 @@
  * pair. A plan too big for the sequential machine is told so, with the mesh machine as the way
  * out when its paths are mesh pairs.
  */
+
+import type { ProbeSpec, ResolvedPath } from '../../core/model.js';
 import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
 import meshDef from '../../statemachine/mesh.asl.json' with { type: 'json' };
-import type { ProbeSpec, ResolvedPath } from '../core/model.js';
 
 /** Upper bounds of the poll loops: the state machine never waits forever. */
 export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;

@@ -10,8 +10,8 @@
  * read again, changed again and retried (docs/architecture.md, "The mesh machine").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { keys } from '../core/keys.js';
-import type { PathManifest, RunManifest, StepRecord } from '../core/model.js';
+import { keys } from '../../core/keys.js';
+import type { PathManifest, RunManifest, StepRecord } from '../../core/model.js';
 import type { ObjectStore } from '../ports.js';
 
 export async function loadManifest(store: ObjectStore, runId: string): Promise<RunManifest> {

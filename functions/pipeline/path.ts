@@ -4,6 +4,7 @@
  * in the state machine.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isTaskClient } from '../../core/ecs-client.js';
 import {
   errorMessage,
   InstanceCapacityError,
@@ -12,11 +13,10 @@ import {
   ProbeTimeoutError,
   RouteSwapError,
   RunAbortedError,
-} from '../core/errors.js';
-import { keys, routeKey } from '../core/keys.js';
-import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../core/model.js';
-import { routeRefusal, viaTarget } from '../core/route-policy.js';
-import { isTaskClient } from '../core/task-client.js';
+} from '../../core/errors.js';
+import { keys, routeKey } from '../../core/keys.js';
+import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../../core/model.js';
+import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';

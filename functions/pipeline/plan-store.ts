@@ -6,9 +6,9 @@
  * (infra/constructs/data-lake.ts); a directory has no versions, so the local store copies the
  * plan it replaces or removes to `plans/history/<name>/<time>.json` first.
  */
-import { PlanInvalidError } from '../core/errors.js';
-import { keys } from '../core/keys.js';
-import { parsePlanText } from '../core/plan.js';
+import { PlanInvalidError } from '../../core/errors.js';
+import { keys } from '../../core/keys.js';
+import { parsePlanText } from '../../core/plan.js';
 import type { ObjectStore, PlanSource } from '../ports.js';
 
 const PREFIX = 'plans/';

@@ -13,10 +13,10 @@
  * Hand-written median / MAD (a dozen lines): the robust statistics are the measurement here, and
  * no statistics library is installed.
  */
-import { comparable, higherIsBetter } from '../core/confidence.js';
-import { AT_BASELINE_FLAG, CREDIT_FLAG } from '../core/credit.js';
-import { keys } from '../core/keys.js';
-import type { Regression, RegressionSettings, Summary, TrendSeries } from '../core/model.js';
+import { comparable, higherIsBetter } from '../../core/confidence.js';
+import { AT_BASELINE_FLAG, CREDIT_FLAG } from '../../core/credit.js';
+import { keys } from '../../core/keys.js';
+import type { Regression, RegressionSettings, Summary, TrendSeries } from '../../core/model.js';
 import type { Deps } from '../ports.js';
 
 export const REGRESSION_RULE = {

@@ -6,9 +6,9 @@
  * live route and restores what differs. The cleanup writes `keys.runStopped` first; SwapRoutes
  * checks that marker and the run lock before and after each change (`ownershipLost`).
  */
-import { errorMessage, isTransientError } from '../core/errors.js';
-import { keys, routeKey } from '../core/keys.js';
-import type { RouteEntry, RouteTarget } from '../core/model.js';
+import { errorMessage, isTransientError } from '../../core/errors.js';
+import { keys, routeKey } from '../../core/keys.js';
+import type { RouteEntry, RouteTarget } from '../../core/model.js';
 import type { Deps } from '../ports.js';
 import { loadManifest } from './manifest.js';
 

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage } from '../../core/errors.js';
 import type { ObjectStore } from '../ports.js';
 
 /** The object's bytes in chunks, or undefined when it does not exist. */

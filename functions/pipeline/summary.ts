@@ -3,19 +3,19 @@
  * and DuckDB, path status and steps from the manifest when there is one; its renderings for
  * people are report.ts (console table, Markdown, CSV) and report-html.ts.
  */
-import { AT_BASELINE_FLAG, formatCreditFlag } from '../core/credit.js';
-import { keys } from '../core/keys.js';
-import type { ResultRow, RunManifest, Summary, SummaryPath } from '../core/model.js';
+import { AT_BASELINE_FLAG, formatCreditFlag } from '../../core/credit.js';
+import { keys } from '../../core/keys.js';
+import type { ResultRow, RunManifest, Summary, SummaryPath } from '../../core/model.js';
+import { loadQuery } from '../../queries/sql.js';
+import { renderHtml } from '../../report/report-html.js';
+import { renderCsv, renderMarkdown } from '../../report/report-text.js';
 import type { Deps } from '../ports.js';
-import { loadQuery } from '../sql.js';
 import { addConfidence } from './comparisons.js';
 import { addDistributions } from './distributions.js';
-import { meshSummary } from './mesh.js';
+import { meshSummary } from './mesh-summary.js';
 import { pathProvenance } from './provenance.js';
 import type { Row } from './query-rows.js';
 import { addRegressions, publishSummary } from './regressions.js';
-import { renderCsv, renderMarkdown } from './report.js';
-import { renderHtml } from './report-html.js';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 

@@ -5,8 +5,7 @@
  * SendTaskFailure (bounded by HeartbeatSeconds and TimeoutSeconds from this message), then
  * EndTaskProbe records which task ran it. Nothing here waits.
  */
-import { RunAbortedError } from '../core/errors.js';
-import { keys } from '../core/keys.js';
+
 import {
   heartbeatSecondsFor,
   isTaskClient,
@@ -14,7 +13,9 @@ import {
   type TaskResult,
   taskQueueUrl,
   taskResultSchema,
-} from '../core/task-client.js';
+} from '../../core/ecs-client.js';
+import { RunAbortedError } from '../../core/errors.js';
+import { keys } from '../../core/keys.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { probeTiming } from './limits.js';

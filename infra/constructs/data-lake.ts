@@ -11,9 +11,9 @@ import * as athena from 'aws-cdk-lib/aws-athena';
 import * as glue from 'aws-cdk-lib/aws-glue';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { loadQuery, samplesColumns } from '../../functions/sql.js';
+import { loadQuery, samplesColumns } from '../../queries/sql.js';
+import { QUERIES_DIR } from '../infra-paths.js';
 import { ack } from '../nag.js';
-import { QUERIES_DIR } from '../paths.js';
 
 /** Object prefixes of the data bucket (core/keys.ts) plus SSM command output. */
 export const DATA_PREFIXES = [

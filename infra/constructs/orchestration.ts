@@ -16,15 +16,15 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { ENV } from '../../functions/adapters/aws/deps.js';
-import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/plans.js';
-import { COST_ENV, costDefaultsFromEnv } from '../../functions/core/cost.js';
-import { type AllowedRoute, checkAllowedRoutes } from '../../functions/core/route-policy.js';
-import { TASK_QUEUE_PREFIX } from '../../functions/core/task-client.js';
+import { COST_ENV, costDefaultsFromEnv } from '../../core/cost.js';
+import { TASK_QUEUE_PREFIX } from '../../core/ecs-client.js';
+import { type AllowedRoute, checkAllowedRoutes } from '../../core/route-policy.js';
+import { ENV } from '../../functions/adapters/aws/aws-deps.js';
+import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/ssm-plans.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { capabilityGrants, grantNeeds } from '../grants.js';
+import { ASL_FILE, MESH_ASL_FILE } from '../infra-paths.js';
 import { ack, arnRef } from '../nag.js';
-import { ASL_FILE, MESH_ASL_FILE } from '../paths.js';
 import type { DataLake } from './data-lake.js';
 import { PathbenchFunction } from './pathbench-function.js';
 import type { Probe } from './probe.js';
@@ -48,7 +48,7 @@ export interface OrchestrationProps {
   clientInstanceType?: string;
   /**
    * The queues of task clients (docs/aws.md, "Clients inside an ECS task") the state machines may
-   * send probes to. Absent: any queue named `pathbench-client-*` (functions/core/task-client.ts
+   * send probes to. Absent: any queue named `pathbench-client-*` (core/ecs-client.ts
    * taskQueueName) in the stack's account and region.
    */
   clientQueueArns?: readonly string[];
@@ -129,7 +129,7 @@ export class Orchestration extends Construct {
       [ENV.planPrefix]: DEFAULT_PLAN_PREFIX,
       [ENV.stateMachineArn]: stateMachineArn,
       [ENV.allowedRoutes]: JSON.stringify(allowedRoutes),
-      // A task client's queue URL when the plan gives none (functions/core/task-client.ts taskQueueUrl).
+      // A task client's queue URL when the plan gives none (core/ecs-client.ts taskQueueUrl).
       [ENV.accountId]: stack.account,
       ...(budgetUsd !== undefined ? { [COST_ENV.budgetUsd]: String(budgetUsd) } : {}),
       ...(clientInstanceType ? { [COST_ENV.instanceType]: clientInstanceType } : {}),

@@ -9,7 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { LAMBDA_ENTRY, LOCK_FILE, ROOT } from '../paths.js';
+import { LAMBDA_ENTRY, LOCK_FILE, ROOT } from '../infra-paths.js';
 
 export interface PathbenchFunctionProps {
   /** Exported handler name in functions/lambda.ts (= the task name). */
@@ -61,7 +61,7 @@ export class PathbenchFunction extends Construct {
         // Some bundled CommonJS dependencies call require() for node built-ins.
         banner:
           "import { createRequire as __pbCreateRequire } from 'module'; const require = __pbCreateRequire(import.meta.url);",
-        // queries/ is read at run time relative to the repository root (functions/sql.ts).
+        // queries/ is read at run time relative to the repository root (queries/sql.ts).
         define: { 'import.meta.url': JSON.stringify(BUNDLE_URL) },
         commandHooks: {
           beforeBundling: () => [],

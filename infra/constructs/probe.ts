@@ -10,10 +10,10 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { probeDocumentContent } from '../../functions/adapters/aws/probe-document.js';
-import type { ProbeLocation } from '../../functions/adapters/aws/runner.js';
+import type { ProbeLocation } from '../../functions/adapters/aws/ssm-runner.js';
 import { probeRegions } from '../agent-region-stack.js';
+import { AGENT_BUNDLE } from '../infra-paths.js';
 import { ack, arnRef } from '../nag.js';
-import { AGENT_BUNDLE } from '../paths.js';
 
 export interface ProbeProps {
   /** The data bucket: specs are read from it, raw output written to it. */

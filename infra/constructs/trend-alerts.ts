@@ -1,6 +1,6 @@
 /**
  * TrendAlerts: what happens when the summary step finds a regression (functions/pipeline/regressions.ts).
- * Each regression or improvement is an EventBridge event on the default bus (functions/adapters/aws/publisher.ts);
+ * Each regression or improvement is an EventBridge event on the default bus (functions/adapters/aws/aws-publisher.ts);
  * a rule sends it to the alarm topic as one line naming the path and the figures. The summary
  * step also emits the count of regressions as an EMF metric; an alarm on it notifies the same
  * topic, so a regression shows in the CloudWatch alarm list too.
@@ -19,7 +19,7 @@ import {
   METRIC_SERVICE,
   REGRESSION_DETAIL_TYPE,
   REGRESSIONS_METRIC,
-} from '../../functions/adapters/aws/publisher.js';
+} from '../../functions/adapters/aws/aws-publisher.js';
 
 export interface TrendAlertsProps {
   /** The alarm topic (KMS-encrypted) every pathbench alarm notifies. */

@@ -9,9 +9,9 @@
  * host list file. Pure.
  */
 import { z } from 'zod';
-import { PathbenchError } from '../../functions/core/errors.js';
-import type { AzPair } from '../../functions/core/model.js';
-import { TARGET_PORTS } from '../../functions/core/target-ports.js';
+import { PathbenchError } from '../../core/errors.js';
+import type { AzPair } from '../../core/model.js';
+import { TARGET_PORTS } from '../../core/target-ports.js';
 
 /** The output key under which each seed-004 testbed stack lists its hosts (a JSON array of AzHost). */
 export const AZ_HOSTS_OUTPUT = 'TestbedAzHosts';
@@ -20,7 +20,7 @@ export const AZ_HOSTS_OUTPUT = 'TestbedAzHosts';
 export const AZ_MATRIX_PROBES = ['sockperf', 'pingpong'] as const;
 export type AzMatrixProbe = (typeof AZ_MATRIX_PROBES)[number];
 /**
- * The default probe: the agent's native ping-pong helper (agent/native/pingpong.c), compiled on
+ * The default probe: the agent's native ping-pong helper (probes/native/pingpong.c), compiled on
  * the client; sockperf only where it is installed (AL2023 hosts lack it).
  */
 export const DEFAULT_AZ_MATRIX_PROBE: AzMatrixProbe = 'pingpong';

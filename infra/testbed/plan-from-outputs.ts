@@ -4,8 +4,8 @@
  * (stack name → output key → value). The output key names live here, and the CDK testbed
  * imports them, so the stacks and the plan builder cannot drift apart. Pure.
  */
-import { PathbenchError } from '../../functions/core/errors.js';
-import { TARGET_PORTS } from '../../functions/core/target-ports.js';
+import { PathbenchError } from '../../core/errors.js';
+import { TARGET_PORTS } from '../../core/target-ports.js';
 
 /** CfnOutput keys of the testbed stacks. Prefixed so they never collide with other stacks' outputs. */
 export const TESTBED_OUTPUTS = {

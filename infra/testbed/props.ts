@@ -4,8 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import type { App } from 'aws-cdk-lib';
-import { ConfigError } from '../../functions/core/errors.js';
-import { AGENT_BUNDLE } from '../paths.js';
+import { ConfigError } from '../../core/errors.js';
+import { AGENT_BUNDLE } from '../infra-paths.js';
 
 export interface TestbedProps {
   /** Account for both stacks; CDK_DEFAULT_ACCOUNT or context `testbedAccount`. Unset = environment-agnostic account. */

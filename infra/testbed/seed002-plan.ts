@@ -5,15 +5,15 @@
  * ecs-task), HTTP as one keep-alive × concurrency × body matrix, L1/L2 TCP connect. The output
  * keys live here and the stack imports them, so they cannot drift apart. Pure.
  */
-import { TARGET_PORTS } from '../../functions/core/target-ports.js';
+import { TARGET_PORTS } from '../../core/target-ports.js';
+import { TestbedOutputsError } from './plan-from-outputs.js';
 import {
   HOURS_PER_MONTH,
   INSTANCE_PER_HOUR,
   INTERFACE_ENDPOINT_PER_AZ_HOUR,
   NLB_PER_HOUR,
   TGW_ATTACHMENT_PER_HOUR,
-} from './cost.js';
-import { TestbedOutputsError } from './plan-from-outputs.js';
+} from './testbed-cost.js';
 
 export const SEED002_OUTPUTS = {
   region: 'Seed002Region',

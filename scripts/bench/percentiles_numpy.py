@@ -1,4 +1,4 @@
-"""numpy's side of scripts/bench/percentiles.ts: exact nearest-rank percentiles on the same values.
+"""numpy's side of scripts/bench/percentiles.bench.ts: exact nearest-rank percentiles on the same values.
 
 Reads groups.json and, per group, <i>.values (float64), <i>.good and <i>.unflagged (uint8) from
 the directory given as argv[1]. Two times: "ms" is the computation alone (values already in

@@ -13,9 +13,9 @@ import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSpec } from '../../agent/run.js';
-import { registerParse } from '../../cli/commands/parse.js';
-import type { AgentReport, AgentSpec, SampleRecord } from '../../functions/core/model.js';
-import { parseRaw } from '../../functions/core/parsers/index.js';
+import { registerParse } from '../../cli/commands/parse.command.js';
+import type { AgentReport, AgentSpec, SampleRecord } from '../../core/model.js';
+import { parseRaw } from '../../probes/parsing/parsers.js';
 import { freePort } from '../helpers/ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,6 +1,6 @@
 // The precise helper next to nping on loopback, at the same moment and against the same quiet
 // listener. Loose bounds only (this machine is noisy); the hard numbers are in the bench
-// (scripts/bench/precision.ts). nping starts its clock after connect() returns, which on
+// (scripts/bench/precision.bench.ts). nping starts its clock after connect() returns, which on
 // loopback excludes the handshake, so it reads a little lower than the helper's app clock.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,14 +9,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate } from '../../agent/calibrate.js';
+import { percentileOf } from '../../core/stats.js';
 import {
   ensureTcping,
   parseTcpingLines,
   type QuietListener,
   runTcping,
   startQuietListener,
-} from '../../agent/native/tcping.js';
-import { percentileOf } from '../../functions/core/stats.js';
+} from '../../probes/native/tcping.js';
 
 const execFileP = promisify(execFile);
 

@@ -1,6 +1,6 @@
 /**
  * EC2 route tables, one client instance and its SSM agent, in memory, behind the real SDK
- * clients with aws-sdk-client-mock: the AWS Routes adapter (functions/adapters/aws/routes.ts)
+ * clients with aws-sdk-client-mock: the AWS Routes adapter (functions/adapters/aws/ec2-routes.ts)
  * and the AWS Fleet adapter (fleet.ts) run unchanged against it. Responses follow EC2's
  * documented shapes: DescribeRouteTables routes carry exactly one target field, `Origin` and
  * `State` ('active' | 'blackhole'); ReplaceRoute on a missing destination answers
@@ -22,8 +22,8 @@ import {
 } from '@aws-sdk/client-ec2';
 import { DescribeInstanceInformationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { Ec2SsmFleet } from '../../functions/adapters/aws/fleet.js';
-import { Ec2Routes } from '../../functions/adapters/aws/routes.js';
+import { Ec2SsmFleet } from '../../functions/adapters/aws/ec2-fleet.js';
+import { Ec2Routes } from '../../functions/adapters/aws/ec2-routes.js';
 import { awsError } from './inject.js';
 
 /** Every target field a DescribeRouteTables route can carry. */

@@ -4,10 +4,10 @@
  * long for one execution's 25,000-event history).
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../functions/core/model.js';
+import type { RunManifest } from '../../core/model.js';
+import type { ExecutionEvent } from '../../local/asl-interpreter.js';
+import { allStates, loadDefinition } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
-import type { ExecutionEvent } from '../../local/run-machine.js';
-import { allStates, loadDefinition } from '../../local/run-machine.js';
 import { type FaultCase, faultCase } from './harness.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {

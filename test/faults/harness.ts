@@ -1,7 +1,7 @@
 /**
  * One fault case: a temp data directory, an in-memory AWS world (route tables, the client
  * instance, its SSM agent), a fault set, and runs of the REAL ASL through the local driver
- * (local/driver.ts → local/run-machine.ts) with the real local adapters wrapped by the faults:
+ * (local/local-driver.ts → local/asl-interpreter.ts) with the real local adapters wrapped by the faults:
  * the directory store (recording what the agent measured), DuckDB, the child-process command
  * runner, the file lock, and the AWS Routes / Fleet adapters over the mocked SDK clients.
  */
@@ -10,13 +10,13 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'vitest';
-import type { ClientRef } from '../../functions/core/model.js';
+import type { ClientRef } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import type { CommandRunner, Deps, ProbeCommand } from '../../functions/ports.js';
-import { type LocalRunResult, runLocal } from '../../local/driver.js';
+import { allStates, type ExecutionEvent, loadDefinition } from '../../local/asl-interpreter.js';
 import { FileLock } from '../../local/file-lock.js';
+import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { LoopbackFleet, LoopbackRoutes } from '../../local/loopback.js';
-import { allStates, type ExecutionEvent, loadDefinition } from '../../local/run-machine.js';
 import { AwsWorld, type WorldRoute } from './aws-world.js';
 import { awsError, Faults } from './inject.js';
 import { checkInvariants, type Outcome, RecordingStore, recordRow } from './invariants.js';

@@ -13,8 +13,8 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { keys } from '../../functions/core/keys.js';
-import type { RunManifest, SampleRecord } from '../../functions/core/model.js';
+import { keys } from '../../core/keys.js';
+import type { RunManifest, SampleRecord } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import type { ObjectStore } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';

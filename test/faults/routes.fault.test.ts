@@ -6,8 +6,8 @@
  * active in the middle of a swap.
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../functions/core/model.js';
-import { cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
+import type { RunManifest } from '../../core/model.js';
+import { cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { WorldRoute } from './aws-world.js';
 import { type FaultCase, faultCase } from './harness.js';

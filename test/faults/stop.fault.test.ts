@@ -2,7 +2,7 @@
  * Stop in every state, then rerun. A stop is what each driver does:
  *   - StopExecution (AWS): the execution ends ABORTED at once; a Task already invoked runs to
  *     its end anyway, here the worst way round — after the cleanup the EventBridge rule runs
- *     (functions/pipeline/cleanup.ts) has finished;
+ *     (functions/pipeline/abandoned-run.ts) has finished;
  *   - an interrupt (Ctrl-C on the local driver): the agent is stopped and the run winds down
  *     through RestoreRoutes, SummarizeRun and ReleaseLock;
  *   - kill -9 of the local driver: nothing runs after it; the lock file names a dead process.
@@ -11,8 +11,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../functions/core/model.js';
-import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
+import type { RunManifest } from '../../core/model.js';
+import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { AwsWorld, WorldRoute } from './aws-world.js';
 import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';

@@ -6,9 +6,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InstanceCapacityError } from '../../functions/core/errors.js';
-import { RAW_EXT, routeKey } from '../../functions/core/keys.js';
-import type { AgentSpec, ClientNetwork, ClientRef, ProbeKind, RouteEntry } from '../../functions/core/model.js';
+import { InstanceCapacityError } from '../../core/errors.js';
+import { RAW_EXT, routeKey } from '../../core/keys.js';
+import type { AgentSpec, ClientNetwork, ClientRef, ProbeKind, RouteEntry } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import type {
   CommandInvocation,
@@ -20,10 +20,10 @@ import type {
   ProbeCommand,
   Routes,
 } from '../../functions/ports.js';
+import { allStates, loadDefinition } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { FileLock } from '../../local/file-lock.js';
-import { allStates, loadDefinition } from '../../local/run-machine.js';
 
 /** Every Wait state of the real definition, overridden to 0 ms: fake time. */
 export function noWaits(): Record<string, number> {

@@ -2,9 +2,9 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { keys } from '../../functions/core/keys.js';
+import { keys } from '../../core/keys.js';
 import { silentLogger } from '../../functions/log.js';
-import { writeColumnarSamples } from '../../functions/pipeline/columnar.js';
+import { writeColumnarSamples } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
 
 /** mulberry32: small, seeded, good enough to vary test data reproducibly. */

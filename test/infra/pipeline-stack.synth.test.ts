@@ -10,13 +10,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
-import { RANK_COLUMNS, samplesColumns } from '../../functions/sql.js';
 import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
 import { type AgentRegionStack, addAgentRegions } from '../../infra/agent-region-stack.js';
 import { aslPlaceholders, CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orchestration.js';
 import { MANAGED_TAG } from '../../infra/grants.js';
-import { ASL_FILE, QUERIES_DIR } from '../../infra/paths.js';
+import { ASL_FILE, QUERIES_DIR } from '../../infra/infra-paths.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
+import { RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 

@@ -16,7 +16,7 @@ import {
   METRIC_NAMESPACE,
   REGRESSION_DETAIL_TYPE,
   REGRESSIONS_METRIC,
-} from '../../functions/adapters/aws/publisher.js';
+} from '../../functions/adapters/aws/aws-publisher.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };

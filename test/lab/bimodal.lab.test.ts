@@ -8,14 +8,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../functions/core/model.js';
+import type { Summary } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
 import { seed000Profile } from '../../lab/topology.js';
-import { runLocal } from '../../local/driver.js';
-import { ROOT } from '../../local/run-machine.js';
+import { ROOT } from '../../local/asl-interpreter.js';
+import { runLocal } from '../../local/local-driver.js';
 
 const P = 'pb-tm-';
 const OPTS = { prefix: P };

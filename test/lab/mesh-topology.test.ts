@@ -5,11 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { meshRoundLowerBound } from '../../functions/core/mesh.js';
-import { fibreRttMs, greatCircleKm, regionByCode } from '../../functions/core/regions.js';
-import { LAB_MESH_REGIONS, labMeshPairs, labMeshPlan, labMeshRttMs } from '../../lab/mesh.js';
+import { meshRoundLowerBound } from '../../core/mesh-schedule.js';
+import { fibreRttMs, greatCircleKm, regionByCode } from '../../core/regions.js';
+import { LAB_MESH_REGIONS, labMeshPairs, labMeshPlan, labMeshRttMs } from '../../lab/lab-mesh.js';
 import { buildDelayRuleCommands, buildTopologyCommands, labProfile } from '../../lab/topology.js';
-import { ROOT } from '../../local/run-machine.js';
+import { ROOT } from '../../local/asl-interpreter.js';
 
 describe('lab profile mesh', () => {
   const profile = labProfile('mesh');

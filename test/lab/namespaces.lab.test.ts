@@ -8,7 +8,6 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LabFleet } from '../../lab/fleet.js';
 import {
   labAvailable,
   labCalibrate,
@@ -19,8 +18,9 @@ import {
   labUp,
   tcpRttTool,
 } from '../../lab/lab.js';
+import { LabFleet } from '../../lab/lab-fleet.js';
+import { LabRoutes } from '../../lab/lab-routes.js';
 import { type ConnectMeter, connectMeter, robustP50 } from '../../lab/measure.js';
-import { LabRoutes } from '../../lab/routes.js';
 import { defaultStateDir, isAlive, type LabProcess, labCpu, listNamespaces, readState } from '../../lab/sys.js';
 import { seed000Profile } from '../../lab/topology.js';
 

@@ -8,15 +8,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../functions/core/keys.js';
-import type { RunManifest, Summary } from '../../functions/core/model.js';
+import { keys } from '../../core/keys.js';
+import type { RunManifest, Summary } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
 import { seed000Profile } from '../../lab/topology.js';
 import { DirStore } from '../../local/dir-store.js';
-import { runLocal } from '../../local/driver.js';
+import { runLocal } from '../../local/local-driver.js';
 
 const P = 'pb-tp-';
 const OPTS = { prefix: P };

@@ -15,7 +15,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClientRef, Summary, TrendSeries } from '../../functions/core/model.js';
+import type { ClientRef, Summary, TrendSeries } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import {
   baselineBand,
@@ -28,9 +28,9 @@ import {
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labShiftDelay, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
+import { ROOT } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
-import { runLocal } from '../../local/driver.js';
-import { ROOT } from '../../local/run-machine.js';
+import { runLocal } from '../../local/local-driver.js';
 
 const P = 'pb-tr-';
 const OPTS = { prefix: P };

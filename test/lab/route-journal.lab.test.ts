@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { labAvailable } from '../../lab/availability.js';
-import { LabRoutes, readLabJournal } from '../../lab/routes.js';
+import { LabRoutes, readLabJournal } from '../../lab/lab-routes.js';
 import { listNamespaces } from '../../lab/sys.js';
 
 const sh = promisify(execFile);
@@ -61,7 +61,7 @@ afterAll(async () => {
 /** A process that swaps the route through LabRoutes and is killed with SIGKILL right after. */
 async function killedMidRun(): Promise<number> {
   const script = `
-    import { LabRoutes } from ${JSON.stringify(join(process.cwd(), 'lab/routes.ts'))};
+    import { LabRoutes } from ${JSON.stringify(join(process.cwd(), 'lab/lab-routes.ts'))};
     const routes = new LabRoutes(${JSON.stringify(OPTS)});
     await routes.point(${JSON.stringify(ROUTE)}, 'labNextHop:tgw');
     process.kill(process.pid, 'SIGKILL');

@@ -6,10 +6,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SampleRecord, Summary } from '../../functions/core/model.js';
+import type { SampleRecord, Summary } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
-import { type LocalRunResult, runLocal } from '../../local/driver.js';
-import { ROOT } from '../../local/run-machine.js';
+import { ROOT } from '../../local/asl-interpreter.js';
+import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
 
 let dir: string;

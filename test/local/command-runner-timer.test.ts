@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../functions/log.js';
-import { LocalCommandRunner } from '../../local/command-runner.js';
+import { LocalCommandRunner } from '../../local/child-command-runner.js';
 import { DirStore } from '../../local/dir-store.js';
 
 const dirs: string[] = [];

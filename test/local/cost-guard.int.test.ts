@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../functions/log.js';
-import { runLocal } from '../../local/driver.js';
+import { runLocal } from '../../local/local-driver.js';
 import { runCommand } from '../helpers/npm-start.js';
 
 const dirs: string[] = [];

@@ -3,8 +3,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { splitLines } from '../../functions/core/parsers/lines.js';
 import { DirStore } from '../../local/dir-store.js';
+import { splitLines } from '../../probes/parsing/lines.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -2,9 +2,9 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { QueryFailedError } from '../../functions/core/errors.js';
-import { loadQuery, samplesColumns } from '../../functions/sql.js';
+import { QueryFailedError } from '../../core/errors.js';
 import { DuckDbQueryEngine, listSampleFiles, sqlString } from '../../local/duckdb-query.js';
+import { loadQuery, samplesColumns } from '../../queries/sql.js';
 import { tempDataDir, writeSamples } from '../helpers/samples.js';
 
 const record = (over: Record<string, unknown> = {}) => ({

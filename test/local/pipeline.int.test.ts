@@ -8,12 +8,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunManifest, SampleRecord, Summary } from '../../functions/core/model.js';
+import type { RunManifest, SampleRecord, Summary } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
+import { ROOT } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
-import { type LocalRunResult, runLocal } from '../../local/driver.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
-import { ROOT } from '../../local/run-machine.js';
+import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
 
 const planFile = join(ROOT, 'plans', 'local-loopback.json');

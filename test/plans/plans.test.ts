@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../cli/plan-file.js';
-import { ROOT } from '../../local/run-machine.js';
+import { ROOT } from '../../local/asl-interpreter.js';
 import { LOOPBACK_CLOSED_PORT, LOOPBACK_PORTS } from '../../local/targets.js';
 
 const files = readdirSync(join(ROOT, 'plans')).filter((f) => f.endsWith('.json'));

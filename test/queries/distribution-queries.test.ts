@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadQuery } from '../../functions/sql.js';
+import { loadQuery } from '../../queries/sql.js';
 import { duckDbOver } from '../helpers/duckdb.js';
 import { prng } from '../helpers/samples.js';
 

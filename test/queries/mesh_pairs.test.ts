@@ -1,8 +1,8 @@
 /** queries/mesh_pairs.sql on DuckDB: p50 per pair, the window bound, and the fit over pairs, against JavaScript. */
 import { describe, expect, it } from 'vitest';
-import { nearestRank } from '../../functions/core/stats.js';
-import { fitLine } from '../../functions/pipeline/mesh.js';
-import { loadQuery } from '../../functions/sql.js';
+import { nearestRank } from '../../core/stats.js';
+import { fitLine } from '../../functions/pipeline/mesh-summary.js';
+import { loadQuery } from '../../queries/sql.js';
 import { duckDbOver } from '../helpers/duckdb.js';
 import { prng } from '../helpers/samples.js';
 

@@ -5,11 +5,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { INTERVAL_PERCENTILES, neededRanks, rankWindow } from '../../functions/core/confidence.js';
-import { nearestRankIndex } from '../../functions/core/stats.js';
+import { INTERVAL_PERCENTILES, neededRanks, rankWindow } from '../../core/confidence.js';
+import { nearestRankIndex } from '../../core/stats.js';
 import { valueInRuns } from '../../functions/pipeline/comparisons.js';
-import { loadQuery } from '../../functions/sql.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { loadQuery } from '../../queries/sql.js';
 import { duckDbOver } from '../helpers/duckdb.js';
 import { comparisonRun, prng, sortedValues, tempDataDir, writeSamples } from '../helpers/samples.js';
 

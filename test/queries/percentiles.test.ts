@@ -4,9 +4,9 @@
  */
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { nearestRank, nearestRankIndex, type PercentileRow, summarizeSamples } from '../../functions/core/stats.js';
-import { loadQuery } from '../../functions/sql.js';
+import { nearestRank, nearestRankIndex, type PercentileRow, summarizeSamples } from '../../core/stats.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { loadQuery } from '../../queries/sql.js';
 import { duckDbOver } from '../helpers/duckdb.js';
 import { prng, tempDataDir, writeSamples } from '../helpers/samples.js';
 

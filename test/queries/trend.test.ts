@@ -3,7 +3,7 @@
  * to percentiles.sql's for each run, and runs in time order.
  */
 import { describe, expect, it } from 'vitest';
-import { loadQuery } from '../../functions/sql.js';
+import { loadQuery } from '../../queries/sql.js';
 import { duckDbOver } from '../helpers/duckdb.js';
 import { comparisonRun } from '../helpers/samples.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { nearestRank } from '../../functions/core/stats.js';
+import { nearestRank } from '../../core/stats.js';
 import { buildSummary } from '../../functions/pipeline/summary.js';
-import { loadQuery } from '../../functions/sql.js';
 import { DirStore } from '../../local/dir-store.js';
+import { loadQuery } from '../../queries/sql.js';
 import { duckDbOver } from '../helpers/duckdb.js';
 import { comparisonRun, sortedValues } from '../helpers/samples.js';
 

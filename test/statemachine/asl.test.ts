@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { TASK_NAMES } from '../../functions/wiring.js';
-import { allStates, loadDefinition, substitutePlaceholders, taskPlaceholders } from '../../local/run-machine.js';
+import { allStates, loadDefinition, substitutePlaceholders, taskPlaceholders } from '../../local/asl-interpreter.js';
 
 const validator = createRequire(import.meta.url)('asl-validator') as (
   def: unknown,

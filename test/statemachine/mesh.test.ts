@@ -6,11 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys } from '../../functions/core/keys.js';
-import { meshLayout, meshPlanInput } from '../../functions/core/mesh.js';
-import type { RunManifest } from '../../functions/core/model.js';
-import { COMMERCIAL_REGIONS } from '../../functions/core/regions.js';
-import { meshDefinition } from '../../functions/pipeline/mesh-definition.js';
+import { keys } from '../../core/keys.js';
+import { meshLayout, meshPlanInput } from '../../core/mesh-schedule.js';
+import type { RunManifest } from '../../core/model.js';
+import { COMMERCIAL_REGIONS } from '../../core/regions.js';
 import {
   ASL_FILE,
   type AslDefinition,
@@ -18,7 +17,8 @@ import {
   loadDefinition,
   MESH_ASL_FILE,
   runStateMachine,
-} from '../../local/run-machine.js';
+} from '../../local/asl-interpreter.js';
+import { meshDefinition } from '../../statemachine/mesh-definition.js';
 import { noWaits, scenarioDeps } from '../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];

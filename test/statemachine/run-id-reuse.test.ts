@@ -6,11 +6,11 @@
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
-import { keys } from '../../functions/core/keys.js';
-import type { RunManifest } from '../../functions/core/model.js';
-import { cleanupAfterExecution } from '../../functions/pipeline/cleanup.js';
+import { keys } from '../../core/keys.js';
+import type { RunManifest } from '../../core/model.js';
+import { cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import type { ProbeCommand } from '../../functions/ports.js';
-import { runStateMachine } from '../../local/run-machine.js';
+import { runStateMachine } from '../../local/asl-interpreter.js';
 import { FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../helpers/fakes.js';
 
 /** Holds the first SendProbe until `open()`: the run is mid-way, holding the lock. */

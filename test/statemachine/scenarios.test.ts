@@ -8,14 +8,14 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys } from '../../functions/core/keys.js';
-import type { RunManifest, SampleRecord, Summary } from '../../functions/core/model.js';
-import { parsePlan } from '../../functions/core/plan.js';
+import { keys } from '../../core/keys.js';
+import type { RunManifest, SampleRecord, Summary } from '../../core/model.js';
+import { parsePlan } from '../../core/plan.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
 import { probePollBound, probeTiming } from '../../functions/pipeline/limits.js';
 import { POLL_LIMITS, sendProbe } from '../../functions/pipeline/path.js';
+import { type ExecutionEvent, runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
-import { type ExecutionEvent, runStateMachine } from '../../local/run-machine.js';
 import {
   FakeFleet,
   FakeRoutes,

@@ -9,9 +9,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runStatus, startRun } from '../../../cli/aws/execution.js';
 import { meshArnFrom } from '../../../cli/aws/stack-config.js';
-import { executionArn } from '../../../functions/adapters/aws/lock.js';
-import { meshLayout, meshPlanInput } from '../../../functions/core/mesh.js';
-import { regionByCode } from '../../../functions/core/regions.js';
+import { meshLayout, meshPlanInput } from '../../../core/mesh-schedule.js';
+import { regionByCode } from '../../../core/regions.js';
+import { executionArn } from '../../../functions/adapters/aws/dynamodb-lock.js';
 
 const SM = 'arn:aws:states:us-east-1:123456789012:stateMachine:Pathbench-Measurement';
 const MESH = 'arn:aws:states:us-east-1:123456789012:stateMachine:Pathbench-Mesh';

@@ -1,12 +1,12 @@
 /**
- * `pathbench plan mesh` (cli/commands/plan.ts): every directed pair, the probes aimed at the
+ * `pathbench plan mesh` (cli/commands/plan.command.ts): every directed pair, the probes aimed at the
  * right listeners (tcp-connect at the agent's TCP port, iperf3 at iperf3's), and clear errors.
  */
 import { describe, expect, it } from 'vitest';
-import { meshPlanFromFlags } from '../../../cli/commands/plan.js';
-import { meshRoundLowerBound } from '../../../functions/core/mesh.js';
-import { parsePlan } from '../../../functions/core/plan.js';
-import { TARGET_PORTS } from '../../../functions/core/target-ports.js';
+import { meshPlanFromFlags } from '../../../cli/commands/plan.command.js';
+import { meshRoundLowerBound } from '../../../core/mesh-schedule.js';
+import { parsePlan } from '../../../core/plan.js';
+import { TARGET_PORTS } from '../../../core/target-ports.js';
 
 describe('plan mesh', () => {
   it('plans every directed pair, tcp-connect to the TCP listener and iperf3 to its own port', () => {

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeSeed002Plan } from '../../../cli/commands/testbed.js';
+import { writeSeed002Plan } from '../../../cli/commands/testbed.command.js';
 import { readOutputsFile } from '../../../cli/outputs-file.js';
 import { loadPlanFile } from '../../../cli/plan-file.js';
 

@@ -8,11 +8,11 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys, RAW_EXT } from '../../../functions/core/keys.js';
-import type { AgentSpec, RunManifest, SampleRecord, Summary } from '../../../functions/core/model.js';
+import { keys, RAW_EXT } from '../../../core/keys.js';
+import type { AgentSpec, RunManifest, SampleRecord, Summary } from '../../../core/model.js';
 import type { CommandInvocation, CommandRunner, ProbeCommand } from '../../../functions/ports.js';
+import { runStateMachine } from '../../../local/asl-interpreter.js';
 import type { DirStore } from '../../../local/dir-store.js';
-import { runStateMachine } from '../../../local/run-machine.js';
 import { noWaits, scenarioDeps } from '../../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -215,7 +215,7 @@ describe('CollectOutput keeps every good line of a damaged raw file', () => {
   });
 });
 
-/** A pingpong helper log of `n` exchanges (agent/native/pingpong.c's format). */
+/** A pingpong helper log of `n` exchanges (probes/native/pingpong.c's format). */
 function pingpongLog(n: number, clock = 'pingpong-monotonic-busypoll'): string {
   const rows = Array.from({ length: n }, (_, i) => `${i + 1},${1_000_000_000 + i * 30_000},${20_000 + i},ok`);
   return [
@@ -334,7 +334,7 @@ describe('CollectOutput streams', () => {
       'get raw/path=A/run=r1/client=i-0123456789abcdef0/tcp-connect/1.jsonl',
       'put samples/path=A/run=r1/tcp-connect-1.jsonl',
       // the columnar copy reads the samples back, streaming too, twice: once for the rank
-      // columns' sorted values, once to write the rows (functions/pipeline/columnar.ts)
+      // columns' sorted values, once to write the rows (functions/pipeline/parquet-copy.ts)
       'get samples/path=A/run=r1/tcp-connect-1.jsonl',
       'get samples/path=A/run=r1/tcp-connect-1.jsonl',
     ]);
@@ -349,7 +349,7 @@ describe('CollectOutput under fuzzing (fast-check)', () => {
     const fc = (await import('fast-check')).default;
     const { validatePlanStep } = await import('../../../functions/pipeline/validate.js');
     const { collectOutput } = await import('../../../functions/pipeline/collect.js');
-    const { CollectError } = await import('../../../functions/core/errors.js');
+    const { CollectError } = await import('../../../core/errors.js');
     const s = await scenarioDeps();
     cleanups.push(async () => {
       s.query.close();

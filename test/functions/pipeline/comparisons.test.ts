@@ -12,9 +12,9 @@ import {
   interpolateAt,
   percentileRanks,
   spreadRanks,
-} from '../../../functions/core/confidence.js';
-import { keys } from '../../../functions/core/keys.js';
-import type { RunManifest, SummaryPath } from '../../../functions/core/model.js';
+} from '../../../core/confidence.js';
+import { keys } from '../../../core/keys.js';
+import type { RunManifest, SummaryPath } from '../../../core/model.js';
 import { comparePairs, overheadNoise, valueInRuns } from '../../../functions/pipeline/comparisons.js';
 import { buildSummary } from '../../../functions/pipeline/summary.js';
 import type { QueryEngine } from '../../../functions/ports.js';

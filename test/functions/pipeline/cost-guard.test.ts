@@ -5,9 +5,9 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OverBudgetError, PlanInvalidError } from '../../../functions/core/errors.js';
-import { keys } from '../../../functions/core/keys.js';
-import type { RunManifest } from '../../../functions/core/model.js';
+import { OverBudgetError, PlanInvalidError } from '../../../core/errors.js';
+import { keys } from '../../../core/keys.js';
+import type { RunManifest } from '../../../core/model.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { scenarioDeps } from '../../helpers/fakes.js';
 

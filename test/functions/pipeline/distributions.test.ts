@@ -5,12 +5,12 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nearestRank } from '../../../functions/core/stats.js';
-import { renderMarkdown } from '../../../functions/pipeline/report.js';
+import { nearestRank } from '../../../core/stats.js';
 import { buildSummary } from '../../../functions/pipeline/summary.js';
 import type { QueryEngine } from '../../../functions/ports.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
+import { renderMarkdown } from '../../../report/report-text.js';
 import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
 
 const dirs: string[] = [];

@@ -5,11 +5,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PlanInvalidError } from '../../../functions/core/errors.js';
-import { keys } from '../../../functions/core/keys.js';
-import { type MeshSite, meshLayout, meshPlanInput } from '../../../functions/core/mesh.js';
-import { parsePlan } from '../../../functions/core/plan.js';
-import { REGIONS } from '../../../functions/core/regions.js';
+import { PlanInvalidError } from '../../../core/errors.js';
+import { keys } from '../../../core/keys.js';
+import { type MeshSite, meshLayout, meshPlanInput } from '../../../core/mesh-schedule.js';
+import { parsePlan } from '../../../core/plan.js';
+import { REGIONS } from '../../../core/regions.js';
 import {
   HISTORY_EVENT_LIMIT,
   meshChildEventBound,

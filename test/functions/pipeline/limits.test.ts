@@ -8,9 +8,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PlanInvalidError } from '../../../core/errors.js';
+import { parsePlan } from '../../../core/plan.js';
 import { PROBE_DOCUMENT_PATTERNS } from '../../../functions/adapters/aws/probe-document.js';
-import { PlanInvalidError } from '../../../functions/core/errors.js';
-import { parsePlan } from '../../../functions/core/plan.js';
 import {
   EXECUTION_TIMEOUT_SECONDS,
   HISTORY_EVENT_LIMIT,
@@ -21,7 +21,7 @@ import {
   SSM_EXECUTION_TIMEOUT_MAX,
 } from '../../../functions/pipeline/limits.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
-import { allStates, loadDefinition, runStateMachine } from '../../../local/run-machine.js';
+import { allStates, loadDefinition, runStateMachine } from '../../../local/asl-interpreter.js';
 import { FakeFleet, FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -7,8 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys } from '../../../functions/core/keys.js';
-import type { RunManifest } from '../../../functions/core/model.js';
+import { keys } from '../../../core/keys.js';
+import type { RunManifest } from '../../../core/model.js';
 import { loadManifest, pathEntry, saveManifest, updateManifest } from '../../../functions/pipeline/manifest.js';
 import { DirStore } from '../../../local/dir-store.js';
 

@@ -13,11 +13,11 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SsmPlanSource } from '../../../functions/adapters/aws/plans.js';
-import { S3ObjectStore } from '../../../functions/adapters/aws/store.js';
-import type { Summary } from '../../../functions/core/model.js';
+import type { Summary } from '../../../core/model.js';
+import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
+import { SsmPlanSource } from '../../../functions/adapters/aws/ssm-plans.js';
 import { FirstPlanSource, PlanStore } from '../../../functions/pipeline/plan-store.js';
-import { runStateMachine } from '../../../local/run-machine.js';
+import { runStateMachine } from '../../../local/asl-interpreter.js';
 import { noWaits, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 
 /** s3rver ships no types: the two methods used here. */

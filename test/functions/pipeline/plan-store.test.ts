@@ -6,10 +6,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PlanInvalidError } from '../../../functions/core/errors.js';
+import { PlanInvalidError } from '../../../core/errors.js';
 import { PlanStore } from '../../../functions/pipeline/plan-store.js';
+import { ROOT } from '../../../local/asl-interpreter.js';
 import { DirStore } from '../../../local/dir-store.js';
-import { ROOT } from '../../../local/run-machine.js';
 import { tempDataDir } from '../../helpers/samples.js';
 
 const dirs: string[] = [];

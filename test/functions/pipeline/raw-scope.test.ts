@@ -6,7 +6,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys, parseRawKey } from '../../../functions/core/keys.js';
+import { keys, parseRawKey } from '../../../core/keys.js';
 import { collectOutput } from '../../../functions/pipeline/collect.js';
 import { sendProbe } from '../../../functions/pipeline/path.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';

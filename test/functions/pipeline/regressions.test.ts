@@ -5,8 +5,8 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys } from '../../../functions/core/keys.js';
-import type { Summary } from '../../../functions/core/model.js';
+import { keys } from '../../../core/keys.js';
+import type { Summary } from '../../../core/model.js';
 import {
   addRegressions,
   baselineBand,

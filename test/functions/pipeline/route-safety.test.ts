@@ -7,13 +7,13 @@
 import { rm } from 'node:fs/promises';
 import { EC2ServiceException } from '@aws-sdk/client-ec2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RouteRestoreRetryableError, RouteSwapError } from '../../../functions/core/errors.js';
-import { keys } from '../../../functions/core/keys.js';
-import type { RouteEntry, RunManifest } from '../../../functions/core/model.js';
-import { cleanupAfterExecution } from '../../../functions/pipeline/cleanup.js';
-import { restoreRoutes } from '../../../functions/pipeline/finish.js';
+import { RouteRestoreRetryableError, RouteSwapError } from '../../../core/errors.js';
+import { keys } from '../../../core/keys.js';
+import type { RouteEntry, RunManifest } from '../../../core/model.js';
+import { cleanupAfterExecution } from '../../../functions/pipeline/abandoned-run.js';
 import { updateManifest } from '../../../functions/pipeline/manifest.js';
 import { swapRoutes } from '../../../functions/pipeline/path.js';
+import { restoreRoutes } from '../../../functions/pipeline/run-end.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { FakeRoutes, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 

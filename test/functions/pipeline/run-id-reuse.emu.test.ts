@@ -4,11 +4,11 @@
  * not free the first run's lock; its cleanup event leaves the first run alone too.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DynamoRunLock } from '../../../functions/adapters/aws/lock.js';
-import { S3ObjectStore } from '../../../functions/adapters/aws/store.js';
-import { keys } from '../../../functions/core/keys.js';
-import { cleanupAfterExecution } from '../../../functions/pipeline/cleanup.js';
-import { releaseLock } from '../../../functions/pipeline/finish.js';
+import { keys } from '../../../core/keys.js';
+import { DynamoRunLock } from '../../../functions/adapters/aws/dynamodb-lock.js';
+import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
+import { cleanupAfterExecution } from '../../../functions/pipeline/abandoned-run.js';
+import { releaseLock } from '../../../functions/pipeline/run-end.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import type { Deps } from '../../../functions/ports.js';
 import { type Dynamo, type S3, startDynalite, startS3rver } from '../../helpers/emulators.js';

@@ -4,11 +4,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, expect, it } from 'vitest';
-import { keys } from '../../../functions/core/keys.js';
-import type { RunManifest } from '../../../functions/core/model.js';
+import { keys } from '../../../core/keys.js';
+import type { RunManifest } from '../../../core/model.js';
 import type { ProbeCommand } from '../../../functions/ports.js';
+import { runStateMachine } from '../../../local/asl-interpreter.js';
 import type { DirStore } from '../../../local/dir-store.js';
-import { runStateMachine } from '../../../local/run-machine.js';
 import { FakeRunner, noWaits, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 
 class StoppedRunner extends FakeRunner {

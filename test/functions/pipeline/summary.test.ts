@@ -1,11 +1,11 @@
 /** The summary step over real DuckDB: a run that measured nothing says so, with the likely cause. */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderMarkdown, renderTable } from '../../../functions/pipeline/report.js';
-import { renderHtml } from '../../../functions/pipeline/report-html.js';
 import { buildSummary, nothingMeasuredNote } from '../../../functions/pipeline/summary.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
+import { renderHtml } from '../../../report/report-html.js';
+import { renderMarkdown, renderTable } from '../../../report/report-text.js';
 import { tempDataDir, writeSamples } from '../../helpers/samples.js';
 
 const dirs: string[] = [];

@@ -14,7 +14,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureTaskClientBundle } from '../../../agent/bundle.js';
-import { parsePlan } from '../../../functions/core/plan.js';
+import { parsePlan } from '../../../core/plan.js';
 import { TestbedOutputsError } from '../../../infra/testbed/plan-from-outputs.js';
 import { addSeed002Testbed, type Seed002Stack } from '../../../infra/testbed/seed002.js';
 import {

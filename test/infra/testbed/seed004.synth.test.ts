@@ -11,7 +11,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parsePlan } from '../../../functions/core/plan.js';
+import { parsePlan } from '../../../core/plan.js';
 import { AZ_HOSTS_OUTPUT, azMatrixPlan, hostsFromOutputs } from '../../../infra/testbed/az-matrix.js';
 import { addSeed004Testbed, type Seed004Stacks } from '../../../infra/testbed/seed004.js';
 

@@ -9,10 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../functions/core/errors.js';
-import { DEFAULT_TESTBED_INVENTORY } from '../../../infra/testbed/cost.js';
+import { ConfigError } from '../../../core/errors.js';
 import { addTestbed, type TestbedStacks } from '../../../infra/testbed/index.js';
 import { TESTBED_OUTPUTS } from '../../../infra/testbed/plan-from-outputs.js';
+import { DEFAULT_TESTBED_INVENTORY } from '../../../infra/testbed/testbed-cost.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const AGENT = path.join(ROOT, 'dist', 'agent.cjs');

@@ -5,7 +5,7 @@
  */
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { describe, expect, it } from 'vitest';
-import { AthenaQueryEngine } from '../../../../functions/adapters/aws/query.js';
+import { AthenaQueryEngine } from '../../../../functions/adapters/aws/athena-query.js';
 
 interface SentRequest {
   headers: Record<string, string>;

@@ -2,10 +2,10 @@
 import { ListCommandsCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { readAwsConfig } from '../../../../functions/adapters/aws/deps.js';
-import { parseProbeRegions, SsmCommandRunner } from '../../../../functions/adapters/aws/runner.js';
-import { ProbeCommandFailedError } from '../../../../functions/core/errors.js';
-import { keys } from '../../../../functions/core/keys.js';
+import { ProbeCommandFailedError } from '../../../../core/errors.js';
+import { keys } from '../../../../core/keys.js';
+import { readAwsConfig } from '../../../../functions/adapters/aws/aws-deps.js';
+import { parseProbeRegions, SsmCommandRunner } from '../../../../functions/adapters/aws/ssm-runner.js';
 
 const ssm = mockClient(SSMClient);
 const runner = new SsmCommandRunner((region) => new SSMClient({ region }), {

@@ -24,12 +24,12 @@ import {
 } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ec2SsmFleet } from '../../../../functions/adapters/aws/fleet.js';
-import { Ec2Routes } from '../../../../functions/adapters/aws/routes.js';
-import { SsmCommandRunner } from '../../../../functions/adapters/aws/runner.js';
-import { keys } from '../../../../functions/core/keys.js';
-import type { RunManifest, Summary } from '../../../../functions/core/model.js';
-import { runStateMachine } from '../../../../local/run-machine.js';
+import { keys } from '../../../../core/keys.js';
+import type { RunManifest, Summary } from '../../../../core/model.js';
+import { Ec2SsmFleet } from '../../../../functions/adapters/aws/ec2-fleet.js';
+import { Ec2Routes } from '../../../../functions/adapters/aws/ec2-routes.js';
+import { SsmCommandRunner } from '../../../../functions/adapters/aws/ssm-runner.js';
+import { runStateMachine } from '../../../../local/asl-interpreter.js';
 import { ec2Err } from '../../../helpers/aws.js';
 import { FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../../../helpers/fakes.js';
 

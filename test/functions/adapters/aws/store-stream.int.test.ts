@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { S3ObjectStore } from '../../../../functions/adapters/aws/store.js';
-import { splitLines } from '../../../../functions/core/parsers/lines.js';
+import { S3ObjectStore } from '../../../../functions/adapters/aws/s3-store.js';
+import { splitLines } from '../../../../probes/parsing/lines.js';
 
 const PART = 5 * 1024 * 1024;
 /** The part of s3rver used here (it ships no type declarations). */

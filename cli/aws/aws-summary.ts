@@ -1,0 +1,45 @@
+/** The summary of an AWS run, downloaded from the data bucket: `pathbench report RUN_ID --aws`. */
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { checkRunId, keys } from '../../core/keys.js';
+import type { Summary } from '../../core/model.js';
+import { AwsCliError } from './aws-errors.js';
+import { type ClientsFor, makeClients } from './clients.js';
+import { type CommonFlags, resolveStackConfig } from './stack-config.js';
+
+/** The run summary from S3; undefined while it does not exist yet. */
+export async function fetchSummary(s3: S3Client, bucket: string, runId: string): Promise<Summary | undefined> {
+  try {
+    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: keys.report(runId, 'json') }));
+    return JSON.parse((await out.Body?.transformToString()) ?? '{}') as Summary;
+  } catch (e) {
+    if (e instanceof Error && (e.name === 'NoSuchKey' || e.name === 'NotFound')) return undefined;
+    throw e;
+  }
+}
+
+/** The summary as text: the run, then each path with its results. */
+export function summaryText(s: Summary): string {
+  const lines = [`run ${s.runId}: ${s.status}`];
+  for (const p of s.paths) {
+    lines.push(`  ${p.id} ${p.label}: ${p.status}${p.failedStep ? ` at ${p.failedStep} (${p.error ?? ''})` : ''}`);
+    for (const r of p.results) {
+      lines.push(`    ${r.probe} ${r.metric} n=${r.n} p50=${r.p50} p95=${r.p95} p99=${r.p99} ${r.unit}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Print the summary of an AWS run (text, or the JSON with `json`). */
+export async function reportAws(
+  runId: string,
+  flags: CommonFlags & { json?: boolean },
+  env: Record<string, string | undefined>,
+  out: (text: string) => void,
+  clientsFor: ClientsFor = makeClients,
+): Promise<number> {
+  const cfg = await resolveStackConfig(flags, env, clientsFor);
+  const summary = await fetchSummary(clientsFor(cfg.region).s3, cfg.bucket, checkRunId(runId));
+  if (!summary) throw new AwsCliError(`no summary for run ${runId} in s3://${cfg.bucket} (still running?)`);
+  out(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : summaryText(summary));
+  return 0;
+}

@@ -1,0 +1,38 @@
+/**
+ * The `pathbench` command line. Each area registers its own subcommands; no command is defined
+ * by two areas, so the order below is only the order of the help listing.
+ */
+import { Command } from 'commander';
+import { errorMessage } from '../core/errors.js';
+import { printable } from '../core/printable.js';
+import { registerBench } from './bench.js';
+import { registerAws } from './commands/aws.command.js';
+import { registerLab } from './commands/lab.command.js';
+import { registerColumnar } from './commands/parquet.command.js';
+import { registerParse } from './commands/parse.command.js';
+import { registerPlan } from './commands/plan.command.js';
+import { registerPrices } from './commands/prices.command.js';
+import { registerReport } from './commands/report.command.js';
+import { registerTestbed } from './commands/testbed.command.js';
+import { registerTrend } from './commands/trend.command.js';
+import { registerLocal } from './local.js';
+
+const program = new Command('pathbench')
+  .description('Measure cloud network paths with one Step Functions pipeline, on AWS or locally.')
+  .showHelpAfterError();
+registerLocal(program);
+registerReport(program);
+registerColumnar(program);
+registerTrend(program);
+registerPlan(program);
+registerPrices(program);
+registerParse(program);
+registerLab(program);
+registerAws(program);
+registerTestbed(program);
+registerBench(program);
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  process.stderr.write(`pathbench: ${printable(errorMessage(e))}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,70 @@
+/**
+ * `pathbench parse <kind> <file>`: run one raw probe output through the same parser the
+ * pipeline uses and print the normalized sample records as JSONL. Handy for checking a raw
+ * file by hand, or for feeding records to other tools.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { errorMessage } from '../../core/errors.js';
+import { printable } from '../../core/printable.js';
+import { assertProbeKind, parseRaw } from '../../probes/parsing/parsers.js';
+
+/** Exit code for unusable input (unknown kind, unreadable or unparseable file). */
+const EXIT_BAD_INPUT = 2;
+
+interface ParseOptions {
+  run: string;
+  path: string;
+  probe?: string;
+  trial?: string;
+}
+
+/**
+ * Register `parse <kind> <file> [--run ID] [--path ID] [--probe NAME] [--trial N]` on the
+ * program. Probe and trial default to the raw layout `<probe>/<trial>.<ext>` when the file
+ * follows it, else to the kind and 1. On bad input: exit code 2, one line on stderr, nothing
+ * on stdout.
+ */
+export function registerParse(program: Command): void {
+  program
+    .command('parse')
+    .description('parse one raw probe output file and print normalized sample records as JSONL')
+    .argument('<kind>', 'probe kind: tcp-connect, iperf3, http, sockperf, mtu')
+    .argument('<file>', 'raw output file, e.g. .pathbench/raw/path=a/run=r/tcp-connect/1.jsonl')
+    .option('--run <id>', 'run id written into each record', 'local')
+    .option('--path <id>', 'path id written into each record', 'local')
+    .option('--probe <name>', 'probe name (default: the file’s directory name, else the kind)')
+    .option('--trial <n>', 'trial number (default: the file’s base name when numeric, else 1)')
+    .action((kind: string, file: string, opts: ParseOptions) => {
+      try {
+        process.stdout.write(parseFile(kind, file, opts));
+      } catch (e) {
+        process.stderr.write(`pathbench parse: ${printable(errorMessage(e).split('\n')[0])}\n`);
+        process.exitCode = EXIT_BAD_INPUT;
+      }
+    });
+}
+
+function parseFile(kind: string, file: string, opts: ParseOptions): string {
+  // Check the kind first: it is the cheaper mistake to report.
+  assertProbeKind(kind);
+  const base = path.basename(file).replace(/\..*$/, '');
+  const numbered = /^\d+$/.test(base);
+  let trial = numbered ? Number(base) : 1;
+  if (opts.trial !== undefined) {
+    if (!/^\d+$/.test(opts.trial) || Number(opts.trial) < 1) throw new Error(`--trial must be a positive integer`);
+    trial = Number(opts.trial);
+  }
+  const dir = path.basename(path.dirname(path.resolve(file)));
+  const probe = opts.probe ?? (numbered && /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(dir) ? dir : kind);
+  let raw: string;
+  try {
+    raw = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`);
+  }
+  // Parse everything before printing anything, so a bad line leaves stdout empty.
+  const records = parseRaw(kind, raw, { runId: opts.run, pathId: opts.path, probe, trial });
+  return records.map((r) => `${JSON.stringify(r)}\n`).join('');
+}

@@ -1,0 +1,161 @@
+/**
+ * The same paths across two runs (before / after a change): per path, probe and metric, run B −
+ * run A at p50, p95 and p99 with the 95 % interval of the difference and a verdict — the
+ * comparisons of one run's summary (comparisons.ts), with the two runs in place of two paths.
+ * Two queries per run (percentiles.sql and percentile_windows.sql); the statistics are
+ * core/confidence.ts.
+ */
+import {
+  comparable,
+  differenceInterval,
+  type Estimate,
+  higherIsBetter,
+  INTERVAL_PERCENTILES,
+  type IntervalColumn,
+  interpolateAt,
+  verdictOf,
+} from '../core/confidence.js';
+import { checkRunId, keys } from '../core/keys.js';
+import type { DiffCell, RunManifest, SummaryPath } from '../core/model.js';
+import { overheadNoise, ranksFor, valueInRuns, valuesAroundPercentiles } from '../functions/pipeline/comparisons.js';
+import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
+import type { Deps } from '../functions/ports.js';
+import { loadQuery } from '../queries/sql.js';
+
+/** Run B − run A for one path, probe and metric (units as in the results). */
+export interface RunDiff {
+  path: string;
+  probe: string;
+  metric: string;
+  unit: string;
+  a: { n: number; p50: number; p95: number; p99: number };
+  b: { n: number; p50: number; p95: number; p99: number };
+  p50: DiffCell;
+  p95: DiffCell;
+  p99: DiffCell;
+}
+
+export interface RunComparison {
+  runA: string;
+  runB: string;
+  planA?: string;
+  planB?: string;
+  diffs: RunDiff[];
+  /** Groups measured in only one of the runs ("path probe metric"). */
+  onlyInA: string[];
+  onlyInB: string[];
+}
+
+interface RunFigures {
+  rows: Map<string, Row>;
+  estimates: Map<string, Record<IntervalColumn, Estimate>>;
+  /** The manifest's paths (their probe cost is the noise floor of a difference), when there is a manifest. */
+  paths: SummaryPath[];
+  plan?: string;
+}
+
+async function figures(deps: Pick<Deps, 'query' | 'store'>, runId: string): Promise<RunFigures> {
+  const [all, values, manifestText] = await Promise.all([
+    deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`),
+    valuesAroundPercentiles(deps, runId),
+    deps.store.getText(keys.manifest(runId)),
+  ]);
+  const rows = new Map<string, Row>();
+  const estimates = new Map<string, Record<IntervalColumn, Estimate>>();
+  for (const r of all.filter((x) => x.subset === 'all' && Number(x.n) > 0)) {
+    const key = groupKey(String(r.path), String(r.probe), String(r.metric), String(r.unit));
+    rows.set(key, r);
+    const at = values.get(key);
+    const ranks = ranksFor(Number(r.n));
+    if (!at || !ranks) continue;
+    const valueAt = (rank: number) => {
+      const v = valueInRuns(at, rank);
+      if (v === undefined)
+        throw new Error(`queries/percentile_windows.sql returned no value at rank ${rank} for ${key}`);
+      return v;
+    };
+    const est = {} as Record<IntervalColumn, Estimate>;
+    for (const { column } of INTERVAL_PERCENTILES) {
+      est[column] = {
+        value: Number(r[column]),
+        lo: interpolateAt(valueAt, ranks.spread[column].lo),
+        hi: interpolateAt(valueAt, ranks.spread[column].hi),
+      };
+    }
+    estimates.set(key, est);
+  }
+  const manifest = manifestText ? (JSON.parse(manifestText) as RunManifest) : undefined;
+  const paths = (manifest?.paths ?? []).map(
+    (p) =>
+      ({
+        id: p.id,
+        label: p.label,
+        status: p.status,
+        steps: [],
+        results: [],
+        ...(p.probe_overhead_us ? { probe_overhead_us: p.probe_overhead_us } : {}),
+      }) as SummaryPath,
+  );
+  return { rows, estimates, paths, ...(manifest ? { plan: manifest.planName } : {}) };
+}
+
+const label = (r: Row) => `${r.path} ${r.probe} ${r.metric}`;
+
+/** Compare two runs path by path (same path id, probe, metric and unit). */
+export async function compareRuns(
+  deps: Pick<Deps, 'query' | 'store'>,
+  runA: string,
+  runB: string,
+): Promise<RunComparison> {
+  checkRunId(runA);
+  checkRunId(runB);
+  const [a, b] = await Promise.all([figures(deps, runA), figures(deps, runB)]);
+  if (a.rows.size === 0) throw new Error(`run ${runA} has no samples here`);
+  if (b.rows.size === 0) throw new Error(`run ${runB} has no samples here`);
+  const diffs: RunDiff[] = [];
+  for (const [key, rb] of b.rows) {
+    const ra = a.rows.get(key);
+    const ea = a.estimates.get(key);
+    const eb = b.estimates.get(key);
+    const unit = String(rb.unit);
+    if (!ra || !ea || !eb || !comparable(unit)) continue;
+    const path = String(rb.path);
+    const cells = {} as Record<IntervalColumn, DiffCell>;
+    for (const { column } of INTERVAL_PERCENTILES) {
+      const diff = eb[column].value - ea[column].value;
+      // The same difference as between two paths of one run: B's estimate minus A's.
+      const ci95 = differenceInterval(eb[column], ea[column]);
+      const noise = overheadNoise(
+        [...a.paths, ...b.paths].filter((p) => p.id === path),
+        (rb.kind as string | null) ?? null,
+        column,
+        unit,
+      );
+      cells[column] = {
+        diff,
+        pct: ea[column].value === 0 ? 0 : (100 * diff) / ea[column].value,
+        ci95,
+        verdict: verdictOf(diff, ci95, noise, higherIsBetter(String(rb.metric))),
+      };
+    }
+    const fig = (r: Row) => ({ n: Number(r.n), p50: Number(r.p50), p95: Number(r.p95), p99: Number(r.p99) });
+    diffs.push({
+      path,
+      probe: String(rb.probe),
+      metric: String(rb.metric),
+      unit,
+      a: fig(ra),
+      b: fig(rb),
+      ...cells,
+    });
+  }
+  return {
+    runA,
+    runB,
+    ...(a.plan ? { planA: a.plan } : {}),
+    ...(b.plan ? { planB: b.plan } : {}),
+    diffs,
+    onlyInA: [...a.rows.entries()].filter(([k]) => !b.rows.has(k)).map(([, r]) => label(r)),
+    onlyInB: [...b.rows.entries()].filter(([k]) => !a.rows.has(k)).map(([, r]) => label(r)),
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * After the Map, on every exit path: restore routes, summarize, finish the manifest and release
+ * the run lock.
+ */
+import { RouteRestoreRetryableError, RouteSwapError } from '../../core/errors.js';
+import { keys, routeKey } from '../../core/keys.js';
+import type { RunManifest, Summary } from '../../core/model.js';
+import type { Deps } from '../ports.js';
+import { updateManifest } from './manifest.js';
+import { readJournal, restoreJournaled } from './route-journal.js';
+import { runStatus, storeReports, writeReports } from './summary.js';
+
+/**
+ * Put every route the run changed back (the route journal, functions/pipeline/route-journal.ts),
+ * and record the outcome in the manifest. Throws when any route is still not at its original.
+ */
+export async function restoreRoutes(deps: Deps, input: { runId: string }): Promise<{ restored: number }> {
+  const entries = await readJournal(deps, input.runId);
+  const out = await restoreJournaled(deps, entries);
+  const failed = new Set(out.failed);
+  await updateManifest(deps.store, input.runId, (m) => {
+    for (const c of m.routeChanges) {
+      if (!failed.has(routeKey(c))) c.current = c.original;
+    }
+    m.restore = {
+      status: out.errors.length ? 'failed' : 'ok',
+      at: deps.now().toISOString(),
+      errors: out.errors,
+      ...(out.notes.length ? { notes: out.notes } : {}),
+    };
+  });
+  // Only transient failures (5xx, throttling): the ASL's Retry on RestoreRoutes runs it again with backoff.
+  if (out.errors.length && out.transient.length === out.failed.length) {
+    throw new RouteRestoreRetryableError(
+      `could not restore ${out.errors.length} route(s), transient: ${out.errors.join('; ')}`,
+    );
+  }
+  if (out.errors.length) {
+    throw new RouteSwapError(`could not restore ${out.errors.length} route(s): ${out.errors.join('; ')}`);
+  }
+  return { restored: out.restored };
+}
+
+export async function summarizeRun(
+  deps: Deps,
+  input: { runId: string },
+): Promise<{ summaryKey: string; status: string }> {
+  const summary = await writeReports(deps, input.runId);
+  deps.log.info('run summarized', { runId: input.runId, status: summary.status, paths: summary.paths.length });
+  return { summaryKey: keys.report(input.runId, 'json'), status: summary.status };
+}
+
+/**
+ * Finish the manifest and reports, then release the lock. `rejected`: ValidatePlan failed, so
+ * this execution wrote nothing (an existing manifest with this id belongs to an earlier run and
+ * is left alone); only the lock is released, and only if this run holds it.
+ */
+export async function releaseLock(
+  deps: Deps,
+  input: { runId: string; rejected?: boolean },
+): Promise<{ runId: string; status: string; summaryKey?: string }> {
+  let status = 'rejected';
+  let summaryKey: string | undefined;
+  try {
+    if (!input.rejected && (await deps.store.getText(keys.manifest(input.runId))) !== undefined) {
+      const m = await updateManifest(deps.store, input.runId, (mm) => {
+        mm.status = runStatus(mm);
+        mm.endedAt = deps.now().toISOString();
+      });
+      status = m.status;
+      summaryKey = await finishReports(deps, input.runId, m);
+    }
+  } finally {
+    await releaseOwnLock(deps, input.runId, { rejected: input.rejected === true });
+  }
+  return { runId: input.runId, status, ...(summaryKey ? { summaryKey } : {}) };
+}
+
+/**
+ * Release the run lock only if this execution holds it: a second start that reused the run id
+ * and was refused must not free the first run's lock. An execution is its run id and start time.
+ * `startedAt` names it when the caller knows it (the cleanup's event); otherwise the run's
+ * manifest does: it was written by the execution that passed ValidatePlan, so a `rejected`
+ * execution never owns a lock taken at the manifest's start time. True when released.
+ */
+export async function releaseOwnLock(
+  deps: Deps,
+  runId: string,
+  execution: { rejected?: boolean; startedAt?: string },
+): Promise<boolean> {
+  const held = await deps.lock.current();
+  if (held?.runId !== runId) return false;
+  const text = await deps.store.getText(keys.manifest(runId));
+  const manifestStart = text === undefined ? undefined : (JSON.parse(text) as RunManifest).startedAt;
+  const at = held.startedAt;
+  const mine =
+    at === undefined ||
+    (execution.startedAt !== undefined
+      ? at === execution.startedAt
+      : execution.rejected
+        ? at !== manifestStart
+        : manifestStart === undefined || at === manifestStart);
+  if (!mine) {
+    deps.log.warn('run lock left to the execution that holds it', { runId, holderStartedAt: at });
+    return false;
+  }
+  // Conditional on the holder just read, so a lock taken in between is not released.
+  await deps.lock.release(runId, at);
+  return true;
+}
+
+/** The reports were written before the final status was known; bring all three in step. */
+async function finishReports(deps: Deps, runId: string, m: RunManifest): Promise<string | undefined> {
+  const key = keys.report(runId, 'json');
+  const text = await deps.store.getText(key);
+  if (text === undefined) return undefined;
+  const s = JSON.parse(text) as Summary;
+  s.status = m.status;
+  if (m.endedAt) s.endedAt = m.endedAt;
+  await storeReports(deps, s);
+  return key;
+}

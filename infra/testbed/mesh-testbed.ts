@@ -1,0 +1,241 @@
+/**
+ * The mesh testbed (`cdk deploy -c testbed=mesh -c meshRegions=us-east-1,eu-west-1,…`): one stack
+ * per region, each a VPC with its own non-overlapping CIDR (10.(100+i).0.0/16 for the i-th region
+ * of the list, so the mesh's address plan is fixed by the list order), one public subnet, one small
+ * instance (default t3.micro, context testbedInstanceType) with the SSM role and the user data that
+ * keeps the target servers up (HostFleet, infra/testbed/hosts.ts).
+ *
+ * The probe security group admits only the mesh's own instances: ingress on the probe ports from
+ * the mesh regions' CIDRs and nothing else (no 0.0.0.0/0 rule, no SSH). A security group cannot
+ * name a group in another region, so the per-region CIDRs are how the other instances are named;
+ * each VPC holds one instance, so a region's CIDR is that instance. Egress: the probe ports to the
+ * same CIDRs, and HTTPS out through the internet gateway for SSM and S3 (the specs and raw outputs
+ * live in the pipeline's bucket, in another region than most hosts, which a gateway endpoint cannot
+ * reach). The pairs reach each other at their private addresses, which needs inter-region VPC
+ * peering between the VPCs (docs/testbed.md "Mesh testbed"); the CIDRs are chosen so it can exist.
+ *
+ * Each stack lists its host in one output, `TestbedMeshHost` (JSON), which `plan from-testbed
+ * --outputs FILE` turns into a mesh plan with the round schedule (core/mesh-schedule.ts).
+ */
+import { type App, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { Construct } from 'constructs';
+import { z } from 'zod';
+import { type MeshLayout, meshLayout, meshPlanInput } from '../../core/mesh-schedule.js';
+import { instancePerHour, shippedPrices } from '../../core/prices.js';
+import { regionByCode } from '../../core/regions.js';
+import { TARGET_PORTS } from '../../core/target-ports.js';
+import { parseMeshRegions } from '../agent-region-stack.js';
+import { acknowledgeTestbedFindings, HostFleet } from './hosts.js';
+import { MANAGED_TAG, probeRules } from './network.js';
+import { resolveTestbedProps, type TestbedProps } from './props.js';
+
+/** The output each mesh region stack lists its host in. */
+export const MESH_HOST_OUTPUT = 'TestbedMeshHost';
+export const MESH_STACK_PREFIX = 'PathbenchMesh';
+/** The instance type a mesh host is when context testbedInstanceType is not given. */
+export const MESH_DEFAULT_INSTANCE_TYPE = 't3.micro';
+/** A public IPv4 address, per hour (charged since 2024-02). */
+export const PUBLIC_IPV4_PER_HOUR = 0.005;
+
+/** The i-th mesh region's CIDR: 10.(100+i).0.0/16, non-overlapping for up to 100 regions. */
+export function meshCidr(i: number): string {
+  if (!Number.isInteger(i) || i < 0 || i > 99) throw new Error(`mesh testbed: region index ${i} outside 0–99`);
+  return `10.${100 + i}.0.0/16`;
+}
+
+export interface MeshRegionStackProps extends StackProps {
+  /** This region's CIDR. */
+  cidr: string;
+  /** Every mesh region's CIDR, this one's included: the only sources the probe ports admit. */
+  meshCidrs: readonly string[];
+  instanceType: string;
+  agentPath: string;
+  pipelineBucketName?: string;
+}
+
+/** One region of the mesh testbed: VPC, public subnet, one host, the TestbedMeshHost output. */
+export class MeshRegionStack extends Stack {
+  readonly vpc: ec2.CfnVPC;
+  readonly routeTable: ec2.CfnRouteTable;
+  readonly probeSecurityGroup: ec2.CfnSecurityGroup;
+  readonly host: ec2.CfnInstance;
+
+  constructor(scope: Construct, id: string, props: MeshRegionStackProps) {
+    super(scope, id, props);
+    const region = this.region;
+    const tag = (name: string) => [{ key: 'Name', value: `pathbench-mesh-${region}-${name}` }];
+    this.vpc = new ec2.CfnVPC(this, 'Vpc', {
+      cidrBlock: props.cidr,
+      enableDnsSupport: true,
+      enableDnsHostnames: true,
+      tags: tag('vpc'),
+    });
+    const igw = new ec2.CfnInternetGateway(this, 'Igw', { tags: tag('igw') });
+    const attach = new ec2.CfnVPCGatewayAttachment(this, 'IgwAttachment', {
+      vpcId: this.vpc.ref,
+      internetGatewayId: igw.ref,
+    });
+    this.routeTable = new ec2.CfnRouteTable(this, 'RouteTable', {
+      vpcId: this.vpc.ref,
+      tags: [...tag('rt'), MANAGED_TAG],
+    });
+    const toInternet = new ec2.CfnRoute(this, 'DefaultRoute', {
+      routeTableId: this.routeTable.ref,
+      destinationCidrBlock: '0.0.0.0/0',
+      gatewayId: igw.ref,
+    });
+    toInternet.addDependency(attach);
+    const subnet = new ec2.CfnSubnet(this, 'Subnet', {
+      vpcId: this.vpc.ref,
+      cidrBlock: props.cidr.replace(/\.0\.0\/16$/, '.0.0/24'),
+      availabilityZone: Fn.select(0, Fn.getAzs()),
+      // The host's outbound HTTPS to SSM and S3 leaves through the internet gateway.
+      mapPublicIpOnLaunch: true,
+      tags: tag('subnet'),
+    });
+    new ec2.CfnSubnetRouteTableAssociation(this, 'SubnetRt', {
+      subnetId: subnet.ref,
+      routeTableId: this.routeTable.ref,
+    });
+    this.probeSecurityGroup = new ec2.CfnSecurityGroup(this, 'ProbeSg', {
+      vpcId: this.vpc.ref,
+      groupDescription: "pathbench mesh: probe ports from the mesh's own instances only",
+      securityGroupIngress: probeRules([...props.meshCidrs]),
+      securityGroupEgress: [
+        ...probeRules([...props.meshCidrs]),
+        { ipProtocol: 'tcp', fromPort: 443, toPort: 443, cidrIp: '0.0.0.0/0', description: 'HTTPS to SSM and S3' },
+      ],
+      tags: tag('sg-probe'),
+    });
+    const fleet = new HostFleet(this, 'Hosts', {
+      instanceType: props.instanceType,
+      agentPath: props.agentPath,
+      pipelineBucketName: props.pipelineBucketName,
+    });
+    this.host = fleet.host('Host', `mesh-${region}`, subnet, this.probeSecurityGroup);
+    acknowledgeTestbedFindings(
+      this.vpc,
+      'a measurement testbed torn down after the run; flow logs would add cost and no finding',
+      fleet,
+    );
+    new CfnOutput(this, MESH_HOST_OUTPUT, {
+      value: this.toJsonString({ region, instanceId: this.host.ref, ip: this.host.attrPrivateIp, cidr: props.cidr }),
+      description: 'this region’s mesh host (JSON): pathbench plan from-testbed --outputs FILE',
+    });
+  }
+}
+
+/** Add one mesh region stack per region of context meshRegions (at least two). */
+export function addMeshTestbed(
+  app: App,
+  regionsText: string | undefined,
+  props: Partial<TestbedProps> = {},
+): MeshRegionStack[] {
+  const regions = parseMeshRegions(regionsText, 'none');
+  if (regions.length < 2) {
+    throw new Error(`testbed=mesh: expected at least two regions in -c meshRegions=…, got ${regions.length}`);
+  }
+  for (const r of regions) {
+    if (!regionByCode(r)) throw new Error(`testbed=mesh: unknown region ${r} (core/regions.ts)`);
+  }
+  const tb = resolveTestbedProps(app, props);
+  // The seed-000 default (c6i.large) is no small instance: the mesh has its own unless asked.
+  const instanceType =
+    props.instanceType ??
+    (app.node.tryGetContext('testbedInstanceType') ? tb.instanceType : MESH_DEFAULT_INSTANCE_TYPE);
+  const cidrs = regions.map((_, i) => meshCidr(i));
+  return regions.map(
+    (region, i) =>
+      new MeshRegionStack(app, `${MESH_STACK_PREFIX}-${region}`, {
+        env: { account: tb.account, region },
+        description: `pathbench mesh testbed: one small host in ${region} (${cidrs[i]})`,
+        cidr: cidrs[i],
+        meshCidrs: cidrs,
+        instanceType,
+        agentPath: tb.agentPath,
+        pipelineBucketName: tb.pipelineBucketName,
+      }),
+  );
+}
+
+const meshHostSchema = z.strictObject({
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/),
+  instanceId: z.string().regex(/^i-[0-9a-f]{8,17}$/),
+  ip: z.string().regex(/^\d{1,3}(\.\d{1,3}){3}$/),
+  cidr: z.string(),
+});
+export type MeshHost = z.output<typeof meshHostSchema>;
+
+/** The mesh hosts listed in saved outputs (`cdk deploy --outputs-file`), in stack order. */
+export function meshHostsFromOutputs(outputs: Record<string, Record<string, string>>): MeshHost[] {
+  const hosts: MeshHost[] = [];
+  for (const [stack, values] of Object.entries(outputs)) {
+    const text = values?.[MESH_HOST_OUTPUT];
+    if (typeof text !== 'string') continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error(
+        `${stack}.${MESH_HOST_OUTPUT}: expected JSON { region, instanceId, ip, cidr }, got ${text.slice(0, 80)}`,
+      );
+    }
+    const r = meshHostSchema.safeParse(json);
+    if (!r.success) {
+      throw new Error(
+        `${stack}.${MESH_HOST_OUTPUT}: expected { region, instanceId, ip, cidr }, got ${text.slice(0, 120)} (${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message})`,
+      );
+    }
+    hosts.push(r.data);
+  }
+  const seen = new Set<string>();
+  for (const h of hosts) {
+    if (seen.has(h.region)) throw new Error(`mesh outputs: two hosts in ${h.region}; expected one per region`);
+    seen.add(h.region);
+  }
+  return hosts;
+}
+
+/** The mesh plan (as written) of the testbed's hosts: every directed pair, in rounds. */
+export function meshPlanFromOutputs(
+  outputs: Record<string, Record<string, string>>,
+  name = 'mesh-testbed',
+): { plan: Record<string, unknown>; layout: MeshLayout; hosts: MeshHost[] } {
+  const hosts = meshHostsFromOutputs(outputs);
+  if (hosts.length < 2)
+    throw new Error(`mesh outputs: expected ${MESH_HOST_OUTPUT} from at least two stacks, got ${hosts.length}`);
+  const sites = hosts.map((h) => {
+    const r = regionByCode(h.region);
+    if (!r) throw new Error(`mesh outputs: unknown region ${h.region}`);
+    return { code: h.region, lat: r.lat, lon: r.lon };
+  });
+  const layout = meshLayout(sites);
+  const byRegion = new Map(hosts.map((h) => [h.region, h]));
+  const plan = meshPlanInput(name, layout, (code) => {
+    const h = byRegion.get(code)!;
+    return { instanceId: h.instanceId, region: h.region, host: h.ip, port: TARGET_PORTS.tcp };
+  });
+  return { plan, layout, hosts };
+}
+
+/** What the mesh testbed costs while it stands: instances and public IPv4 addresses, per hour and per day. */
+export function meshCostNote(regions: readonly string[], instanceType: string): string {
+  const t = shippedPrices();
+  const lines: string[] = [];
+  let perHour = 0;
+  for (const r of regions) {
+    const p = instancePerHour(t, instanceType, r);
+    if (p === undefined)
+      throw new Error(`mesh cost: no price for ${instanceType} in the price table (core/prices.json)`);
+    perHour += p + PUBLIC_IPV4_PER_HOUR;
+    lines.push(
+      `  ${r.padEnd(16)} ${instanceType} $${p.toFixed(4)}/h + public IPv4 $${PUBLIC_IPV4_PER_HOUR.toFixed(3)}/h`,
+    );
+  }
+  return [
+    `mesh testbed standing cost (prices of ${t.asOf}): ${regions.length} hosts`,
+    ...lines,
+    `  total $${perHour.toFixed(4)}/h, $${(perHour * 24).toFixed(2)}/day; transfer is the run's (pathbench start prints its estimate)`,
+  ].join('\n');
+}

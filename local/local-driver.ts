@@ -1,0 +1,268 @@
+/**
+ * The local driver, pathbench's embedded default: the real ASL in-process, a directory for S3,
+ * DuckDB for Athena, a child process for SSM, and loopback no-ops or the namespace lab for the
+ * fleet and routes.
+ */
+import { resolve } from 'node:path';
+import { ensureAgentBundle, ensureTaskClientBundle } from '../agent/bundle.js';
+import { PlanInvalidError } from '../core/errors.js';
+import { keys, newRunId } from '../core/keys.js';
+import type { ClientRef, ResolvedPlan, Summary } from '../core/model.js';
+import { parsePlan } from '../core/plan.js';
+import { stderrLogger } from '../functions/log.js';
+import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
+import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
+import {
+  type ExecutionEvent,
+  loadDefinition,
+  MESH_ASL_FILE,
+  type RunMachineOptions,
+  type RunMachineResult,
+  runStateMachine,
+} from './asl-interpreter.js';
+import { LocalCommandRunner } from './child-command-runner.js';
+import { DirStore } from './dir-store.js';
+import { DuckDbQueryEngine } from './duckdb-query.js';
+import { startTaskClients, type TaskClients } from './ecs-workers.js';
+import { FileLock, hostLock, LockSet } from './file-lock.js';
+import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
+
+export const DEFAULT_DATA_DIR = '.pathbench';
+
+/**
+ * Runs this process is running now, by data directory, counted: a start refused for reusing a
+ * running run id ends while the first still runs. A lock naming a run of this process that is
+ * not counted here was abandoned.
+ */
+const activeRuns = new Map<string, Map<string, number>>();
+
+function countRun(dataDir: string, runId: string, by: 1 | -1): void {
+  const runs = activeRuns.get(dataDir) ?? new Map<string, number>();
+  const n = (runs.get(runId) ?? 0) + by;
+  if (n > 0) runs.set(runId, n);
+  else runs.delete(runId);
+  activeRuns.set(dataDir, runs);
+}
+
+/**
+ * Before a new run takes the lock: a run whose lock holder is gone (kill -9, a crash) ran no
+ * finish states, so its routes may still be swapped. Run the cleanup the AWS EventBridge rule
+ * runs after a stopped execution (functions/pipeline/abandoned-run.ts): restore its route journal,
+ * mark its manifest failed, release its lock. Said on stderr. Then, with the lock free, every
+ * other manifest still `running` (its lock already gone: deleted by hand, lost with the host's
+ * /run, taken over and released) is abandoned too and cleaned up the same way.
+ */
+async function cleanUpAbandoned(deps: Deps, lock: FileLock, dataDir: string, log: Logger): Promise<void> {
+  const active = new Set(activeRuns.get(dataDir)?.keys());
+  const holder = await lock.abandonedHolder(active);
+  if (holder) await cleanUpRun(deps, holder, 'its process is gone, its lock still held', log);
+  // A live run holds the lock: its manifest is running for real, and the others wait for a free lock.
+  if (await lock.current()) return;
+  for (const runId of await runningManifests(deps.store)) {
+    if (active.has(runId) || runId === holder) continue;
+    await cleanUpRun(deps, runId, 'its manifest says running, no process runs it and the lock is free', log);
+  }
+}
+
+async function cleanUpRun(deps: Deps, runId: string, why: string, log: Logger): Promise<void> {
+  log.warn(`run ${runId} was abandoned (${why}): cleaning up after it`);
+  try {
+    const out = await cleanupAfterExecution(deps, { runId, status: 'ABORTED' });
+    log.warn(`cleanup after abandoned run ${runId}: ${out.notes.join('; ') || 'nothing to do'}`);
+  } catch (e) {
+    log.error(`cleanup after abandoned run ${runId} failed: ${(e as Error).message}`);
+  }
+}
+
+/** Run ids whose manifest says `running`. */
+async function runningManifests(store: ObjectStore): Promise<string[]> {
+  const out: string[] = [];
+  for (const key of await store.list('runs/run=')) {
+    const m = /^runs\/run=([^/]+)\/manifest\.json$/.exec(key);
+    if (!m) continue;
+    try {
+      const text = await store.getText(key);
+      if (text !== undefined && (JSON.parse(text) as { status?: string }).status === 'running') out.push(m[1]);
+    } catch {
+      // unreadable: not ours to judge here
+    }
+  }
+  return out;
+}
+
+export function usesLab(plan: ResolvedPlan): boolean {
+  return plan.paths.some((p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via));
+}
+
+export interface LocalRunOptions {
+  plan: unknown;
+  dataDir?: string;
+  runId?: string;
+  log?: Logger;
+  waitTimeOverrides?: Record<string, number>;
+  onEvent?: (e: ExecutionEvent) => void;
+  onAgentLine?: (line: string) => void;
+  /** Twice a second while a probe runs: samples its agent has written so far (progress display). */
+  onSamples?: (progress: { pathId: string; samples: number }) => void;
+  /** Replace the fleet/routes (tests, the lab). */
+  fleet?: Fleet;
+  routes?: Routes;
+  wrap?: (argv: string[], client: ClientRef) => string[];
+  /**
+   * Decorate the adapters (the fault suite injects failures here): `store` before the command
+   * runner is built on it, `deps` once every port is built.
+   */
+  decorate?: { store?: (s: ObjectStore) => ObjectStore; deps?: (d: Deps) => Deps };
+  /** Passed to the state machine runner (local/asl-interpreter.ts): fake time, the Lambda boundary, StopExecution. */
+  machine?: Pick<RunMachineOptions, 'retryIntervalOverrides' | 'invoke' | 'signal'>;
+  /** Aborting it interrupts the run as SIGINT does (the agent is stopped, the run winds down). */
+  interrupt?: AbortSignal;
+  /** The cost guard's defaults (budget for plans without budgetUsd, instance type, bandwidth bound). */
+  cost?: Deps['cost'];
+  /** The caller's explicit override of the budget (`--allow-over-budget`), recorded in the manifest. */
+  allowOverBudget?: boolean;
+  /**
+   * Which state machine: `mesh` (statemachine/mesh.asl.json, rounds in parallel through the
+   * emulated Distributed Map) or `sequential` (statemachine/measurement.asl.json, one path at a
+   * time). Default: mesh for a mesh plan (paths with `mesh`), sequential otherwise.
+   */
+  mode?: 'sequential' | 'mesh';
+}
+
+export interface LocalRunResult {
+  runId: string;
+  dataDir: string;
+  execution: RunMachineResult;
+  summary?: Summary;
+  /** The run was interrupted (SIGINT/SIGTERM) and wound down early. */
+  interrupted: boolean;
+}
+
+/** Validate first: a bad plan writes nothing and throws PlanInvalidError. */
+export function requireValidPlan(plan: unknown): ResolvedPlan {
+  const r = parsePlan(plan);
+  if (!r.ok) throw new PlanInvalidError(r.problems);
+  return r.plan;
+}
+
+export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
+  const resolved = requireValidPlan(opts.plan);
+  const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
+  const runId = opts.runId ?? newRunId();
+  const log = opts.log ?? stderrLogger();
+  // Built when missing, rebuilt when its sources changed: a stale agent never measures.
+  const agent = ensureAgentBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) });
+
+  let fleet = opts.fleet;
+  let routes = opts.routes;
+  let wrap = opts.wrap;
+  if (usesLab(resolved) && (!fleet || !routes)) {
+    const lab = await import('../lab/index.js');
+    const ports = await lab.createLabPorts();
+    // Before this run reads any original: routes a killed run left changed are put back first.
+    if (!routes) {
+      for (const line of await ports.recoverLeftovers())
+        log.warn(`restored a lab route an interrupted run left changed: ${line}`);
+    }
+    fleet ??= ports.fleet;
+    routes ??= ports.routes;
+    wrap ??= ports.wrap;
+  }
+  const store = opts.decorate?.store ? opts.decorate.store(new DirStore(dataDir)) : new DirStore(dataDir);
+  const query = await DuckDbQueryEngine.open(dataDir);
+  const runner = new LocalCommandRunner({
+    agentPath: agent.path,
+    store,
+    log,
+    wrap,
+    onAgentLine: opts.onAgentLine ? (l) => opts.onAgentLine?.(l) : undefined,
+  });
+  const dirLock = new FileLock(dataDir, log);
+  // Task clients (kind ecs-task): a loopback queue and one task-client process per service.
+  let taskClients: TaskClients | undefined;
+  if (resolved.paths.some((p) => p.client.kind === 'ecs-task')) {
+    const bundle = ensureTaskClientBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) });
+    taskClients = await startTaskClients({ plan: resolved, dataDir, bundle: bundle.path, agent: agent.path, log });
+  }
+  const built: Deps = {
+    store,
+    fleet: fleet ?? new LoopbackFleet(log),
+    routes: routes ?? new LoopbackRoutes(log),
+    runner,
+    query,
+    // Lab routes live in namespaces the whole host shares: a lab run also takes the host-wide lock.
+    lock: usesLab(resolved) ? new LockSet([dirLock, hostLock('lab-routes', log)]) : dirLock,
+    log,
+    driver: 'local',
+    accountId: taskClients?.accountId,
+    ...(opts.cost ? { cost: opts.cost } : {}),
+    now: () => new Date(),
+  };
+  const deps = opts.decorate?.deps ? opts.decorate.deps(built) : built;
+  // An interrupt stops the agent and refuses further probes; the state machine still runs
+  // RestoreRoutes, SummarizeRun and ReleaseLock, so routes and the lock are never left behind.
+  let interrupts = 0;
+  const stop = () => {
+    interrupts++;
+    log.warn(
+      interrupts === 1
+        ? 'interrupted: finishing the run (restore routes, release the lock)'
+        : 'still finishing; please wait',
+    );
+    runner.abort();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  opts.interrupt?.addEventListener('abort', stop, { once: true });
+  const onSamples = opts.onSamples;
+  const watch = onSamples
+    ? setInterval(() => {
+        runner.samplesSoFar().then(
+          (p) => p && onSamples(p),
+          () => undefined,
+        );
+      }, 500)
+    : undefined;
+  let counted = false;
+  try {
+    await cleanUpAbandoned(deps, dirLock, dataDir, log);
+    countRun(dataDir, runId, 1);
+    counted = true;
+    const mode = opts.mode ?? (resolved.paths.some((p) => p.mesh) ? 'mesh' : 'sequential');
+    const execution = await runStateMachine({
+      deps,
+      ...(mode === 'mesh' ? { definition: loadDefinition(MESH_ASL_FILE) } : {}),
+      input: { plan: opts.plan, ...(opts.allowOverBudget ? { allowOverBudget: true } : {}) },
+      runId,
+      ...opts.machine,
+      ...(taskClients ? { integrations: taskClients.integrations } : {}),
+      waitTimeOverrides: opts.waitTimeOverrides,
+      onEvent: (e) => {
+        // A path's final count, before its end is reported.
+        if (onSamples && e.type === 'StateEntered' && /^Path(Succeeded|Failed)$/.test(e.state?.name ?? '')) {
+          const now = runner.samplesNow();
+          if (now) onSamples(now);
+        }
+        opts.onEvent?.(e);
+      },
+    });
+    await runner.drain();
+    const text = await store.getText(keys.report(runId, 'json'));
+    return {
+      runId,
+      dataDir,
+      execution,
+      summary: text ? (JSON.parse(text) as Summary) : undefined,
+      interrupted: interrupts > 0,
+    };
+  } finally {
+    if (counted) countRun(dataDir, runId, -1);
+    if (watch) clearInterval(watch);
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    opts.interrupt?.removeEventListener('abort', stop);
+    runner.kill();
+    await taskClients?.stop();
+    query.close();
+  }
+}

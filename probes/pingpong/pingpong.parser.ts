@@ -1,0 +1,134 @@
+/**
+ * The pingpong helper's per-exchange log (probes/native/pingpong.c) → one `rtt_us` record per
+ * exchange. The log looks like:
+ *
+ *   # pathbench pingpong v1 mode=tcp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=N
+ *   seq,tx_ns,rtt_ns,status
+ *   1,812345678901,23456,ok
+ *   2,812345702407,,timeout
+ *   # end exchanges=2 ok=1
+ *
+ * `value` is the ROUND TRIP in µs (as the sockperf parser stores it, sockperf's one-way × 2), and
+ * every record carries `one_way_us` = rtt / 2 beside it, so neither reading is implicit; `clock`
+ * names the helper's clock as its header gives it, which also says how the client awaited the
+ * reply (PINGPONG_CLOCKS: busy-poll or blocking read; a header without one is busy-poll, the only
+ * mode before the choice), `mode` the mode (tcp, udp, tcp-rr) and `request_bytes` /
+ * `response_bytes` the sizes. tx_ns is CLOCK_MONOTONIC; the header's offset gives epoch
+ * milliseconds for t_start / t_end. A failed exchange (timeout, reset …) is an ok:false record; a
+ * series that could not start is one line with seq 0. A bad row is rejected naming the column; a
+ * last row without its newline is truncated.
+ */
+import { ParseError } from '../../core/errors.js';
+import type { SampleRecord } from '../../core/model.js';
+import type { LineParser, ParseMeta } from '../parsing/parser-types.js';
+import { strictParser } from '../parsing/strict.js';
+
+/** The helper's clock name for each way of awaiting the reply (its `wait` argument). */
+export const PINGPONG_CLOCKS = { busy: 'pingpong-monotonic-busypoll', block: 'pingpong-monotonic-block' } as const;
+/** The default (busy-poll) clock. */
+export const PINGPONG_CLOCK = PINGPONG_CLOCKS.busy;
+const HEADER = /^# pathbench pingpong v1 (.*)$/;
+const STATUS = /^[a-z][a-z0-9-]{0,40}$/;
+
+/** The line parser for one pingpong log (see module header). */
+export function pingpongLines(meta: ParseMeta): LineParser {
+  let seen: 'nothing' | 'header' | 'columns' = 'nothing';
+  let mode: string | undefined;
+  let clock: string = PINGPONG_CLOCK;
+  let offsetMs = 0;
+  let req: number | undefined;
+  let resp: number | undefined;
+  let firstText: string | undefined;
+  return {
+    line(text, n, complete) {
+      if (firstText === undefined && text.trim() !== '') firstText = text;
+      if (text === '') return [];
+      if (text.startsWith('#')) {
+        const h = HEADER.exec(text);
+        if (h) {
+          const kv = new Map(h[1].split(' ').map((p) => p.split('=') as [string, string]));
+          const off = Number(kv.get('realtime_minus_monotonic_ns'));
+          if (!Number.isFinite(off))
+            throw new ParseError(`pingpong line ${n}: header without realtime_minus_monotonic_ns`);
+          offsetMs = off / 1e6;
+          mode = kv.get('mode');
+          clock = kv.get('clock') ?? PINGPONG_CLOCK;
+          req = Number(kv.get('req')) || undefined;
+          resp = Number(kv.get('resp')) || undefined;
+          seen = 'header';
+        }
+        return [];
+      }
+      if (text.startsWith('seq,')) {
+        if (text !== 'seq,tx_ns,rtt_ns,status') {
+          throw new ParseError(`pingpong line ${n}: unexpected column header: ${text.slice(0, 60)}`);
+        }
+        seen = 'columns';
+        return [];
+      }
+      if (seen !== 'columns') {
+        throw new ParseError(`pingpong line ${n}: a row before the "seq,tx_ns,rtt_ns,status" header`);
+      }
+      if (!complete) throw new ParseError(`pingpong line ${n}: row cut off`);
+      const f = text.split(',');
+      if (f.length !== 4)
+        throw new ParseError(`pingpong line ${n}: ${f.length} fields, expected 4 (seq,tx_ns,rtt_ns,status)`);
+      const seq = Number(f[0]);
+      if (f[0] === '' || !Number.isSafeInteger(seq) || seq < 0) {
+        throw new ParseError(`pingpong line ${n}: seq must be an integer ≥ 0, got ${f[0].slice(0, 30)}`);
+      }
+      const tx = Number(f[1]);
+      if (f[1] === '' || !Number.isFinite(tx)) {
+        throw new ParseError(`pingpong line ${n}: tx_ns is not a number: ${f[1].slice(0, 30)}`);
+      }
+      const status = f[3];
+      if (!STATUS.test(status))
+        throw new ParseError(`pingpong line ${n}: status is not a word: ${status.slice(0, 30)}`);
+      const ok = status === 'ok';
+      let rttUs: number | null = null;
+      if (ok) {
+        const rtt = Number(f[2]);
+        if (f[2] === '' || !Number.isFinite(rtt) || rtt < 0) {
+          throw new ParseError(
+            `pingpong line ${n}: rtt_ns must be a number ≥ 0 on an ok row, got ${f[2].slice(0, 30)}`,
+          );
+        }
+        rttUs = rtt / 1000;
+      } else if (f[2] !== '') {
+        throw new ParseError(`pingpong line ${n}: rtt_ns must be empty on a failed row, got ${f[2].slice(0, 30)}`);
+      }
+      const tStart = tx / 1e6 + offsetMs;
+      // A plain literal, optional keys after: object spread costs ~40× here (1 M lines a minute).
+      const r: SampleRecord = {
+        run_id: meta.runId,
+        path_id: meta.pathId,
+        probe: meta.probe,
+        kind: 'pingpong',
+        trial: meta.trial,
+        seq,
+        t_start: tStart,
+        t_end: rttUs === null ? tStart : tStart + rttUs / 1000,
+        metric: 'rtt_us',
+        value: rttUs,
+        unit: 'us',
+        ok,
+        clock,
+        one_way_us: rttUs === null ? null : rttUs / 2,
+      };
+      if (!ok) r.error = status;
+      if (mode !== undefined) r.mode = mode;
+      if (req !== undefined) r.request_bytes = req;
+      if (resp !== undefined) r.response_bytes = resp;
+      return [r];
+    },
+    end(ctx) {
+      if (ctx.kept === 0 && ctx.rejected === 0 && firstText !== undefined && seen === 'nothing') {
+        ctx.reject('pingpong: not a pingpong log (no "# pathbench pingpong v1" header)');
+      }
+      return [];
+    },
+  };
+}
+
+/** Strict whole-text form (see strict.ts). */
+export const parsePingpong = strictParser('pingpong', pingpongLines);

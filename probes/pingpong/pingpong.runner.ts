@@ -1,0 +1,125 @@
+/**
+ * pingpong probe: back-to-back request/response exchanges with the native helper
+ * (probes/native/pingpong.c, `tcping --pingpong`), against the echo server every target runs on
+ * TARGET_PORTS.pingpong (`agent serve --pingpong`, `tcping --echo`). The helper writes the raw
+ * log itself, one CSV line per exchange, timed with CLOCK_MONOTONIC, the reply busy-polled or
+ * awaited in a blocking read (the probe's `wait`; the log's clock name says which); the runner
+ * then gzips it: `<probe>/1.csv.gz` (a same-AZ minute is over a million lines). A sidecar
+ * `<probe>/1.meta.json` keeps the argv, the helper's notes and a failure's reason.
+ * No fallback: without the helper (no gcc) the probe fails and says why; a Node loop would add
+ * its own event-loop wake-up (tens of µs) to every exchange, which is what this probe removes.
+ */
+import { mkdir, open, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { PingpongProbe } from '../../core/model.js';
+import { TARGET_PORTS } from '../../core/target-ports.js';
+import { ensureTcping, runPingpong, TcpingArgumentError } from '../native/tcping.js';
+import { gzipInPlace } from '../run-kit/compress.js';
+import type { ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
+import { resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
+
+/**
+ * Counts from the END of a log (its last 64 KiB, so a 1 M-line log is never read whole): the
+ * helper's "# end exchanges=N ok=M" line, and the last failure's status before it.
+ */
+export function summarizePingpongTail(tail: string): { exchanges: number; ok: number; lastError?: string } {
+  const lines = tail.split('\n');
+  const end = /^# end exchanges=(\d+) ok=(\d+)$/.exec([...lines].reverse().find((l) => l.startsWith('# end')) ?? '');
+  const lastError = lines
+    .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('seq,'))
+    .map((l) => l.slice(l.lastIndexOf(',') + 1))
+    .reverse()
+    .find((s) => s !== 'ok');
+  return { exchanges: end ? Number(end[1]) : 0, ok: end ? Number(end[2]) : 0, ...(lastError ? { lastError } : {}) };
+}
+
+async function readTail(file: string, bytes = 1 << 16): Promise<string> {
+  const fh = await open(file, 'r').catch(() => undefined);
+  if (!fh) return '';
+  try {
+    const { size } = await fh.stat();
+    const len = Math.min(size, bytes);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    return buf.toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) => {
+  const dir = path.join(ctx.outDir, probe.name);
+  await mkdir(dir, { recursive: true });
+  const csv = path.join(dir, '1.csv');
+  const port = probe.port ?? TARGET_PORTS.pingpong;
+  const responseBytes = probe.responseBytes ?? probe.messageBytes;
+  const wait = probe.wait ?? 'busy';
+  const writeMeta = (extra: Record<string, unknown>) =>
+    writeFile(
+      path.join(dir, '1.meta.json'),
+      `${JSON.stringify({ tool: 'pingpong', mode: probe.mode, wait, port, requestBytes: probe.messageBytes, responseBytes, note: 'rtt_us is the round trip; one_way_us = rtt_us / 2', ...extra }, null, 2)}\n`,
+    );
+  const fail = async (reason: string, extra: Record<string, unknown> = {}): Promise<ProbeOutcome> => {
+    await writeMeta({ reason, ...extra });
+    ctx.log('pingpong failed', { probe: probe.name, reason });
+    return { status: 'failed', files: [`${probe.name}/1.meta.json`], trials: 1, reason };
+  };
+  const target = await resolveTarget(ctx.target.host);
+  if (!target.ok) return fail(target.reason);
+  const built = await ensureTcping();
+  if (!built.ok) return fail(`pingpong helper unavailable: ${built.reason}`);
+  ctx.log('pingpong start', { probe: probe.name, address: target.address, port, mode: probe.mode, wait });
+  const startedAtMs = Date.now();
+  let result: Awaited<ReturnType<typeof runPingpong>>;
+  try {
+    result = await runPingpong({
+      address: target.address,
+      port,
+      mode: probe.mode,
+      requestBytes: probe.messageBytes,
+      responseBytes,
+      durationSeconds: probe.durationSeconds,
+      count: probe.count,
+      timeoutMs: probe.timeoutMs,
+      wait,
+      out: csv,
+      binary: built.path,
+    });
+  } catch (e) {
+    if (e instanceof TcpingArgumentError) return fail(e.message);
+    throw e;
+  }
+  const endedAtMs = Date.now();
+  const tail = await readTail(csv);
+  const sum = summarizePingpongTail(tail);
+  let reason = result.ok ? undefined : (result.reason ?? 'helper failed');
+  if (!reason && sum.ok === 0) reason = sum.lastError ? `no exchange succeeded (${sum.lastError})` : 'no exchanges';
+  const files: string[] = [];
+  if (tail !== '') {
+    try {
+      await gzipInPlace(csv);
+      files.push(`${probe.name}/1.csv.gz`);
+    } catch (e) {
+      ctx.log('pingpong: could not compress the log; keeping it plain', { error: (e as Error).message });
+      files.push(`${probe.name}/1.csv`);
+    }
+  }
+  await writeMeta({
+    binary: path.basename(built.path),
+    startedAtMs,
+    endedAtMs,
+    exchanges: sum.exchanges,
+    ok: sum.ok,
+    ...(result.notes?.length ? { notes: result.notes } : {}),
+    ...(reason ? { reason } : {}),
+  });
+  files.push(`${probe.name}/1.meta.json`);
+  ctx.log('pingpong done', { probe: probe.name, exchanges: sum.exchanges, ok: sum.ok });
+  return {
+    status: reason ? 'failed' : 'ok',
+    files,
+    trials: 1,
+    ...(reason ? { reason } : {}),
+    tools: { tcping: path.basename(built.path) },
+  };
+};

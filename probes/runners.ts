@@ -1,0 +1,30 @@
+/**
+ * The agent's probe registry: one runner per probe kind. Exhaustive over ProbeKind, so adding
+ * a kind to model.ts fails to compile until it has a runner here.
+ */
+import type { ProbeKind, ProbeSpec } from '../core/model.js';
+import { runHttp } from './http/http.runner.js';
+import { runIperf3 } from './iperf3/iperf3.runner.js';
+import { runMtu } from './mtu/mtu.runner.js';
+import { runPingpongProbe } from './pingpong/pingpong.runner.js';
+import type { ProbeContext, ProbeOutcome, ProbeRunner } from './run-kit/runner-types.js';
+import { runSockperf } from './sockperf/sockperf.runner.js';
+import { runTcpConnect } from './tcp-connect/tcp-connect.runner.js';
+
+/** Each kind's runner, typed with that kind's own probe options. */
+export const PROBE_RUNNERS: { [K in ProbeKind]: ProbeRunner<Extract<ProbeSpec, { kind: K }>> } = {
+  'tcp-connect': runTcpConnect,
+  iperf3: runIperf3,
+  http: runHttp,
+  sockperf: runSockperf,
+  mtu: runMtu,
+  pingpong: runPingpongProbe,
+};
+
+/** Run any probe with the runner of its kind. */
+export function runProbe(probe: ProbeSpec, ctx: ProbeContext): Promise<ProbeOutcome> {
+  // The mapped type guarantees PROBE_RUNNERS[probe.kind] accepts exactly this probe's shape;
+  // TypeScript cannot correlate the two through the union, hence the single widening cast.
+  const runner = PROBE_RUNNERS[probe.kind] as ProbeRunner<ProbeSpec>;
+  return runner(probe, ctx);
+}

@@ -1,0 +1,138 @@
+/**
+ * Loads the SQL files in queries/ (the only place SQL lives) and reads the samples column list
+ * out of queries/samples.ddl.sql, so the Glue table and the DuckDB view share one definition.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PathbenchError } from '../core/errors.js';
+
+/**
+ * The nearest ancestor of this module that holds queries/: the repository root when run from
+ * source (functions/core → ../..), and still found when esbuild bundles this file elsewhere
+ * (dist/, a Lambda asset with queries/ copied next to it). Never the working directory.
+ */
+function findRoot(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  for (let dir = here; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'queries', 'samples.ddl.sql'))) return dir;
+    if (path.dirname(dir) === dir) return fileURLToPath(new URL('..', import.meta.url));
+  }
+}
+
+/** The repository root, resolved from this module's location (see findRoot). */
+export const ROOT = findRoot();
+
+/** Where the SQL files live. */
+export const QUERIES_DIR = path.join(ROOT, 'queries');
+
+/** Thrown when a query name is malformed, its file is missing, or a template value is unsafe. */
+export class QueryFileError extends PathbenchError {}
+
+const QUERY_NAME = /^[a-z0-9_]+(?:[./][a-z0-9_]+)*$/;
+
+/**
+ * Read `queries/<name>.sql` (e.g. `percentiles`, `samples.ddl`, `views/credit_flagged_intervals`).
+ *
+ * Returns the statement as it should be sent: leading comment lines and a trailing `;` are
+ * dropped, because Athena decides DDL vs DML by the first keyword and rejects a trailing `;`.
+ * With `vars`, every `${key}` is replaced; a placeholder without a value is an error.
+ */
+export function loadQuery(name: string, vars?: Record<string, string>): string {
+  if (!QUERY_NAME.test(name)) throw new QueryFileError(`bad query name: ${JSON.stringify(name)}`);
+  const file = path.join(QUERIES_DIR, `${name}.sql`);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new QueryFileError(`query file not found: queries/${name}.sql`, { cause: e });
+  }
+  const lines = text.split('\n');
+  while (lines.length > 0 && (lines[0].trim() === '' || lines[0].trim().startsWith('--'))) lines.shift();
+  let sql = lines.join('\n').trim().replace(/;\s*$/, '');
+  if (vars) {
+    sql = sql.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, key: string) => {
+      const value = vars[key];
+      if (value === undefined) throw new QueryFileError(`queries/${name}.sql: no value for \${${key}}`);
+      // Values end up inside identifiers or quoted literals; refuse anything that could escape them.
+      if (/['"`;\\\n]/.test(value)) throw new QueryFileError(`unsafe value for \${${key}}: ${JSON.stringify(value)}`);
+      return value;
+    });
+  }
+  return sql;
+}
+
+/** A column as declared in the DDL, with its Hive/Glue type name (string, int, double, boolean …). */
+export interface SqlColumn {
+  name: string;
+  type: string;
+}
+
+/**
+ * The Parquet table's last columns, computed by the Parquet writer per (probe, metric, unit)
+ * group of a partition rather than read from the records (docs/data.md, "Rank columns"): each
+ * successful value's position in the group's ascending order and how many there are, the same
+ * among the unflagged values, the group's rows and unflagged rows, and the per-mille interval
+ * of the group's values each position covers.
+ */
+export const RANK_COLUMNS = [
+  'value_rank',
+  'value_count',
+  'unflagged_rank',
+  'unflagged_count',
+  'group_rows',
+  'group_unflagged_rows',
+  'value_permille_lo',
+  'value_permille_hi',
+  'unflagged_permille_lo',
+  'unflagged_permille_hi',
+] as const;
+
+export interface SamplesColumns {
+  /** Data columns, in DDL order: the keys of a sample record (both tables, JSONL and Parquet). */
+  columns: SqlColumn[];
+  /** The rank columns (RANK_COLUMNS, in order): the Parquet table only, after the data columns. */
+  ranks: SqlColumn[];
+  /** Partition columns (path, run): taken from the object key, not from the record. */
+  partitions: SqlColumn[];
+}
+
+function parseColumnList(list: string, where: string): SqlColumn[] {
+  return list
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      // Plain scalar types only (string, int, double, boolean …): enough for samples, and simple.
+      const m = /^`?([A-Za-z_][A-Za-z0-9_]*)`?\s+([A-Za-z]+)$/.exec(part);
+      if (!m) throw new QueryFileError(`samples.ddl.sql: cannot read column ${JSON.stringify(part)} in ${where}`);
+      return { name: m[1], type: m[2].toLowerCase() };
+    });
+}
+
+/** Remove `-- …` comments so column lists may carry them. */
+function stripComments(sql: string): string {
+  return sql.replace(/--[^\n]*/g, '');
+}
+
+let cachedColumns: SamplesColumns | undefined;
+
+/** The samples table's columns and partition columns, read from queries/samples.ddl.sql. */
+export function samplesColumns(): SamplesColumns {
+  if (cachedColumns) return cachedColumns;
+  const ddl = stripComments(loadQuery('samples.ddl'));
+  const table = /\.samples\s*\(([^)]*)\)\s*PARTITIONED\s+BY\s*\(([^)]*)\)/i.exec(ddl);
+  if (!table) throw new QueryFileError('samples.ddl.sql: expected "<db>.samples (…) PARTITIONED BY (…)"');
+  const all = parseColumnList(table[1], 'the column list');
+  const partitions = parseColumnList(table[2], 'PARTITIONED BY');
+  const names = [...all, ...partitions].map((c) => c.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new QueryFileError(`samples.ddl.sql: column ${dup} is declared twice`);
+  const columns = all.slice(0, all.length - RANK_COLUMNS.length);
+  const ranks = all.slice(columns.length);
+  if (ranks.map((c) => c.name).join() !== RANK_COLUMNS.join() || ranks.some((c) => c.type !== 'bigint')) {
+    throw new QueryFileError(`samples.ddl.sql: the last columns must be ${RANK_COLUMNS.join(', ')}, all bigint`);
+  }
+  cachedColumns = { columns, ranks, partitions };
+  return cachedColumns;
+}

@@ -1,0 +1,189 @@
+/**
+ * Bench: a 46-site, 2070-pair mesh on the local runner — the real mesh ASL
+ * (statemachine/mesh.asl.json), the local driver with its Distributed Map emulation, the real
+ * handlers, store and DuckDB — with a fake instant probe at the command boundary only (the
+ * CommandRunner port: what SSM or the local child process would do). Prints rounds used vs the
+ * lower bound, the largest execution history vs 25,000 events, orchestration wall time, and
+ * whether any instance was in two tests at once, checked from the event log.
+ *
+ * The region table (core/regions.ts) has 39 regions across all partitions; 46 sites
+ * are those 39 plus a second instance (`<code>-b`) in the first 7, so n = 46 as in the seed mesh.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RAW_EXT } from '../../core/keys.js';
+import { type MeshSite, meshLayout, meshPlanInput, meshRoundLowerBound } from '../../core/mesh-schedule.js';
+import type { AgentSpec } from '../../core/model.js';
+import { fibreRttMs, REGIONS } from '../../core/regions.js';
+import { silentLogger } from '../../functions/log.js';
+import { HISTORY_EVENT_LIMIT, meshChildEventBound, meshParentEventBound } from '../../functions/pipeline/limits.js';
+import type { CommandInvocation, CommandRunner, ObjectStore, ProbeCommand } from '../../functions/ports.js';
+import type { ChildExecution, ExecutionEvent } from '../../local/asl-interpreter.js';
+import { requireValidPlan, runLocal } from '../../local/local-driver.js';
+
+/** Answers at once: writes what the agent would have written (tcp-connect lines at the pair's fibre RTT, agent.json). */
+export class InstantRunner implements CommandRunner {
+  private n = 0;
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly rttOf: (pathId: string) => number,
+  ) {}
+  async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
+    const spec = JSON.parse((await this.store.getText(cmd.specKey)) ?? '{}') as AgentSpec;
+    const t0 = Date.now();
+    const rtt = this.rttOf(cmd.pathId);
+    for (const p of spec.probes) {
+      const count = p.kind === 'tcp-connect' ? p.count : 1;
+      const lines = Array.from({ length: count }, (_, i) =>
+        JSON.stringify({ seq: i, t_start: t0 + i, t_end: t0 + i + 1, ok: true, rtt_ms: rtt, clock: 'app-hrtime' }),
+      );
+      await this.store.put(`${cmd.rawPrefix}${p.name}/1.${RAW_EXT[p.kind]}`, `${lines.join('\n')}\n`);
+    }
+    const at = new Date(t0).toISOString();
+    await this.store.put(
+      `${cmd.rawPrefix}agent.json`,
+      JSON.stringify({
+        agentVersion: 'bench-instant',
+        host: 'instant',
+        kernel: 'none',
+        platform: 'linux',
+        node: process.version,
+        startedAt: at,
+        endedAt: at,
+        probes: spec.probes.map((p) => ({
+          probe: p.name,
+          kind: p.kind,
+          status: 'ok',
+          trials: 1,
+          files: [`${p.name}/1.${RAW_EXT[p.kind]}`],
+          startedAt: at,
+          endedAt: at,
+        })),
+      }),
+    );
+    return { commandId: `instant-${++this.n}` };
+  }
+  async status(): Promise<CommandInvocation> {
+    return { status: 'Success' };
+  }
+  async cancel(): Promise<void> {}
+}
+
+/** The sites of the bench mesh: every region of the table, then second instances until there are `n`. */
+export function benchSites(n: number): MeshSite[] {
+  const sites: MeshSite[] = REGIONS.map((r) => ({ code: r.code, lat: r.lat, lon: r.lon }));
+  for (let i = 0; sites.length < n; i++) sites.push({ ...sites[i], code: `${REGIONS[i].code}-b` });
+  return sites.slice(0, n);
+}
+
+/**
+ * Step Functions history events an interpreter event log stands for: each event is one, and a
+ * Task visit adds scheduled, started and succeeded (AWS writes 5 events where the interpreter
+ * logs entered and exited), a retry adds 3 (scheduled, started, failed).
+ */
+export function awsEventsOf(events: readonly ExecutionEvent[]): number {
+  let n = 0;
+  for (const e of events) {
+    n++;
+    if (e.type === 'StateEntered' && e.state?.type === 'Task') n += 3;
+    if (e.type === 'StateRetried') n += 3;
+  }
+  return n;
+}
+
+/**
+ * Pairs of child executions that share an instance and overlap in the event log's order (each
+ * child spans its first to its last event).
+ */
+export function overlaps(children: readonly ChildExecution[], sitesOf: (c: ChildExecution) => string[]): number {
+  const bySite = new Map<string, [number, number][]>();
+  for (const c of children) {
+    const seqs = c.events.map((e) => e.seq ?? 0);
+    const span: [number, number] = [Math.min(...seqs), Math.max(...seqs)];
+    for (const s of sitesOf(c)) bySite.set(s, [...(bySite.get(s) ?? []), span]);
+  }
+  let bad = 0;
+  for (const spans of bySite.values()) {
+    spans.sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < spans.length; i++) if (spans[i][0] <= spans[i - 1][1]) bad++;
+  }
+  return bad;
+}
+
+export async function benchMesh(opts: { sites?: number } = {}): Promise<{ lines: string[] }> {
+  const n = opts.sites ?? 46;
+  const layout = meshLayout(benchSites(n));
+  const plan = meshPlanInput(
+    `bench mesh ${n}`,
+    layout,
+    (code) => ({
+      instanceId: `i-${code}`,
+      region: code.replace(/-b$/, ''),
+      host: `${code}.mesh.invalid`,
+      port: 5201,
+    }),
+    [{ kind: 'tcp-connect', count: 5, intervalMs: 100, timeoutMs: 1000 }],
+  );
+  const resolved = requireValidPlan(plan);
+  const byId = new Map(resolved.paths.map((p) => [p.id, p]));
+  const rttOf = (pathId: string) => fibreRttMs(byId.get(pathId)?.mesh?.distanceKm ?? 0);
+  const dir = await mkdtemp(join(tmpdir(), 'pathbench-bench-mesh-'));
+  try {
+    const t0 = Date.now();
+    let validated = 0;
+    let summarizing = 0;
+    let done = 0;
+    const r = await runLocal({
+      plan,
+      dataDir: dir,
+      log: silentLogger,
+      waitTimeOverrides: { WaitForProbe: 0, WaitForStop: 0, WaitForReady: 0, WaitForCredits: 0 },
+      decorate: { deps: (d) => ({ ...d, runner: new InstantRunner(d.store, rttOf) }) },
+      onEvent: (e) => {
+        if (!e.execution && e.type === 'StateExited' && e.state?.name === 'ValidatePlan') validated = Date.now();
+        if (!e.execution && e.type === 'StateEntered' && e.state?.name === 'SummarizeRun') summarizing = Date.now();
+        if (e.execution && e.type === 'StateEntered' && e.state?.name === 'PathSucceeded' && ++done % 100 === 0)
+          process.stderr.write(`bench: mesh ${done}/${layout.pairs.length} pairs\n`);
+      },
+    });
+    const wall = Date.now() - t0;
+    const ex = r.execution;
+    const children = ex.children;
+    const roundsRun = ex.events.filter((e) => e.type === 'StateEntered' && e.state?.name === 'MeasureRound').length;
+    const pathOf = (c: ChildExecution) => {
+      // The interpreter's StateEntered event carries the state's input under `state`.
+      const begin = c.events.find((e) => e.type === 'StateEntered') as unknown as {
+        state?: { input?: { path?: { id?: string } } };
+      };
+      const p = byId.get(begin?.state?.input?.path?.id ?? '');
+      return p?.mesh ? [p.mesh.from, p.mesh.to] : [];
+    };
+    const childEvents = children.map((c) => awsEventsOf(c.events));
+    const maxChild = Math.max(...childEvents);
+    const parent = awsEventsOf(ex.events);
+    const boundChild = Math.max(...resolved.paths.map((p) => meshChildEventBound(p, 0)));
+    const boundParent = meshParentEventBound(layout.rounds);
+    const succeeded = children.filter((c) => c.status === 'SUCCEEDED').length;
+    const bad = overlaps(children, pathOf);
+    const perPair = (validated && summarizing ? summarizing - validated : wall) / Math.max(1, children.length);
+    const fmt = (x: number) => x.toLocaleString('en-US');
+    return {
+      lines: [
+        `mesh ${n} sites, ${fmt(layout.pairs.length)} directed pairs: ${ex.status}, ${fmt(succeeded)} child executions succeeded`,
+        `  rounds used ${roundsRun} (schedule ${layout.rounds}), lower bound ${meshRoundLowerBound(n)}`,
+        `  largest history: parent ${fmt(parent)} events, child ${fmt(maxChild)} events (AWS-equivalent, from the event log); worst-case bounds ${fmt(boundParent)} / ${fmt(boundChild)}; limit ${fmt(HISTORY_EVENT_LIMIT)}`,
+        `  orchestration wall time ${(wall / 1000).toFixed(1)} s: ValidatePlan ${((validated - t0) / 1000).toFixed(1)} s, rounds ${((summarizing - validated) / 1000).toFixed(1)} s (${perPair.toFixed(0)} ms a pair), summary and finish ${((t0 + wall - summarizing) / 1000).toFixed(1)} s`,
+        ...(ex.error ? [`  error: ${ex.error.name}: ${ex.error.message.slice(0, 400)}`] : []),
+        ...children
+          .filter((c) => c.error)
+          .slice(0, 3)
+          .map((c) => `  child ${c.name}: ${c.error?.name}: ${c.error?.message.slice(0, 300)}`),
+        `  instances in two tests at once (event log, ${fmt(children.length)} child executions): ${bad === 0 ? 'none' : `${bad} overlaps`}`,
+      ],
+    };
+  } finally {
+    // Children still writing after a failure must not hide it.
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,151 @@
+/** AthenaQueryEngine against a mocked Athena client: parameters, token, polling, paging, failures. */
+import {
+  AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
+} from '@aws-sdk/client-athena';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { QueryFailedError } from '../../../../core/errors.js';
+import { AthenaQueryEngine, clientRequestToken, sqlLiteral } from '../../../../functions/adapters/aws/athena-query.js';
+
+const athena = mockClient(AthenaClient);
+const sleeps: number[] = [];
+const engine = new AthenaQueryEngine(new AthenaClient({ region: 'ap-northeast-1' }), {
+  workgroup: 'pathbench',
+  database: 'pathbench',
+  bucket: 'pb-data',
+  maxWaitMs: 2_000,
+  sleep: async (ms) => {
+    sleeps.push(ms);
+  },
+  salt: () => `salt-${++salts}`,
+});
+let salts = 0;
+const cols = [
+  { Name: 'path_id', Type: 'varchar' },
+  { Name: 'n', Type: 'bigint' },
+  { Name: 'p50', Type: 'double' },
+  { Name: 'ok', Type: 'boolean' },
+];
+const row = (...v: (string | undefined)[]) => ({ Data: v.map((x) => (x === undefined ? {} : { VarCharValue: x })) });
+
+beforeEach(() => {
+  athena.reset();
+  sleeps.length = 0;
+});
+
+describe('AthenaQueryEngine', () => {
+  it('starts in the workgroup with literals, polls with back-off, pages results and types values', async () => {
+    athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+    athena
+      .on(GetQueryExecutionCommand)
+      .resolvesOnce({ QueryExecution: { Status: { State: 'QUEUED' } } })
+      .resolvesOnce({ QueryExecution: { Status: { State: 'RUNNING' } } })
+      .resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    athena
+      .on(GetQueryResultsCommand)
+      .resolvesOnce({
+        ResultSet: {
+          ResultSetMetadata: { ColumnInfo: cols },
+          Rows: [row('path_id', 'n', 'p50', 'ok'), row('A', '300', '0.21', 'true')],
+        },
+        NextToken: 'page2',
+      })
+      .resolvesOnce({ ResultSet: { Rows: [row('B', '299', undefined, 'false')] } });
+    const sql = 'SELECT path_id, n, p50, ok FROM r WHERE run = ? AND n > ?';
+    const rows = await engine.query(sql, ['run-1', 10], 'percentiles-run-1');
+    expect(rows).toEqual([
+      { path_id: 'A', n: 300, p50: 0.21, ok: true },
+      { path_id: 'B', n: 299, p50: null, ok: false },
+    ]);
+    const start = athena.commandCalls(StartQueryExecutionCommand)[0].args[0].input;
+    expect(start).toEqual({
+      QueryString: sql,
+      WorkGroup: 'pathbench',
+      QueryExecutionContext: { Database: 'pathbench' },
+      ClientRequestToken: clientRequestToken('percentiles-run-1', sql, ['run-1', 10], `salt-${salts}`),
+      ExecutionParameters: ["'run-1'", '10'],
+    });
+    expect(start.ClientRequestToken).toMatch(/^[0-9a-f]{64}$/);
+    expect(sleeps).toEqual([250, 500]);
+    expect(athena.commandCalls(GetQueryResultsCommand).map((c) => c.args[0].input.NextToken)).toEqual([
+      undefined,
+      'page2',
+    ]);
+  });
+
+  it('derives the token from query and salt: same inputs same token, anything else differs', () => {
+    const a = clientRequestToken('l', 'SELECT ?', ['run-1'], 's1');
+    expect(clientRequestToken('l', 'SELECT ?', ['run-1'], 's1')).toBe(a);
+    expect(clientRequestToken('l', 'SELECT ?', ['run-2'], 's1')).not.toBe(a);
+    expect(clientRequestToken('l', 'SELECT ?', ['run-1'], 's2')).not.toBe(a);
+  });
+
+  it('starts a new execution when the same query is run again after it FAILED', async () => {
+    athena
+      .on(StartQueryExecutionCommand)
+      .resolvesOnce({ QueryExecutionId: 'q-1' })
+      .resolves({ QueryExecutionId: 'q-2' });
+    athena
+      .on(GetQueryExecutionCommand, { QueryExecutionId: 'q-1' })
+      .resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: 'throttled' } } });
+    athena
+      .on(GetQueryExecutionCommand, { QueryExecutionId: 'q-2' })
+      .resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    athena.on(GetQueryResultsCommand).resolves({ ResultSet: { ResultSetMetadata: { ColumnInfo: [] }, Rows: [] } });
+    await expect(engine.query('SELECT ?', ['run-1'], 'summary-run-1')).rejects.toThrow(/FAILED: throttled/);
+    await expect(engine.query('SELECT ?', ['run-1'], 'summary-run-1')).resolves.toEqual([]);
+    const tokens = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input.ClientRequestToken);
+    expect(tokens).toHaveLength(2);
+    expect(tokens[0]).not.toBe(tokens[1]);
+    for (const t of tokens) expect(t).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('rejects unsafe parameters before starting anything', async () => {
+    expect(() => sqlLiteral("x' OR '1'='1")).toThrow(QueryFailedError);
+    expect(() => sqlLiteral(Number.NaN)).toThrow(QueryFailedError);
+    await expect(engine.query('SELECT ?', ['a;b'], 'x')).rejects.toBeInstanceOf(QueryFailedError);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
+  });
+
+  it('omits ExecutionParameters without parameters', async () => {
+    athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+    athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    athena.on(GetQueryResultsCommand).resolves({ ResultSet: { ResultSetMetadata: { ColumnInfo: [] }, Rows: [] } });
+    await engine.query('SELECT 1', [], 'one');
+    expect(athena.commandCalls(StartQueryExecutionCommand)[0].args[0].input).not.toHaveProperty('ExecutionParameters');
+  });
+
+  it('maps FAILED to QueryFailedError with the state change reason', async () => {
+    athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+    athena.on(GetQueryExecutionCommand).resolves({
+      QueryExecution: { Status: { State: 'FAILED', StateChangeReason: 'COLUMN_NOT_FOUND: line 1:8' } },
+    });
+    const e = await engine.query('SELECT nope', [], 'bad').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(QueryFailedError);
+    expect((e as Error).message).toContain('COLUMN_NOT_FOUND: line 1:8');
+  });
+
+  it('gives up after maxWaitMs and stops the query', async () => {
+    athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-9' });
+    athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'RUNNING' } } });
+    athena.on(StopQueryExecutionCommand).resolves({});
+    await expect(engine.query('SELECT 1', [], 'slow')).rejects.toThrow(/did not finish within 2 s/);
+    expect(athena.commandCalls(StopQueryExecutionCommand)[0].args[0].input).toEqual({ QueryExecutionId: 'q-9' });
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it('registers a partition with ADD IF NOT EXISTS in the JSONL and the Parquet table', async () => {
+    athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+    athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    await engine.registerPartition('C', 'run-1');
+    expect(athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input.QueryString)).toEqual([
+      "ALTER TABLE samples_jsonl ADD IF NOT EXISTS PARTITION (path='C', run='run-1') LOCATION 's3://pb-data/samples/path=C/run=run-1/'",
+      "ALTER TABLE samples ADD IF NOT EXISTS PARTITION (path='C', run='run-1') LOCATION 's3://pb-data/parquet/path=C/run=run-1/'",
+    ]);
+    await expect(engine.registerPartition("C'", 'run-1')).rejects.toBeInstanceOf(QueryFailedError);
+  });
+});

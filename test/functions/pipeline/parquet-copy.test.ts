@@ -1,0 +1,351 @@
+/**
+ * The columnar copy of a partition's samples (functions/pipeline/parquet-copy.ts) through the real
+ * DuckDB engine: the Parquet rows equal the JSONL rows, a rerun replaces instead of appending,
+ * the `samples` view never counts a partition twice, and bad records are named.
+ */
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CollectError } from '../../../core/errors.js';
+import { keys } from '../../../core/keys.js';
+import { silentLogger } from '../../../functions/log.js';
+import { ROW_GROUP_ROWS, samplesToParquet, writeColumnarSamples } from '../../../functions/pipeline/parquet-copy.js';
+import { DirStore } from '../../../local/dir-store.js';
+import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
+import { loadQuery, samplesColumns } from '../../../queries/sql.js';
+import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
+
+type Rec = Record<string, unknown>;
+
+/** Records with every column shape: nulls, missing keys, negatives, big ints, extra keys, quotes. */
+function records(runId: string, pathId: string, count: number, seed: number): Rec[] {
+  const rand = prng(seed);
+  const out: Rec[] = [];
+  for (let i = 0; i < count; i++) {
+    const failed = rand() < 0.1;
+    const rec: Rec = {
+      run_id: runId,
+      path_id: pathId,
+      probe: i % 3 === 0 ? 'iperf-tcp' : 'tcp',
+      kind: i % 3 === 0 ? 'iperf3' : 'tcp-connect',
+      trial: 1 + (i % 2),
+      seq: i % 7 === 0 ? 2 ** 31 - 1 - i : i,
+      t_start: 1_700_000_000_000.5 + i,
+      t_end: 1_700_000_000_001.25 + i,
+      metric: i % 3 === 0 ? 'throughput_bps' : 'connect_rtt_ms',
+      value: failed ? null : (rand() - 0.2) * 10 ** Math.floor(rand() * 12),
+      unit: i % 3 === 0 ? 'bit/s' : 'ms',
+      ok: !failed,
+      streams: 4,
+      detail: { nested: true },
+    };
+    // multi-byte UTF-8: the writer decodes the file's bytes line by line
+    if (failed) rec.error = 'it\'s a "quoted" timeout — 5 µs, naïve 🙂';
+    if (i % 5 !== 0) rec.clock = 'tool';
+    if (i % 3 === 0 && i > count / 2) rec.flag = 'credit-exhausted';
+    out.push(rec);
+  }
+  return out;
+}
+
+const ORDER = 'ORDER BY path, run, probe, trial, seq, t_start';
+
+describe('writeColumnarSamples', () => {
+  let dir: string;
+  let engine: DuckDbQueryEngine | undefined;
+  beforeEach(async () => {
+    dir = await tempDataDir('columnar');
+  });
+  afterEach(async () => {
+    engine?.close();
+    engine = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives the same rows, column by column, as the JSONL it was built from', async () => {
+    await writeSamples(dir, [
+      ...records('r1', 'A', 2500, 1),
+      ...records('r1', 'B', 40, 2),
+      ...records('r2', 'A', 7, 3),
+    ]);
+    const store = new DirStore(dir);
+    for (const [pathId, runId] of [
+      ['A', 'r1'],
+      ['B', 'r1'],
+      ['A', 'r2'],
+    ]) {
+      await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId });
+    }
+    engine = await DuckDbQueryEngine.open(dir);
+    const { columns, partitions } = samplesColumns();
+    const list = [...columns, ...partitions].map((c) => c.name).join(', ');
+    const fromJsonl = await engine.query(`SELECT ${list} FROM samples_jsonl ${ORDER}`, [], 'jsonl');
+    const fromParquet = await engine.query(`SELECT ${list} FROM samples ${ORDER}`, [], 'parquet');
+    expect(fromJsonl.length).toBe(2547);
+    expect(fromParquet).toStrictEqual(fromJsonl);
+    // The samples view really reads the Parquet files (not the JSONL it falls back to).
+    const sources = await engine.query(
+      "SELECT count(*) AS n FROM read_parquet(? || '/parquet/*/*/samples.parquet', hive_partitioning = true)",
+      [dir],
+      'files',
+    );
+    expect(sources).toEqual([{ n: 2547 }]);
+  });
+
+  it('rewrites the same key on a retry or rerun and never duplicates rows', async () => {
+    await writeSamples(dir, records('r1', 'A', 300, 4));
+    const store = new DirStore(dir);
+    const deps = { store, log: silentLogger };
+    const first = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    const bytes = await readFile(path.join(dir, first.key));
+    const again = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    expect(again).toEqual(first);
+    expect(first.key).toBe(keys.columnarSamples('A', 'r1'));
+    expect(await store.list('parquet/')).toEqual([first.key]);
+    expect(await readFile(path.join(dir, first.key))).toEqual(bytes);
+    engine = await DuckDbQueryEngine.open(dir);
+    expect(await engine.query('SELECT count(*) AS n FROM samples', [], 'n')).toEqual([{ n: 300 }]);
+
+    // A retried collect that rewrote one JSONL file with more lines: the copy follows, once.
+    await writeSamples(dir, [...records('r1', 'A', 300, 4), ...records('r1', 'A', 10, 5)]);
+    const third = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    expect(third.rows).toBe(310);
+    expect(await engine.query('SELECT count(*) AS n FROM samples', [], 'n')).toEqual([{ n: 310 }]);
+    expect(await engine.query('SELECT count(*) AS n FROM samples_jsonl', [], 'n')).toEqual([{ n: 310 }]);
+  });
+
+  it('reads a partition from its JSONL until its Parquet copy exists, never from both', async () => {
+    await writeSamples(dir, [...records('r1', 'A', 50, 6), ...records('r1', 'B', 20, 7)]);
+    const store = new DirStore(dir);
+    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    engine = await DuckDbQueryEngine.open(dir);
+    const counts = await engine.query('SELECT path, count(*) AS n FROM samples GROUP BY path ORDER BY path', [], 'n');
+    expect(counts).toEqual([
+      { path: 'A', n: 50 },
+      { path: 'B', n: 20 },
+    ]);
+    const pct = loadQuery('percentiles');
+    const before = await engine.query(pct, ['r1'], 'percentiles');
+    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'B', runId: 'r1' });
+    expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(before);
+  });
+
+  it('removes a stale copy when the partition has no samples', async () => {
+    const store = new DirStore(dir);
+    const key = keys.columnarSamples('A', 'r1');
+    await store.put(key, new Uint8Array([1, 2, 3]));
+    expect(await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).toEqual({
+      key,
+      rows: 0,
+      bytes: 0,
+    });
+    await expect(stat(path.join(dir, key))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('writes several row groups for a large partition and keeps every row', async () => {
+    const n = ROW_GROUP_ROWS * 2 + 17;
+    const lines = Array.from({ length: n }, (_, i) =>
+      JSON.stringify({
+        run_id: 'r',
+        path_id: 'P',
+        probe: 'x',
+        kind: 'sockperf',
+        trial: 1,
+        seq: i,
+        value: i / 8,
+        ok: true,
+      }),
+    );
+    await new DirStore(dir).put(keys.samples('P', 'r', 'x', 1), `${lines.join('\n')}\n`);
+    await writeColumnarSamples({ store: new DirStore(dir), log: silentLogger }, { pathId: 'P', runId: 'r' });
+    engine = await DuckDbQueryEngine.open(dir);
+    const [row] = await engine.query('SELECT count(*) AS n, sum(seq) AS s, max(value) AS m FROM samples', [], 'n');
+    expect(row).toEqual({ n, s: (n * (n - 1)) / 2, m: (n - 1) / 8 });
+    const groups = await engine.query(
+      "SELECT count(DISTINCT row_group_id) AS g FROM parquet_metadata(? || '/parquet/path=P/run=r/samples.parquet')",
+      [dir],
+      'meta',
+    );
+    expect(groups).toEqual([{ g: 3 }]);
+  });
+
+  it('stores the ranks the JSONL view computes: ties, flags, failures and missing group keys included', async () => {
+    const rand = prng(21);
+    const recs: Rec[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const failed = rand() < 0.07;
+      const probe = ['a', 'b', 'c'][i % 3];
+      recs.push({
+        run_id: 'r1',
+        path_id: i % 5 === 0 ? 'B' : 'A',
+        probe,
+        kind: 'tcp-connect',
+        trial: 1 + (i % 2),
+        seq: i,
+        metric: i % 7 === 0 ? 'other' : 'rtt',
+        // probe a: heavy ties; b: distinct doubles, some negative; c: a missing unit, one value
+        value: failed ? null : probe === 'a' ? Math.floor(rand() * 6) / 2 : probe === 'b' ? rand() * 100 - 20 : 7,
+        ...(probe === 'c' ? {} : { unit: 'ms' }),
+        ok: failed ? (i % 2 === 0 ? false : undefined) : true,
+        ...(rand() < 0.2 ? { flag: 'credit-exhausted' } : {}),
+      });
+    }
+    // A flagged group with no unflagged value and a group with no successful value at all.
+    recs.push({ run_id: 'r1', path_id: 'A', probe: 'd', trial: 1, seq: 0, value: 1, ok: true, flag: 'x' });
+    recs.push({ run_id: 'r1', path_id: 'A', probe: 'e', trial: 1, seq: 0, value: null, ok: false });
+    await writeSamples(dir, recs);
+    engine = await DuckDbQueryEngine.open(dir);
+    // The rank columns as the query reads them: the group columns per row, and which value sits
+    // at each rank (ties may take their ranks in another order: their values are equal).
+    const { columns, partitions } = samplesColumns();
+    const list = [...columns, ...partitions].map((c) => c.name).join(', ');
+    const perRow = `SELECT ${list}, value_count, unflagged_count, group_rows, group_unflagged_rows, value_rank IS NULL AS no_rank, unflagged_rank IS NULL AS no_unflagged_rank FROM samples ${ORDER}, value`;
+    const atRank = (rank: string) =>
+      `SELECT path, probe, metric, unit, ${rank} AS r, value, ${rank.replace('rank', 'permille_lo')} AS lo, ${rank.replace('rank', 'permille_hi')} AS hi FROM samples WHERE ${rank} IS NOT NULL ORDER BY path, probe, metric, unit, r`;
+    const read = async () => ({
+      perRow: await engine?.query(perRow, [], 'rows'),
+      all: await engine?.query(atRank('value_rank'), [], 'all'),
+      unflagged: await engine?.query(atRank('unflagged_rank'), [], 'unflagged'),
+    });
+    // No Parquet copy yet: the samples view computes the columns with window functions.
+    const computed = await read();
+    const store = new DirStore(dir);
+    for (const pathId of ['A', 'B']) await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId: 'r1' });
+    const stored = await read();
+    expect(stored.perRow?.length).toBe(3002);
+    expect(stored).toStrictEqual(computed);
+    // The definition, on the tie-heavy group: the values at ranks 1 … n are the group's sorted values.
+    const good = recs.filter((r) => r.path_id === 'A' && r.probe === 'a' && r.metric === 'rtt' && r.ok === true);
+    const sorted = good.map((r) => r.value as number).sort((x, y) => x - y);
+    const a = stored.all?.filter((r) => r.path === 'A' && r.probe === 'a' && r.metric === 'rtt');
+    expect(a?.map((r) => r.r)).toEqual(sorted.map((_, i) => i + 1));
+    expect(a?.map((r) => r.value)).toEqual(sorted);
+    // Unflagged ranks only in groups with a flagged row; none on failed or flagged rows.
+    const [stray] = await engine.query(
+      `SELECT count(*) AS n FROM samples WHERE (NOT coalesce(ok, false) AND (value_rank IS NOT NULL OR unflagged_rank IS NOT NULL))
+         OR (flag IS NOT NULL AND unflagged_rank IS NOT NULL) OR (group_unflagged_rows = group_rows AND (unflagged_rank IS NOT NULL OR unflagged_count IS NOT NULL))`,
+      [],
+      'stray',
+    );
+    expect(stray).toEqual({ n: 0 });
+    const [flaggedGroups] = await engine.query(
+      'SELECT count(DISTINCT (path, probe, metric, unit)) AS g FROM samples WHERE unflagged_rank IS NOT NULL',
+      [],
+      'flagged groups',
+    );
+    expect(flaggedGroups.g as number).toBeGreaterThan(3);
+  });
+
+  it('reads an older Parquet copy without rank columns from its JSONL, and no figure is NULL', async () => {
+    await writeSamples(dir, records('r1', 'A', 400, 8));
+    engine = await DuckDbQueryEngine.open(dir);
+    const pct = loadQuery('percentiles');
+    const expected = await engine.query(pct, ['r1'], 'percentiles');
+    expect(expected.every((r) => r.n === 0 || r.p50 !== null)).toBe(true);
+    // An older writer's file: the records' columns only (written here with DuckDB itself).
+    const file = path.join(dir, keys.columnarSamples('A', 'r1'));
+    await mkdir(path.dirname(file), { recursive: true });
+    const { columns } = samplesColumns();
+    await engine.query(
+      `COPY (SELECT ${columns.map((c) => c.name).join(', ')} FROM samples_jsonl) TO '${file}' (FORMAT PARQUET)`,
+      [],
+      'copy',
+    );
+    expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
+    // Read as Athena reads it (the Glue table's columns over the old file: the rank columns
+    // NULL), every group still appears with its total, and n and the figures are NULL, not wrong.
+    const { ranks } = samplesColumns();
+    const athena = await DuckDBInstance.create(':memory:');
+    const conn = await athena.connect();
+    try {
+      await conn.run(
+        `CREATE VIEW samples AS SELECT *, ${ranks.map((c) => `CAST(NULL AS BIGINT) AS ${c.name}`).join(', ')}, 'A' AS path, 'r1' AS run FROM read_parquet('${file}')`,
+      );
+      const rows = (await conn.runAndReadAll(pct, ['r1'])).getRowObjectsJS();
+      expect(rows.map((r) => [r.probe, r.metric, r.subset, Number(r.total), r.n, r.p50, r.max])).toEqual(
+        expected.filter((r) => r.subset === 'all').map((r) => [r.probe, r.metric, 'all', r.total, null, null, null]),
+      );
+    } finally {
+      conn.closeSync();
+      athena.closeSync();
+    }
+    // Rewritten by today's writer, the file is read again, with the same figures.
+    await writeColumnarSamples({ store: new DirStore(dir), log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    const sources = await engine.query(
+      'SELECT count(*) AS n FROM read_parquet(?) WHERE value_rank IS NOT NULL',
+      [file],
+      'n',
+    );
+    expect((sources[0].n as number) > 0).toBe(true);
+    expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
+  });
+
+  it('gives NULL figures, not wrong ones, where a rank is missing or held twice', async () => {
+    await writeSamples(dir, records('r1', 'A', 400, 9));
+    const store = new DirStore(dir);
+    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    engine = await DuckDbQueryEngine.open(dir);
+    const pct = loadQuery('percentiles');
+    const good = await engine.query(pct, ['r1'], 'percentiles');
+    const file = path.join(dir, keys.columnarSamples('A', 'r1'));
+    const { columns, ranks } = samplesColumns();
+    // In the tcp group the largest value's row claims the interval below its own (a file edited
+    // behind the writer): no row holds the max, and per-mille 999 is held twice.
+    const cols = [...columns, ...ranks].map((c) =>
+      c.name === 'value_permille_hi'
+        ? "CASE WHEN probe = 'tcp' AND value_permille_hi = 1000 THEN 999 ELSE value_permille_hi END AS value_permille_hi"
+        : c.name,
+    );
+    await engine.query(
+      `COPY (SELECT ${cols.join(', ')} FROM read_parquet('${file}')) TO '${file}.tmp' (FORMAT PARQUET)`,
+      [],
+      'copy',
+    );
+    await rename(`${file}.tmp`, file);
+    const bad = await engine.query(pct, ['r1'], 'percentiles');
+    const tcp = (rows: Rec[]) => rows.find((r) => r.probe === 'tcp' && r.subset === 'all') as Rec;
+    expect(tcp(good).p50).not.toBeNull();
+    expect(tcp(bad)).toEqual({ ...tcp(good), p50: null, p95: null, p99: null, p999: null, max: null });
+    // The other group keeps its figures.
+    expect(bad.filter((r) => r.probe !== 'tcp')).toStrictEqual(good.filter((r) => r.probe !== 'tcp'));
+  });
+
+  it('refuses samples that change between its two passes', async () => {
+    await writeSamples(dir, records('r1', 'A', 200, 10));
+    const inner = new DirStore(dir);
+    const seen = new Set<string>();
+    // The second pass reads each file with its first value changed.
+    const store = Object.assign(Object.create(inner) as DirStore, {
+      getStream: undefined,
+      get: async (key: string) => {
+        const bytes = await inner.get(key);
+        if (bytes === undefined || !seen.has(key)) {
+          seen.add(key);
+          return bytes;
+        }
+        return new TextEncoder().encode(
+          new TextDecoder().decode(bytes).replace(/"value":([0-9.e-]+)/, '"value":12345.5'),
+        );
+      },
+    });
+    await expect(writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).rejects.toThrow(
+      /samples changed while their Parquet copy was written .*a value the first pass did not see.*retry the collect/,
+    );
+    expect(await inner.list('parquet/')).toEqual([]);
+  });
+
+  it('names the file, line and field of a bad record', () => {
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":"r","seq":1.5}\n' }])).toThrow(
+      new CollectError('k.jsonl line 1: field seq must be bigint, got 1.5'),
+    );
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":"r"}\n\n{"ok":"yes"}\n' }])).toThrow(
+      /k\.jsonl line 3: field ok must be boolean, got "yes"/,
+    );
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '[1]\n' }])).toThrow(
+      /line 1: a sample record must be a JSON object/,
+    );
+    expect(() => samplesToParquet([{ key: 'k.jsonl', text: '{"run_id":\n' }])).toThrow(/k\.jsonl line 1: not JSON/);
+    expect(samplesToParquet([{ key: 'k.jsonl', text: '\n' }])).toBeUndefined();
+  });
+});

@@ -1,0 +1,41 @@
+/** parseHttp on hand-written input: the error cases, the clock field and parseRaw's dispatch (no network). */
+import { describe, expect, it } from 'vitest';
+import { ParseError } from '../../../core/errors.js';
+import { parseHttp } from '../../../probes/http/http.parser.js';
+import { parseRaw } from '../../../probes/parsing/parsers.js';
+
+const META = { runId: 'r1', pathId: 'p1', probe: 'http', trial: 1 };
+
+describe('parseHttp on hand-written input', () => {
+  it.each([
+    ['not JSON', 'oops', /http line 1: not JSON/],
+    [
+      'ok without latency',
+      '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":null,"bytes":1}',
+      /without latency_ms/,
+    ],
+    ['missing bytes', '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1}', /line 1: bytes must be an integer/],
+    ['fractional status', '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"status":2.5,"bytes":1}', /status/],
+    ['oha summary JSON', '{"summary":{"successRate":1}}', /line 1: seq must be an integer/],
+    [
+      'an unknown clock',
+      '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"bytes":1,"clock":"sundial"}',
+      /line 1: unknown clock "sundial"/,
+    ],
+  ])('rejects %s with a one-line ParseError', (_label, raw, reason) => {
+    expect(() => parseHttp(raw, META)).toThrow(ParseError);
+    expect(() => parseHttp(raw, META)).toThrow(reason);
+  });
+
+  it('takes the clock from the line (the C client), app-hrtime when absent (the Node client)', () => {
+    const c = '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"bytes":1,"clock":"httping-monotonic"}';
+    const n = '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"bytes":1}';
+    expect(parseHttp(c, META)[0].clock).toBe('httping-monotonic');
+    expect(parseHttp(n, META)[0].clock).toBe('app-hrtime');
+  });
+
+  it('parseRaw dispatches http', () => {
+    const line = '{"seq":1,"t_start":1,"t_end":2,"ok":false,"latency_ms":null,"error":"timeout","bytes":0}';
+    expect(parseRaw('http', line, META)[0]).toMatchObject({ metric: 'http_latency_ms', ok: false, error: 'timeout' });
+  });
+});

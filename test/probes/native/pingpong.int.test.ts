@@ -1,0 +1,181 @@
+/**
+ * The pingpong probe end to end on loopback: the real native helper (compiled by the agent)
+ * against the real echo server that `agent serve --pingpong` starts, its gzip-compressed log
+ * read back through the parser, in both wait modes (busy-poll, blocking read). Short series;
+ * figures against sockperf are `npm run bench`'s.
+ */
+import { spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServers, startServers } from '../../../agent/server.js';
+import type { PingpongProbe } from '../../../core/model.js';
+import { ensureTcping, pingpongArgs, TcpingArgumentError } from '../../../probes/native/tcping.js';
+import { parseRawLenient } from '../../../probes/parsing/parsers.js';
+import { runPingpongProbe } from '../../../probes/pingpong/pingpong.runner.js';
+import type { ProbeContext } from '../../../probes/run-kit/runner-types.js';
+import { freePort } from '../../helpers/ports.js';
+
+let servers: RunningServers;
+const dirs: string[] = [];
+beforeAll(async () => {
+  servers = await startServers({ host: '127.0.0.1', pingpong: 0 });
+}, 120_000);
+afterAll(async () => {
+  await servers?.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function ctx(): ProbeContext {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pb-pingpong-'));
+  dirs.push(dir);
+  return { target: { host: '127.0.0.1', port: 7000 }, outDir: dir, log: () => {} };
+}
+
+const probe = (over: Partial<PingpongProbe>): PingpongProbe => ({
+  kind: 'pingpong',
+  name: 'pingpong',
+  mode: 'tcp',
+  messageBytes: 16,
+  durationSeconds: 0,
+  count: 300,
+  timeoutMs: 1000,
+  port: servers.ports.pingpong,
+  ...over,
+});
+
+function records(c: ProbeContext) {
+  const raw = gunzipSync(readFileSync(path.join(c.outDir, 'pingpong', '1.csv.gz'))).toString('utf8');
+  const sidecar = readFileSync(path.join(c.outDir, 'pingpong', '1.meta.json'), 'utf8');
+  return {
+    raw,
+    ...parseRawLenient('pingpong', raw, { runId: 'r', pathId: 'p', probe: 'pingpong', trial: 1, sidecar }),
+  };
+}
+
+describe('pingpong probe on loopback (real helper, real echo server)', () => {
+  it('agent serve starts the echo server (TCP and UDP on one port)', () => {
+    expect(servers.problems).toEqual([]);
+    expect(servers.ports.pingpong).toBeGreaterThan(0);
+  });
+
+  const CLOCK = { busy: 'pingpong-monotonic-busypoll', block: 'pingpong-monotonic-block' } as const;
+  for (const [mode, req, resp, wait] of [
+    ['tcp', 16, 16, undefined],
+    ['udp', 64, 64, undefined],
+    ['tcp-rr', 1, 200, undefined],
+    ['tcp', 16, 16, 'block'],
+    ['udp', 64, 64, 'block'],
+    ['tcp-rr', 1, 200, 'block'],
+    ['tcp', 1000, 1000, 'busy'],
+  ] as const) {
+    it(`${mode} ${req}/${resp} bytes, wait ${wait ?? '(default)'}: every exchange a record, round trip and one-way side by side`, async () => {
+      const c = ctx();
+      const t0 = Date.now();
+      const out = await runPingpongProbe(
+        probe({
+          mode,
+          messageBytes: req,
+          ...(mode === 'tcp-rr' ? { responseBytes: resp } : {}),
+          ...(wait ? { wait } : {}),
+        }),
+        c,
+      );
+      const t1 = Date.now();
+      expect(out).toMatchObject({ status: 'ok', trials: 1, files: ['pingpong/1.csv.gz', 'pingpong/1.meta.json'] });
+      const { records: recs, stats, raw } = records(c);
+      expect(stats).toMatchObject({ samples: 300, rejected: 0, truncated: false });
+      expect(raw).toMatch(/# end exchanges=300 ok=300\n$/);
+      expect(recs.map((r) => r.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+      for (const r of recs) {
+        expect(r).toMatchObject({ kind: 'pingpong', metric: 'rtt_us', unit: 'us', ok: true, mode });
+        expect(r.clock).toBe(CLOCK[wait ?? 'busy']);
+        expect(r.value as number).toBeGreaterThan(0);
+        // A loopback round trip on a busy 2-core machine: well under the timeout.
+        expect(r.value as number).toBeLessThan(1_000_000);
+        expect(r.one_way_us).toBeCloseTo((r.value as number) / 2, 9);
+        expect(r.t_start).toBeGreaterThanOrEqual(t0 - 5);
+        expect(r.t_end).toBeLessThanOrEqual(t1 + 5);
+      }
+      expect(recs[0]).toMatchObject({ request_bytes: req, response_bytes: resp });
+      expect(JSON.parse(readFileSync(path.join(c.outDir, 'pingpong', '1.meta.json'), 'utf8'))).toMatchObject({
+        wait: wait ?? 'busy',
+      });
+    });
+  }
+
+  it('block mode: a UDP reply that never comes is a timeout after timeoutMs, each exchange on its own', async () => {
+    // A UDP socket that reads nothing back: every exchange waits out its deadline.
+    const silent = dgram.createSocket('udp4');
+    await new Promise<void>((r) => silent.bind(0, '127.0.0.1', () => r()));
+    try {
+      const c = ctx();
+      const t0 = performance.now();
+      const out = await runPingpongProbe(
+        probe({ mode: 'udp', port: silent.address().port, count: 3, timeoutMs: 100, wait: 'block' }),
+        c,
+      );
+      const took = performance.now() - t0;
+      expect(out).toMatchObject({ status: 'failed', reason: 'no exchange succeeded (timeout)' });
+      const { records: recs } = records(c);
+      expect(recs.map((r) => [r.seq, r.ok, r.error, r.clock])).toEqual(
+        [1, 2, 3].map((i) => [i, false, 'timeout', CLOCK.block]),
+      );
+      // Three deadlines waited out in a blocking read, not one (nor none).
+      expect(took).toBeGreaterThanOrEqual(300);
+      // Consecutive sends a deadline apart (SO_RCVTIMEO rounds up to the kernel's tick).
+      const gaps = recs.slice(1).map((r, i) => r.t_start - recs[i].t_start);
+      for (const g of gaps) {
+        expect(g).toBeGreaterThanOrEqual(99);
+        expect(g).toBeLessThan(1000);
+      }
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('the helper takes wait as an optional last argument and rejects anything but busy or block', async () => {
+    const base = { address: '127.0.0.1', port: 1, mode: 'tcp', requestBytes: 16, responseBytes: 16 } as const;
+    const o = { ...base, durationSeconds: 0, count: 1, timeoutMs: 10 };
+    expect(pingpongArgs(o)).toHaveLength(9);
+    expect(pingpongArgs({ ...o, wait: 'block' }).slice(-2)).toEqual(['10', 'block']);
+    expect(() => pingpongArgs({ ...o, wait: 'spin' as 'busy' })).toThrow(TcpingArgumentError);
+    expect(() => pingpongArgs({ ...o, wait: 'spin' as 'busy' })).toThrow('wait must be "busy" or "block", got "spin"');
+    const built = await ensureTcping();
+    if (!built.ok) throw new Error(built.reason);
+    const r = spawnSync(built.path, [...pingpongArgs(o), 'spin'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('wait must be busy or block, got "spin"');
+  });
+
+  it('a duration ends the series (count 0)', async () => {
+    const c = ctx();
+    const t0 = Date.now();
+    const out = await runPingpongProbe(probe({ count: 0, durationSeconds: 1 }), c);
+    expect(out.status).toBe('ok');
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(records(c).stats.samples).toBeGreaterThan(100);
+  });
+
+  it('no server: failed with the reason, the log holds one failed record', async () => {
+    const c = ctx();
+    const out = await runPingpongProbe(probe({ port: await freePort() }), c);
+    expect(out).toMatchObject({ status: 'failed', reason: 'no exchange succeeded (refused)' });
+    expect(records(c).records).toMatchObject([{ seq: 0, ok: false, error: 'refused' }]);
+  });
+
+  it('a server that is not the pingpong echo (HTTP) is reported, not timed', async () => {
+    const http = await startServers({ host: '127.0.0.1', http: 0 });
+    try {
+      const c = ctx();
+      const out = await runPingpongProbe(probe({ port: http.ports.http, timeoutMs: 500 }), c);
+      expect(out.status).toBe('failed');
+      expect(out.reason).toMatch(/no exchange succeeded \((bad-server|timeout)\)/);
+    } finally {
+      await http.close();
+    }
+  });
+});

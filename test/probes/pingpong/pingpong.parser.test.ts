@@ -1,0 +1,90 @@
+/** The pingpong helper's log → rtt_us records (the real helper's output: test/probes/native/pingpong.int.test.ts). */
+import { describe, expect, it } from 'vitest';
+import { parseRawLenient } from '../../../probes/parsing/parsers.js';
+import { PINGPONG_CLOCK, PINGPONG_CLOCKS, parsePingpong } from '../../../probes/pingpong/pingpong.parser.js';
+
+const meta = { runId: 'r1', pathId: 'p1', probe: 'pingpong', trial: 1 };
+const OFFSET_NS = 1_796_000_000_000_000_000;
+const header = (mode = 'tcp', req = 16, resp = 16, clock: string = PINGPONG_CLOCK) =>
+  `# pathbench pingpong v1 mode=${mode} req=${req} resp=${resp} clock=${clock} realtime_minus_monotonic_ns=${OFFSET_NS}\nseq,tx_ns,rtt_ns,status\n`;
+
+describe('parsePingpong', () => {
+  it('one record per exchange: round trip in µs as value, one_way_us = rtt/2, epoch times, clock and mode named', () => {
+    const recs = parsePingpong(
+      `${header()}1,1000000000,23456,ok\n2,1000030000,20000,ok\n# end exchanges=2 ok=2\n`,
+      meta,
+    );
+    expect(recs).toHaveLength(2);
+    expect(recs[0]).toEqual({
+      run_id: 'r1',
+      path_id: 'p1',
+      probe: 'pingpong',
+      kind: 'pingpong',
+      trial: 1,
+      seq: 1,
+      t_start: (1_000_000_000 + OFFSET_NS) / 1e6,
+      t_end: (1_000_000_000 + OFFSET_NS) / 1e6 + 0.023456,
+      metric: 'rtt_us',
+      value: 23.456,
+      unit: 'us',
+      ok: true,
+      clock: PINGPONG_CLOCK,
+      one_way_us: 11.728,
+      mode: 'tcp',
+      request_bytes: 16,
+      response_bytes: 16,
+    });
+    expect(recs[1]).toMatchObject({ seq: 2, value: 20, one_way_us: 10 });
+  });
+
+  it('a failed exchange is an ok:false record with its status as the error; a series that never started is seq 0', () => {
+    const recs = parsePingpong(`${header('udp')}1,1000,15000,ok\n2,40000,,timeout\n`, meta);
+    expect(recs[1]).toMatchObject({ seq: 2, ok: false, value: null, one_way_us: null, error: 'timeout', mode: 'udp' });
+    expect(parsePingpong(`${header()}0,5000,,refused\n# end exchanges=0 ok=0\n`, meta)).toMatchObject([
+      { seq: 0, ok: false, error: 'refused', value: null },
+    ]);
+  });
+
+  it('keeps the clock the header names: busy-poll (the default) and blocking read alike', () => {
+    expect(PINGPONG_CLOCKS).toEqual({ busy: 'pingpong-monotonic-busypoll', block: 'pingpong-monotonic-block' });
+    for (const clock of Object.values(PINGPONG_CLOCKS)) {
+      const recs = parsePingpong(`${header('udp', 16, 16, clock)}1,1000,30000,ok\n2,2000,,timeout\n`, meta);
+      expect(recs.map((r) => r.clock)).toEqual([clock, clock]);
+    }
+    // A header without a clock (none is written so) reads as the busy-poll default.
+    const bare = `# pathbench pingpong v1 mode=tcp req=16 resp=16 realtime_minus_monotonic_ns=0\nseq,tx_ns,rtt_ns,status\n1,1,2000,ok\n`;
+    expect(parsePingpong(bare, meta)[0].clock).toBe(PINGPONG_CLOCKS.busy);
+  });
+
+  it('tcp-rr keeps its request and response sizes', () => {
+    expect(parsePingpong(`${header('tcp-rr', 1, 1)}1,1000,30000,ok\n`, meta)[0]).toMatchObject({
+      mode: 'tcp-rr',
+      request_bytes: 1,
+      response_bytes: 1,
+      value: 30,
+    });
+  });
+
+  it('bad rows are rejected and counted naming the column, the good ones kept', () => {
+    const raw = `${header()}1,1000,20000,ok\n2,abc,20000,ok\n3,3000,-5,ok\n4,4000,20000\n5,5000,7,Bad Status\n6,6000,20000,ok\n7,7000,9,timeout\n`;
+    const { records, stats } = parseRawLenient('pingpong', raw, meta);
+    expect(records.map((r) => r.seq)).toEqual([1, 6]);
+    expect(stats).toMatchObject({ lines: 9, samples: 2, rejected: 5, truncated: false });
+    expect(stats.firstRejection).toBe('pingpong line 4: tx_ns is not a number: abc');
+    expect(() => parsePingpong(raw, meta)).toThrow(/line 4: tx_ns/);
+  });
+
+  it('a last row without its newline is truncated, not rejected', () => {
+    const { records, stats } = parseRawLenient('pingpong', `${header()}1,1000,20000,ok\n2,2000,2`, meta);
+    expect(records).toHaveLength(1);
+    expect(stats).toMatchObject({ rejected: 0, truncated: true });
+  });
+
+  it('rows before the column header, and a file that is not a pingpong log, are rejected', () => {
+    const { stats } = parseRawLenient('pingpong', '1,1000,20000,ok\n', meta);
+    expect(stats.firstRejection).toMatch(/before the "seq,tx_ns,rtt_ns,status" header/);
+    const other = parseRawLenient('pingpong', 'hello\n', meta);
+    expect(other.stats.rejected).toBe(1);
+    expect(other.records).toEqual([]);
+  });
+});
