@@ -7,7 +7,9 @@
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import { errorMessage } from '../core/errors.js';
-import { type AgentReport, type AgentSpec, type HttpProbe, PROBE_KINDS, type ProbeKind } from '../core/model.js';
+import type { AgentReport, AgentSpec } from '../core/model.js';
+import type { HttpProbe } from '../probes/http/http.schema.js';
+import { PROBE_KINDS, type ProbeKind } from '../probes/index.js';
 import type { ProbeContext } from '../probes/run-kit/runner-types.js';
 import { runProbe } from '../probes/runners.js';
 import { type CalibratedKind, type CalibrateOptions, calibrate } from './calibrate.js';

@@ -5,9 +5,10 @@
  * repeated for the poll loop's Wait/Poll round trips.
  */
 import { createLogUpdate } from 'log-update';
-import type { ProbeSpec, ResolvedPlan } from '../core/model.js';
+import type { ResolvedPlan } from '../core/model.js';
 import { printable } from '../core/printable.js';
 import type { ExecutionEvent } from '../local/asl-interpreter.js';
+import type { ProbeSpec } from '../probes/index.js';
 
 /** What a person calls each state of the per-path iteration (statemachine/measurement.asl.json). */
 const STEP: Record<string, string> = {

@@ -5,8 +5,10 @@
  * Prices come from the dated table (core/prices.ts). Every figure is an upper bound
  * (iperf3 at the client's peak bandwidth, paths one after another or a mesh's rounds); pure.
  */
+
+import type { ProbeSpec } from '../probes/index.js';
 import { OverBudgetError } from './errors.js';
-import type { CostRecord, ProbeSpec, ResolvedPath, ResolvedPlan } from './model.js';
+import type { CostRecord, ResolvedPath, ResolvedPlan } from './model.js';
 import {
   crossAzPerGb,
   instancePerHour,

@@ -32,7 +32,8 @@
  *  - it has no burst-credit cliff (a cliff down to the baseline is flagged `credit-exhausted`
  *    from the fall on; its first intervals are high, so the head test fails anyway).
  */
-import type { ClientNetwork, SampleRecord } from './model.js';
+import type { ClientNetwork } from './client-network.js';
+import type { SampleRecord } from './sample-record.js';
 import { median } from './stats.js';
 
 export const CREDIT_RULE = {

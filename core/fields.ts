@@ -67,3 +67,12 @@ export function isValidHost(host: string): boolean {
   if (/^[\d.]+$/.test(host)) return false;
   return host.split('.').every((label) => HOST_LABEL.test(label));
 }
+
+/** Safe identifier: used in S3 keys, SQL values and file names. */
+export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+/** A safe id in a message that says what was expected and what was received. */
+export const safeId = matching(
+  SAFE_ID,
+  'a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
+);

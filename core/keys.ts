@@ -3,7 +3,7 @@
  * nowhere else, so a retried step always overwrites the same object.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { SAFE_ID } from './model.js';
+import { SAFE_ID } from './fields.js';
 
 function safe(kind: string, value: string): string {
   if (!SAFE_ID.test(value)) throw new Error(`unsafe ${kind} for an object key: ${JSON.stringify(value)}`);

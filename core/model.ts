@@ -3,195 +3,11 @@
  * docs/architecture.md describes these contracts; every module imports its types from here.
  */
 import { z } from 'zod';
-import { intIn, isValidHost, matching, numberIn, quoted } from './fields.js';
-
-/** Safe identifier: used in S3 keys, SQL values and file names. */
-export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
-
-export const PROBE_KINDS = ['tcp-connect', 'iperf3', 'http', 'sockperf', 'mtu', 'pingpong'] as const;
-export type ProbeKind = (typeof PROBE_KINDS)[number];
-
-/** iperf3 bitrate syntax: a number with an optional K/M/G suffix. */
-export const BITRATE = /^\d+(\.\d+)?[KMG]?$/;
-
-// ---------------------------------------------------------------------------------------------
-// Probes as the agent runs them: every option set and the probe named. These schemas are the
-// contract: the types below are inferred from them, the agent validates its spec with them, and
-// plan.ts builds a plan's probe input from them (name optional, defaults for the options).
-
-/** A safe id in a message that says what was expected and what was received. */
-export const safeId = matching(
-  SAFE_ID,
-  'a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
-);
-const probeName = matching(
-  SAFE_ID,
-  'a safe probe name (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters)',
-);
-const port = intIn(1, 65535);
-const mode = z.enum(['tcp', 'udp']);
-
-const bitrate = z
-  .string()
-  .refine((s) => BITRATE.test(s), {
-    error: (iss) => `expected an iperf3 bitrate such as "1G", "500M" or "100K", got ${quoted(iss.input)}`,
-  })
-  .refine((s) => !BITRATE.test(s) || Number.parseFloat(s) > 0, {
-    error: () =>
-      'bitrate 0 means unbounded, which saturates the sender and measures the instance, not the path; give a rate such as "1G"',
-  });
-
-export const tcpConnectProbeSchema = z.strictObject({
-  kind: z.literal('tcp-connect'),
-  /** Unique within a path; defaults to the kind (with -2, -3 … for repeats of a kind). */
-  name: probeName,
-  count: intIn(1, 1_000_000),
-  intervalMs: intIn(0, 60_000),
-  timeoutMs: intIn(1, 60_000),
-  /** Overrides the path's target port for this probe. */
-  port: port.optional(),
-});
-export type TcpConnectProbe = z.output<typeof tcpConnectProbeSchema>;
-
-export const iperf3ProbeSchema = z.strictObject({
-  kind: z.literal('iperf3'),
-  name: probeName,
-  mode,
-  streams: intIn(1, 128),
-  durationSeconds: intIn(1, 3600),
-  repeats: intIn(1, 100),
-  intervalSeconds: numberIn(0.1, 60),
-  /** UDP target bitrate, iperf3 syntax ("1G", "500M"). Never unbounded by default. */
-  bitrate: bitrate.optional(),
-  port: port.optional(),
-});
-export type Iperf3Probe = z.output<typeof iperf3ProbeSchema>;
-
-export const httpProbeSchema = z.strictObject({
-  kind: z.literal('http'),
-  name: probeName,
-  count: intIn(1, 1_000_000),
-  concurrency: intIn(1, 1024),
-  keepAlive: z.boolean(),
-  payloadBytes: intIn(0, 104_857_600),
-  trials: intIn(1, 100),
-  timeoutMs: intIn(1, 60_000),
-  port: port.optional(),
-  /**
-   * `net.ipv4.tcp_tw_reuse` for the duration of this probe (0 off, 1 on, 2 loopback only): the
-   * agent sets it before the first trial and puts the previous value back after the last, also
-   * on error. Absent: left as the client has it (recorded per trial either way).
-   */
-  tcpTwReuse: z.union([z.literal(0), z.literal(1), z.literal(2)]).optional(),
-  /** The plan probe this one is a cell of, when the plan gave a `matrix` (core/plan.ts). */
-  matrix: probeName.optional(),
-  /** The cell's name within its matrix, e.g. "noka-c16-1m" (keep-alive off, concurrency 16, 1 MiB). */
-  cell: probeName.optional(),
-});
-export type HttpProbe = z.output<typeof httpProbeSchema>;
-
-export const sockperfProbeSchema = z.strictObject({
-  kind: z.literal('sockperf'),
-  name: probeName,
-  mode,
-  durationSeconds: intIn(1, 3600),
-  port: port.optional(),
-});
-export type SockperfProbe = z.output<typeof sockperfProbeSchema>;
-
-/** How the pingpong client awaits a reply: busy-poll (default) or a blocking read. */
-export const PINGPONG_WAITS = ['busy', 'block'] as const;
-export type PingpongWait = (typeof PINGPONG_WAITS)[number];
-
-/**
- * The pingpong probe (probes/native/pingpong.c): back-to-back request/response exchanges on one
- * connection (tcp, tcp-rr) or socket (udp), each timed with CLOCK_MONOTONIC.
- * Ends after `count` exchanges or `durationSeconds`, whichever first (0 = that limit is off; not
- * both). `responseBytes` is tcp-rr's response size (default: messageBytes); tcp and udp echo.
- * `wait` is how the client awaits a reply: "busy" polls it (the default, also when absent),
- * "block" sleeps in a blocking read as sockperf's client does (docs/probes.md says when to use which).
- */
-export const pingpongProbeFields = z.strictObject({
-  kind: z.literal('pingpong'),
-  name: probeName,
-  mode: z.enum(['tcp', 'udp', 'tcp-rr']),
-  /** Request size in bytes (udp: at least 8, the sequence number travels in it). */
-  messageBytes: intIn(1, 65_000),
-  responseBytes: intIn(1, 65_000).optional(),
-  durationSeconds: intIn(0, 3600),
-  count: intIn(0, 100_000_000),
-  /** One exchange's timeout: a UDP exchange past it is lost; a TCP one ends the series. */
-  timeoutMs: intIn(1, 60_000),
-  /** Defaults to the targets' pingpong port (TARGET_PORTS.pingpong), not the path's target port. */
-  port: port.optional(),
-  /** How the client awaits the reply; absent = "busy" (specs written before the option). */
-  wait: z.enum(PINGPONG_WAITS).optional(),
-});
-
-/** The pingpong probe's cross-field rules, for its spec and its plan input alike. */
-export function pingpongRules<
-  T extends z.ZodType<{
-    mode: string;
-    messageBytes: number;
-    responseBytes?: number;
-    durationSeconds: number;
-    count: number;
-  }>,
->(schema: T): T {
-  return schema
-    .refine((p) => !(p.count === 0 && p.durationSeconds === 0), {
-      path: ['count'],
-      error: () => 'expected a count or a durationSeconds above 0 (both are 0: the probe would never end)',
-    })
-    .refine((p) => p.mode !== 'udp' || !(p.messageBytes < 8), {
-      path: ['messageBytes'],
-      error: (iss) =>
-        `expected messageBytes ≥ 8 for udp (the sequence number travels in it), got ${(iss.input as { messageBytes: number }).messageBytes}`,
-    })
-    .refine((p) => p.mode === 'tcp-rr' || p.responseBytes === undefined || p.responseBytes === p.messageBytes, {
-      path: ['responseBytes'],
-      error: (iss) =>
-        `expected responseBytes only with mode "tcp-rr" (tcp and udp echo the message), got ${(iss.input as { responseBytes: number }).responseBytes}`,
-    }) as unknown as T;
-}
-
-export const pingpongProbeSchema = pingpongRules(pingpongProbeFields);
-export type PingpongProbe = z.output<typeof pingpongProbeSchema>;
-
-/** The mtu probe's fields without the min < max rule (plan.ts extends them; see mtuBoundsInOrder). */
-export const mtuProbeFields = z.strictObject({
-  kind: z.literal('mtu'),
-  name: probeName,
-  min: intIn(68, 65535),
-  max: intIn(68, 65535),
-  timeoutMs: intIn(1, 60_000),
-});
-
-/** The mtu probe's min < max rule, for its spec and its plan input alike. */
-export function mtuBoundsInOrder<T extends z.ZodType<{ min: number; max: number }>>(schema: T): T {
-  // Only compare when both bounds are valid integers, so a bad bound is reported once.
-  return schema.refine((p) => !(Number.isInteger(p.min) && Number.isInteger(p.max)) || p.min < p.max, {
-    path: ['max'],
-    error: (iss) => {
-      const p = iss.input as { min: number; max: number };
-      return `expected max > min (${p.min}), got ${p.max}`;
-    },
-  });
-}
-
-export const mtuProbeSchema = mtuBoundsInOrder(mtuProbeFields);
-export type MtuProbe = z.output<typeof mtuProbeSchema>;
-
-/** One probe as the agent runs it (a plan's probe after plan.ts resolved it); kinds from PROBE_KINDS. */
-export const probeSpecSchema = z.discriminatedUnion('kind', [
-  tcpConnectProbeSchema,
-  iperf3ProbeSchema,
-  httpProbeSchema,
-  sockperfProbeSchema,
-  mtuProbeSchema,
-  pingpongProbeSchema,
-]) satisfies z.ZodType<{ kind: ProbeKind }>;
-export type ProbeSpec = z.output<typeof probeSpecSchema>;
+import type { HttpTrial } from '../probes/http/http-trials.js';
+import { PROBE_KINDS, type ProbeKind, type ProbeSpec, probeSpecSchema } from '../probes/index.js';
+import { port, probeName } from '../probes/probe-fields.js';
+import type { ClientNetwork } from './client-network.js';
+import { isValidHost, quoted, safeId } from './fields.js';
 
 export type RouteVia =
   | { vpcPeeringConnectionId: string }
@@ -331,27 +147,6 @@ export interface RegressionSettings {
 
 export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
 
-/** One normalized measurement (the sample record contract, docs/data.md). Times are epoch milliseconds. */
-export interface SampleRecord {
-  run_id: string;
-  path_id: string;
-  probe: string;
-  kind: ProbeKind;
-  trial: number;
-  seq: number;
-  t_start: number;
-  t_end: number;
-  metric: string;
-  value: number | null;
-  unit: string;
-  ok: boolean;
-  error?: string;
-  /** Which clock the value came from, e.g. "app-hrtime", "kernel-tcpi_rtt", "tool". */
-  clock?: string;
-  /** Free-form small facts (stream count, mode, interval index …). */
-  [extra: string]: unknown;
-}
-
 export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
 
 export interface StepRecord {
@@ -390,33 +185,6 @@ export interface ProbeProvenance {
   files?: RawFileParse[];
 }
 
-/** One http trial's figures, kept per trial so trials can be compared (manifest, summary). */
-export interface HttpTrial {
-  trial: number;
-  /** Requests made and answered 2xx. */
-  requests: number;
-  ok: number;
-  /** Failed requests by reason (e.g. { "ephemeral-ports-exhausted": 12 }). */
-  errors?: Record<string, number>;
-  /** First request start → last request end, ms. */
-  wallMs: number;
-  /** Successful requests per second over the trial's wall time. */
-  rps: number;
-  /** Body bytes received × 8 per second over the trial's wall time. */
-  throughputBps: number;
-  /** Nearest-rank p50 / p99 of the trial's successful requests, ms. */
-  p50: number | null;
-  p99: number | null;
-  /** The client's sockets in TIME_WAIT (its whole network namespace) before and after the trial. */
-  timeWaitBefore?: number;
-  timeWaitAfter?: number;
-  /** `net.ipv4.tcp_tw_reuse` during the trial. */
-  tcpTwReuse?: number;
-  /** `net.ipv4.ip_local_port_range` during the trial, and its size. */
-  portRange?: [number, number];
-  ephemeralPorts?: number;
-}
-
 /** One raw file's parse, in the manifest: lines read, samples kept, lines rejected and why, truncation. */
 export interface RawFileParse {
   key: string;
@@ -427,16 +195,6 @@ export interface RawFileParse {
   firstRejection?: string;
   truncated?: boolean;
   truncation?: string;
-}
-
-/** The client's network facts: instance type, AZ id, and its baseline / peak (burst) bandwidth in bit/s. */
-export interface ClientNetwork {
-  instanceType?: string;
-  azId?: string;
-  /** Sustained bandwidth once the burst credits are spent (EC2 BaselineBandwidthInGbps; the lab's tbf rate). */
-  baselineBps?: number;
-  /** Bandwidth while credits last (EC2 PeakBandwidthInGbps; the lab's tbf peakrate). */
-  peakBps?: number;
 }
 
 export interface PathManifest {

@@ -4,32 +4,22 @@
  * everything the pipeline needs. Pure: reading a plan file is cli/plan-file.ts.
  */
 import { z } from 'zod';
+import { type MatrixAxes, matrixCells } from '../probes/http/http.schema.js';
+import { PROBE_KINDS, type ProbeInput, type ProbeKind, type ProbeSpec, probeInputSchema } from '../probes/index.js';
+import { IPERF3_UDP_DEFAULT_BITRATE } from '../probes/iperf3/iperf3.schema.js';
 import { type PlanClient, resolveClient } from './ecs-client.js';
 import { PlanInvalidError } from './errors.js';
-import { type Issue, intIn, matching, quoted, shown, typeName } from './fields.js';
+import { type Issue, intIn, matching, quoted, SAFE_ID, safeId, shown, typeName } from './fields.js';
 import {
   type AgentSpec,
   agentSpecSchema,
-  httpProbeSchema,
-  iperf3ProbeSchema,
-  mtuBoundsInOrder,
-  mtuProbeFields,
   type PathPair,
   type PlanResult,
-  PROBE_KINDS,
-  type ProbeKind,
-  type ProbeSpec,
-  pingpongProbeFields,
-  pingpongRules,
   type ResolvedPath,
   type ResolvedPlan,
   type RouteVia,
-  SAFE_ID,
   type SkippedProbe,
-  safeId,
-  sockperfProbeSchema,
   targetSchema,
-  tcpConnectProbeSchema,
 } from './model.js';
 import { firstUnprintable, printable } from './printable.js';
 
@@ -86,120 +76,6 @@ export function cidrProblem(cidr: string): string | undefined {
 
 // ---------------------------------------------------------------------------------------------
 // Schemas. Every object is strict so that a typo ("targte") is a problem, not a silent default.
-
-// A plan's probe is its spec (model.ts) with the name optional and defaults for the options.
-const tcp = tcpConnectProbeSchema.shape;
-const tcpConnectInput = tcpConnectProbeSchema.extend({
-  name: tcp.name.optional(),
-  count: tcp.count.default(300),
-  intervalMs: tcp.intervalMs.default(200),
-  timeoutMs: tcp.timeoutMs.default(400),
-});
-
-const iperf3 = iperf3ProbeSchema.shape;
-const iperf3Input = iperf3ProbeSchema.extend({
-  name: iperf3.name.optional(),
-  mode: iperf3.mode.default('tcp'),
-  streams: iperf3.streams.default(1),
-  durationSeconds: iperf3.durationSeconds.default(10),
-  repeats: iperf3.repeats.default(1),
-  intervalSeconds: iperf3.intervalSeconds.default(1),
-});
-
-const http = httpProbeSchema.shape;
-const httpInput = httpProbeSchema.extend({
-  name: http.name.optional(),
-  count: http.count.default(1000),
-  concurrency: http.concurrency.default(1),
-  keepAlive: http.keepAlive.default(true),
-  payloadBytes: http.payloadBytes.default(1024),
-  trials: http.trials.default(1),
-  timeoutMs: http.timeoutMs.default(2000),
-  /**
-   * Several probes in one: every combination of these values (keep-alive, then concurrency, then
-   * body size, in the order given) becomes its own probe `<name>-<cell>` (matrixCells).
-   */
-  matrix: z
-    .strictObject({
-      keepAlive: z.array(z.boolean()).min(1).max(2).optional(),
-      concurrency: z.array(http.concurrency).min(1).max(8).optional(),
-      payloadBytes: z.array(http.payloadBytes).min(1).max(8).optional(),
-    })
-    .optional(),
-  cell: z.never().optional(),
-});
-
-/** A body size as a cell name part: 1024 → "1k", 1048576 → "1m", 500 → "500b". */
-export function sizeLabel(bytes: number): string {
-  if (bytes > 0 && bytes % 1_048_576 === 0) return `${bytes / 1_048_576}m`;
-  if (bytes > 0 && bytes % 1024 === 0) return `${bytes / 1024}k`;
-  return `${bytes}b`;
-}
-
-/** A cell's name: "ka-c1-1k" (keep-alive on, concurrency 1, 1 KiB), "noka-c16-1m" … */
-export function cellName(keepAlive: boolean, concurrency: number, payloadBytes: number): string {
-  return `${keepAlive ? 'ka' : 'noka'}-c${concurrency}-${sizeLabel(payloadBytes)}`;
-}
-
-type MatrixAxes = { keepAlive?: boolean[]; concurrency?: number[]; payloadBytes?: number[] };
-
-/**
- * The cells of an http matrix: one (keepAlive, concurrency, payloadBytes) per combination,
- * keep-alive outermost (so keep-alive-on cells run before the TIME_WAIT-heavy off cells), axes
- * the matrix leaves out take the probe's own value. Duplicate values count once.
- */
-export function matrixCells(
-  base: { keepAlive: boolean; concurrency: number; payloadBytes: number },
-  m: MatrixAxes,
-): { keepAlive: boolean; concurrency: number; payloadBytes: number; cell: string }[] {
-  const out = [];
-  for (const keepAlive of [...new Set(m.keepAlive ?? [base.keepAlive])])
-    for (const concurrency of [...new Set(m.concurrency ?? [base.concurrency])])
-      for (const payloadBytes of [...new Set(m.payloadBytes ?? [base.payloadBytes])])
-        out.push({ keepAlive, concurrency, payloadBytes, cell: cellName(keepAlive, concurrency, payloadBytes) });
-  return out;
-}
-
-const sockperf = sockperfProbeSchema.shape;
-const sockperfInput = sockperfProbeSchema.extend({
-  name: sockperf.name.optional(),
-  mode: sockperf.mode.default('udp'),
-  durationSeconds: sockperf.durationSeconds.default(5),
-});
-
-const pingpong = pingpongProbeFields.shape;
-const pingpongInput = pingpongRules(
-  pingpongProbeFields.extend({
-    name: pingpong.name.optional(),
-    mode: pingpong.mode.default('tcp'),
-    messageBytes: pingpong.messageBytes.default(16),
-    durationSeconds: pingpong.durationSeconds.default(5),
-    count: pingpong.count.default(0),
-    timeoutMs: pingpong.timeoutMs.default(1000),
-    wait: pingpong.wait.unwrap().default('busy'),
-  }),
-);
-
-const mtu = mtuProbeFields.shape;
-const mtuInput = mtuBoundsInOrder(
-  mtuProbeFields.extend({
-    name: mtu.name.optional(),
-    min: mtu.min.default(1200),
-    max: mtu.max.default(9001),
-    timeoutMs: mtu.timeoutMs.default(1000),
-  }),
-);
-
-/** One probe as written in a plan (kind-specific options, defaults applied, name optional). */
-export const probeInputSchema = z.discriminatedUnion('kind', [
-  tcpConnectInput,
-  iperf3Input,
-  httpInput,
-  sockperfInput,
-  mtuInput,
-  pingpongInput,
-]);
-export type ProbeInput = z.output<typeof probeInputSchema>;
 
 /** An EC2 instance reached through SSM (the default client kind). */
 const instanceClientSchema = z.strictObject({
@@ -707,7 +583,8 @@ function resolveProbe(p: ProbeInput, name: string): ProbeSpec[] {
   }
   // kind and name lead so specs and reports read naturally; the spread keeps every defaulted option.
   const probe: ProbeSpec = Object.assign({ kind: p.kind, name }, p, { name }) as ProbeSpec;
-  if (probe.kind === 'iperf3' && probe.mode === 'udp' && probe.bitrate === undefined) probe.bitrate = '1G';
+  if (probe.kind === 'iperf3' && probe.mode === 'udp' && probe.bitrate === undefined)
+    probe.bitrate = IPERF3_UDP_DEFAULT_BITRATE;
   return [probe];
 }
 

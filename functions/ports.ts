@@ -2,7 +2,9 @@
  * Ports: the interfaces between pipeline logic and the world. Each has an AWS adapter
  * (functions/adapters/aws) and local ones (local/, lab/lab-fleet.ts, lab/lab-routes.ts); docs/architecture.md.
  */
-import type { ClientNetwork, ClientRef, RouteEntry, RouteTarget, Summary } from '../core/model.js';
+
+import type { ClientNetwork } from '../core/client-network.js';
+import type { ClientRef, RouteEntry, RouteTarget, Summary } from '../core/model.js';
 import type { AllowedRoute } from '../core/route-policy.js';
 
 export interface ObjectStore {

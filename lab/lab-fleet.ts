@@ -5,7 +5,9 @@
  * time so the state machine's poll loops are exercised, and live in the state file so any
  * process (CLI, runner, test) sees the same instance state.
  */
-import type { ClientNetwork, ClientRef } from '../core/model.js';
+
+import type { ClientNetwork } from '../core/client-network.js';
+import type { ClientRef } from '../core/model.js';
 import type { Fleet, InstanceInfo } from '../functions/ports.js';
 import { resolveClient } from './client.js';
 import { LabStateError } from './lab-errors.js';

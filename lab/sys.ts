@@ -17,7 +17,7 @@ import {
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InstanceState } from '../functions/ports.js';
-import { runTool } from '../probes/iperf3/iperf3.runner.js';
+import { runTool } from '../probes/run-kit/run-tool.js';
 import { LabCommandError } from './lab-errors.js';
 import type { Argv, LabCredits, LabPathDef, LabPorts, LabProfileName, LabRole } from './topology.js';
 

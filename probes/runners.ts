@@ -1,9 +1,12 @@
 /**
- * The agent's probe registry: one runner per probe kind. Exhaustive over ProbeKind, so adding
- * a kind to model.ts fails to compile until it has a runner here.
+ * The agent's half of the probe registry (probes/index.ts): one runner per probe kind, each from
+ * its kind's folder. Exhaustive over ProbeKind, so a kind without a runner fails to compile.
+ * Apart from probes/index.ts because runners run tools and sockets: the agent bundles them, the
+ * Lambda functions never do.
  */
-import type { ProbeKind, ProbeSpec } from '../core/model.js';
+
 import { runHttp } from './http/http.runner.js';
+import type { ProbeKind, ProbeSpec } from './index.js';
 import { runIperf3 } from './iperf3/iperf3.runner.js';
 import { runMtu } from './mtu/mtu.runner.js';
 import { runPingpongProbe } from './pingpong/pingpong.runner.js';

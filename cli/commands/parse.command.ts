@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
-import { assertProbeKind, parseRaw } from '../../probes/parsing/parsers.js';
+import { assertProbeKind, parseRaw } from '../../probes/index.js';
 
 /** Exit code for unusable input (unknown kind, unreadable or unparseable file). */
 const EXIT_BAD_INPUT = 2;

@@ -6,39 +6,23 @@
  * bandwidth recorded at BeginPath, for a plateau at the baseline (core/credit.ts).
  */
 
+import type { ClientNetwork } from '../../core/client-network.js';
 import { flagAtBaseline, flagCreditCliffs, formatAtBaselineNote } from '../../core/credit.js';
 import { CollectError, errorMessage } from '../../core/errors.js';
 import { keys, RAW_EXT } from '../../core/keys.js';
-import type {
-  AgentReport,
-  AgentSpec,
-  ClientNetwork,
-  PathManifest,
-  ProbeKind,
-  ProbeOverhead,
-  ProbeProvenance,
-  SampleRecord,
-} from '../../core/model.js';
+import type { AgentReport, AgentSpec, PathManifest, ProbeOverhead, ProbeProvenance } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import { HttpTrialTally, httpWarnings } from '../../probes/http/http-trials.js';
+import type { ProbeKind } from '../../probes/index.js';
+import { fileParser, PROBES } from '../../probes/index.js';
 import { closeTruncatedJson } from '../../probes/parsing/json-repair.js';
 import { splitLines } from '../../probes/parsing/lines.js';
 import type { ParseMeta, ParseStats } from '../../probes/parsing/parser-types.js';
-import { fileParser, PARSE_UNIT } from '../../probes/parsing/parsers.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { readRawChunks, writeIfAny } from './stream-io.js';
 import { loadResolvedPlan } from './validate.js';
-
-/** The metric a probe kind reports, for a failed record when a probe left no raw file. */
-export const PRIMARY_METRIC: Record<ProbeKind, { metric: string; unit: string }> = {
-  'tcp-connect': { metric: 'connect_rtt_ms', unit: 'ms' },
-  iperf3: { metric: 'throughput_bps', unit: 'bit/s' },
-  http: { metric: 'http_latency_ms', unit: 'ms' },
-  sockperf: { metric: 'rtt_us', unit: 'us' },
-  mtu: { metric: 'mtu_bytes', unit: 'bytes' },
-  pingpong: { metric: 'rtt_us', unit: 'us' },
-};
 
 export function toJsonl(records: SampleRecord[]): string {
   return records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : '');
@@ -309,7 +293,7 @@ async function parseProbes(
 export function parseNotes(pr: ProbeProvenance): string[] {
   const notes: string[] = [];
   const files = pr.files ?? [];
-  const unit = pr.kind ? PARSE_UNIT[pr.kind] : 'line';
+  const unit = pr.kind ? PROBES[pr.kind].parseUnit : 'line';
   const lines = files.reduce((a, f) => a + f.lines, 0);
   const first = files.find((f) => f.firstRejection)?.firstRejection;
   if (pr.rejected) {
@@ -406,7 +390,7 @@ function failedRecord(
     seq: 0,
     t_start: t,
     t_end: t,
-    ...PRIMARY_METRIC[probe.kind],
+    ...PROBES[probe.kind].primary,
     value: null,
     ok: false,
     error: reason,

@@ -25,12 +25,12 @@ import type {
   Comparison,
   DiffCell,
   PathPair,
-  ProbeKind,
   ProbeOverhead,
   ResultRow,
   RunManifest,
   SummaryPath,
 } from '../../core/model.js';
+import type { ProbeKind } from '../../probes/index.js';
 import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';
 import { groupKey, type Row, rowKey } from './query-rows.js';

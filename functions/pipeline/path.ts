@@ -4,6 +4,7 @@
  * in the state machine.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ClientNetwork } from '../../core/client-network.js';
 import { isTaskClient } from '../../core/ecs-client.js';
 import {
   errorMessage,
@@ -15,7 +16,7 @@ import {
   RunAbortedError,
 } from '../../core/errors.js';
 import { keys, routeKey } from '../../core/keys.js';
-import type { ClientNetwork, ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../../core/model.js';
+import type { ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../../core/model.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';

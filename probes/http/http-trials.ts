@@ -15,7 +15,35 @@
  *   instance that can burst above it — measuring the instance, not the path (the seed's
  *   1 MB × 16 streams read 12.4 Gbit/s, the instance's NIC).
  */
-import type { ClientNetwork, HttpTrial, SampleRecord } from '../../core/model.js';
+import type { ClientNetwork } from '../../core/client-network.js';
+import type { SampleRecord } from '../../core/sample-record.js';
+
+/** One http trial's figures, kept per trial so trials can be compared (manifest, summary). */
+export interface HttpTrial {
+  trial: number;
+  /** Requests made and answered 2xx. */
+  requests: number;
+  ok: number;
+  /** Failed requests by reason (e.g. { "ephemeral-ports-exhausted": 12 }). */
+  errors?: Record<string, number>;
+  /** First request start → last request end, ms. */
+  wallMs: number;
+  /** Successful requests per second over the trial's wall time. */
+  rps: number;
+  /** Body bytes received × 8 per second over the trial's wall time. */
+  throughputBps: number;
+  /** Nearest-rank p50 / p99 of the trial's successful requests, ms. */
+  p50: number | null;
+  p99: number | null;
+  /** The client's sockets in TIME_WAIT (its whole network namespace) before and after the trial. */
+  timeWaitBefore?: number;
+  timeWaitAfter?: number;
+  /** `net.ipv4.tcp_tw_reuse` during the trial. */
+  tcpTwReuse?: number;
+  /** `net.ipv4.ip_local_port_range` during the trial, and its size. */
+  portRange?: [number, number];
+  ephemeralPorts?: number;
+}
 
 export const TIME_WAIT_FLAG = 'time-wait-pressure';
 export const NIC_FLAG = 'nic-bound';

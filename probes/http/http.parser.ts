@@ -5,7 +5,7 @@
  * clock the sample came from.
  */
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import {
   finiteOrNull,
   jsonLinesParser,

@@ -23,10 +23,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { HttpProbe } from '../../core/model.js';
 import { ensureTcping, HTTPING_MAX_CONCURRENCY, runHttping } from '../native/tcping.js';
 import type { ProbeRunner } from '../run-kit/runner-types.js';
 import { connectErrorReason, resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
+import type { HttpProbe } from './http.schema.js';
 import { getRequest, HttpProtocolError, type ResponseDone, ResponseReader } from './http-wire.js';
 import { tcpFacts, timeWaitCount, withTwReuse } from './tcp-state.js';
 

@@ -15,7 +15,7 @@
  */
 import { flagCreditCliffs } from '../../core/credit.js';
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import { closeTruncatedJson } from '../parsing/json-repair.js';
 import type { EndContext, LineParser, ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';

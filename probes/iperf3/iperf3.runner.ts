@@ -1,7 +1,6 @@
 /**
  * iperf3 probe: `iperf3 -c HOST -p PORT -J -i I -t T -P N [-u -b RATE --get-server-output]` once
- * per repeat (argv array, never a shell). Also owns `runTool`, the bounded child-process helper
- * the sockperf and mtu probes share.
+ * per repeat (argv array, never a shell; through run-kit/run-tool.ts).
  *
  * Raw files per repeat r (why two): `<probe>/<r>.json` is iperf3's stdout byte for byte, written
  * before anything parses it, so the file stays tool-native (it may contain iperf3's own
@@ -17,85 +16,13 @@
  * accepts and stalls (hard timeout = duration + margin, SIGTERM then SIGKILL to the process
  * group; reason `timeout`); iperf3 missing (`iperf3-not-installed`).
  */
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Iperf3Probe } from '../../core/model.js';
+import { runTool, type ToolResult } from '../run-kit/run-tool.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import { classifyIperf3Error, extractJsonObject } from './iperf3.parser.js';
-
-export interface ToolResult {
-  stdout: string;
-  stderr: string;
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  /** The executable does not exist (spawn ENOENT). */
-  notFound: boolean;
-  spawnError?: string;
-  startedAtMs: number;
-  endedAtMs: number;
-}
-
-/**
- * Run `cmd args` without a shell in its own process group, collecting stdout/stderr. At
- * `timeoutMs` the whole group gets SIGTERM (iperf3 then prints what it has), and SIGKILL
- * `killGraceMs` later. Never rejects.
- */
-export function runTool(
-  cmd: string,
-  args: string[],
-  opts: { timeoutMs: number; killGraceMs?: number },
-): Promise<ToolResult> {
-  return new Promise((resolve) => {
-    const startedAtMs = Date.now();
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const signalGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // The group is already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      signalGroup('SIGTERM');
-      killTimer = setTimeout(() => signalGroup('SIGKILL'), opts.killGraceMs ?? 2000);
-    }, opts.timeoutMs);
-    const finish = (r: Partial<ToolResult>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      resolve({
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-        exitCode: null,
-        signal: null,
-        timedOut,
-        notFound: false,
-        startedAtMs,
-        endedAtMs: Date.now(),
-        ...r,
-      });
-    };
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e: NodeJS.ErrnoException) => finish({ notFound: e.code === 'ENOENT', spawnError: e.message }));
-    child.on('close', (code, signal) => {
-      // A timed-out tool's children may still hold the group: make sure nothing outlives it.
-      if (timedOut) signalGroup('SIGKILL');
-      finish({ exitCode: code, signal });
-    });
-  });
-}
+import type { Iperf3Probe } from './iperf3.schema.js';
 
 /** First line of `iperf3 --version` ("iperf 3.12 (cJSON 1.7.15)" → "3.12"); undefined if missing. */
 async function iperf3Version(): Promise<string | undefined> {

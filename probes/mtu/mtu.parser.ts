@@ -5,7 +5,7 @@
  * The document is small; it is buffered and read at the end (its one unit: the result).
  */
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import type { LineParser, ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';
 

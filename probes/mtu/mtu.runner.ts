@@ -17,9 +17,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { MtuProbe } from '../../core/model.js';
-import { runTool } from '../iperf3/iperf3.runner.js';
+import { runTool } from '../run-kit/run-tool.js';
 import type { ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
+import type { MtuProbe } from './mtu.schema.js';
 
 export type MtuResult =
   | { status: 'ok'; mtu: number }

@@ -4,7 +4,7 @@
  * without newline that does not parse as truncated. Works line by line, so a caller can stream.
  */
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import type { RawLine } from './lines.js';
 import { splitText } from './lines.js';
 import type { LineParser, LineParserFactory, ParseMeta, ParseStats } from './parser-types.js';

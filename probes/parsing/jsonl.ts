@@ -4,7 +4,7 @@
  * line and field (the line is then rejected; the others are kept).
  */
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import type { LineParser, ParseMeta } from './parser-types.js';
 
 export interface Line {

@@ -8,7 +8,7 @@
  * (the file was uploaded as produced or cut by a kill), not corrupt. Whole-document formats
  * (iperf3 `-J`, mtu) buffer their lines and parse at the end; their unit is the interval.
  */
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 
 export interface ParseMeta {
   runId: string;

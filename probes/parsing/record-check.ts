@@ -2,7 +2,7 @@
  * What a stored sample record must satisfy, whatever parser made it: checked on every record
  * before it is kept, so nothing invalid reaches the samples table. A failure names the field.
  */
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 
 /** Metrics that cannot be negative (times, rates, counts, sizes, shares): all of today's. */
 export const NON_NEGATIVE_METRICS = new Set([

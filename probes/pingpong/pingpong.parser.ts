@@ -19,7 +19,7 @@
  * last row without its newline is truncated.
  */
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import type { LineParser, ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';
 

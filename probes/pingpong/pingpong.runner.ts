@@ -11,12 +11,12 @@
  */
 import { mkdir, open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { PingpongProbe } from '../../core/model.js';
 import { TARGET_PORTS } from '../../core/target-ports.js';
 import { ensureTcping, runPingpong, TcpingArgumentError } from '../native/tcping.js';
 import { gzipInPlace } from '../run-kit/compress.js';
 import type { ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import { resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
+import type { PingpongProbe } from './pingpong.schema.js';
 
 /**
  * Counts from the END of a log (its last 64 KiB, so a 1 M-line log is never read whole): the

@@ -4,7 +4,7 @@
  * It never throws for a measurement failure: failures are recorded in the raw output (and in
  * the outcome); it throws only for programming errors.
  */
-import type { ProbeSpec } from '../../core/model.js';
+import type { ProbeSpec } from '../index.js';
 
 export interface ProbeContext {
   target: { host: string; port: number };

@@ -20,7 +20,7 @@
  * short still parses, so it is never trusted).
  */
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import { readSidecar } from '../iperf3/iperf3.parser.js';
 import type { LineParser, ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';

@@ -11,10 +11,10 @@
 import { lookup } from 'node:dns/promises';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { SockperfProbe } from '../../core/model.js';
-import { runTool } from '../iperf3/iperf3.runner.js';
 import { gzipInPlace } from '../run-kit/compress.js';
+import { runTool } from '../run-kit/run-tool.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
+import type { SockperfProbe } from './sockperf.schema.js';
 
 /** epoch ms − CLOCK_MONOTONIC ms (process.hrtime is CLOCK_MONOTONIC on Linux). */
 function monotonicToEpochMs(): number {

@@ -5,7 +5,7 @@
  * app-observed figure rides along as `app_rtt_ms` (and the kernel's own `kernel_rtt_us`).
  */
 import { ParseError } from '../../core/errors.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 import { finiteOrNull, jsonLinesParser, type Line, optString, reqBool, reqCount, reqNum } from '../parsing/jsonl.js';
 import type { ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';

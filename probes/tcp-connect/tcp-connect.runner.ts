@@ -30,9 +30,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { errorMessage } from '../../core/errors.js';
-import type { TcpConnectProbe } from '../../core/model.js';
 import { ensureTcping, parseTcpingLines, runTcping, TcpingArgumentError } from '../native/tcping.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
+import type { TcpConnectProbe } from './tcp-connect.schema.js';
 
 /** Map a Node/libuv error code to the short failure reason stored in the raw line. */
 export function connectErrorReason(code: string | undefined): string {

@@ -20,11 +20,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { AGENT_BUNDLE, ensureAgentBundle } from '../../agent/bundle.js';
 import { calibrate } from '../../agent/calibrate.js';
-import type { AgentSpec, HttpProbe } from '../../core/model.js';
+import type { AgentSpec } from '../../core/model.js';
 import { percentileOf } from '../../core/stats.js';
 import { LAB_PORTS } from '../../lab/topology.js';
 import { parseHttp } from '../../probes/http/http.parser.js';
 import { runHttp } from '../../probes/http/http.runner.js';
+import type { HttpProbe } from '../../probes/http/http.schema.js';
 import { f1, labClientPrefix, stat } from './stat.bench.js';
 
 const execFileP = promisify(execFile);

@@ -14,8 +14,9 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSpec } from '../../agent/run.js';
 import { registerParse } from '../../cli/commands/parse.command.js';
-import type { AgentReport, AgentSpec, SampleRecord } from '../../core/model.js';
-import { parseRaw } from '../../probes/parsing/parsers.js';
+import type { AgentReport, AgentSpec } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
+import { parseRaw } from '../../probes/index.js';
 import { freePort } from '../helpers/ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

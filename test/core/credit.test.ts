@@ -9,7 +9,7 @@ import {
   formatAtBaselineNote,
   formatCreditFlag,
 } from '../../core/credit.js';
-import type { SampleRecord } from '../../core/model.js';
+import type { SampleRecord } from '../../core/sample-record.js';
 
 const G = 1e9;
 const fill = (n: number, v: number) => Array.from({ length: n }, () => v);

@@ -4,7 +4,6 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../cli/plan-file.js';
 import { PlanInvalidError } from '../../core/errors.js';

@@ -6,9 +6,10 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ClientNetwork } from '../../core/client-network.js';
 import { InstanceCapacityError } from '../../core/errors.js';
 import { RAW_EXT, routeKey } from '../../core/keys.js';
-import type { AgentSpec, ClientNetwork, ClientRef, ProbeKind, RouteEntry } from '../../core/model.js';
+import type { AgentSpec, ClientRef, RouteEntry } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import type {
   CommandInvocation,
@@ -24,6 +25,7 @@ import { allStates, loadDefinition } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { FileLock } from '../../local/file-lock.js';
+import type { ProbeKind } from '../../probes/index.js';
 
 /** Every Wait state of the real definition, overridden to 0 ms: fake time. */
 export function noWaits(): Record<string, number> {

@@ -11,9 +11,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flagCreditCliffs, formatCreditFlag } from '../../core/credit.js';
-import type { Iperf3Probe } from '../../core/model.js';
 import { parseIperf3 } from '../../probes/iperf3/iperf3.parser.js';
 import { IPERF3_DEFAULTS, runIperf3With } from '../../probes/iperf3/iperf3.runner.js';
+import type { Iperf3Probe } from '../../probes/iperf3/iperf3.schema.js';
 import { sh } from '../helpers/sh.js';
 
 const C = 'pb-tcr-c';

@@ -14,8 +14,8 @@ import {
   StopQueryExecutionCommand,
 } from '@aws-sdk/client-athena';
 import { QueryFailedError } from '../../../core/errors.js';
+import { SAFE_ID } from '../../../core/fields.js';
 import { checkRunId } from '../../../core/keys.js';
-import { SAFE_ID } from '../../../core/model.js';
 import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 
 export interface AthenaQueryEngineConfig {

@@ -11,7 +11,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { costDefaultsFromEnv } from '../../../core/cost.js';
 import { ConfigError } from '../../../core/errors.js';
-import { SAFE_ID } from '../../../core/model.js';
+import { SAFE_ID } from '../../../core/fields.js';
 import { parseAllowedRoutes } from '../../../core/route-policy.js';
 import { jsonLogger } from '../../log.js';
 import { FirstPlanSource, PlanStore } from '../../pipeline/plan-store.js';

@@ -13,8 +13,9 @@ import {
   StopInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { DescribeInstanceInformationCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import type { ClientNetwork } from '../../../core/client-network.js';
 import { InstanceCapacityError } from '../../../core/errors.js';
-import type { ClientNetwork, ClientRef } from '../../../core/model.js';
+import type { ClientRef } from '../../../core/model.js';
 import type { Fleet, InstanceInfo, InstanceState } from '../../ports.js';
 import { isAwsError } from './sdk-errors.js';
 

@@ -4,7 +4,7 @@
  */
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { PlanInvalidError } from '../../../core/errors.js';
-import { SAFE_ID } from '../../../core/model.js';
+import { SAFE_ID } from '../../../core/fields.js';
 import type { PlanSource } from '../../ports.js';
 import { isAwsError } from './sdk-errors.js';
 

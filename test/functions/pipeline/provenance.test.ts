@@ -1,8 +1,9 @@
 /** SummaryPath.provenance from the manifest, by itself and through buildSummary over real DuckDB. */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ClientNetwork } from '../../../core/client-network.js';
 import { keys } from '../../../core/keys.js';
-import type { ClientNetwork, PathManifest, RunManifest } from '../../../core/model.js';
+import type { PathManifest, RunManifest } from '../../../core/model.js';
 import { pathProvenance } from '../../../functions/pipeline/provenance.js';
 import { buildSummary } from '../../../functions/pipeline/summary.js';
 import { DirStore } from '../../../local/dir-store.js';

@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HttpProbe } from '../../../core/model.js';
 import { parseHttp } from '../../../probes/http/http.parser.js';
 import { HTTPING_TOOL, type HttpClientChoice, httpRunner } from '../../../probes/http/http.runner.js';
+import type { HttpProbe } from '../../../probes/http/http.schema.js';
 import { ensureTcping } from '../../../probes/native/tcping.js';
 import { freePort } from '../../helpers/ports.js';
 

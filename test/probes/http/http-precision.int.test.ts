@@ -10,10 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate } from '../../../agent/calibrate.js';
 import { runSpec } from '../../../agent/run.js';
 import { type RunningServers, startServers } from '../../../agent/server.js';
-import type { HttpProbe, ProbeOverhead } from '../../../core/model.js';
+import type { ProbeOverhead } from '../../../core/model.js';
 import { percentileOf } from '../../../core/stats.js';
 import { parseHttp } from '../../../probes/http/http.parser.js';
 import { runHttp } from '../../../probes/http/http.runner.js';
+import type { HttpProbe } from '../../../probes/http/http.schema.js';
 import { parseWrk, wrkTimeUs } from '../../../scripts/bench/http.bench.js';
 
 const execFileP = promisify(execFile);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { HttpTrial, SampleRecord } from '../../../core/model.js';
-import { cellName, matrixCells, parsePlan } from '../../../core/plan.js';
+import { parsePlan } from '../../../core/plan.js';
+import type { SampleRecord } from '../../../core/sample-record.js';
+import { cellName, matrixCells } from '../../../probes/http/http.schema.js';
+import type { HttpTrial } from '../../../probes/http/http-trials.js';
 import {
   type HttpProbeTrials,
   HttpTrialTally,

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServers, startServers } from '../../../agent/server.js';
-import type { HttpProbe } from '../../../core/model.js';
 import { parseHttp } from '../../../probes/http/http.parser.js';
 import { runHttp } from '../../../probes/http/http.runner.js';
+import type { HttpProbe } from '../../../probes/http/http.schema.js';
 
 const META = { runId: 'r1', pathId: 'p1', probe: 'http', trial: 1 };
 let dir: string;

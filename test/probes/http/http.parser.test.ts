@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../../core/errors.js';
 import { parseHttp } from '../../../probes/http/http.parser.js';
-import { parseRaw } from '../../../probes/parsing/parsers.js';
+import { parseRaw } from '../../../probes/index.js';
 
 const META = { runId: 'r1', pathId: 'p1', probe: 'http', trial: 1 };
 

@@ -5,13 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../../core/errors.js';
 import { extractJsonObject, parseIperf3 } from '../../../probes/iperf3/iperf3.parser.js';
 import { iperf3Args } from '../../../probes/iperf3/iperf3.runner.js';
 import { iperf3Probe as probe } from '../../helpers/probes.js';
-import { FIXTURES, ROOT } from '../../helpers/repo.js';
+import { ROOT } from '../../helpers/repo.js';
 
 const fixture = (name: string) => readFileSync(path.join(ROOT, 'test/fixtures/iperf3', name), 'utf8');
 const meta = () => ({ runId: 'r1', pathId: 'p1', probe: 'iperf3-tcp', trial: 1 });

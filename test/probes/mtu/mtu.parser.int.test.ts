@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MtuProbe } from '../../../core/model.js';
 import { parseMtu } from '../../../probes/mtu/mtu.parser.js';
 import { MTU_DEFAULTS, runMtuWith } from '../../../probes/mtu/mtu.runner.js';
+import type { MtuProbe } from '../../../probes/mtu/mtu.schema.js';
 import { sh } from '../../helpers/sh.js';
 
 const NS = 'pb-tcr-ms';

@@ -12,10 +12,10 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServers, startServers } from '../../../agent/server.js';
-import type { PingpongProbe } from '../../../core/model.js';
+import { parseRawLenient } from '../../../probes/index.js';
 import { ensureTcping, pingpongArgs, TcpingArgumentError } from '../../../probes/native/tcping.js';
-import { parseRawLenient } from '../../../probes/parsing/parsers.js';
 import { runPingpongProbe } from '../../../probes/pingpong/pingpong.runner.js';
+import type { PingpongProbe } from '../../../probes/pingpong/pingpong.schema.js';
 import type { ProbeContext } from '../../../probes/run-kit/runner-types.js';
 import { freePort } from '../../helpers/ports.js';
 

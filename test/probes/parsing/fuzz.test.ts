@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../../core/errors.js';
-import { PROBE_KINDS, type SampleRecord } from '../../../core/model.js';
+import type { SampleRecord } from '../../../core/sample-record.js';
+import { PROBE_KINDS, parseRaw, parseRawLenient } from '../../../probes/index.js';
 import { closeTruncatedJson } from '../../../probes/parsing/json-repair.js';
 import { splitLines, splitText } from '../../../probes/parsing/lines.js';
-import { parseRaw, parseRawLenient } from '../../../probes/parsing/parsers.js';
 import { FIXTURES } from '../../helpers/repo.js';
 
 const META = { runId: 'r1', pathId: 'p1', probe: 'x', trial: 1 };

@@ -1,6 +1,6 @@
 /** The pingpong helper's log → rtt_us records (the real helper's output: test/probes/native/pingpong.int.test.ts). */
 import { describe, expect, it } from 'vitest';
-import { parseRawLenient } from '../../../probes/parsing/parsers.js';
+import { parseRawLenient } from '../../../probes/index.js';
 import { PINGPONG_CLOCK, PINGPONG_CLOCKS, parsePingpong } from '../../../probes/pingpong/pingpong.parser.js';
 
 const meta = { runId: 'r1', pathId: 'p1', probe: 'pingpong', trial: 1 };

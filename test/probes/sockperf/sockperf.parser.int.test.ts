@@ -6,10 +6,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { SockperfProbe } from '../../../core/model.js';
 import type { ProbeContext } from '../../../probes/run-kit/runner-types.js';
 import { parseSockperf, SOCKPERF_NOTE } from '../../../probes/sockperf/sockperf.parser.js';
 import { runSockperfWith } from '../../../probes/sockperf/sockperf.runner.js';
+import type { SockperfProbe } from '../../../probes/sockperf/sockperf.schema.js';
 import { freePort } from '../../helpers/ports.js';
 
 const meta = (sidecar?: string) => ({ runId: 'r1', pathId: 'p1', probe: 'sockperf', trial: 1, sidecar });

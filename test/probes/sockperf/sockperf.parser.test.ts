@@ -1,7 +1,6 @@
 /** parseSockperf on captured real sockperf logs (test/fixtures/sockperf) and on garbage (no sockperf, no network). */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../../core/errors.js';
 import { parseSockperf } from '../../../probes/sockperf/sockperf.parser.js';

@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServers, startServers } from '../../../agent/server.js';
-import type { TcpConnectProbe } from '../../../core/model.js';
 import { parseTcpConnect } from '../../../probes/tcp-connect/tcp-connect.parser.js';
 import { runTcpConnect, runTcpConnectNode } from '../../../probes/tcp-connect/tcp-connect.runner.js';
+import type { TcpConnectProbe } from '../../../probes/tcp-connect/tcp-connect.schema.js';
 import { freePort } from '../../helpers/ports.js';
 
 const META = { runId: 'r1', pathId: 'p1', probe: 'tcp-connect', trial: 1 };

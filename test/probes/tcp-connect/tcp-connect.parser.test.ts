@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../../core/errors.js';
-import { parseRaw } from '../../../probes/parsing/parsers.js';
+import { parseRaw } from '../../../probes/index.js';
 import { parseTcpConnect } from '../../../probes/tcp-connect/tcp-connect.parser.js';
 
 const META = { runId: 'r1', pathId: 'p1', probe: 'tcp-connect', trial: 1 };
