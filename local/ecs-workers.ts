@@ -8,7 +8,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { isTaskClient, taskQueueUrl } from '../core/ecs-client.js';
 import type { ResolvedPlan } from '../core/model.js';
 import type { Logger } from '../functions/ports.js';
-import type { IntegrationResolver, ServiceIntegration } from './asl-interpreter.js';
+import type { ServiceIntegration } from '../statemachine/asl.js';
+import type { IntegrationResolver } from './asl-interpreter.js';
 import { LocalTaskQueue } from './local-queue.js';
 
 export const LOCAL_ACCOUNT_ID = '000000000000';

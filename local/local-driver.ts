@@ -12,18 +12,13 @@ import { parsePlan } from '../core/plan.js';
 import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
-import {
-  type ExecutionEvent,
-  loadDefinition,
-  MESH_ASL_FILE,
-  type RunMachineOptions,
-  type RunMachineResult,
-  runStateMachine,
-} from './asl-interpreter.js';
+import { loadDefinition } from '../statemachine/asl.js';
+import { type RunMachineOptions, runStateMachine } from './asl-interpreter.js';
 import { LocalCommandRunner } from './child-command-runner.js';
 import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
 import { startTaskClients, type TaskClients } from './ecs-workers.js';
+import type { ExecutionEvent, RunMachineResult } from './execution.js';
 import { FileLock, hostLock, LockSet } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
 
@@ -231,7 +226,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     const mode = opts.mode ?? (resolved.paths.some((p) => p.mesh) ? 'mesh' : 'sequential');
     const execution = await runStateMachine({
       deps,
-      ...(mode === 'mesh' ? { definition: loadDefinition(MESH_ASL_FILE) } : {}),
+      ...(mode === 'mesh' ? { definition: loadDefinition('mesh') } : {}),
       input: { plan: opts.plan, ...(opts.allowOverBudget ? { allowOverBudget: true } : {}) },
       runId,
       ...opts.machine,

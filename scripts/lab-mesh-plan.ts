@@ -5,8 +5,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROOT } from '../cli/cli-root.js';
 import { labMeshPlan } from '../lab/lab-mesh.js';
-import { ROOT } from '../local/asl-interpreter.js';
 
 const file = join(ROOT, 'plans', 'lab-mesh.json');
 writeFileSync(file, `${JSON.stringify(labMeshPlan(), null, 2)}\n`);

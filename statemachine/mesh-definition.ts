@@ -16,14 +16,9 @@
  * Each child execution has its own history (one path's events), the parent a few events a round.
  */
 import { keys } from '../core/keys.js';
+import type { AslDefinition, AslState } from './asl.js';
 
 type Json = Record<string, unknown>;
-interface Definition {
-  Comment?: string;
-  StartAt: string;
-  TimeoutSeconds?: number;
-  States: Record<string, Json>;
-}
 
 /** Children of one round that may fail (crash past RecordPathFailure) before the round fails the run. */
 export const MESH_TOLERATED_FAILURE_PERCENTAGE = 10;
@@ -37,11 +32,12 @@ function roundKeyFormat(): string {
   return `States.Format('${format}', $.runId, $.mesh.round)`;
 }
 
-export function meshDefinition(measurement: Definition): Definition {
+export function meshDefinition(measurement: AslDefinition): AslDefinition {
   const src = structuredClone(measurement);
-  const map = src.States.MeasurePaths as Json & { ItemProcessor: Json; Catch: Json[] };
-  if (map?.Type !== 'Map') throw new Error('the measurement definition has no MeasurePaths Map');
-  const states: Record<string, Json> = {};
+  const map = src.States.MeasurePaths;
+  if (map?.Type !== 'Map' || !map.ItemProcessor) throw new Error('the measurement definition has no MeasurePaths Map');
+  const processor = map.ItemProcessor;
+  const states: Record<string, AslState> = {};
   for (const [name, state] of Object.entries(src.States)) {
     if (name === 'MeasurePaths') {
       states.MeasureRound = {
@@ -57,8 +53,8 @@ export function meshDefinition(measurement: Definition): Definition {
         ItemSelector: map.ItemSelector,
         ItemProcessor: {
           ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
-          StartAt: map.ItemProcessor.StartAt,
-          States: map.ItemProcessor.States,
+          StartAt: processor.StartAt,
+          States: processor.States,
         },
         MaxConcurrency: MESH_MAX_CONCURRENCY,
         ToleratedFailurePercentage: MESH_TOLERATED_FAILURE_PERCENTAGE,

@@ -5,7 +5,6 @@
  * function, and the cleanup: when an execution ends FAILED, TIMED_OUT or ABORTED (where the ASL's
  * own finish states may never have run), a Lambda restores its routes and releases its lock.
  */
-import { readFileSync } from 'node:fs';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -22,8 +21,8 @@ import { type AllowedRoute, checkAllowedRoutes } from '../../core/route-policy.j
 import { ENV } from '../../functions/adapters/aws/aws-deps.js';
 import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/ssm-plans.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
+import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
 import { capabilityGrants, grantNeeds } from '../grants.js';
-import { ASL_FILE, MESH_ASL_FILE } from '../infra-paths.js';
 import { ack, arnRef } from '../nag.js';
 import type { DataLake } from './data-lake.js';
 import { PathbenchFunction } from './pathbench-function.js';
@@ -31,11 +30,6 @@ import type { Probe } from './probe.js';
 
 /** Execution statuses after which the ASL's own RestoreRoutes/ReleaseLock may not have run. */
 export const CLEANUP_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
-
-/** The state machine definition with every `${Task}` placeholder a key of the wiring table. */
-export function aslPlaceholders(definition: string): string[] {
-  return [...new Set([...definition.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]))].sort();
-}
 
 export interface OrchestrationProps {
   lake: DataLake;
@@ -164,8 +158,8 @@ export class Orchestration extends Construct {
     this.functions = functions;
 
     // --- state machine --------------------------------------------------------------------
-    const definition = readFileSync(ASL_FILE, 'utf8');
-    const unknown = aslPlaceholders(definition).filter((p) => !(p in TASKS));
+    const definition = definitionText('measurement');
+    const unknown = placeholdersIn(definition).filter((p) => !(p in TASKS));
     if (unknown.length > 0) {
       throw new Error(
         `statemachine/measurement.asl.json uses placeholders not in functions/wiring.ts: ${unknown.join(', ')}`,
@@ -178,7 +172,7 @@ export class Orchestration extends Construct {
     this.stateMachine = new sfn.StateMachine(this, 'Measurement', {
       stateMachineName,
       comment: 'pathbench measurement pipeline',
-      definitionBody: sfn.DefinitionBody.fromFile(ASL_FILE),
+      definitionBody: sfn.DefinitionBody.fromFile(definitionFile('measurement')),
       definitionSubstitutions: Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn])),
       logs: { destination: smLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,
@@ -208,8 +202,8 @@ export class Orchestration extends Construct {
 
     // --- the mesh state machine ---------------------------------------------------------------
     const meshName = `${stack.stackName}-Mesh`.slice(0, 80);
-    const meshDefinition = readFileSync(MESH_ASL_FILE, 'utf8');
-    const meshUnknown = aslPlaceholders(meshDefinition).filter((p) => !(p in TASKS));
+    const meshDefinition = definitionText('mesh');
+    const meshUnknown = placeholdersIn(meshDefinition).filter((p) => !(p in TASKS));
     if (meshUnknown.length > 0)
       throw new Error(
         `statemachine/mesh.asl.json uses placeholders not in functions/wiring.ts: ${meshUnknown.join(', ')}`,
@@ -217,7 +211,7 @@ export class Orchestration extends Construct {
     this.meshStateMachine = new sfn.StateMachine(this, 'Mesh', {
       stateMachineName: meshName,
       comment: 'pathbench mesh: rounds of region pairs through a Distributed Map',
-      definitionBody: sfn.DefinitionBody.fromFile(MESH_ASL_FILE),
+      definitionBody: sfn.DefinitionBody.fromFile(definitionFile('mesh')),
       definitionSubstitutions: Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn])),
       logs: { destination: smLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,

@@ -7,6 +7,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ROOT } from '../../cli/cli-root.js';
 import type { MeshSummary, Summary } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
@@ -18,7 +19,6 @@ import {
   labMeshRows,
 } from '../../lab/lab-mesh.js';
 import { DEFAULT_PREFIX } from '../../lab/topology.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { meshFitLines } from '../../report/report-mesh.js';
 

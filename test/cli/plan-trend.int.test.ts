@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReports } from '../../functions/pipeline/summary.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { ROOT } from '../helpers/repo.js';
 import { comparisonRun, writeSamples } from '../helpers/samples.js';
 
 let data: string;

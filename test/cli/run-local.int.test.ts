@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/model.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { LOOPBACK_PORTS, listening } from '../../local/targets.js';
 import { runCommand } from '../helpers/npm-start.js';
+import { ROOT } from '../helpers/repo.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -5,9 +5,9 @@
  */
 import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../core/model.js';
-import type { ExecutionEvent } from '../../local/asl-interpreter.js';
-import { allStates, loadDefinition } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
+import type { ExecutionEvent } from '../../local/execution.js';
+import { allStates, loadDefinition } from '../../statemachine/asl.js';
 import { type FaultCase, faultCase } from './harness.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
@@ -112,8 +112,9 @@ describe.concurrent('malformed and truncated raw files and manifests', () => {
  */
 function eventsPerPath(events: ExecutionEvent[]): number {
   const def = loadDefinition();
-  const measure = def.States.MeasurePaths as unknown as { ItemProcessor: { States: Record<string, never> } };
-  const inner = new Map(allStates(measure.ItemProcessor).map(([n, st]) => [n, (st as { Type: string }).Type]));
+  const processor = def.States.MeasurePaths.ItemProcessor;
+  if (!processor) throw new Error('MeasurePaths has no ItemProcessor');
+  const inner = new Map(allStates(processor).map(([n, st]) => [n, st.Type]));
   const loop = new Set(['WaitForProbe', 'PollProbe', 'IsProbeDone']);
   const seen = new Set<string>();
   let n = 0;

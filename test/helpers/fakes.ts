@@ -21,11 +21,11 @@ import type {
   ProbeCommand,
   Routes,
 } from '../../functions/ports.js';
-import { allStates, loadDefinition } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { FileLock } from '../../local/file-lock.js';
 import type { ProbeKind } from '../../probes/index.js';
+import { allStates, loadDefinition } from '../../statemachine/asl.js';
 
 /** Every Wait state of the real definition, overridden to 0 ms: fake time. */
 export function noWaits(): Record<string, number> {

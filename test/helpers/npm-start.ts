@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../../local/asl-interpreter.js';
+import { ROOT } from './repo.js';
 
 /** The start script as argv, its leading `node` resolved to this Node. */
 export function npmStartArgv(): string[] {

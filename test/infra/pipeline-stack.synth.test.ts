@@ -12,11 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_DOCUMENT_PATTERNS } from '../../functions/adapters/aws/probe-document.js';
 import { type Capability, TASK_NAMES, TASKS } from '../../functions/wiring.js';
 import { type AgentRegionStack, addAgentRegions } from '../../infra/agent-region-stack.js';
-import { aslPlaceholders, CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orchestration.js';
+import { CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orchestration.js';
 import { MANAGED_TAG } from '../../infra/grants.js';
-import { ASL_FILE, QUERIES_DIR } from '../../infra/infra-paths.js';
+import { QUERIES_DIR } from '../../infra/infra-paths.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
 import { RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
+import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
@@ -85,8 +86,7 @@ describe('pipeline stack', () => {
   it('builds the state machine from our ASL with every placeholder resolved to its function', () => {
     const [[, sm]] = ofType('AWS::StepFunctions::StateMachine');
     const subs = sm.Properties.DefinitionSubstitutions as Record<string, { 'Fn::GetAtt': [string, string] }>;
-    const asl = readFileSync(ASL_FILE, 'utf8');
-    const placeholders = aslPlaceholders(asl);
+    const placeholders = placeholdersIn(definitionText('measurement'));
     expect(placeholders.length).toBeGreaterThan(5);
     // Every placeholder has a substitution, and every substitution is a function of the same name.
     expect(Object.keys(subs).sort()).toEqual([...TASK_NAMES].sort());
@@ -97,7 +97,7 @@ describe('pipeline stack', () => {
     // The uploaded definition is our file, byte for byte, and nothing is left after substitution.
     const loc = sm.Properties.DefinitionS3Location as { Key: string };
     const uploaded = readFileSync(path.join(outdir, `asset.${loc.Key}`), 'utf8');
-    expect(uploaded).toBe(asl);
+    expect(uploaded).toBe(readFileSync(definitionFile('measurement'), 'utf8'));
     const substituted = uploaded.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, k: string) => (k in subs ? 'arn' : m));
     expect(substituted).not.toMatch(/\$\{/);
     expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });

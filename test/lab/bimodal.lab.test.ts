@@ -14,8 +14,8 @@ import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
 import { seed000Profile } from '../../lab/topology.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { runLocal } from '../../local/local-driver.js';
+import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-tm-';
 const OPTS = { prefix: P };

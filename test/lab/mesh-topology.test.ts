@@ -9,7 +9,7 @@ import { meshRoundLowerBound } from '../../core/mesh-schedule.js';
 import { fibreRttMs, greatCircleKm, regionByCode } from '../../core/regions.js';
 import { LAB_MESH_REGIONS, labMeshPairs, labMeshPlan, labMeshRttMs } from '../../lab/lab-mesh.js';
 import { buildDelayRuleCommands, buildTopologyCommands, labProfile } from '../../lab/topology.js';
-import { ROOT } from '../../local/asl-interpreter.js';
+import { ROOT } from '../helpers/repo.js';
 
 describe('lab profile mesh', () => {
   const profile = labProfile('mesh');

@@ -28,9 +28,9 @@ import {
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labShiftDelay, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
 import { runLocal } from '../../local/local-driver.js';
+import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-tr-';
 const OPTS = { prefix: P };

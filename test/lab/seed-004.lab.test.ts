@@ -18,10 +18,10 @@ import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
 import { listNamespaces, run } from '../../lab/sys.js';
 import { DEFAULT_PREFIX, SEED004_ROUTES } from '../../lab/topology.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { runLocal } from '../../local/local-driver.js';
 import { azPairRows } from '../../report/report-az.js';
 import { renderCsv, renderMarkdown, renderTable } from '../../report/report-text.js';
+import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-t4-';
 const OPTS = { prefix: P };

@@ -18,10 +18,10 @@ import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labLocation, labUp } from '../../lab/lab.js';
 import { isAlive, type LabProcess, listNamespaces, readState } from '../../lab/sys.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { runLocal } from '../../local/local-driver.js';
 import { TIME_WAIT_FLAG } from '../../probes/http/http-trials.js';
 import { renderMarkdown } from '../../report/report-text.js';
+import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-s2-';
 const OPTS = { prefix: P };

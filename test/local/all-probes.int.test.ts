@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/model.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { silentLogger } from '../../functions/log.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
+import { ROOT } from '../helpers/repo.js';
 
 let dir: string;
 let targets: LoopbackTargets;

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunManifest, Summary } from '../../core/model.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { silentLogger } from '../../functions/log.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
+import { ROOT } from '../helpers/repo.js';
 
 const planFile = join(ROOT, 'plans', 'local-loopback.json');
 let dir: string;

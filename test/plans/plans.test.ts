@@ -2,8 +2,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../cli/plan-file.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { LOOPBACK_CLOSED_PORT, LOOPBACK_PORTS } from '../../local/targets.js';
+import { ROOT } from '../helpers/repo.js';
 
 const files = readdirSync(join(ROOT, 'plans')).filter((f) => f.endsWith('.json'));
 

@@ -12,10 +12,10 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/model.js';
 import { silentLogger } from '../../functions/log.js';
-import { ROOT } from '../../local/asl-interpreter.js';
 import { runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
 import { renderHtml } from '../../report/report-html.js';
+import { ROOT } from '../helpers/repo.js';
 import { expectedCharts } from '../helpers/report-html.js';
 
 let browser: Browser;

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { TASK_NAMES } from '../../functions/wiring.js';
-import { allStates, loadDefinition, substitutePlaceholders, taskPlaceholders } from '../../local/asl-interpreter.js';
+import { allStates, loadDefinition, substitutePlaceholders, taskPlaceholders } from '../../statemachine/asl.js';
 
 const validator = createRequire(import.meta.url)('asl-validator') as (
   def: unknown,
@@ -16,6 +16,7 @@ describe('statemachine/measurement.asl.json', () => {
   it('is valid ASL once the placeholders are substituted (as CDK does)', () => {
     const resolved = substitutePlaceholders(
       def,
+      TASK_NAMES,
       (t) => `arn:aws:lambda:us-east-1:123456789012:function:pathbench-${t}`,
     );
     const r = validator(resolved, { checkArn: true, checkPaths: true });
@@ -35,7 +36,7 @@ describe('statemachine/measurement.asl.json', () => {
   });
 
   it('resolves every Task through the wiring table and uses every wiring entry', () => {
-    const used = new Set(Object.values(taskPlaceholders(def)));
+    const used = new Set(Object.values(taskPlaceholders(def, TASK_NAMES)));
     expect([...used].sort()).toEqual([...TASK_NAMES].sort());
   });
 

@@ -3,21 +3,15 @@
  * run in-process through the local runner's Distributed Map emulation with the real handlers;
  * fakes only for the instance, routes and the remote command.
  */
-import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/keys.js';
 import { meshLayout, meshPlanInput } from '../../core/mesh-schedule.js';
 import type { RunManifest } from '../../core/model.js';
 import { COMMERCIAL_REGIONS } from '../../core/regions.js';
-import {
-  ASL_FILE,
-  type AslDefinition,
-  type ExecutionEvent,
-  loadDefinition,
-  MESH_ASL_FILE,
-  runStateMachine,
-} from '../../local/asl-interpreter.js';
+import { runStateMachine } from '../../local/asl-interpreter.js';
+import type { ExecutionEvent } from '../../local/execution.js';
+import { type AslDefinition, loadDefinition } from '../../statemachine/asl.js';
 import { meshDefinition } from '../../statemachine/mesh-definition.js';
 import { noWaits, scenarioDeps } from '../helpers/fakes.js';
 
@@ -59,14 +53,14 @@ function spans(children: { name: string; events: ExecutionEvent[] }[], regionsOf
 
 describe('mesh state machine', () => {
   it('is the measurement definition with the Map turned into rounds of a Distributed Map (regenerate: npx tsx scripts/mesh-asl.ts)', () => {
-    const measurement = JSON.parse(readFileSync(ASL_FILE, 'utf8'));
-    expect(loadDefinition(MESH_ASL_FILE)).toEqual(meshDefinition(measurement));
-    const round = loadDefinition(MESH_ASL_FILE).States.MeasureRound as unknown as {
+    const measurement = loadDefinition('measurement');
+    expect(loadDefinition('mesh')).toEqual(meshDefinition(measurement));
+    const round = loadDefinition('mesh').States.MeasureRound as unknown as {
       ItemProcessor: { States: unknown; ProcessorConfig: { Mode: string } };
       ItemReader: { Resource: string };
     };
     expect(round.ItemProcessor.ProcessorConfig.Mode).toBe('DISTRIBUTED');
-    expect(round.ItemProcessor.States).toEqual(measurement.States.MeasurePaths.ItemProcessor.States);
+    expect(round.ItemProcessor.States).toEqual(measurement.States.MeasurePaths.ItemProcessor?.States);
     expect(round.ItemReader.Resource).toBe('arn:aws:states:::s3:getObject');
   });
 
@@ -75,7 +69,7 @@ describe('mesh state machine', () => {
     const { plan, layout } = meshPlan(4);
     const r = await runStateMachine({
       deps,
-      definition: loadDefinition(MESH_ASL_FILE),
+      definition: loadDefinition('mesh'),
       input: { plan },
       runId: 'mesh4',
       waitTimeOverrides: noWaits(),
@@ -116,7 +110,7 @@ describe('mesh state machine', () => {
     const plain = { ...plan, paths: (plan.paths as Record<string, unknown>[]).map(({ mesh: _m, ...p }) => p) };
     const r = await runStateMachine({
       deps,
-      definition: loadDefinition(MESH_ASL_FILE),
+      definition: loadDefinition('mesh'),
       input: { plan: plain },
       runId: 'plain',
       waitTimeOverrides: noWaits(),

@@ -8,8 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/keys.js';
 import type { RunManifest } from '../../core/model.js';
 import type { ProbeCommand } from '../../functions/ports.js';
-import { type ExecutionEvent, runStateMachine } from '../../local/asl-interpreter.js';
+import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
+import type { ExecutionEvent } from '../../local/execution.js';
 import { FakeFleet, FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -15,8 +15,9 @@ import type { SampleRecord } from '../../core/sample-record.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
 import { probePollBound, probeTiming } from '../../functions/pipeline/limits.js';
 import { POLL_LIMITS, sendProbe } from '../../functions/pipeline/path.js';
-import { type ExecutionEvent, runStateMachine } from '../../local/asl-interpreter.js';
+import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
+import type { ExecutionEvent } from '../../local/execution.js';
 import {
   FakeFleet,
   FakeRoutes,

@@ -21,7 +21,8 @@ import {
   SSM_EXECUTION_TIMEOUT_MAX,
 } from '../../../functions/pipeline/limits.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
-import { allStates, loadDefinition, runStateMachine } from '../../../local/asl-interpreter.js';
+import { runStateMachine } from '../../../local/asl-interpreter.js';
+import { allStates, loadDefinition } from '../../../statemachine/asl.js';
 import { FakeFleet, FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlanInvalidError } from '../../../core/errors.js';
 import { PlanStore } from '../../../functions/pipeline/plan-store.js';
-import { ROOT } from '../../../local/asl-interpreter.js';
 import { DirStore } from '../../../local/dir-store.js';
+import { ROOT } from '../../helpers/repo.js';
 import { tempDataDir } from '../../helpers/samples.js';
 
 const dirs: string[] = [];

@@ -1,0 +1,35 @@
+/** What a local execution of a state machine records and returns (local/asl-interpreter.ts). */
+
+export interface ExecutionEvent {
+  type: string;
+  timestamp: number;
+  state?: { name: string; type: string };
+  Error?: string;
+  Cause?: string;
+  index?: number;
+  /** Set on events of a Distributed Map's child execution: its name (`<run>/<map label>/<round key>/<index>`). */
+  execution?: string;
+  /** Order of arrival over the parent and all its child executions (timestamps tie at 1 ms). */
+  seq?: number;
+}
+
+/** One child execution of an emulated Distributed Map. */
+export interface ChildExecution {
+  name: string;
+  /** The Distributed Map state that ran it. */
+  state: string;
+  index: number;
+  status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+  events: ExecutionEvent[];
+  error?: { name: string; message: string };
+}
+
+export interface RunMachineResult {
+  status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+  output?: unknown;
+  error?: { name: string; message: string };
+  /** The execution's own events (a Distributed Map's children have theirs in `children`). */
+  events: ExecutionEvent[];
+  /** Child executions of the Distributed Maps, in the order they finished. */
+  children: ChildExecution[];
+}
