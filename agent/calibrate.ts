@@ -23,7 +23,8 @@ import type { ProbeOverhead } from '../core/model.js';
 import { nearestRank } from '../core/stats.js';
 import { parseHttp } from '../probes/http/http.parser.js';
 import { HTTPING_TOOL, runHttp, WARMUP_REQUESTS } from '../probes/http/http.runner.js';
-import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../probes/native/tcping.js';
+import { parseTcpingLines, runTcping, startQuietListener } from '../probes/native/tcping.js';
+import { ensureTcping } from '../probes/native/tcping-build.js';
 import { connectSeries } from '../probes/tcp-connect/tcp-connect.runner.js';
 
 /** Calibration produced no usable sample (every loopback connect failed, or the helper broke). */

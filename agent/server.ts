@@ -16,7 +16,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { ensureTcping, startEchoServer } from '../probes/native/tcping.js';
+import { startEchoServer } from '../probes/native/tcping.js';
+import { ensureTcping } from '../probes/native/tcping-build.js';
 
 export interface ServeOptions {
   host: string;

@@ -13,7 +13,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median, nearestRank } from '../core/stats.js';
-import { ensureTcping, parseTcpingLines, runTcping } from '../probes/native/tcping.js';
+import { parseTcpingLines, runTcping } from '../probes/native/tcping.js';
+import { ensureTcping } from '../probes/native/tcping-build.js';
 import { LabCommandError } from './lab-errors.js';
 import { run } from './sys.js';
 

@@ -23,7 +23,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { ensureTcping, HTTPING_MAX_CONCURRENCY, runHttping } from '../native/tcping.js';
+import { HTTPING_MAX_CONCURRENCY, runHttping } from '../native/tcping.js';
+import { ensureTcping } from '../native/tcping-build.js';
 import type { ProbeRunner } from '../run-kit/runner-types.js';
 import { connectErrorReason, resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
 import type { HttpProbe } from './http.schema.js';

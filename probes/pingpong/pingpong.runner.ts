@@ -12,7 +12,8 @@
 import { mkdir, open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TARGET_PORTS } from '../../core/target-ports.js';
-import { ensureTcping, runPingpong, TcpingArgumentError } from '../native/tcping.js';
+import { runPingpong, TcpingArgumentError } from '../native/tcping.js';
+import { ensureTcping } from '../native/tcping-build.js';
 import { gzipInPlace } from '../run-kit/compress.js';
 import type { ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import { resolveTarget } from '../tcp-connect/tcp-connect.runner.js';

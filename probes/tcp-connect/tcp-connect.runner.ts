@@ -30,7 +30,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { errorMessage } from '../../core/errors.js';
-import { ensureTcping, parseTcpingLines, runTcping, TcpingArgumentError } from '../native/tcping.js';
+import { parseTcpingLines, runTcping, TcpingArgumentError } from '../native/tcping.js';
+import { ensureTcping } from '../native/tcping-build.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import type { TcpConnectProbe } from './tcp-connect.schema.js';
 

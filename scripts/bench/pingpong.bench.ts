@@ -23,7 +23,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { labCpu } from '../../lab/sys.js';
 import { haveTool } from '../../local/targets.js';
-import { ensureTcping, runPingpong, startEchoServer } from '../../probes/native/tcping.js';
+import { runPingpong, startEchoServer } from '../../probes/native/tcping.js';
+import { ensureTcping } from '../../probes/native/tcping-build.js';
 import { f1, labClientPrefix, type Stat, stat } from './stat.bench.js';
 
 const ROUNDS = 2;

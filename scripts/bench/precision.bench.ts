@@ -27,7 +27,8 @@ import { promisify } from 'node:util';
 import { calibrate } from '../../agent/calibrate.js';
 import { labCpu } from '../../lab/sys.js';
 import { haveTool } from '../../local/targets.js';
-import { ensureTcping, parseTcpingLines, runTcping, startQuietListener } from '../../probes/native/tcping.js';
+import { parseTcpingLines, runTcping, startQuietListener } from '../../probes/native/tcping.js';
+import { ensureTcping } from '../../probes/native/tcping-build.js';
 import { f1, labClientPrefix, type Stat, stat } from './stat.bench.js';
 
 const execFileP = promisify(execFile);

@@ -10,13 +10,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate } from '../../agent/calibrate.js';
 import { percentileOf } from '../../core/stats.js';
-import {
-  ensureTcping,
-  parseTcpingLines,
-  type QuietListener,
-  runTcping,
-  startQuietListener,
-} from '../../probes/native/tcping.js';
+import { parseTcpingLines, type QuietListener, runTcping, startQuietListener } from '../../probes/native/tcping.js';
+import { ensureTcping } from '../../probes/native/tcping-build.js';
 
 const execFileP = promisify(execFile);
 

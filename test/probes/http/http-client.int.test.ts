@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHttp } from '../../../probes/http/http.parser.js';
 import { HTTPING_TOOL, type HttpClientChoice, httpRunner } from '../../../probes/http/http.runner.js';
 import type { HttpProbe } from '../../../probes/http/http.schema.js';
-import { ensureTcping } from '../../../probes/native/tcping.js';
+import { ensureTcping } from '../../../probes/native/tcping-build.js';
 import { freePort } from '../../helpers/ports.js';
 
 let dir: string;

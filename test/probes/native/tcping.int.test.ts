@@ -9,18 +9,20 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate } from '../../../agent/calibrate.js';
 import {
-  ensureTcping,
-  loadTcpingSources,
-  OTHER_BUILD_KEEP_MS,
   parseTcpingLines,
   runTcping,
   startQuietListener,
   TCPING_CLOCK,
-  TCPING_SOURCES,
   TcpingArgumentError,
   tcpingArgs,
-  tcpingHash,
 } from '../../../probes/native/tcping.js';
+import {
+  ensureTcping,
+  loadTcpingSources,
+  OTHER_BUILD_KEEP_MS,
+  TCPING_SOURCES,
+  tcpingHash,
+} from '../../../probes/native/tcping-build.js';
 import { freePort } from '../../helpers/ports.js';
 
 const execFileP = promisify(execFile);
@@ -84,12 +86,9 @@ describe('ensureTcping', () => {
     expect(r.ok).toBe(true);
     const built = r.ok ? r.path : '';
     const files = (await readdir(cacheDir)).sort();
-    expect(files).toEqual([
-      path.basename(built),
-      `${path.basename(built)}.src`,
-      'tcping-3333333333333333',
-      'unrelated.txt',
-    ]);
+    expect(files).toEqual(
+      [path.basename(built), `${path.basename(built)}.src`, 'tcping-3333333333333333', 'unrelated.txt'].sort(),
+    );
     // The sources it compiled stay next to the binary, every file of the helper.
     expect((await readdir(`${built}.src`)).sort()).toEqual([...TCPING_SOURCES].sort());
     // A cache hit marks the build as used, so another checkout's clean-up leaves it alone.
