@@ -101,6 +101,11 @@ export function probeLoad(p: ProbeSpec, bandwidthGbps: number): { bytes: number;
       const exchanges = p.count > 0 ? p.count : seconds * 50_000;
       return { bytes: exchanges * perExchange, seconds };
     }
+    case 'ping': {
+      // Request and reply, each the payload plus IPv4 and ICMP headers (28) and Ethernet framing.
+      const seconds = (p.count * p.intervalMs + p.timeoutMs) / 1000;
+      return { bytes: p.count * 2 * (p.sizeBytes + 28 + 38), seconds };
+    }
     case 'mtu': {
       const steps = Math.ceil(Math.log2(Math.max(2, p.max - p.min))) + 1;
       return { bytes: steps * 3 * p.max, seconds: (steps * p.timeoutMs) / 1000 };

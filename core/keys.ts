@@ -111,4 +111,5 @@ export const RAW_EXT = {
   sockperf: 'csv',
   mtu: 'json',
   pingpong: 'csv',
+  ping: 'txt',
 } as const;

@@ -15,6 +15,8 @@ import { mtuLines, parseMtu } from './mtu/mtu.parser.js';
 import { MTU_METRIC, mtuInputSchema, mtuProbeSchema } from './mtu/mtu.schema.js';
 import { FileParse, parseText } from './parsing/file-parse.js';
 import type { LineParserFactory, ParseMeta, Parser, ParseStats } from './parsing/parser-types.js';
+import { parsePing, pingLines } from './ping/ping.parser.js';
+import { PING_METRIC, pingInputSchema, pingProbeSchema } from './ping/ping.schema.js';
 import { parsePingpong, pingpongLines } from './pingpong/pingpong.parser.js';
 import { PINGPONG_METRIC, pingpongInputSchema, pingpongProbeSchema } from './pingpong/pingpong.schema.js';
 import type { PrimaryMetric } from './probe-fields.js';
@@ -23,7 +25,7 @@ import { SOCKPERF_METRIC, sockperfInputSchema, sockperfProbeSchema } from './soc
 import { parseTcpConnect, tcpConnectLines } from './tcp-connect/tcp-connect.parser.js';
 import { TCP_CONNECT_METRIC, tcpConnectInputSchema, tcpConnectProbeSchema } from './tcp-connect/tcp-connect.schema.js';
 
-export const PROBE_KINDS = ['tcp-connect', 'iperf3', 'http', 'sockperf', 'mtu', 'pingpong'] as const;
+export const PROBE_KINDS = ['tcp-connect', 'iperf3', 'http', 'sockperf', 'mtu', 'pingpong', 'ping'] as const;
 export type ProbeKind = (typeof PROBE_KINDS)[number];
 
 /** One probe as the agent runs it (a plan's probe after resolution): every option set, the probe named. */
@@ -34,6 +36,7 @@ export const probeSpecSchema = z.discriminatedUnion('kind', [
   sockperfProbeSchema,
   mtuProbeSchema,
   pingpongProbeSchema,
+  pingProbeSchema,
 ]) satisfies z.ZodType<{ kind: ProbeKind }>;
 export type ProbeSpec = z.output<typeof probeSpecSchema>;
 
@@ -45,6 +48,7 @@ export const probeInputSchema = z.discriminatedUnion('kind', [
   sockperfInputSchema,
   mtuInputSchema,
   pingpongInputSchema,
+  pingInputSchema,
 ]) satisfies z.ZodType<{ kind: ProbeKind }>;
 export type ProbeInput = z.output<typeof probeInputSchema>;
 
@@ -67,6 +71,7 @@ export const PROBES: Record<ProbeKind, ProbeDefinition> = {
   sockperf: { parse: parseSockperf, lines: sockperfLines, parseUnit: 'line', primary: SOCKPERF_METRIC },
   mtu: { parse: parseMtu, lines: mtuLines, parseUnit: 'document', primary: MTU_METRIC },
   pingpong: { parse: parsePingpong, lines: pingpongLines, parseUnit: 'line', primary: PINGPONG_METRIC },
+  ping: { parse: parsePing, lines: pingLines, parseUnit: 'line', primary: PING_METRIC },
 };
 
 /** True when `kind` names a probe kind. */

@@ -9,6 +9,7 @@ import { runHttp } from './http/http.runner.js';
 import type { ProbeKind, ProbeSpec } from './index.js';
 import { runIperf3 } from './iperf3/iperf3.runner.js';
 import { runMtu } from './mtu/mtu.runner.js';
+import { runPing } from './ping/ping.runner.js';
 import { runPingpongProbe } from './pingpong/pingpong.runner.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from './run-kit/runner-types.js';
 import { runSockperf } from './sockperf/sockperf.runner.js';
@@ -22,6 +23,7 @@ export const PROBE_RUNNERS: { [K in ProbeKind]: ProbeRunner<Extract<ProbeSpec, {
   sockperf: runSockperf,
   mtu: runMtu,
   pingpong: runPingpongProbe,
+  ping: runPing,
 };
 
 /** Run any probe with the runner of its kind. */

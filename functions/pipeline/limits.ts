@@ -54,6 +54,9 @@ export function estimateSeconds(probe: ProbeSpec): number {
       return probe.durationSeconds + 2;
     case 'mtu':
       return (14 * probe.timeoutMs) / 1000;
+    case 'ping':
+      // The runner's own deadline: every interval, the last reply's timeout and its 5 s margin.
+      return (probe.count * probe.intervalMs + probe.timeoutMs) / 1000 + 5;
     case 'pingpong': {
       // Bounded by its duration, or by every exchange taking its whole timeout; +3 s for the
       // helper's build and the log's compression.

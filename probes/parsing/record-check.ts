@@ -14,6 +14,7 @@ export const NON_NEGATIVE_METRICS = new Set([
   'jitter_ms',
   'lost_percent',
   'mtu_bytes',
+  'icmp_rtt_ms',
 ]);
 
 const STRING_FIELDS = ['run_id', 'path_id', 'probe', 'kind', 'metric', 'unit'] as const;

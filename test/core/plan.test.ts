@@ -17,6 +17,7 @@ import {
   probeNames,
   requirePlan,
 } from '../../core/plan.js';
+import { PROBE_KINDS } from '../../probes/index.js';
 import { expectOk, expectProblems } from '../helpers/plans.js';
 import { ROOT } from '../helpers/repo.js';
 
@@ -258,21 +259,21 @@ describe('parsePlan: valid plans', () => {
 describe('parsePlan: bad input', () => {
   it('reports an unknown probe kind with the allowed kinds', () => {
     // Prepare
-    const input = withPath({ probes: [{ kind: 'tcp-connect' }, { kind: 'ping' }] });
+    const input = withPath({ probes: [{ kind: 'tcp-connect' }, { kind: 'traceroute' }] });
 
     // Act
     const problems = expectProblems(parsePlan(input));
 
     // Assess
     expect(problems).toEqual([
-      'paths[0].probes[1].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)',
+      'paths[0].probes[1].kind: unknown probe kind "traceroute" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong, ping)',
     ]);
   });
 
   it('reports a probe without a kind', () => {
     const problems = expectProblems(parsePlan(withPath({ probes: [{ count: 3 }] })));
     expect(problems).toEqual([
-      'paths[0].probes[0].kind: required (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)',
+      'paths[0].probes[0].kind: required (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong, ping)',
     ]);
   });
 
@@ -631,7 +632,7 @@ describe('parsePlan: bad input', () => {
     // Prepare
     const input = {
       name: 'several',
-      defaults: { reboot: 'no', probes: [{ kind: 'ping' }] },
+      defaults: { reboot: 'no', probes: [{ kind: 'traceroute' }] },
       paths: [
         {
           id: 'A',
@@ -650,7 +651,7 @@ describe('parsePlan: bad input', () => {
     // Assess
     expect(problems).toEqual([
       'defaults.reboot: expected boolean, got string',
-      'defaults.probes[0].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)',
+      'defaults.probes[0].kind: unknown probe kind "traceroute" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong, ping)',
       'paths[0].target.port: expected an integer 1–65535, got 70000',
       'paths[0].creditWaitSeconds: expected an integer ≥ 0, got -5',
       'paths[1].target: required',
@@ -794,7 +795,20 @@ describe('example plans', () => {
       },
       { kind: 'sockperf', name: 'sockperf', port: 29301, mode: 'udp', durationSeconds: 2 },
       { kind: 'mtu', name: 'mtu', min: 1200, max: 9001, timeoutMs: 1000 },
+      {
+        kind: 'pingpong',
+        name: 'pingpong',
+        port: 29401,
+        mode: 'tcp',
+        messageBytes: 16,
+        count: 0,
+        durationSeconds: 1,
+        timeoutMs: 1000,
+        wait: 'busy',
+      },
+      { kind: 'ping', name: 'ping', count: 50, intervalMs: 5, sizeBytes: 56, timeoutMs: 1000 },
     ]);
+    expect(new Set(all.probes.map((p) => p.kind))).toEqual(new Set(PROBE_KINDS));
   });
 });
 
@@ -873,8 +887,8 @@ describe('parseAgentSpec: the agent checks its spec with the probe schemas a pla
     ],
     [
       'an unknown kind',
-      spec({ probes: [{ kind: 'ping', name: 'ping' }] }),
-      ['probes[0].kind: unknown probe kind "ping" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong)'],
+      spec({ probes: [{ kind: 'traceroute', name: 'traceroute' }] }),
+      ['probes[0].kind: unknown probe kind "traceroute" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong, ping)'],
     ],
     [
       'a missing or out-of-range option',

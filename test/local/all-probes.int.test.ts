@@ -1,5 +1,5 @@
 /**
- * All five probe kinds through the whole pipeline on one loopback path
+ * Every probe kind through the whole pipeline on one loopback path
  * (plans/local-all-probes.json): real iperf3, sockperf and ping, the agent's own servers.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -37,7 +37,7 @@ async function samples(probe: string, trial = 1): Promise<SampleRecord[]> {
     .map((l) => JSON.parse(l) as SampleRecord);
 }
 
-describe('one path, five probe kinds', () => {
+describe('one path, every probe kind', () => {
   it('runs every kind and summarizes each metric', () => {
     expect(result.execution.status).toBe('SUCCEEDED');
     const s = result.summary as Summary;
@@ -50,6 +50,8 @@ describe('one path, five probe kinds', () => {
       'iperf3/retransmits',
       'sockperf/rtt_us',
       'mtu/mtu_bytes',
+      'pingpong/rtt_us',
+      'ping/icmp_rtt_ms',
     ]) {
       expect(metrics).toContain(m);
     }
@@ -76,6 +78,13 @@ describe('one path, five probe kinds', () => {
     const mtu = await samples('mtu');
     expect(mtu).toHaveLength(1);
     expect(mtu[0]).toMatchObject({ metric: 'mtu_bytes', value: 9001, ok: true });
+  });
+
+  it('stores one ICMP round trip per ping request, from ping itself', async () => {
+    const ping = await samples('ping');
+    expect(ping).toHaveLength(50);
+    expect(ping.every((r) => r.ok && r.metric === 'icmp_rtt_ms' && r.clock === 'iputils-ping')).toBe(true);
+    expect(ping.map((r) => r.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
   });
 
   it('carries the probes’ own cost for tcp-connect and http', () => {
