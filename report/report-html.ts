@@ -21,6 +21,7 @@ import type {
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, runNotes, trendLine, unitOf } from './report-text.js';
+import { esc, runMetaHtml } from './run-meta-html.js';
 
 echarts.use([
   BarChart,
@@ -36,9 +37,6 @@ echarts.use([
 type Pct = 'p50' | 'p95' | 'p99';
 
 const PCTS: Pct[] = ['p50', 'p95', 'p99'];
-
-export const esc = (t: string) =>
-  t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 /** Values as the tables show them: throughput in Gbit/s, the rest in the result's unit. */
 const scale = (metric: string) => (metric === 'throughput_bps' ? 1e-9 : 1);
@@ -612,19 +610,13 @@ export function renderHtml(s: Summary): string {
   ];
   const section = (title: string, intro: string, body: string[]) =>
     body.length ? `<h2>${esc(title)}</h2>\n<p>${esc(intro)}</p>\n<div class="charts">\n${body.join('\n')}\n</div>` : '';
-  const meta = [
-    `status: <strong>${esc(s.status)}</strong>`,
-    s.planName ? `plan ${esc(String(s.planName))}` : '',
-    s.startedAt ? `started ${esc(String(s.startedAt))}` : '',
-    s.endedAt ? `ended ${esc(String(s.endedAt))}` : '',
-  ].filter(Boolean);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>pathbench run ${esc(s.runId)}</title>
 <style>${STYLE}</style>
 </head><body>
 <h1>pathbench run ${esc(s.runId)}</h1>
-<p>${meta.join(' · ')}</p>
+${runMetaHtml(s)}
 <h2>Results</h2>
 ${resultsTable(s)}
 ${azPairTable(s)}

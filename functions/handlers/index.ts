@@ -17,7 +17,8 @@ import {
 } from '../pipeline/contracts.js';
 import { writeColumnarSamples } from '../pipeline/parquet-copy.js';
 import * as path from '../pipeline/path.js';
-import { releaseLock as release, restoreRoutes as restore, summarizeRun as summarize } from '../pipeline/run-end.js';
+import { releaseLock as release, restoreRoutes as restore } from '../pipeline/run-end.js';
+import { summarizeRun as summarize } from '../pipeline/summary.js';
 import * as taskProbe from '../pipeline/task-probe.js';
 import { validatePlanStep } from '../pipeline/validate.js';
 import type { Deps } from '../ports.js';
