@@ -14,8 +14,8 @@ import { CfnOutput, DefaultStackSynthesizer, Stack, type StackProps, Token } fro
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
+import type { ProbeLocation } from '../functions/adapters/aws/aws-deps.js';
 import { probeDocumentContent } from '../functions/adapters/aws/probe-document.js';
-import type { ProbeLocation } from '../functions/adapters/aws/ssm-runner.js';
 import { AGENT_BUNDLE } from './infra-paths.js';
 
 /** The probe document's name in the agent region stacks of a pipeline stack. */

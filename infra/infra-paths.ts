@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { ensureAgentBundle } from '../agent/bundle.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const LAMBDA_ENTRY = path.join(ROOT, 'functions', 'lambda.ts');
 export const ASL_FILE = path.join(ROOT, 'statemachine', 'measurement.asl.json');
 /** The mesh machine, derived from ASL_FILE (statemachine/mesh-definition.ts). */
 export const MESH_ASL_FILE = path.join(ROOT, 'statemachine', 'mesh.asl.json');

@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StateMachine } from 'aws-local-stepfunctions';
+import { TASK_RUNS } from '../functions/handlers/index.js';
 import type { Deps } from '../functions/ports.js';
 import { TASKS, type TaskName } from '../functions/wiring.js';
 
@@ -311,7 +312,7 @@ async function runOne(
     handlers[stateName] = async (input: unknown) => {
       // Lambda sees JSON, not shared objects: serialize both ways.
       const event = JSON.parse(JSON.stringify(input));
-      const run = () => TASKS[task].run(opts.deps, event);
+      const run = () => TASK_RUNS[task](opts.deps, event);
       const out = await (opts.invoke ? opts.invoke({ state: stateName, task, input: event, run }) : run());
       return out === undefined ? null : JSON.parse(JSON.stringify(out));
     };
