@@ -348,8 +348,8 @@ describe('pipeline stack', () => {
     expect(CLEANUP_STATUSES).toEqual(['FAILED', 'TIMED_OUT', 'ABORTED']);
     const targets = rule.Properties.Targets as Record<string, unknown>[];
     expect(targets).toHaveLength(1);
-    const [cleanupFn] = ofType('AWS::Lambda::Function').find(
-      ([, r]) => (r.Properties.Description as string).startsWith('pathbench CleanupAfterExecution: '),
+    const [cleanupFn] = ofType('AWS::Lambda::Function').find(([, r]) =>
+      (r.Properties.Description as string).startsWith('pathbench CleanupAfterExecution: '),
     )!;
     expect(targets[0]).toMatchObject({
       Arn: { 'Fn::GetAtt': [cleanupFn, 'Arn'] },
