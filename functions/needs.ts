@@ -48,8 +48,9 @@ export function restrictToNeeds<D extends Deps>(deps: D, name: LambdaName): D {
 }
 
 /**
- * Deps for the Lambda `name` from the ports built for it: each port of its needs must be there;
- * the others are absent, with `constants` for their plain values (AWS: the fleet's poll interval).
+ * Deps for the Lambda `name` from the ports built for it: each port of its needs must be there and
+ * no other; the rest are absent, with `constants` for their plain values (AWS: the fleet's poll
+ * interval).
  */
 export function depsForNeeds(
   name: LambdaName,
@@ -58,6 +59,9 @@ export function depsForNeeds(
   constants: Partial<Record<PortName, object>> = {},
 ): Deps {
   const own = new Set(portsOf(name));
+  const extra = (Object.keys(ports) as PortName[]).filter((p) => ports[p] !== undefined && !own.has(p));
+  if (extra.length > 0)
+    throw new ConfigError(`${name} was built with adapters its needs do not use: ${extra.join(', ')}`);
   const out: Record<string, unknown> = { ...rest };
   for (const port of own) {
     if (ports[port] === undefined) throw new ConfigError(`${name} needs the ${port} port but was built without it`);

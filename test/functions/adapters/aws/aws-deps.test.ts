@@ -65,6 +65,9 @@ describe('awsDeps', () => {
     expect(() => awsDeps('ReleaseLock', { store: s3Store } as never, fullEnv)).toThrow(
       'ReleaseLock needs the lock port but was built without it',
     );
+    expect(() =>
+      awsDeps('ReleaseLock', { store: s3Store, lock: dynamoLock, routes: ec2Routes } as never, fullEnv),
+    ).toThrow('ReleaseLock was built with adapters its needs do not use: routes');
   });
 
   it('takes the optional state machine ARN, and refuses one that is not a state machine ARN', () => {
