@@ -24,8 +24,6 @@ import { summarizeRun } from './summarize-run.js';
 import { swapRoutes } from './swap-routes.js';
 import { validatePlan } from './validate-plan.js';
 
-export { TaskInputError } from './task-input.js';
-
 const HANDLERS: Record<TaskName, TaskRun> = {
   ValidatePlan: validatePlan,
   BeginPath: beginPath,
