@@ -3,10 +3,11 @@
  * instance with node built-ins only (agent/agent-main.ts and what it imports, zod included; `.c` and
  * `.h` sources inlined as text so the precision helper compiles on the instance).
  *
- * Every consumer — the local runner, the lab, the CDK app, the benches, `npm run build` — gets
- * the bundle through ensureAgentBundle(): it is built when missing and rebuilt when any of its
- * inputs changed since it was built (a stamp next to it records a hash of each input), so a
- * fresh clone needs no build step and a stale agent never reaches a fleet.
+ * Every consumer — the local runner, the lab, the CDK app's stacks, the benches, `npm run build` —
+ * gets the bundle through ensureAgentBundle() (and the ECS worker's through ensureEcsWorkerBundle())
+ * when it needs it: it is built when missing and rebuilt when any of its inputs changed since it
+ * was built (a stamp next to it records a hash of each input), so a fresh clone needs no build step
+ * and a stale agent never reaches a fleet.
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -18,11 +19,11 @@ import { buildSync } from 'esbuild';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const AGENT_BUNDLE = path.join(ROOT, 'dist', 'agent.cjs');
 /**
- * The task client (agent/ecs-worker-main.ts): the command of a client service's ECS task. It
- * bundles the AWS SDK clients it needs (SQS, Step Functions, S3), so unlike the agent it is not
- * built-ins only; it runs the agent bundle beside it.
+ * The ECS worker (agent/ecs-worker-main.ts): the command of a task client, a client service's ECS
+ * task. It bundles the AWS SDK clients it needs (SQS, Step Functions, S3), so unlike the agent it
+ * is not built-ins only; it runs the agent bundle beside it.
  */
-export const TASK_CLIENT_BUNDLE = path.join(ROOT, 'dist', 'task-client.cjs');
+export const ECS_WORKER_BUNDLE = path.join(ROOT, 'dist', 'ecs-worker.cjs');
 
 interface BundleTarget {
   out: string;
@@ -31,8 +32,8 @@ interface BundleTarget {
   builtinsOnly: boolean;
 }
 const AGENT: BundleTarget = { out: AGENT_BUNDLE, entry: path.join(ROOT, 'agent', 'agent-main.ts'), builtinsOnly: true };
-const TASK_CLIENT: BundleTarget = {
-  out: TASK_CLIENT_BUNDLE,
+const ECS_WORKER: BundleTarget = {
+  out: ECS_WORKER_BUNDLE,
   entry: path.join(ROOT, 'agent', 'ecs-worker-main.ts'),
   builtinsOnly: false,
 };
@@ -92,10 +93,10 @@ export function ensureAgentBundle(opts: { force?: boolean; log?: (line: string) 
   return ensureBundle(AGENT, opts);
 }
 
-/** The task client bundle (and the agent bundle it runs), built when missing or stale like the agent's. */
-export function ensureTaskClientBundle(opts: { force?: boolean; log?: (line: string) => void } = {}): BundleResult {
+/** The ECS worker bundle (and the agent bundle it runs), built when missing or stale like the agent's. */
+export function ensureEcsWorkerBundle(opts: { force?: boolean; log?: (line: string) => void } = {}): BundleResult {
   ensureAgentBundle(opts);
-  return ensureBundle(TASK_CLIENT, opts);
+  return ensureBundle(ECS_WORKER, opts);
 }
 
 function ensureBundle(target: BundleTarget, opts: { force?: boolean; log?: (line: string) => void }): BundleResult {

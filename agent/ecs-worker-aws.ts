@@ -32,7 +32,7 @@ export class AwsTaskChannel implements TaskChannel {
         QueueUrl: this.queueUrl,
         MaxNumberOfMessages: 1,
         WaitTimeSeconds: Math.min(20, Math.max(0, waitSeconds)),
-        // Deleted right after receipt (task-client.ts); the timeout only covers that gap.
+        // Deleted right after receipt (ecs-worker.ts); the timeout only covers that gap.
         VisibilityTimeout: 60,
       }),
       { abortSignal: signal },

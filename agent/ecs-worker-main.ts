@@ -1,6 +1,6 @@
 /**
- * Entry of the task client bundle (dist/task-client.cjs), the command of a client service's
- * container: `node task-client.cjs`. Configuration from the environment (set by the task
+ * Entry of the ECS worker bundle (dist/ecs-worker.cjs), the command of a client service's
+ * container: `node ecs-worker.cjs`. Configuration from the environment (set by the task
  * definition in infra/testbed/seed-002, or by the local driver):
  *   PATHBENCH_QUEUE_URL    this service's probe queue
  *   PATHBENCH_SERVICE      this service's name (a message for another service is refused)
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (e) => {
-    process.stderr.write(`task-client: ${errorMessage(e)}\n`);
+    process.stderr.write(`ecs-worker: ${errorMessage(e)}\n`);
     process.exit(1);
   },
 );

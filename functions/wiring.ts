@@ -1,11 +1,10 @@
 /**
  * The one table that wires the state machine (docs/architecture.md). Every `${Placeholder}` in
- * statemachine/measurement.asl.json has exactly one entry here; CDK substitutions and IAM grants
- * and the local runner are all derived from it, so they cannot drift apart.
+ * statemachine/measurement.asl.json has exactly one entry here; CDK substitutions, IAM grants, each
+ * Lambda's entry and adapters, and the local runner are all derived from it, so they cannot drift
+ * apart. Metadata only: the run functions are functions/handlers/index.ts (TASK_RUNS), so that
+ * infra and each Lambda entry can read this table without importing every handler.
  */
-
-import * as h from './handlers/index.js';
-import type { Deps } from './ports.js';
 
 /**
  * What a Lambda touches. CDK grants each one as a fixed set of IAM statements
@@ -38,9 +37,38 @@ export type Capability =
   | 'plans'
   | 'publish';
 
-/** What CDK needs to deploy one Lambda: its grants, its timeout, its description. */
+/**
+ * The port of Deps (functions/ports.ts) each capability uses. A Lambda is built with the adapters
+ * of its needs' ports only (functions/lambda-handler.ts), and runs with every other port absent
+ * (functions/needs.ts), locally too.
+ */
+export const PORT_OF = {
+  'store:read': 'store',
+  'store:write': 'store',
+  fleet: 'fleet',
+  'fleet:read': 'fleet',
+  routes: 'routes',
+  'routes:read': 'routes',
+  runner: 'runner',
+  'runner:cancel': 'runner',
+  query: 'query',
+  lock: 'lock',
+  'lock:read': 'lock',
+  plans: 'plans',
+  publish: 'publisher',
+} as const satisfies Record<Capability, PortName>;
+
+/** The ports of Deps that an adapter fills (the rest of Deps is configuration). */
+export type PortName = 'store' | 'fleet' | 'routes' | 'runner' | 'query' | 'lock' | 'plans' | 'publisher';
+
+/** What CDK needs to deploy one Lambda: its entry, its grants, its timeout, its description. */
 export interface LambdaWiring {
-  needs: Capability[];
+  /**
+   * The Lambda's entry file (repository-relative), exporting `handler`: it imports its own
+   * handler and the AWS adapters of its needs only, so each function's bundle holds just that.
+   */
+  entry: string;
+  needs: readonly Capability[];
   /** Lambda timeout; waiting happens in the state machine, so these stay short. */
   timeoutSeconds: number;
   /** Lambda memory in MB when not the default 512 (infra/constructs/pathbench-function.ts). */
@@ -48,79 +76,74 @@ export interface LambdaWiring {
   description: string;
 }
 
-export interface TaskWiring extends LambdaWiring {
-  /** Core logic: validated input in, small JSON out. */
-  run: (deps: Deps, input: unknown) => Promise<unknown>;
-}
-
 export const TASKS = {
   ValidatePlan: {
-    run: h.validatePlan,
+    entry: 'functions/handlers/validate-plan.lambda.ts',
     // The only task that resolves `{ planName }` inputs.
     needs: ['store:read', 'store:write', 'lock', 'plans', 'routes:read'],
     timeoutSeconds: 30,
     description: 'validate the plan, take the run lock, write plan, specs and manifest',
   },
   BeginPath: {
-    run: h.beginPath,
+    entry: 'functions/handlers/begin-path.lambda.ts',
     // fleet:read: the client's instance type and baseline / peak bandwidth for the manifest.
     needs: ['store:read', 'store:write', 'fleet:read'],
     timeoutSeconds: 30,
     description: "mark a path running, record the client's instance type and baseline / peak bandwidth",
   },
   StopClient: {
-    run: h.stopClient,
+    entry: 'functions/handlers/stop-client.lambda.ts',
     needs: ['store:read', 'store:write', 'fleet'],
     timeoutSeconds: 30,
     description: 'stop the client instance (reboot, part 1)',
   },
   StartClient: {
-    run: h.startClient,
+    entry: 'functions/handlers/start-client.lambda.ts',
     needs: ['store:read', 'store:write', 'fleet'],
     timeoutSeconds: 30,
     description: 'start the client instance (reboot, part 2)',
   },
   DescribeClient: {
-    run: h.describeClient,
+    entry: 'functions/handlers/describe-client.lambda.ts',
     needs: ['store:read', 'store:write', 'fleet'],
     timeoutSeconds: 30,
     description: 'one bounded poll of the client state (stopped / running and command-ready)',
   },
   SwapRoutes: {
-    run: h.swapRoutes,
+    entry: 'functions/handlers/swap-routes.lambda.ts',
     // Checks before and after each change that its run still holds the lock (route-journal.ts ownershipLost).
     needs: ['store:read', 'store:write', 'routes', 'lock:read'],
     timeoutSeconds: 120,
     description: "point the path's route entries at its targets, verify, remember the originals",
   },
   SendProbe: {
-    run: h.sendProbe,
+    entry: 'functions/handlers/send-probe.lambda.ts',
     // Cancels its own command when the run was stopped while it sent it.
     needs: ['store:read', 'store:write', 'runner', 'runner:cancel', 'lock:read'],
     timeoutSeconds: 30,
     description: 'send the probe command to the client',
   },
   PrepareTaskProbe: {
-    run: h.prepareTaskProbe,
+    entry: 'functions/handlers/prepare-task-probe.lambda.ts',
     // A task client's probe message; the state machine sends it (sqs:sendMessage.waitForTaskToken).
     needs: ['store:read', 'store:write', 'lock:read'],
     timeoutSeconds: 30,
     description: "build a task client's probe message (spec key, raw prefix, heartbeat and timeout)",
   },
   EndTaskProbe: {
-    run: h.endTaskProbe,
+    entry: 'functions/handlers/end-task-probe.lambda.ts',
     needs: ['store:read', 'store:write'],
     timeoutSeconds: 30,
     description: 'record the task that ran the probe and end the Probe step',
   },
   PollProbe: {
-    run: h.pollProbe,
+    entry: 'functions/handlers/poll-probe.lambda.ts',
     needs: ['store:read', 'store:write', 'runner', 'runner:cancel', 'lock:read'],
     timeoutSeconds: 30,
     description: 'one bounded poll of the probe command',
   },
   CollectOutput: {
-    run: h.collectOutput,
+    entry: 'functions/handlers/collect-output.lambda.ts',
     needs: ['store:read', 'store:write', 'query'],
     // Streams raw → samples line by line: ~35 MB of heap whatever the file size. The handler
     // then writes the Parquet copy with its rank columns (two passes over the samples): a 1 M-line
@@ -131,7 +154,7 @@ export const TASKS = {
     description: 'parse raw tool output into sample records, register the partition',
   },
   RecordPathFailure: {
-    run: h.recordPathFailure,
+    entry: 'functions/handlers/record-path-failure.lambda.ts',
     // After a failed probe command it parses what raw output arrived (like CollectOutput).
     needs: ['store:read', 'store:write', 'query'],
     timeoutSeconds: 900,
@@ -139,42 +162,58 @@ export const TASKS = {
     description: 'record which step of a path failed and why; keep samples of probes that finished',
   },
   RestoreRoutes: {
-    run: h.restoreRoutes,
+    entry: 'functions/handlers/restore-routes.lambda.ts',
     // Checks before and after each change that its run still holds the lock (route-journal.ts ownershipLost).
     needs: ['store:read', 'store:write', 'routes', 'lock:read'],
     timeoutSeconds: 120,
     description: 'put every route this run changed back to its original target',
   },
   SummarizeRun: {
-    run: h.summarizeRun,
+    entry: 'functions/handlers/summarize-run.lambda.ts',
     needs: ['store:read', 'store:write', 'query', 'publish'],
     timeoutSeconds: 300,
     description: 'compute percentiles, write summary and reports, judge against earlier runs, publish',
   },
   ReleaseLock: {
-    run: h.releaseLock,
+    entry: 'functions/handlers/release-lock.lambda.ts',
     needs: ['store:read', 'store:write', 'lock'],
     timeoutSeconds: 15,
     description: 'finish the manifest and release the run lock',
   },
-} satisfies Record<string, TaskWiring>;
+} satisfies Record<string, LambdaWiring>;
 
 export type TaskName = keyof typeof TASKS;
 export const TASK_NAMES = Object.keys(TASKS) as TaskName[];
 
-/**
- * The one Lambda that is not a task: an EventBridge rule runs it (functions/lambda.ts,
- * CleanupAfterExecution) after an execution ended FAILED, TIMED_OUT or ABORTED, when the ASL's
- * own RestoreRoutes/ReleaseLock may not have run.
- */
 /** After an ABORTED/TIMED_OUT execution the cleanup sweeps routes again this long after SwapRoutes' timeout. */
 export const CLEANUP_LATE_SWEEP_MARGIN_SECONDS = 10;
 
+/**
+ * The one Lambda that is not a task: an EventBridge rule runs it
+ * (functions/handlers/cleanup-after-execution.lambda.ts) after an execution ended FAILED,
+ * TIMED_OUT or ABORTED, when the ASL's own RestoreRoutes/ReleaseLock may not have run.
+ */
 export const CLEANUP = {
-  handler: 'CleanupAfterExecution',
+  name: 'CleanupAfterExecution',
+  entry: 'functions/handlers/cleanup-after-execution.lambda.ts',
   // runner:cancel and query: it cancels the probing path's command and salvages its output.
   needs: ['store:read', 'store:write', 'routes', 'lock', 'runner:cancel', 'query'],
   // Waits for the late route sweep (SwapRoutes' 120 s timeout + margin after the stop), then sweeps.
   timeoutSeconds: 300,
   description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',
-} satisfies LambdaWiring & { handler: string };
+} satisfies LambdaWiring & { name: string };
+
+/** Every Lambda function: the tasks and the cleanup. */
+export const LAMBDAS = { ...TASKS, [CLEANUP.name]: CLEANUP } as typeof TASKS & {
+  CleanupAfterExecution: typeof CLEANUP;
+};
+export type LambdaName = keyof typeof LAMBDAS;
+export const LAMBDA_NAMES = Object.keys(LAMBDAS) as LambdaName[];
+
+/** The ports a Lambda's needs use (PORT_OF), as a type: its entry must pass an adapter for each, and no other. */
+export type PortsOf<N extends LambdaName> = (typeof PORT_OF)[(typeof LAMBDAS)[N]['needs'][number]];
+
+/** The ports a Lambda's needs use, at run time. */
+export function portsOf(name: LambdaName): PortName[] {
+  return [...new Set(LAMBDAS[name].needs.map((c) => PORT_OF[c]))];
+}

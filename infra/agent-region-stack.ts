@@ -14,9 +14,9 @@ import { CfnOutput, DefaultStackSynthesizer, Stack, type StackProps, Token } fro
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
+import type { ProbeLocation } from '../functions/adapters/aws/aws-deps.js';
 import { probeDocumentContent } from '../functions/adapters/aws/probe-document.js';
-import type { ProbeLocation } from '../functions/adapters/aws/ssm-runner.js';
-import { AGENT_BUNDLE } from './infra-paths.js';
+import { agentBundle } from './infra-paths.js';
 
 /** The probe document's name in the agent region stacks of a pipeline stack. */
 export function agentDocumentName(pipelineStackName: string): string {
@@ -57,7 +57,7 @@ export function parseMeshRegions(text: string | undefined, home: string | undefi
 export interface AgentRegionStackProps extends StackProps {
   /** The pipeline stack's name: the document is named after it. */
   pipelineStackName: string;
-  /** The agent bundle; default the project's (infra/infra-paths.ts AGENT_BUNDLE). */
+  /** The agent bundle; default the project's, built when missing or stale (infra/infra-paths.ts agentBundle). */
   agentBundlePath?: string;
 }
 
@@ -68,7 +68,7 @@ export class AgentRegionStack extends Stack {
 
   constructor(scope: Construct, id: string, props: AgentRegionStackProps) {
     super(scope, id, props);
-    this.agentAsset = new s3assets.Asset(this, 'AgentBundle', { path: props.agentBundlePath ?? AGENT_BUNDLE });
+    this.agentAsset = new s3assets.Asset(this, 'AgentBundle', { path: props.agentBundlePath ?? agentBundle() });
     this.document = new ssm.CfnDocument(this, 'ProbeDocument', {
       name: agentDocumentName(props.pipelineStackName),
       documentType: 'Command',

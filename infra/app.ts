@@ -1,10 +1,14 @@
 /**
- * The CDK app: the pipeline stack always; the testbed (seed 000 topology) when the context
- * value `testbed` is "true". Context: scheduleExpression, scheduleEnabled, schedulePlanName,
- * clientRoleArns and clientInstanceIds (comma separated), meshRegions (comma separated: the agent's
- * document and bundle in each, infra/agent-region-stack.ts), allowedRoutes (JSON: [{ region, routeTableId, destination,
- * targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the cost guard's stack default),
- * clientQueueArns (comma separated; default: queues named pathbench-client-* of the stack's account and region).
+ * The CDK app: the pipeline stack always; a testbed when the context value `testbed` names one:
+ * `seed-000` (or "true", the seed 000 topology), `seed-002`, `seed-004` or `mesh`. Every bundle a
+ * stack uploads (the agent, the ECS worker, each Lambda's) is built during synth when missing or
+ * stale, so a clean tree synthesizes with no build step.
+ * Context: scheduleExpression, scheduleEnabled, schedulePlanName, clientRoleArns and
+ * clientInstanceIds (comma separated), meshRegions (comma separated: the agent's document and
+ * bundle in each, infra/agent-region-stack.ts), allowedRoutes (JSON: [{ region, routeTableId,
+ * destination, targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the
+ * cost guard's stack default), clientQueueArns (comma separated; default: queues named
+ * pathbench-client-* of the stack's account and region).
  */
 import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../core/route-policy.js';
@@ -56,7 +60,7 @@ if (ctx('testbed') === 'seed-002') {
 } else if (ctx('testbed') === 'seed-004') {
   // Seed 004's AZ-pair testbed: 3 AZs × 2 regions + a same-AZ reference host each (infra/testbed/seed004.ts).
   addSeed004Testbed(app);
-} else if (ctx('testbed') === 'true') {
+} else if (ctx('testbed') === 'true' || ctx('testbed') === 'seed-000') {
   // Settings come from context (testbed*); the pipeline bucket's name is a deploy-time value in
   // another stack, so the testbed takes it from context `testbedPipelineBucket`.
   addTestbed(app);

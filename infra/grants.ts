@@ -10,7 +10,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { AllowedRoute } from '../core/route-policy.js';
-import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/ssm-plans.js';
+import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/aws-deps.js';
 import type { Capability } from '../functions/wiring.js';
 import { ATHENA_RESULTS, DATA_PREFIXES, PLANS_PREFIX } from './constructs/data-lake.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';

@@ -43,7 +43,7 @@ export interface PipelineStackProps extends StackProps {
   bytesScannedCutoffPerQuery?: number;
   /** Glue database name; default "pathbench". */
   databaseName?: string;
-  /** Path of the agent bundle; default dist/agent.cjs (built by `node scripts/build.mjs`). */
+  /** Path of the agent bundle; default dist/agent.cjs, built when missing or stale (infra/infra-paths.ts agentBundle). */
   agentBundlePath?: string;
   /** An e-mail address subscribed to the alarm topic (it must confirm the subscription). */
   alarmEmail?: string;

@@ -7,6 +7,7 @@
  * top-level one runs through the emulation in local/distributed-map.ts.
  */
 import { StateMachine } from 'aws-local-stepfunctions';
+import { TASK_RUNS } from '../functions/handlers/index.js';
 import type { Deps } from '../functions/ports.js';
 import { TASK_NAMES, TASKS, type TaskName } from '../functions/wiring.js';
 import {
@@ -131,7 +132,7 @@ async function runOne(
     handlers[stateName] = async (input: unknown) => {
       // Lambda sees JSON, not shared objects: serialize both ways.
       const event = JSON.parse(JSON.stringify(input));
-      const run = () => TASKS[task].run(opts.deps, event);
+      const run = () => TASK_RUNS[task](opts.deps, event);
       const out = await (opts.invoke ? opts.invoke({ state: stateName, task, input: event, run }) : run());
       return out === undefined ? null : JSON.parse(JSON.stringify(out));
     };

@@ -1,6 +1,6 @@
 /**
  * Local task clients: for a plan with `ecs-task` clients the driver starts the loopback queue
- * (local/local-queue.ts) and one task-client process per client service (dist/task-client.cjs,
+ * (local/local-queue.ts) and one ECS worker process per client service (dist/ecs-worker.cjs,
  * the same loop an ECS task runs), storing into the run's data directory. They run on the
  * host's loopback (not inside a lab namespace: the queue listens on the host's 127.0.0.1).
  */

@@ -4,7 +4,7 @@
  * fleet and routes.
  */
 import { resolve } from 'node:path';
-import { ensureAgentBundle, ensureTaskClientBundle } from '../agent/bundle.js';
+import { ensureAgentBundle, ensureEcsWorkerBundle } from '../agent/bundle.js';
 import { PlanInvalidError } from '../core/errors.js';
 import { keys, newRunId } from '../core/keys.js';
 import type { ClientRef, ResolvedPlan, Summary } from '../core/model.js';
@@ -176,7 +176,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   // Task clients (kind ecs-task): a loopback queue and one task-client process per service.
   let taskClients: TaskClients | undefined;
   if (resolved.paths.some((p) => p.client.kind === 'ecs-task')) {
-    const bundle = ensureTaskClientBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) });
+    const bundle = ensureEcsWorkerBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) });
     taskClients = await startTaskClients({ plan: resolved, dataDir, bundle: bundle.path, agent: agent.path, log });
   }
   const built: Deps = {

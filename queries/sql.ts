@@ -1,38 +1,24 @@
 /**
- * Loads the SQL files in queries/ (the only place SQL lives) and reads the samples column list
- * out of queries/samples.ddl.sql, so the Glue table and the DuckDB view share one definition.
+ * The SQL of queries/ (the only place SQL lives) and the samples column list read out of
+ * queries/samples.ddl.sql, so the Glue table and the DuckDB view share one definition.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PathbenchError } from '../core/errors.js';
+// The .sql files' text as a generated module (scripts/sql-text-module.ts), not files read at run
+// time: tsx, vitest and esbuild import it alike, and a Lambda bundle needs nothing beside it.
+import { SQL_TEXT } from './sql-text.js';
 
-/**
- * The nearest ancestor of this module that holds queries/: the repository root when run from
- * source (functions/core → ../..), and still found when esbuild bundles this file elsewhere
- * (dist/, a Lambda asset with queries/ copied next to it). Never the working directory.
- */
-function findRoot(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  for (let dir = here; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'queries', 'samples.ddl.sql'))) return dir;
-    if (path.dirname(dir) === dir) return fileURLToPath(new URL('..', import.meta.url));
-  }
-}
-
-/** The repository root, resolved from this module's location (see findRoot). */
-export const ROOT = findRoot();
-
-/** Where the SQL files live. */
-export const QUERIES_DIR = path.join(ROOT, 'queries');
-
-/** Thrown when a query name is malformed, its file is missing, or a template value is unsafe. */
+/** Thrown when a query name is malformed or unknown, or a template value is unsafe. */
 export class QueryFileError extends PathbenchError {}
 
 const QUERY_NAME = /^[a-z0-9_]+(?:[./][a-z0-9_]+)*$/;
 
+/** Every query's loadQuery name, sorted ("percentiles", "samples.ddl", "views/credit_flagged_intervals"). */
+export function queryNames(): string[] {
+  return Object.keys(SQL_TEXT);
+}
+
 /**
- * Read `queries/<name>.sql` (e.g. `percentiles`, `samples.ddl`, `views/credit_flagged_intervals`).
+ * The statement of `queries/<name>.sql` (e.g. `percentiles`, `samples.ddl`, `views/credit_flagged_intervals`).
  *
  * Returns the statement as it should be sent: leading comment lines and a trailing `;` are
  * dropped, because Athena decides DDL vs DML by the first keyword and rejects a trailing `;`.
@@ -40,14 +26,8 @@ const QUERY_NAME = /^[a-z0-9_]+(?:[./][a-z0-9_]+)*$/;
  */
 export function loadQuery(name: string, vars?: Record<string, string>): string {
   if (!QUERY_NAME.test(name)) throw new QueryFileError(`bad query name: ${JSON.stringify(name)}`);
-  const file = path.join(QUERIES_DIR, `${name}.sql`);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new QueryFileError(`query file not found: queries/${name}.sql`, { cause: e });
-  }
-  const lines = text.split('\n');
+  if (!Object.hasOwn(SQL_TEXT, name)) throw new QueryFileError(`query file not found: queries/${name}.sql`);
+  const lines = SQL_TEXT[name].split('\n');
   while (lines.length > 0 && (lines[0].trim() === '' || lines[0].trim().startsWith('--'))) lines.shift();
   let sql = lines.join('\n').trim().replace(/;\s*$/, '');
   if (vars) {

@@ -20,6 +20,7 @@ import { esc } from './html-escape.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, runNotes, trendLine, unitOf } from './report-text.js';
+import { runMetaHtml } from './run-meta-html.js';
 
 function meshTable(m: MeshSummary): string {
   const [head, ...rows] = meshMatrix(m);
@@ -218,19 +219,13 @@ export function renderHtml(s: Summary): string {
   ];
   const section = (title: string, intro: string, body: string[]) =>
     body.length ? `<h2>${esc(title)}</h2>\n<p>${esc(intro)}</p>\n<div class="charts">\n${body.join('\n')}\n</div>` : '';
-  const meta = [
-    `status: <strong>${esc(s.status)}</strong>`,
-    s.planName ? `plan ${esc(String(s.planName))}` : '',
-    s.startedAt ? `started ${esc(String(s.startedAt))}` : '',
-    s.endedAt ? `ended ${esc(String(s.endedAt))}` : '',
-  ].filter(Boolean);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>pathbench run ${esc(s.runId)}</title>
 <style>${STYLE}</style>
 </head><body>
 <h1>pathbench run ${esc(s.runId)}</h1>
-<p>${meta.join(' · ')}</p>
+${runMetaHtml(s)}
 <h2>Results</h2>
 ${resultsTable(s)}
 ${azPairTable(s)}

@@ -15,8 +15,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { checkRunId, newRunId } from '../../core/keys.js';
 import { formatProblems } from '../../core/plan.js';
-import { executionArn } from '../../functions/adapters/aws/dynamodb-lock.js';
-import { AWS_POLL_SECONDS } from '../../functions/adapters/aws/ec2-fleet.js';
+import { AWS_POLL_SECONDS, executionArn } from '../../functions/adapters/aws/aws-deps.js';
 import { planLimitProblems } from '../../functions/pipeline/limits.js';
 import { validateOutput } from '../../functions/pipeline/validate.js';
 import { type CostFlags, costDefaults, costGate } from '../cost-guard.js';

@@ -1,6 +1,6 @@
 /**
- * After the Map, on every exit path: restore routes, summarize, finish the manifest and release
- * the run lock.
+ * After the Map, on every exit path: restore routes, finish the manifest and release the run lock
+ * (the summary between them is functions/pipeline/summary.ts).
  */
 import { RouteRestoreRetryableError, RouteSwapError } from '../../core/errors.js';
 import { keys, routeKey } from '../../core/keys.js';
@@ -8,7 +8,7 @@ import type { RunManifest, Summary } from '../../core/model.js';
 import type { Deps } from '../ports.js';
 import { updateManifest } from './manifest.js';
 import { readJournal, restoreJournaled } from './route-journal.js';
-import { runStatus, storeReports, writeReports } from './summary.js';
+import { restampReports, runStatus } from './run-reports.js';
 
 /**
  * Put every route the run changed back (the route journal, functions/pipeline/route-journal.ts),
@@ -39,15 +39,6 @@ export async function restoreRoutes(deps: Deps, input: { runId: string }): Promi
     throw new RouteSwapError(`could not restore ${out.errors.length} route(s): ${out.errors.join('; ')}`);
   }
   return { restored: out.restored };
-}
-
-export async function summarizeRun(
-  deps: Deps,
-  input: { runId: string },
-): Promise<{ summaryKey: string; status: string }> {
-  const summary = await writeReports(deps, input.runId);
-  deps.log.info('run summarized', { runId: input.runId, status: summary.status, paths: summary.paths.length });
-  return { summaryKey: keys.report(input.runId, 'json'), status: summary.status };
 }
 
 /**
@@ -117,6 +108,6 @@ async function finishReports(deps: Deps, runId: string, m: RunManifest): Promise
   const s = JSON.parse(text) as Summary;
   s.status = m.status;
   if (m.endedAt) s.endedAt = m.endedAt;
-  await storeReports(deps, s);
+  await restampReports(deps, s);
   return key;
 }

@@ -8,7 +8,6 @@ import { keys } from '../../core/keys.js';
 import type { ResultRow, RunManifest, Summary, SummaryPath } from '../../core/model.js';
 import { loadQuery } from '../../queries/sql.js';
 import { renderHtml } from '../../report/report-html.js';
-import { renderCsv, renderMarkdown } from '../../report/report-text.js';
 import type { Deps } from '../ports.js';
 import { addConfidence } from './comparisons.js';
 import { addDistributions } from './distributions.js';
@@ -16,16 +15,9 @@ import { meshSummary } from './mesh-summary.js';
 import { pathProvenance } from './provenance.js';
 import type { Row } from './query-rows.js';
 import { addRegressions, publishSummary } from './regressions.js';
+import { runStatus, storeTextReports } from './run-reports.js';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
-/** Final status of a run from its manifest. */
-export function runStatus(m: RunManifest): RunManifest['status'] {
-  const failed = m.paths.filter((p) => p.status !== 'succeeded').length;
-  if (m.restore?.status === 'failed') return 'failed';
-  if (failed === 0) return 'succeeded';
-  return failed === m.paths.length ? 'failed' : 'partial';
-}
 
 export function formatFlag(flag: string, row: Row): string {
   return `${flag}(trial ${num(row.trial)} @ interval ${num(row.first_seq)}, ${num(row.intervals)} intervals)`;
@@ -180,11 +172,8 @@ function likelyCause(error: string): string {
 
 /** Store summary.json / .md / .csv / .html under reports/run=<id>/. */
 export async function storeReports(deps: Pick<Deps, 'store'>, summary: Summary): Promise<void> {
-  const id = summary.runId;
-  await deps.store.put(keys.report(id, 'json'), `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
-  await deps.store.put(keys.report(id, 'md'), renderMarkdown(summary), 'text/markdown');
-  await deps.store.put(keys.report(id, 'csv'), renderCsv(summary), 'text/csv');
-  await deps.store.put(keys.report(id, 'html'), renderHtml(summary), 'text/html');
+  await storeTextReports(deps, summary);
+  await deps.store.put(keys.report(summary.runId, 'html'), renderHtml(summary), 'text/html');
 }
 
 /** Compute the summary of a run and store its reports. */
@@ -198,4 +187,14 @@ export async function writeReports(
   await storeReports(deps, summary);
   await publishSummary(deps, summary);
   return summary;
+}
+
+/** SummarizeRun: the run's summary and its reports (functions/handlers/summarize-run.ts). */
+export async function summarizeRun(
+  deps: Deps,
+  input: { runId: string },
+): Promise<{ summaryKey: string; status: string }> {
+  const summary = await writeReports(deps, input.runId);
+  deps.log.info('run summarized', { runId: input.runId, status: summary.status, paths: summary.paths.length });
+  return { summaryKey: keys.report(input.runId, 'json'), status: summary.status };
 }

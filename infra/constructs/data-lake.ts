@@ -4,15 +4,12 @@
  * samples tables (Parquet `samples`, raw JSONL `samples_jsonl`; columns from queries/samples.ddl.sql), the Athena workgroup with encrypted results and a
  * scan cutoff, and one named query per .sql file under queries/.
  */
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
 import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
 import * as glue from 'aws-cdk-lib/aws-glue';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { loadQuery, samplesColumns } from '../../queries/sql.js';
-import { QUERIES_DIR } from '../infra-paths.js';
+import { loadQuery, queryNames, samplesColumns } from '../../queries/sql.js';
 import { ack } from '../nag.js';
 
 /** Object prefixes of the data bucket (core/keys.ts) plus SSM command output. */
@@ -147,7 +144,7 @@ export class DataLake extends Construct {
         },
       },
     });
-    for (const name of sqlFiles(QUERIES_DIR)) {
+    for (const name of queryNames()) {
       const q = new athena.CfnNamedQuery(this, `Query${name.replace(/[^A-Za-z0-9]/g, '_')}`, {
         name: `pathbench-${name.replace(/[/.]/g, '-')}`,
         description: `queries/${name}.sql`,
@@ -159,14 +156,4 @@ export class DataLake extends Construct {
       q.node.addDependency(database);
     }
   }
-}
-
-/** Every .sql file under queries/, as a loadQuery name ("percentiles", "views/x"). */
-function sqlFiles(dir: string, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (e.isDirectory()) out.push(...sqlFiles(path.join(dir, e.name), `${prefix}${e.name}/`));
-    else if (e.name.endsWith('.sql')) out.push(`${prefix}${e.name.slice(0, -4)}`);
-  }
-  return out;
 }

@@ -18,8 +18,7 @@ import { Construct } from 'constructs';
 import { COST_ENV, costDefaultsFromEnv } from '../../core/cost.js';
 import { TASK_QUEUE_PREFIX } from '../../core/ecs-client.js';
 import { type AllowedRoute, checkAllowedRoutes } from '../../core/route-policy.js';
-import { ENV } from '../../functions/adapters/aws/aws-deps.js';
-import { DEFAULT_PLAN_PREFIX } from '../../functions/adapters/aws/ssm-plans.js';
+import { DEFAULT_PLAN_PREFIX, ENV } from '../../functions/adapters/aws/aws-deps.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
 import { capabilityGrants, grantNeeds } from '../grants.js';
@@ -146,7 +145,8 @@ export class Orchestration extends Construct {
     for (const name of TASK_NAMES) {
       const task = TASKS[name];
       const f = new PathbenchFunction(this, name, {
-        handler: name,
+        name,
+        entry: task.entry,
         description: task.description,
         timeoutSeconds: task.timeoutSeconds,
         ...('memoryMB' in task ? { memorySize: task.memoryMB } : {}),
@@ -265,7 +265,8 @@ export class Orchestration extends Construct {
     // construct path and the DLQ policy statement after the rule's, so below this construct the
     // permission would be replaced on deploy (the stack's logical-ID scheme does not reach those).
     this.cleanupFunction = new PathbenchFunction(stack, 'Cleanup', {
-      handler: CLEANUP.handler,
+      name: CLEANUP.name,
+      entry: CLEANUP.entry,
       description: CLEANUP.description,
       timeoutSeconds: CLEANUP.timeoutSeconds,
       environment,

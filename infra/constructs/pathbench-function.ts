@@ -1,28 +1,31 @@
 /**
- * PathbenchFunction: the Lambda defaults in one place: arm64, Node 24 runtime (bundle targets Node 20), ESM bundle
- * built locally by esbuild from node_modules (no Docker), source maps, kept class names (the
- * ASL's Retry/Catch match on error names), an explicit log group with retention, and the
- * queries/ directory shipped next to the bundle.
+ * PathbenchFunction: the Lambda defaults in one place: arm64, Node 24 runtime (bundle targets Node 20), one ESM bundle
+ * per function built locally by esbuild from node_modules (no Docker) from the function's own
+ * entry (functions/handlers/<step>.lambda.ts), so it holds that handler and the adapters of its
+ * needs only; source maps, kept class names (the ASL's Retry/Catch match on error names), an
+ * explicit log group with retention. The SQL is inside the bundle (queries/sql-text.ts): nothing
+ * ships beside it.
  */
+
+import path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { LAMBDA_ENTRY, LOCK_FILE, ROOT } from '../infra-paths.js';
+import { LOCK_FILE, ROOT } from '../infra-paths.js';
 
 export interface PathbenchFunctionProps {
-  /** Exported handler name in functions/lambda.ts (= the task name). */
-  handler: string;
+  /** The Lambda's name in the wiring table (functions/wiring.ts LAMBDAS): the task name, or CleanupAfterExecution. */
+  name: string;
+  /** Its entry file, repository-relative (LambdaWiring.entry); it exports `handler`. */
+  entry: string;
   description: string;
   timeoutSeconds: number;
   environment: Record<string, string>;
   memorySize?: number;
   logRetention?: logs.RetentionDays;
 }
-
-/** Where the bundle lives on Lambda; modules compute ROOT from import.meta.url two levels up. */
-const BUNDLE_URL = 'file:///var/task/functions/core/bundle.mjs';
 
 export class PathbenchFunction extends Construct {
   readonly fn: NodejsFunction;
@@ -35,9 +38,9 @@ export class PathbenchFunction extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.fn = new NodejsFunction(this, 'Fn', {
-      entry: LAMBDA_ENTRY,
-      handler: props.handler,
-      description: `pathbench ${props.handler}: ${props.description}`.slice(0, 256),
+      entry: path.join(ROOT, props.entry),
+      handler: 'handler',
+      description: `pathbench ${props.name}: ${props.description}`.slice(0, 256),
       // Node 20 on Lambda is deprecated (CloudFormation warns since 2026-04-30); the bundle targets
       // Node 20 syntax, so it runs unchanged on the latest runtime.
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -61,15 +64,6 @@ export class PathbenchFunction extends Construct {
         // Some bundled CommonJS dependencies call require() for node built-ins.
         banner:
           "import { createRequire as __pbCreateRequire } from 'module'; const require = __pbCreateRequire(import.meta.url);",
-        // queries/ is read at run time relative to the repository root (queries/sql.ts).
-        define: { 'import.meta.url': JSON.stringify(BUNDLE_URL) },
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `cp -R "${inputDir}/queries" "${outputDir}/queries"`,
-          ],
-        },
       },
     });
   }

@@ -9,16 +9,16 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
+import type { ProbeLocation } from '../../functions/adapters/aws/aws-deps.js';
 import { probeDocumentContent } from '../../functions/adapters/aws/probe-document.js';
-import type { ProbeLocation } from '../../functions/adapters/aws/ssm-runner.js';
 import { probeRegions } from '../agent-region-stack.js';
-import { AGENT_BUNDLE } from '../infra-paths.js';
+import { agentBundle } from '../infra-paths.js';
 import { ack, arnRef } from '../nag.js';
 
 export interface ProbeProps {
   /** The data bucket: specs are read from it, raw output written to it. */
   bucket: s3.Bucket;
-  /** Path of the agent bundle; default dist/agent.cjs (built by `node scripts/build.mjs`). */
+  /** Path of the agent bundle; default dist/agent.cjs, built when missing or stale (infra/infra-paths.ts agentBundle). */
   agentBundlePath?: string;
   /** IAM role ARNs of client instances: the client policy is attached to them. */
   clientRoleArns?: string[];
@@ -50,7 +50,7 @@ export class Probe extends Construct {
       if (!/^i-[0-9a-f]{8,17}$/.test(id)) throw new Error(`clientInstanceIds: "${id}" is not an EC2 instance id`);
     }
 
-    this.agentAsset = new s3assets.Asset(this, 'AgentBundle', { path: props.agentBundlePath ?? AGENT_BUNDLE });
+    this.agentAsset = new s3assets.Asset(this, 'AgentBundle', { path: props.agentBundlePath ?? agentBundle() });
     this.document = new ssm.CfnDocument(this, 'ProbeDocument', {
       documentType: 'Command',
       documentFormat: 'JSON',

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import type { App } from 'aws-cdk-lib';
 import { ConfigError } from '../../core/errors.js';
-import { AGENT_BUNDLE } from '../infra-paths.js';
+import { agentBundle } from '../infra-paths.js';
 
 export interface TestbedProps {
   /** Account for both stacks; CDK_DEFAULT_ACCOUNT or context `testbedAccount`. Unset = environment-agnostic account. */
@@ -30,7 +30,7 @@ export interface TestbedProps {
   instanceType: string;
   /** AZ IDs of the client-side PrivateLink endpoint; default the client AZ only (docs/testbed.md, "PrivateLink"). */
   privateLinkEndpointAzIds?: string[];
-  /** The probe agent bundle shipped to the hosts as an asset. */
+  /** The probe agent bundle shipped to the hosts as an asset; default dist/agent.cjs, built when missing or stale. */
   agentPath: string;
   /** Stack name prefix: <prefix>Client, <prefix>Peer, <prefix>PeerRoutes. */
   stackPrefix: string;
@@ -38,7 +38,7 @@ export interface TestbedProps {
   pipelineBucketName?: string;
 }
 
-export const TESTBED_DEFAULTS: TestbedProps = {
+export const TESTBED_DEFAULTS: Omit<TestbedProps, 'agentPath'> = {
   clientRegion: 'ap-northeast-1',
   peerRegion: 'ap-northeast-3',
   clientAzId: 'apne1-az4',
@@ -47,7 +47,6 @@ export const TESTBED_DEFAULTS: TestbedProps = {
   clientCidr: '10.0.0.0/16',
   peerCidr: '10.1.0.0/16',
   instanceType: 'c6i.large',
-  agentPath: AGENT_BUNDLE,
   stackPrefix: 'PathbenchTestbed',
 };
 
@@ -80,14 +79,17 @@ export function resolveTestbedProps(app: App, props: Partial<TestbedProps> = {})
   };
   if (peerAzCtx && peerAzCtx.length !== 2)
     throw new ConfigError(`context testbedPeerAzIds: expected two comma-separated AZ IDs, got ${peerAzCtx.length}`);
-  const merged: TestbedProps = { ...TESTBED_DEFAULTS };
+  const merged: Omit<TestbedProps, 'agentPath'> & { agentPath?: string } = { ...TESTBED_DEFAULTS };
   for (const layer of [fromContext, props])
     for (const [k, v] of Object.entries(layer)) if (v !== undefined) Object.assign(merged, { [k]: v });
   validate(merged);
-  return merged;
+  // The project's bundle only once the settings are known good, and only when none was given.
+  const resolved = { ...merged, agentPath: merged.agentPath ?? agentBundle() };
+  if (!existsSync(resolved.agentPath)) throw new ConfigError(`testbed: agent bundle ${resolved.agentPath} is missing`);
+  return resolved;
 }
 
-function validate(p: TestbedProps): void {
+function validate(p: Omit<TestbedProps, 'agentPath'>): void {
   const problems: string[] = [];
   for (const key of ['clientRegion', 'peerRegion'] as const)
     if (!REGION.test(p[key])) problems.push(`${key}: expected a region such as "ap-northeast-1", got "${p[key]}"`);
@@ -114,8 +116,6 @@ function validate(p: TestbedProps): void {
   if (!/^[a-z][a-z0-9-]*\.[a-z0-9]+$/.test(p.instanceType))
     problems.push(`instanceType: expected a type such as "c6i.large", got "${p.instanceType}"`);
   if (problems.length > 0) throw new ConfigError(`testbed settings are invalid:\n  ${problems.join('\n  ')}`);
-  if (!existsSync(p.agentPath))
-    throw new ConfigError(`testbed: agent bundle ${p.agentPath} is missing; run \`npm run build\` first`);
 }
 
 /** The i-th /24 of a /16 ("10.1.0.0/16", 0 → "10.1.1.0/24"); index 0 is kept free. */

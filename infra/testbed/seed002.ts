@@ -24,7 +24,7 @@
  *   SendTaskSuccess/Failure/Heartbeat on the measurement state machine.
  * - Containers are `public.ecr.aws/docker/library/node:20-slim` (no image build): an init
  *   container (`public.ecr.aws/aws-cli/aws-cli`) copies the bundles (CDK file assets
- *   dist/agent.cjs, dist/task-client.cjs) from S3 into a shared volume.
+ *   dist/agent.cjs, dist/ecs-worker.cjs) from S3 into a shared volume.
  *
  * `pathbench plan from-testbed --outputs FILE` turns its outputs into the nine-path plan
  * (infra/testbed/seed002-plan.ts).
@@ -41,9 +41,9 @@ import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as vpclattice from 'aws-cdk-lib/aws-vpclattice';
 import type { Construct } from 'constructs';
-import { TASK_CLIENT_BUNDLE } from '../../agent/bundle.js';
 import { taskQueueName } from '../../core/ecs-client.js';
 import { TARGET_PORTS } from '../../core/target-ports.js';
+import { ecsWorkerBundle } from '../infra-paths.js';
 import { ack } from '../nag.js';
 import { resolveTestbedProps, type TestbedProps } from './props.js';
 import { SEED002_INVENTORY, SEED002_OUTPUTS } from './seed002-plan.js';
@@ -56,7 +56,8 @@ export const SEED002_IMAGES = {
 export interface Seed002StackProps extends StackProps {
   instanceType: string;
   agentPath: string;
-  taskClientPath: string;
+  /** The ECS worker bundle (dist/ecs-worker.cjs): the client service's command. */
+  ecsWorkerPath: string;
   /** The pipeline's data bucket (context testbedPipelineBucket); default a placeholder name. */
   pipelineBucketName?: string;
   /** The pipeline's state machine name (default Pathbench-Measurement). */
@@ -217,7 +218,7 @@ export class Seed002Stack extends Stack {
 
     // --- bundles and containers --------------------------------------------------------------
     const agent = new s3assets.Asset(this, 'AgentBundle', { path: props.agentPath });
-    const taskClient = new s3assets.Asset(this, 'TaskClientBundle', { path: props.taskClientPath });
+    const ecsWorker = new s3assets.Asset(this, 'EcsWorkerBundle', { path: props.ecsWorkerPath });
     const logGroup = new logs.LogGroup(this, 'Logs', {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -235,7 +236,7 @@ export class Seed002Stack extends Stack {
         entryPoint: ['sh', '-c'],
         command: [
           files
-            .map((f, i) => `aws s3 cp ${f.s3ObjectUrl} /bundles/${i === 0 ? 'agent.cjs' : 'task-client.cjs'}`)
+            .map((f, i) => `aws s3 cp ${f.s3ObjectUrl} /bundles/${i === 0 ? 'agent.cjs' : 'ecs-worker.cjs'}`)
             .join(' && '),
         ],
         logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: `${name}-fetch` }),
@@ -412,7 +413,7 @@ export class Seed002Stack extends Stack {
       'AwsSolutions-SQS3',
     );
     const bucket = props.pipelineBucketName ?? 'pathbench-data-bucket';
-    const clientTd = taskDef('Client', [agent, taskClient], ['node', '/bundles/task-client.cjs'], {
+    const clientTd = taskDef('Client', [agent, ecsWorker], ['node', '/bundles/ecs-worker.cjs'], {
       PATHBENCH_QUEUE_URL: this.queue.queueUrl,
       PATHBENCH_SERVICE: CLIENT_SERVICE,
       PATHBENCH_BUCKET: bucket,
@@ -525,10 +526,13 @@ export class Seed002Stack extends Stack {
   }
 }
 
-/** Add the seed-002 stack to `app`; instance type, account, agent bundle and pipeline bucket from the testbed context. */
+/**
+ * Add the seed-002 stack to `app`; instance type, account, agent bundle and pipeline bucket from the
+ * testbed context; the agent and ECS worker bundles built now when missing or stale.
+ */
 export function addSeed002Testbed(
   app: App,
-  props: Partial<TestbedProps> & { taskClientPath?: string; stateMachineName?: string } = {},
+  props: Partial<TestbedProps> & { ecsWorkerPath?: string; stateMachineName?: string } = {},
 ): Seed002Stack {
   const tb = resolveTestbedProps(app, props);
   const region = (app.node.tryGetContext('testbedClientRegion') as string | undefined) ?? tb.clientRegion;
@@ -537,7 +541,7 @@ export function addSeed002Testbed(
     description: 'pathbench seed-002 testbed: ECS service-to-service paths (A B D F G G′ H L1 L2)',
     instanceType: tb.instanceType,
     agentPath: tb.agentPath,
-    taskClientPath: props.taskClientPath ?? TASK_CLIENT_BUNDLE,
+    ecsWorkerPath: props.ecsWorkerPath ?? ecsWorkerBundle(),
     pipelineBucketName: tb.pipelineBucketName,
     stateMachineName: props.stateMachineName,
   });

@@ -888,7 +888,9 @@ describe('parseAgentSpec: the agent checks its spec with the probe schemas a pla
     [
       'an unknown kind',
       spec({ probes: [{ kind: 'traceroute', name: 'traceroute' }] }),
-      ['probes[0].kind: unknown probe kind "traceroute" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong, ping)'],
+      [
+        'probes[0].kind: unknown probe kind "traceroute" (expected tcp-connect, iperf3, http, sockperf, mtu, pingpong, ping)',
+      ],
     ],
     [
       'a missing or out-of-range option',

@@ -2,7 +2,7 @@
  * Synthesizes the pipeline stack offline (local esbuild bundling, no Docker, no account) once,
  * and checks the parts that matter with targeted assertions plus cdk-nag AwsSolutions.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
@@ -109,7 +109,8 @@ describe('pipeline stack', () => {
     expect(fns).toHaveLength(TASK_NAMES.length + 1);
     for (const name of [...TASK_NAMES, 'CleanupAfterExecution']) {
       template.hasResourceProperties('AWS::Lambda::Function', {
-        Handler: `index.${name}`,
+        Handler: 'index.handler',
+        Description: Match.stringLikeRegexp(`^pathbench ${name}: `),
         Architectures: ['arm64'],
         Runtime: Match.stringLikeRegexp('^nodejs'),
         LoggingConfig: { LogGroup: Match.anyValue() },
@@ -133,17 +134,19 @@ describe('pipeline stack', () => {
     }
     const [[, sm]] = ofType('AWS::StepFunctions::StateMachine');
     expect(sm.Properties.StateMachineName).toBe('Pathbench-Measurement');
-    // Error names survive minification (the ASL's Catch/Retry match on them) and SQL ships along.
-    const code = fns[0][1].Properties.Code as { S3Key: string };
+    // Error names survive minification (the ASL's Catch/Retry match on them); the SQL is inside
+    // the bundle, nothing ships beside it.
+    const [[, validate]] = fns.filter(([id]) => id.startsWith('ValidatePlanFn'));
+    const code = validate.Properties.Code as { S3Key: string };
     const bundleDir = path.join(outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
     expect(readFileSync(path.join(bundleDir, 'index.mjs'), 'utf8')).toContain('"RunLockedError"');
-    expect(existsSync(path.join(bundleDir, 'queries', 'percentiles.sql'))).toBe(true);
+    expect(readdirSync(bundleDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
   });
 
   it('gives the collecting tasks the timeout and memory the collect bench sized (1 M lines in a 512 MB heap)', () => {
     for (const name of ['CollectOutput', 'RecordPathFailure']) {
       template.hasResourceProperties('AWS::Lambda::Function', {
-        Handler: `index.${name}`,
+        Description: Match.stringLikeRegexp(`^pathbench ${name}: `),
         Timeout: 900,
         MemorySize: 512,
       });
@@ -345,8 +348,8 @@ describe('pipeline stack', () => {
     expect(CLEANUP_STATUSES).toEqual(['FAILED', 'TIMED_OUT', 'ABORTED']);
     const targets = rule.Properties.Targets as Record<string, unknown>[];
     expect(targets).toHaveLength(1);
-    const [cleanupFn] = ofType('AWS::Lambda::Function').find(
-      ([, r]) => r.Properties.Handler === 'index.CleanupAfterExecution',
+    const [cleanupFn] = ofType('AWS::Lambda::Function').find(([, r]) =>
+      (r.Properties.Description as string).startsWith('pathbench CleanupAfterExecution: '),
     )!;
     expect(targets[0]).toMatchObject({
       Arn: { 'Fn::GetAtt': [cleanupFn, 'Arn'] },

@@ -1,8 +1,8 @@
 /**
  * A plan with a task client (kind ecs-task) end to end through the real ASL: PrepareTaskProbe,
  * ProbeTask (sqs:sendMessage.waitForTaskToken, resolved by the loopback queue) and EndTaskProbe,
- * with the real task-client bundle as a child process running the real agent against a real
- * loopback listener. The EC2-instance path of the same plan still goes through SendProbe.
+ * with the real ECS worker bundle (dist/ecs-worker.cjs) as a child process running the real agent
+ * against a real loopback listener. The EC2-instance path of the same plan still goes through SendProbe.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';

@@ -1,10 +1,14 @@
 /** queries/ and the loader: column source of truth, placeholders, and portability rules. */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { HiveSQL, TrinoSQL } from 'dt-sql-parser';
 import { describe, expect, it } from 'vitest';
 import { PERCENTILES } from '../../core/stats.js';
-import { loadQuery, QUERIES_DIR, QueryFileError, RANK_COLUMNS, ROOT, samplesColumns } from '../../queries/sql.js';
+import { loadQuery, QueryFileError, queryNames, RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const QUERIES_DIR = path.join(ROOT, 'queries');
 
 function sqlFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -71,8 +75,7 @@ describe('samplesColumns', () => {
 });
 
 describe('loadQuery', () => {
-  it('resolves from the repo root, not the working directory', () => {
-    expect(QUERIES_DIR).toBe(path.join(ROOT, 'queries'));
+  it('reads nothing from disk: the working directory does not matter', () => {
     const cwd = process.cwd();
     process.chdir(path.join(ROOT, 'functions'));
     try {
@@ -102,6 +105,9 @@ describe('loadQuery', () => {
     expect(() => loadQuery('../package')).toThrow(/bad query name/);
     expect(() => loadQuery('/etc/passwd')).toThrow(/bad query name/);
     expect(() => loadQuery('nope')).toThrow('query file not found: queries/nope.sql');
+    // A name that is a property of every object is still no query.
+    expect(() => loadQuery('constructor')).toThrow('query file not found: queries/constructor.sql');
+    expect(queryNames()).toContain('views/credit_flagged_intervals');
   });
 });
 

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  type AthenaClient,
+  AthenaClient,
   type ColumnInfo,
   GetQueryExecutionCommand,
   GetQueryResultsCommand,
@@ -17,6 +17,7 @@ import { QueryFailedError } from '../../../core/errors.js';
 import { SAFE_ID } from '../../../core/fields.js';
 import { checkRunId } from '../../../core/keys.js';
 import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
+import type { AwsPort } from './aws-deps.js';
 
 export interface AthenaQueryEngineConfig {
   workgroup: string;
@@ -174,3 +175,12 @@ export class AthenaQueryEngine implements QueryEngine {
     return rows;
   }
 }
+
+/** The query port of a Lambda: Athena over the samples table of its workgroup and database. */
+export const athenaQuery: AwsPort<'query'> = ({ cfg }) =>
+  new AthenaQueryEngine(new AthenaClient({ region: cfg.region }), {
+    workgroup: cfg.workgroup,
+    database: cfg.database,
+    bucket: cfg.bucket,
+    table: cfg.table,
+  });

@@ -1,29 +1,23 @@
 /**
- * Builds the AWS Deps from environment variables, read once at cold start. A missing variable
- * fails fast with its name (ConfigError), before any event is handled.
+ * The AWS configuration of the Lambda functions, read from environment variables once at cold
+ * start (a missing variable fails fast with its name, ConfigError, before any event is handled),
+ * and awsDeps, which builds one function's Deps from the adapters of its needs. This module
+ * imports no AWS SDK client: each adapter module brings its own (AwsPort), and a function's entry
+ * imports only the adapters its needs use, so its bundle holds only their clients.
  */
-import { AthenaClient } from '@aws-sdk/client-athena';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { SSMClient } from '@aws-sdk/client-ssm';
 import { costDefaultsFromEnv } from '../../../core/cost.js';
 import { ConfigError } from '../../../core/errors.js';
-import { SAFE_ID } from '../../../core/fields.js';
 import { parseAllowedRoutes } from '../../../core/route-policy.js';
 import { jsonLogger } from '../../log.js';
-import { FirstPlanSource, PlanStore } from '../../pipeline/plan-store.js';
-import type { Deps, PlanSource } from '../../ports.js';
-import { AthenaQueryEngine } from './athena-query.js';
-import { AwsRunPublisher } from './aws-publisher.js';
-import { DynamoRunLock, executionActiveCheck, executionArn } from './dynamodb-lock.js';
-import { Ec2SsmFleet } from './ec2-fleet.js';
-import { Ec2Routes } from './ec2-routes.js';
-import { S3ObjectStore } from './s3-store.js';
-import { DEFAULT_PLAN_PREFIX, SsmPlanSource } from './ssm-plans.js';
-import { type ProbeLocation, parseProbeRegions, SsmCommandRunner } from './ssm-runner.js';
+import { depsForNeeds } from '../../needs.js';
+import type { Deps, Logger, ObjectStore } from '../../ports.js';
+import { type Capability, LAMBDAS, type LambdaName, type PortName, type PortsOf } from '../../wiring.js';
+
+/** Seconds between instance state polls on AWS (the limits a plan must fit depend on it). */
+export const AWS_POLL_SECONDS = 10;
+
+/** The default SSM parameter prefix of named plans. */
+export const DEFAULT_PLAN_PREFIX = '/pathbench/plans/';
 
 /** Environment variable names the Lambda functions read (CDK sets exactly these). */
 export const ENV = {
@@ -36,7 +30,7 @@ export const ENV = {
   document: 'PATHBENCH_PROBE_DOCUMENT',
   agentBucket: 'PATHBENCH_AGENT_BUCKET',
   agentKey: 'PATHBENCH_AGENT_KEY',
-  /** The agent's document and bundle bucket in the mesh's other regions (JSON, runner.ts parseProbeRegions). */
+  /** The agent's document and bundle bucket in the mesh's other regions (JSON, parseProbeRegions). */
   probeRegions: 'PATHBENCH_PROBE_REGIONS',
   planPrefix: 'PATHBENCH_PLAN_PREFIX',
   /** Optional: lets the run lock be taken over from an execution that has ended. */
@@ -97,63 +91,95 @@ export function readAwsConfig(env: Record<string, string | undefined>): AwsConfi
   };
 }
 
-/** AWS Deps plus the named-plan source (ValidatePlan reads `{ planName }` through it). */
-export type AwsDeps = Deps & { plans: PlanSource };
+/** Where the probe document and the agent bundle are in one region. */
+export interface ProbeLocation {
+  documentName: string;
+  agentBucket: string;
+}
 
-/** Build every AWS adapter once; per-region EC2/SSM clients are created on first use. */
-export function awsDeps(env: Record<string, string | undefined>): AwsDeps {
-  const cfg = readAwsConfig(env);
-  const regional = new Map<string, { ec2: EC2Client; ssm: SSMClient }>();
-  const clientsFor = (region: string) => {
-    let c = regional.get(region);
-    if (!c) {
-      c = { ec2: new EC2Client({ region }), ssm: new SSMClient({ region }) };
-      regional.set(region, c);
+/** Parse PATHBENCH_PROBE_REGIONS (JSON `{ "<region>": { documentName, agentBucket } }`); absent: none. */
+export function parseProbeRegions(text: string | undefined, what: string): Record<string, ProbeLocation> {
+  if (!text) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new Error(
+      `${what}: expected JSON { "<region>": { "documentName", "agentBucket" } }, got ${text.slice(0, 80)}`,
+    );
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw new Error(`${what}: expected an object keyed by region, got ${JSON.stringify(v).slice(0, 80)}`);
+  }
+  const out: Record<string, ProbeLocation> = {};
+  for (const [region, loc] of Object.entries(v)) {
+    const l = loc as Partial<ProbeLocation> | null;
+    if (
+      !/^[a-z]{2}(-[a-z]+)+-\d$/.test(region) ||
+      typeof l?.documentName !== 'string' ||
+      typeof l.agentBucket !== 'string'
+    ) {
+      throw new Error(
+        `${what}: expected "<region>": { "documentName": string, "agentBucket": string }, got "${region}": ${JSON.stringify(loc).slice(0, 80)}`,
+      );
     }
-    return c;
-  };
-  const home = clientsFor(cfg.region);
+    out[region] = { documentName: l.documentName, agentBucket: l.agentBucket };
+  }
+  return out;
+}
+
+/** The execution ARN of `name` under a state machine: `…:stateMachine:<sm>` → `…:execution:<sm>:<name>`. */
+export function executionArn(stateMachineArn: string, name: string): string {
+  const m = /^(arn:[^:]+:states:[^:]*:[^:]*):stateMachine:([^:]+)$/.exec(stateMachineArn);
+  if (!m) throw new ConfigError(`not a state machine ARN: ${JSON.stringify(stateMachineArn)}`);
+  return `${m[1]}:execution:${m[2]}:${name}`;
+}
+
+/** What an adapter is built from: the configuration, the logger, the function's needs. */
+export interface AwsPortContext {
+  cfg: AwsConfig;
+  log: Logger;
+  needs: readonly Capability[];
+  /** The object store, built first: the named-plan source reads plans from it. */
+  store?: ObjectStore;
+}
+
+/** Builds one port's AWS adapter; each adapter module exports its own (s3Store, ec2Fleet …). */
+export type AwsPort<P extends PortName> = (ctx: AwsPortContext) => NonNullable<Deps[P]>;
+
+/** The adapters a Lambda is built with: one for each port of its needs, no other (functions/wiring.ts PortsOf). */
+export type AwsPorts<N extends LambdaName> = { [P in PortsOf<N>]: AwsPort<P> };
+
+/**
+ * The Deps of the Lambda `name`: the ports of its needs from the given adapters (the store first),
+ * every other port absent (functions/needs.ts), the configuration read from `env`.
+ */
+export function awsDeps<N extends LambdaName>(
+  name: N,
+  ports: AwsPorts<N>,
+  env: Record<string, string | undefined>,
+): Deps {
+  const cfg = readAwsConfig(env);
   const log = jsonLogger();
-  const isRunActive = cfg.stateMachineArn
-    ? executionActiveCheck(new SFNClient({ region: cfg.region }), cfg.stateMachineArn)
-    : undefined;
-  const store = new S3ObjectStore(new S3Client({ region: cfg.region }), cfg.bucket);
-  const ssmPlans = new SsmPlanSource(home.ssm, cfg.planPrefix);
-  return {
-    store,
-    fleet: new Ec2SsmFleet(clientsFor),
-    routes: new Ec2Routes((r) => clientsFor(r).ec2),
-    runner: new SsmCommandRunner((r) => clientsFor(r).ssm, {
-      documentName: cfg.document,
-      bucket: cfg.bucket,
-      agentBucket: cfg.agentBucket,
-      agentKey: cfg.agentKey,
-      homeRegion: cfg.region,
-      regions: cfg.probeRegions,
-    }),
-    query: new AthenaQueryEngine(new AthenaClient({ region: cfg.region }), {
-      workgroup: cfg.workgroup,
-      database: cfg.database,
-      bucket: cfg.bucket,
-      table: cfg.table,
-    }),
-    lock: new DynamoRunLock(new DynamoDBClient({ region: cfg.region }), {
-      table: cfg.lockTable,
-      holder: cfg.holder,
-      ...(isRunActive ? { isRunActive } : {}),
+  const ctx: AwsPortContext = { cfg, log, needs: LAMBDAS[name].needs };
+  const adapters = ports as Partial<Record<PortName, AwsPort<PortName>>>;
+  const store = adapters.store?.(ctx) as ObjectStore | undefined;
+  const built: Partial<Record<PortName, unknown>> = { store };
+  for (const [port, make] of Object.entries(adapters) as [PortName, AwsPort<PortName>][]) {
+    if (port !== 'store') built[port] = make({ ...ctx, ...(store ? { store } : {}) });
+  }
+  return depsForNeeds(
+    name,
+    built as Partial<Pick<Deps, PortName>>,
+    {
       log,
-    }),
-    // `pathbench plan put` stores plans in the bucket; plans in SSM parameters keep working.
-    plans: new FirstPlanSource([
-      new PlanStore(store),
-      { get: async (name) => (SAFE_ID.test(name) ? ssmPlans.get(name) : undefined) },
-    ]),
-    publisher: new AwsRunPublisher(new EventBridgeClient({ region: cfg.region })),
-    log,
-    driver: 'aws',
-    allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
-    ...(env[ENV.accountId] ? { accountId: env[ENV.accountId] } : {}),
-    cost: costDefaultsFromEnv(env),
-    now: () => new Date(),
-  };
+      driver: 'aws',
+      allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
+      ...(env[ENV.accountId] ? { accountId: env[ENV.accountId] } : {}),
+      cost: costDefaultsFromEnv(env),
+      now: () => new Date(),
+    },
+    // ValidatePlan and PollProbe read the fleet's poll interval without touching an instance.
+    { fleet: { rebootable: true, pollSeconds: AWS_POLL_SECONDS } },
+  );
 }

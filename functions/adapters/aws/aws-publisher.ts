@@ -12,12 +12,12 @@
  */
 
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { keys } from '../../../core/keys.js';
 import type { Regression, Summary } from '../../../core/model.js';
 import { describeRegression, judgedPercentiles } from '../../pipeline/regressions.js';
 import type { RunPublisher } from '../../ports.js';
+import type { AwsPort } from './aws-deps.js';
 
 export const METRIC_NAMESPACE = 'Pathbench';
 export const METRIC_SERVICE = 'pathbench';
@@ -114,3 +114,7 @@ export class AwsRunPublisher implements RunPublisher {
       throw new Error(`EventBridge refused ${failed.length} regression event(s): ${failed.join('; ')}`);
   }
 }
+
+/** The publisher port of a Lambda: EMF metrics on stdout, regression events on the default bus. */
+export const awsPublisher: AwsPort<'publisher'> = ({ cfg }) =>
+  new AwsRunPublisher(new EventBridgeClient({ region: cfg.region }));

@@ -7,13 +7,14 @@
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
-  type DynamoDBClient,
+  DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { DescribeExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { ConfigError, RunLockedError } from '../../../core/errors.js';
+import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { RunLockedError } from '../../../core/errors.js';
 import type { LockInfo, Logger, RunLock } from '../../ports.js';
+import { type AwsPort, executionArn } from './aws-deps.js';
 import { isAwsError } from './sdk-errors.js';
 
 export interface DynamoRunLockConfig {
@@ -165,13 +166,6 @@ function isConditionFailed(e: unknown): boolean {
   return e instanceof ConditionalCheckFailedException || isAwsError(e, 'ConditionalCheckFailedException');
 }
 
-/** The execution ARN of `name` under a state machine: `…:stateMachine:<sm>` → `…:execution:<sm>:<name>`. */
-export function executionArn(stateMachineArn: string, name: string): string {
-  const m = /^(arn:[^:]+:states:[^:]*:[^:]*):stateMachine:([^:]+)$/.exec(stateMachineArn);
-  if (!m) throw new ConfigError(`not a state machine ARN: ${JSON.stringify(stateMachineArn)}`);
-  return `${m[1]}:execution:${m[2]}:${name}`;
-}
-
 /**
  * `isRunActive` for DynamoRunLock: the run id is the execution name, so DescribeExecution tells
  * whether the holder still runs. An execution that ended less than `graceSeconds` ago still
@@ -192,3 +186,20 @@ export function executionActiveCheck(
     return now().getTime() - out.stopDate.getTime() < graceMs;
   };
 }
+
+/**
+ * The lock port of a Lambda. With `lock` (not just `lock:read`) and the state machine's ARN, a
+ * lock whose holder execution has ended may be taken over: only `lock` grants DescribeExecution.
+ */
+export const dynamoLock: AwsPort<'lock'> = ({ cfg, log, needs }) => {
+  const isRunActive =
+    needs.includes('lock') && cfg.stateMachineArn
+      ? executionActiveCheck(new SFNClient({ region: cfg.region }), cfg.stateMachineArn)
+      : undefined;
+  return new DynamoRunLock(new DynamoDBClient({ region: cfg.region }), {
+    table: cfg.lockTable,
+    holder: cfg.holder,
+    ...(isRunActive ? { isRunActive } : {}),
+    log,
+  });
+};

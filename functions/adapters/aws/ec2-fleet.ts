@@ -8,22 +8,20 @@ import {
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
   DescribeInstanceTypesCommand,
-  type EC2Client,
+  EC2Client,
   StartInstancesCommand,
   StopInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { DescribeInstanceInformationCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { DescribeInstanceInformationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { ClientNetwork } from '../../../core/client-network.js';
 import { InstanceCapacityError } from '../../../core/errors.js';
 import type { ClientRef } from '../../../core/model.js';
 import type { Fleet, InstanceInfo, InstanceState } from '../../ports.js';
+import { AWS_POLL_SECONDS, type AwsPort } from './aws-deps.js';
 import { isAwsError } from './sdk-errors.js';
 
 /** Per-region SDK clients; the client ref carries the region. */
 export type RegionalClients = (region: string) => { ec2: EC2Client; ssm: SSMClient };
-
-/** Seconds between instance state polls on AWS (the limits a plan must fit depend on it). */
-export const AWS_POLL_SECONDS = 10;
 
 const CAPACITY_CODES = ['InsufficientInstanceCapacity', 'Server.InsufficientInstanceCapacity'];
 
@@ -175,3 +173,16 @@ export class Ec2SsmFleet implements Fleet {
     return id;
   }
 }
+
+/** The fleet port of a Lambda: EC2 and SSM clients per region, made on first use. */
+export const ec2Fleet: AwsPort<'fleet'> = () => {
+  const clients = new Map<string, { ec2: EC2Client; ssm: SSMClient }>();
+  return new Ec2SsmFleet((region) => {
+    let c = clients.get(region);
+    if (!c) {
+      c = { ec2: new EC2Client({ region }), ssm: new SSMClient({ region }) };
+      clients.set(region, c);
+    }
+    return c;
+  });
+};

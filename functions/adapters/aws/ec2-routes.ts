@@ -8,7 +8,7 @@ import {
   CreateRouteCommand,
   DeleteRouteCommand,
   DescribeRouteTablesCommand,
-  type EC2Client,
+  EC2Client,
   ReplaceRouteCommand,
   type Route,
 } from '@aws-sdk/client-ec2';
@@ -16,6 +16,7 @@ import { RouteSwapError } from '../../../core/errors.js';
 import type { RouteEntry, RouteTarget } from '../../../core/model.js';
 import { VIA_KEYS, type ViaKey } from '../../../core/plan.js';
 import type { Routes } from '../../ports.js';
+import type { AwsPort } from './aws-deps.js';
 import { isAwsError } from './sdk-errors.js';
 
 type RouteKey = Omit<RouteEntry, 'via'>;
@@ -181,3 +182,16 @@ export class Ec2Routes implements Routes {
     );
   }
 }
+
+/** The routes port of a Lambda: an EC2 client per route table's region, made on first use. */
+export const ec2Routes: AwsPort<'routes'> = () => {
+  const clients = new Map<string, EC2Client>();
+  return new Ec2Routes((region) => {
+    let c = clients.get(region);
+    if (!c) {
+      c = new EC2Client({ region });
+      clients.set(region, c);
+    }
+    return c;
+  });
+};

@@ -13,10 +13,11 @@ import {
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  type S3Client,
+  S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { ObjectStore } from '../../ports.js';
+import type { AwsPort } from './aws-deps.js';
 import { isAwsError } from './sdk-errors.js';
 
 /** Multipart part size: S3's minimum is 5 MiB (except the last part); 8 MiB keeps the heap small. */
@@ -187,3 +188,7 @@ function guessContentType(key: string): string {
   if (key.endsWith('.html')) return 'text/html';
   return 'application/octet-stream';
 }
+
+/** The store port of a Lambda: the data bucket. */
+export const s3Store: AwsPort<'store'> = ({ cfg }) =>
+  new S3ObjectStore(new S3Client({ region: cfg.region }), cfg.bucket);

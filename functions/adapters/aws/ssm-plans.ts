@@ -2,13 +2,13 @@
  * Named plans in SSM Parameter Store (/pathbench/plans/<name>): a scheduled run starts with
  * `{ "planName": "…" }` and ValidatePlan reads the plan text from here.
  */
-import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { PlanInvalidError } from '../../../core/errors.js';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { ConfigError, PlanInvalidError } from '../../../core/errors.js';
 import { SAFE_ID } from '../../../core/fields.js';
+import { FirstPlanSource, PlanStore } from '../../pipeline/plan-store.js';
 import type { PlanSource } from '../../ports.js';
+import { type AwsPort, DEFAULT_PLAN_PREFIX } from './aws-deps.js';
 import { isAwsError } from './sdk-errors.js';
-
-export const DEFAULT_PLAN_PREFIX = '/pathbench/plans/';
 
 export class SsmPlanSource implements PlanSource {
   constructor(
@@ -35,3 +35,13 @@ export class SsmPlanSource implements PlanSource {
     }
   }
 }
+
+/** The named-plan port of a Lambda: `pathbench plan put` stores plans in the bucket; plans in SSM parameters keep working. */
+export const namedPlans: AwsPort<'plans'> = ({ cfg, store }) => {
+  if (!store) throw new ConfigError('named plans need the store port');
+  const ssm = new SsmPlanSource(new SSMClient({ region: cfg.region }), cfg.planPrefix);
+  return new FirstPlanSource([
+    new PlanStore(store),
+    { get: async (name) => (SAFE_ID.test(name) ? ssm.get(name) : undefined) },
+  ]);
+};

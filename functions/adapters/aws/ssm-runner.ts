@@ -9,11 +9,12 @@ import {
   type GetCommandInvocationCommandOutput,
   ListCommandsCommand,
   SendCommandCommand,
-  type SSMClient,
+  SSMClient,
 } from '@aws-sdk/client-ssm';
 import { ProbeCommandFailedError } from '../../../core/errors.js';
 import type { ClientRef } from '../../../core/model.js';
 import type { CommandInvocation, CommandRunner, CommandStatus, ProbeCommand } from '../../ports.js';
+import type { AwsPort, ProbeLocation } from './aws-deps.js';
 import { checkProbeParameters } from './probe-document.js';
 import { awsErrorName, isAwsError } from './sdk-errors.js';
 
@@ -43,43 +44,6 @@ export interface SsmCommandRunnerConfig {
    */
   stopUploadGraceSeconds?: number;
   now?: () => Date;
-}
-
-/** Where the probe document and the agent bundle are in one region. */
-export interface ProbeLocation {
-  documentName: string;
-  agentBucket: string;
-}
-
-/** Parse PATHBENCH_PROBE_REGIONS (JSON `{ "<region>": { documentName, agentBucket } }`); absent: none. */
-export function parseProbeRegions(text: string | undefined, what: string): Record<string, ProbeLocation> {
-  if (!text) return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    throw new Error(
-      `${what}: expected JSON { "<region>": { "documentName", "agentBucket" } }, got ${text.slice(0, 80)}`,
-    );
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw new Error(`${what}: expected an object keyed by region, got ${JSON.stringify(v).slice(0, 80)}`);
-  }
-  const out: Record<string, ProbeLocation> = {};
-  for (const [region, loc] of Object.entries(v)) {
-    const l = loc as Partial<ProbeLocation> | null;
-    if (
-      !/^[a-z]{2}(-[a-z]+)+-\d$/.test(region) ||
-      typeof l?.documentName !== 'string' ||
-      typeof l.agentBucket !== 'string'
-    ) {
-      throw new Error(
-        `${what}: expected "<region>": { "documentName": string, "agentBucket": string }, got "${region}": ${JSON.stringify(loc).slice(0, 80)}`,
-      );
-    }
-    out[region] = { documentName: l.documentName, agentBucket: l.agentBucket };
-  }
-  return out;
 }
 
 const STATUS: Record<string, CommandStatus> = {
@@ -264,3 +228,24 @@ export class SsmCommandRunner implements CommandRunner {
     return { status: 'Pending' };
   }
 }
+
+/** The runner port of a Lambda: Run Command with this region's document, and each agent region's. */
+export const ssmRunner: AwsPort<'runner'> = ({ cfg }) => {
+  const clients = new Map<string, SSMClient>();
+  const ssmFor = (region: string) => {
+    let c = clients.get(region);
+    if (!c) {
+      c = new SSMClient({ region });
+      clients.set(region, c);
+    }
+    return c;
+  };
+  return new SsmCommandRunner(ssmFor, {
+    documentName: cfg.document,
+    bucket: cfg.bucket,
+    agentBucket: cfg.agentBucket,
+    agentKey: cfg.agentKey,
+    homeRegion: cfg.region,
+    regions: cfg.probeRegions,
+  });
+};

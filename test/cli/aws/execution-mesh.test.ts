@@ -11,7 +11,7 @@ import { runStatus, startRun } from '../../../cli/aws/execution.js';
 import { meshArnFrom } from '../../../cli/aws/stack-config.js';
 import { meshLayout, meshPlanInput } from '../../../core/mesh-schedule.js';
 import { regionByCode } from '../../../core/regions.js';
-import { executionArn } from '../../../functions/adapters/aws/dynamodb-lock.js';
+import { executionArn } from '../../../functions/adapters/aws/aws-deps.js';
 
 const SM = 'arn:aws:states:us-east-1:123456789012:stateMachine:Pathbench-Measurement';
 const MESH = 'arn:aws:states:us-east-1:123456789012:stateMachine:Pathbench-Mesh';

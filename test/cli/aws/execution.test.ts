@@ -13,7 +13,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { progressLines, startRun } from '../../../cli/aws/execution.js';
-import { executionArn } from '../../../functions/adapters/aws/dynamodb-lock.js';
+import { executionArn } from '../../../functions/adapters/aws/aws-deps.js';
 
 const SM = 'arn:aws:states:ap-northeast-1:123456789012:stateMachine:Measurement';
 

@@ -5,15 +5,10 @@
  * the client service's queue and least-privilege task role; its outputs give the nine-path plan
  * `plan from-testbed` writes; cdk-nag AwsSolutions with no unacknowledged error.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureTaskClientBundle } from '../../../agent/bundle.js';
 import { parsePlan } from '../../../core/plan.js';
 import { TestbedOutputsError } from '../../../infra/testbed/plan-from-outputs.js';
 import { addSeed002Testbed, type Seed002Stack } from '../../../infra/testbed/seed002.js';
@@ -25,8 +20,6 @@ import {
   seed002Plan,
 } from '../../../infra/testbed/seed002-plan.js';
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-
 type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] };
 type Json = { Resources: Record<string, Resource>; Outputs?: Record<string, { Value: unknown }> };
 
@@ -35,9 +28,7 @@ let json: Json;
 const ofType = (type: string) => Object.entries(json.Resources).filter(([, r]) => r.Type === type);
 
 beforeAll(() => {
-  if (!existsSync(path.join(ROOT, 'dist', 'agent.cjs')))
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
-  ensureTaskClientBundle();
+  // The stack builds the agent and ECS worker bundles it uploads when they are missing or stale.
   const app = new App({ context: { testbed: 'seed-002', testbedPipelineBucket: 'pathbench-data-test' } });
   stack = addSeed002Testbed(app, { account: '123456789012' });
   json = Template.fromStack(stack).toJSON() as Json;
@@ -130,7 +121,7 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     expect(q.Properties.QueueName).toBe('pathbench-client-seed002-client');
     const tds = JSON.stringify(ofType('AWS::ECS::TaskDefinition'));
     expect(tds).toContain('public.ecr.aws/docker/library/node:20-slim');
-    expect(tds).toContain('/bundles/task-client.cjs');
+    expect(tds).toContain('/bundles/ecs-worker.cjs');
     expect(tds).not.toContain('dkr.ecr'); // no image built or pushed
     const clientTd = ofType('AWS::ECS::TaskDefinition').find(([id]) => id.startsWith('ClientTask'));
     expect(clientTd).toBeDefined();

@@ -3,10 +3,6 @@
  * second host in each first AZ, the target servers' user data on every host, the TestbedAzHosts
  * output that `plan az-matrix` reads, and cdk-nag AwsSolutions with no unacknowledged error.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -15,9 +11,6 @@ import { parsePlan } from '../../../core/plan.js';
 import { AZ_HOSTS_OUTPUT, azMatrixPlan, hostsFromOutputs } from '../../../infra/testbed/az-matrix.js';
 import { addSeed004Testbed, type Seed004Stacks } from '../../../infra/testbed/seed004.js';
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const AGENT = path.join(ROOT, 'dist', 'agent.cjs');
-
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Json = { Resources: Record<string, Resource>; Outputs?: Record<string, { Value: unknown }> };
 
@@ -25,7 +18,6 @@ let stacks: Seed004Stacks;
 let templates: Template[];
 
 beforeAll(() => {
-  if (!existsSync(AGENT)) execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
   const app = new App({ context: { testbed: 'seed-004' } });
   stacks = addSeed004Testbed(app);
   templates = [stacks.tokyo, stacks.osaka].map((s) => Template.fromStack(s));

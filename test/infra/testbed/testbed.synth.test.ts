@@ -2,10 +2,6 @@
  * The testbed stacks synthesized offline (no account, no lookups): targeted assertions on the
  * seed-000 topology, the cross-region wiring and the facts the pipeline relies on.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,9 +9,6 @@ import { ConfigError } from '../../../core/errors.js';
 import { addTestbed, type TestbedStacks } from '../../../infra/testbed/index.js';
 import { TESTBED_OUTPUTS } from '../../../infra/testbed/plan-from-outputs.js';
 import { DEFAULT_TESTBED_INVENTORY } from '../../../infra/testbed/testbed-cost.js';
-
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const AGENT = path.join(ROOT, 'dist', 'agent.cjs');
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] };
 type Json = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
@@ -35,8 +28,6 @@ const hasTag = (r: Resource, key: string, value: string) =>
   );
 
 beforeAll(() => {
-  // The hosts download the agent bundle from an asset, so the synth needs it built.
-  if (!existsSync(AGENT)) execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
   const app = new App({ context: { testbed: 'true' } });
   stacks = addTestbed(app);
   peer = Template.fromStack(stacks.peer);

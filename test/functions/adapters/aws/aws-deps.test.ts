@@ -1,14 +1,16 @@
-/** Config reading, the named-plan source and the Lambda entry (error names intact). */
+/** Config reading, a Lambda's Deps from the adapters of its needs, the named-plan source and the Lambda entries (error names intact). */
 import { DeleteItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, PlanInvalidError } from '../../../../core/errors.js';
-import { awsDeps, ENV, readAwsConfig } from '../../../../functions/adapters/aws/aws-deps.js';
-import { SsmPlanSource } from '../../../../functions/adapters/aws/ssm-plans.js';
+import { AWS_POLL_SECONDS, awsDeps, ENV, readAwsConfig } from '../../../../functions/adapters/aws/aws-deps.js';
+import { dynamoLock } from '../../../../functions/adapters/aws/dynamodb-lock.js';
+import { ec2Routes } from '../../../../functions/adapters/aws/ec2-routes.js';
+import { s3Store } from '../../../../functions/adapters/aws/s3-store.js';
+import { namedPlans, SsmPlanSource } from '../../../../functions/adapters/aws/ssm-plans.js';
 import { FirstPlanSource } from '../../../../functions/pipeline/plan-store.js';
-import { TASK_NAMES } from '../../../../functions/wiring.js';
 
 const fullEnv = {
   [ENV.region]: 'ap-northeast-1',
@@ -28,16 +30,44 @@ describe('awsDeps', () => {
     expect(() => readAwsConfig(partial)).toThrow('environment variable PATHBENCH_LOCK_TABLE is not set');
   });
 
-  it('builds every port with defaults for the optional variables', () => {
+  it("builds a function's ports from the adapters of its needs, with defaults for the optional variables", () => {
     const cfg = readAwsConfig(fullEnv);
     expect(cfg.table).toBe('samples');
     expect(cfg.planPrefix).toBe('/pathbench/plans/');
-    const deps = awsDeps(fullEnv);
+    expect(cfg.stateMachineArn).toBeUndefined();
+    const deps = awsDeps(
+      'ValidatePlan',
+      { store: s3Store, routes: ec2Routes, lock: dynamoLock, plans: namedPlans },
+      fullEnv,
+    );
     expect(deps.driver).toBe('aws');
     expect(deps.store.location).toBe('s3://pb-data');
-    expect(deps.fleet.rebootable).toBe(true);
     expect(deps.plans).toBeInstanceOf(FirstPlanSource);
-    expect(cfg.stateMachineArn).toBeUndefined();
+    // ValidatePlan has no fleet: only the poll interval its limits are computed with.
+    expect(deps.fleet.pollSeconds).toBe(AWS_POLL_SECONDS);
+    expect(() => deps.fleet.describe({ region: 'ap-northeast-1', instanceId: 'i-1' })).toThrow(
+      'ValidatePlan has no fleet port (fleet.describe): its needs in functions/wiring.ts are store:read, store:write, lock, plans, routes:read',
+    );
+  });
+
+  it('leaves out every port a function does not need', () => {
+    const deps = awsDeps('ReleaseLock', { store: s3Store, lock: dynamoLock }, fullEnv);
+    expect(() =>
+      deps.routes.read({ region: 'ap-northeast-1', routeTableId: 'rtb-1', destination: '10.0.0.0/16' }),
+    ).toThrow(ConfigError);
+    expect(() => deps.query.registerPartition('A', 'r1')).toThrow(
+      'ReleaseLock has no query port (query.registerPartition)',
+    );
+    expect(() => deps.runner.cancel('c', { region: 'ap-northeast-1', instanceId: 'i-1' })).toThrow(ConfigError);
+    expect(deps.plans).toBeUndefined();
+    expect(deps.publisher).toBeUndefined();
+    // Built without an adapter its needs require: refused before any event.
+    expect(() => awsDeps('ReleaseLock', { store: s3Store } as never, fullEnv)).toThrow(
+      'ReleaseLock needs the lock port but was built without it',
+    );
+    expect(() =>
+      awsDeps('ReleaseLock', { store: s3Store, lock: dynamoLock, routes: ec2Routes } as never, fullEnv),
+    ).toThrow('ReleaseLock was built with adapters its needs do not use: routes');
   });
 
   it('takes the optional state machine ARN, and refuses one that is not a state machine ARN', () => {
@@ -69,16 +99,16 @@ describe('SsmPlanSource', () => {
   });
 });
 
-describe('Lambda entry', () => {
-  it('exports one handler per task and rethrows errors with their name', async () => {
+type Entry = { handler: (e: unknown) => Promise<unknown> };
+const cleanupEntry = async () =>
+  ((await import('../../../../functions/handlers/cleanup-after-execution.lambda.js')) as Entry).handler;
+
+describe('Lambda entries', () => {
+  it('rethrow errors with their name', async () => {
     Object.assign(process.env, fullEnv);
-    const mod = (await import('../../../../functions/lambda.js')) as unknown as Record<
-      string,
-      (e: unknown) => Promise<unknown>
-    >;
-    for (const name of TASK_NAMES) expect(typeof mod[name], name).toBe('function');
+    const { handler } = (await import('../../../../functions/handlers/validate-plan.lambda.js')) as Entry;
     // An empty event is invalid input for every task; the error keeps its class name.
-    const e = await mod.ValidatePlan({}).catch((x: unknown) => x);
+    const e = await handler({}).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(Error);
     expect((e as Error).name).toMatch(/Error$/);
     expect((e as Error).name).not.toBe('Error');
@@ -86,11 +116,8 @@ describe('Lambda entry', () => {
 
   it('CleanupAfterExecution validates the EventBridge event and cleans up the execution it names', async () => {
     Object.assign(process.env, fullEnv);
-    const mod = (await import('../../../../functions/lambda.js')) as unknown as Record<
-      string,
-      (e: unknown) => Promise<unknown>
-    >;
-    const bad = await mod.CleanupAfterExecution({ detail: { status: 'ABORTED' } }).catch((x: unknown) => x);
+    const cleanup = await cleanupEntry();
+    const bad = await cleanup({ detail: { status: 'ABORTED' } }).catch((x: unknown) => x);
     expect((bad as Error).name).toBe('TaskInputError');
     expect((bad as Error).message).toBe(
       'CleanupAfterExecution: bad event at detail.name: Invalid input: expected string, received undefined',
@@ -108,7 +135,7 @@ describe('Lambda entry', () => {
         'detail-type': 'Step Functions Execution Status Change',
         detail: { name: 'run-7', status: 'ABORTED', stateMachineArn: 'arn:aws:states:…', executionArn: 'arn:…' },
       };
-      expect(await mod.CleanupAfterExecution(event)).toEqual({
+      expect(await cleanup(event)).toEqual({
         restored: 0,
         released: true,
         // ABORTED: a ValidatePlan still running must find the stop marker (functions/pipeline/abandoned-run.ts)
@@ -129,10 +156,7 @@ describe('Lambda entry', () => {
 
   it('CleanupAfterExecution of a refused second start (same name, later startDate) leaves the lock held', async () => {
     Object.assign(process.env, fullEnv);
-    const mod = (await import('../../../../functions/lambda.js')) as unknown as Record<
-      string,
-      (e: unknown) => Promise<unknown>
-    >;
+    const cleanup = await cleanupEntry();
     const s3 = mockClient(S3Client);
     const ddb = mockClient(DynamoDBClient);
     try {
@@ -151,7 +175,7 @@ describe('Lambda entry', () => {
         'detail-type': 'Step Functions Execution Status Change',
         detail: { name: 'run-7', status: 'FAILED', startDate: Date.parse('2026-12-01T00:10:00.000Z'), stopDate: null },
       };
-      const out = (await mod.CleanupAfterExecution(event)) as { released: boolean; notes: string[] };
+      const out = (await cleanup(event)) as { released: boolean; notes: string[] };
       expect(out.released).toBe(false);
       expect(out.notes).toContain('lock not held by this run');
       expect(ddb.commandCalls(DeleteItemCommand)).toHaveLength(0);

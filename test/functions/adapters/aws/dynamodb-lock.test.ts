@@ -10,7 +10,8 @@ import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient } from '@aws
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, RunLockedError } from '../../../../core/errors.js';
-import { DynamoRunLock, executionActiveCheck, executionArn } from '../../../../functions/adapters/aws/dynamodb-lock.js';
+import { executionArn } from '../../../../functions/adapters/aws/aws-deps.js';
+import { DynamoRunLock, executionActiveCheck } from '../../../../functions/adapters/aws/dynamodb-lock.js';
 
 const ddb = mockClient(DynamoDBClient);
 const now = new Date('2026-01-01T00:00:00Z');

@@ -4,8 +4,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ProbeCommandFailedError } from '../../../../core/errors.js';
 import { keys } from '../../../../core/keys.js';
-import { readAwsConfig } from '../../../../functions/adapters/aws/aws-deps.js';
-import { parseProbeRegions, SsmCommandRunner } from '../../../../functions/adapters/aws/ssm-runner.js';
+import { parseProbeRegions, readAwsConfig } from '../../../../functions/adapters/aws/aws-deps.js';
+import { SsmCommandRunner } from '../../../../functions/adapters/aws/ssm-runner.js';
 
 const ssm = mockClient(SSMClient);
 const runner = new SsmCommandRunner((region) => new SSMClient({ region }), {

@@ -1,0 +1,8 @@
+/** The BeginPath Lambda: its handler and the AWS adapters of its needs (functions/wiring.ts), nothing else. */
+
+import { ec2Fleet } from '../adapters/aws/ec2-fleet.js';
+import { s3Store } from '../adapters/aws/s3-store.js';
+import { lambdaHandler } from '../lambda-handler.js';
+import { beginPath } from './begin-path.js';
+
+export const handler = lambdaHandler('BeginPath', beginPath, { store: s3Store, fleet: ec2Fleet });

@@ -1,0 +1,9 @@
+/** PollProbe: one bounded poll of the probe command (functions/pipeline/path.ts). */
+import { pollProbeInput } from '../pipeline/contracts.js';
+import { pollProbe as poll } from '../pipeline/path.js';
+import type { Deps } from '../ports.js';
+import { parseTaskInput } from './task-input.js';
+
+export async function pollProbe(deps: Deps, input: unknown) {
+  return poll(deps, parseTaskInput(pollProbeInput, input, 'PollProbe'));
+}

@@ -1,0 +1,9 @@
+/** SendProbe: send the probe command to the client (functions/pipeline/path.ts). */
+import { clientInput } from '../pipeline/contracts.js';
+import { sendProbe as send } from '../pipeline/path.js';
+import type { Deps } from '../ports.js';
+import { parseTaskInput } from './task-input.js';
+
+export async function sendProbe(deps: Deps, input: unknown) {
+  return send(deps, parseTaskInput(clientInput, input, 'SendProbe'));
+}

@@ -1,0 +1,9 @@
+/** StartClient: start the client instance, reboot part 2 (functions/pipeline/path.ts). */
+import { clientInput } from '../pipeline/contracts.js';
+import { startClient as start } from '../pipeline/path.js';
+import type { Deps } from '../ports.js';
+import { parseTaskInput } from './task-input.js';
+
+export async function startClient(deps: Deps, input: unknown) {
+  return start(deps, parseTaskInput(clientInput, input, 'StartClient'));
+}

@@ -1,0 +1,9 @@
+/** StopClient: stop the client instance, reboot part 1 (functions/pipeline/path.ts). */
+import { clientInput } from '../pipeline/contracts.js';
+import { stopClient as stop } from '../pipeline/path.js';
+import type { Deps } from '../ports.js';
+import { parseTaskInput } from './task-input.js';
+
+export async function stopClient(deps: Deps, input: unknown) {
+  return stop(deps, parseTaskInput(clientInput, input, 'StopClient'));
+}
