@@ -9,7 +9,7 @@
 import { StateMachine } from 'aws-local-stepfunctions';
 import { TASK_RUNS } from '../functions/handlers/index.js';
 import type { Deps } from '../functions/ports.js';
-import { TASK_NAMES, TASKS, type TaskName } from '../functions/wiring.js';
+import { TASK_NAMES, type TaskName } from '../functions/wiring.js';
 import {
   type AslDefinition,
   type AslStates,
