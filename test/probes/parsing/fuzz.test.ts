@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../../core/errors.js';
 import type { SampleRecord } from '../../../core/sample-record.js';
-import { PROBE_KINDS, parseRaw, parseRawLenient } from '../../../probes/index.js';
+import { PROBE_KINDS, type ProbeKind, parseRaw, parseRawLenient } from '../../../probes/index.js';
 import { closeTruncatedJson } from '../../../probes/parsing/json-repair.js';
 import { splitLines, splitText } from '../../../probes/parsing/lines.js';
 import { FIXTURES } from '../../helpers/repo.js';
@@ -37,7 +37,7 @@ function assertStorable(r: SampleRecord): void {
 
 /** Where-and-what: "<kind> line <n>: <field> …", "iperf3 interval <i>: sum.<field> …", or a document-level reason. */
 const REASON =
-  /^(tcp-connect line \d+: |http line \d+: |sockperf line \d+: |sockperf: |iperf3 interval \d+: |iperf3 |mtu |unknown mtu result|pingpong line \d+: |pingpong: |(tcp-connect|http|sockperf|iperf3|mtu|pingpong) seq \d+: )/;
+  /^(tcp-connect line \d+: |http line \d+: |sockperf line \d+: |sockperf: |iperf3 interval \d+: |iperf3 |mtu |unknown mtu result|pingpong line \d+: |pingpong: |ping line \d+: |(tcp-connect|http|sockperf|iperf3|mtu|pingpong|ping) seq \d+: )/;
 
 function lenientInvariants(kind: string, raw: string) {
   const { records, stats } = parseRawLenient(kind, raw, META);
@@ -152,11 +152,12 @@ const edited = (text: string) =>
     });
 
 describe('every parser on arbitrary and damaged input', () => {
-  const samples: Record<string, string> = {
+  const samples: Record<ProbeKind, string> = {
     'tcp-connect': Array.from({ length: 8 }, (_, i) => JSON.stringify(tcpLine(i))).join('\n'),
     http: Array.from({ length: 8 }, (_, i) => JSON.stringify(httpLine(i))).join('\n'),
     sockperf: fixture('sockperf/udp-mps50.csv'),
     pingpong: fixture('pingpong/tcp-loopback.csv'),
+    ping: fixture('ping/every-third-lost.txt'),
     iperf3: fixture('iperf3/udp-server-json.json'),
     mtu: JSON.stringify({
       tool: 'ping',

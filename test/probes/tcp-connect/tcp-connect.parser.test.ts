@@ -46,6 +46,6 @@ describe('parseTcpConnect on hand-written input', () => {
 
   it('parseRaw dispatches by kind and rejects an unknown kind', () => {
     expect(parseRaw('tcp-connect', good, META)[0].metric).toBe('connect_rtt_ms');
-    expect(() => parseRaw('ping', good, META)).toThrow(/unknown probe kind "ping"/);
+    expect(() => parseRaw('traceroute', good, META)).toThrow(/unknown probe kind "traceroute"/);
   });
 });
