@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { keys } from '../core/keys.js';
-import type { RunManifest } from '../core/model.js';
+import type { RunManifest } from '../core/run-manifest.js';
 import { silentLogger } from '../functions/log.js';
 import type { ExecutionEvent } from '../local/asl-interpreter.js';
 import { DirStore } from '../local/dir-store.js';

@@ -16,7 +16,8 @@ import {
   verdictOf,
 } from '../core/confidence.js';
 import { checkRunId, keys } from '../core/keys.js';
-import type { DiffCell, RunManifest, SummaryPath } from '../core/model.js';
+import type { RunManifest } from '../core/run-manifest.js';
+import type { DiffCell, SummaryPath } from '../core/run-summary.js';
 import { overheadNoise, ranksFor, valueInRuns, valuesAroundPercentiles } from '../functions/pipeline/comparisons.js';
 import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
 import type { Deps } from '../functions/ports.js';

@@ -13,7 +13,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RouteSwapError } from '../core/errors.js';
-import type { RouteEntry, RouteTarget } from '../core/model.js';
+import type { RouteEntry, RouteTarget } from '../core/resolved-plan.js';
 import type { Routes } from '../functions/ports.js';
 import { parseIpRoute, sameDestination } from './ip-route.js';
 import { type LabOptions, labLocation } from './location.js';

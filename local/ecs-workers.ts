@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { isTaskClient, taskQueueUrl } from '../core/ecs-client.js';
-import type { ResolvedPlan } from '../core/model.js';
+import type { ResolvedPlan } from '../core/resolved-plan.js';
 import type { Logger } from '../functions/ports.js';
 import type { IntegrationResolver, ServiceIntegration } from './asl-interpreter.js';
 import { LocalTaskQueue } from './local-queue.js';

@@ -7,17 +7,17 @@ import { BarChart, LineChart, ScatterChart } from 'echarts/charts';
 import { GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
+import type { ProbeOverhead } from '../core/agent-report.js';
 import type {
   Comparison,
   Distribution,
   MeshSummary,
-  ProbeOverhead,
   ResultRow,
   Series,
   Summary,
   SummaryPath,
   TrendSeries,
-} from '../core/model.js';
+} from '../core/run-summary.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, runNotes, trendLine, unitOf } from './report-text.js';

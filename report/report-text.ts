@@ -3,15 +3,8 @@
  * report-html.ts). Every rendering reads only the summary JSON (summary.ts builds it).
  */
 
-import type {
-  Comparison,
-  DiffCell,
-  ProbeOverhead,
-  Regression,
-  ResultRow,
-  Summary,
-  SummaryPath,
-} from '../core/model.js';
+import type { ProbeOverhead } from '../core/agent-report.js';
+import type { Comparison, DiffCell, Regression, ResultRow, Summary, SummaryPath } from '../core/run-summary.js';
 import { AZ_HEAD, AZ_NOTE, azCsvRows, azNumeric, azTableRows, CSV_AZ_HEAD } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 

@@ -1,7 +1,7 @@
 /** The summary of an AWS run, downloaded from the data bucket: `pathbench report RUN_ID --aws`. */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { checkRunId, keys } from '../../core/keys.js';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import { AwsCliError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { type CommonFlags, resolveStackConfig } from './stack-config.js';

@@ -6,7 +6,7 @@
  */
 import { errorMessage, RouteSwapError } from '../../core/errors.js';
 import { checkRunId, keys, routeKey } from '../../core/keys.js';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import { updateManifest } from './manifest.js';

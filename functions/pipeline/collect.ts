@@ -6,11 +6,13 @@
  * bandwidth recorded at BeginPath, for a plateau at the baseline (core/credit.ts).
  */
 
+import type { AgentReport, ProbeOverhead } from '../../core/agent-report.js';
+import type { AgentSpec } from '../../core/agent-spec.js';
 import type { ClientNetwork } from '../../core/client-network.js';
 import { flagAtBaseline, flagCreditCliffs, formatAtBaselineNote } from '../../core/credit.js';
 import { CollectError, errorMessage } from '../../core/errors.js';
 import { keys, RAW_EXT } from '../../core/keys.js';
-import type { AgentReport, AgentSpec, PathManifest, ProbeOverhead, ProbeProvenance } from '../../core/model.js';
+import type { PathManifest, ProbeProvenance } from '../../core/path-manifest.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { HttpTrialTally, httpWarnings } from '../../probes/http/http-trials.js';
 import type { ProbeKind } from '../../probes/index.js';

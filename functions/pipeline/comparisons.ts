@@ -5,6 +5,8 @@
  * queries/percentile_windows.sql (the exact values around each percentile, where its interval's
  * ranks lie) and queries/trial_spread.sql. The statistics are core/confidence.ts.
  */
+
+import type { ProbeOverhead } from '../../core/agent-report.js';
 import {
   comparable,
   differenceInterval,
@@ -21,15 +23,9 @@ import {
   thinTailFlags,
   verdictOf,
 } from '../../core/confidence.js';
-import type {
-  Comparison,
-  DiffCell,
-  PathPair,
-  ProbeOverhead,
-  ResultRow,
-  RunManifest,
-  SummaryPath,
-} from '../../core/model.js';
+import type { PathPair } from '../../core/resolved-plan.js';
+import type { RunManifest } from '../../core/run-manifest.js';
+import type { Comparison, DiffCell, ResultRow, SummaryPath } from '../../core/run-summary.js';
 import type { ProbeKind } from '../../probes/index.js';
 import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';

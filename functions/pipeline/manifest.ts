@@ -11,7 +11,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keys } from '../../core/keys.js';
-import type { PathManifest, RunManifest, StepRecord } from '../../core/model.js';
+import type { PathManifest, StepRecord } from '../../core/path-manifest.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import type { ObjectStore } from '../ports.js';
 
 export async function loadManifest(store: ObjectStore, runId: string): Promise<RunManifest> {

@@ -16,7 +16,8 @@ import {
   RunAbortedError,
 } from '../../core/errors.js';
 import { keys, routeKey } from '../../core/keys.js';
-import type { ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../../core/model.js';
+import type { PathManifest, ProbeCommandState } from '../../core/path-manifest.js';
+import type { ClientRef, RouteEntry } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';

@@ -4,7 +4,8 @@
  * (agent.json, kept by CollectOutput under `provenance.agent`), tool versions and the clock of
  * each probe's figures (the probes' provenance).
  */
-import type { PathManifest, PathProvenance } from '../../core/model.js';
+import type { PathManifest } from '../../core/path-manifest.js';
+import type { PathProvenance } from '../../core/run-summary.js';
 
 type Loose = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);

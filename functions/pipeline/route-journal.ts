@@ -8,7 +8,7 @@
  */
 import { errorMessage, isTransientError } from '../../core/errors.js';
 import { keys, routeKey } from '../../core/keys.js';
-import type { RouteEntry, RouteTarget } from '../../core/model.js';
+import type { RouteEntry, RouteTarget } from '../../core/resolved-plan.js';
 import type { Deps } from '../ports.js';
 import { loadManifest } from './manifest.js';
 

@@ -4,7 +4,8 @@
  */
 import { RouteRestoreRetryableError, RouteSwapError } from '../../core/errors.js';
 import { keys, routeKey } from '../../core/keys.js';
-import type { RunManifest, Summary } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
+import type { Summary } from '../../core/run-summary.js';
 import type { Deps } from '../ports.js';
 import { updateManifest } from './manifest.js';
 import { readJournal, restoreJournaled } from './route-journal.js';

@@ -5,7 +5,8 @@
  */
 import { AT_BASELINE_FLAG, formatCreditFlag } from '../../core/credit.js';
 import { keys } from '../../core/keys.js';
-import type { ResultRow, RunManifest, Summary, SummaryPath } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
+import type { ResultRow, Summary, SummaryPath } from '../../core/run-summary.js';
 import { loadQuery } from '../../queries/sql.js';
 import { renderHtml } from '../../report/report-html.js';
 import { renderCsv, renderMarkdown } from '../../report/report-text.js';

@@ -3,13 +3,16 @@
  * own keys (plan, one spec per path, manifest). Nothing is written before the plan is valid and
  * the lock is held.
  */
+
+import type { AgentSpec } from '../../core/agent-spec.js';
 import { applicableBudget, enforceBudget, estimateRun } from '../../core/cost.js';
 import { ConfigError, PlanInvalidError, RouteSwapError, RunAbortedError, RunExistsError } from '../../core/errors.js';
 import { quoted } from '../../core/fields.js';
 import { checkRunId, keys } from '../../core/keys.js';
-import type { AgentSpec, ResolvedPath, ResolvedPlan, RunManifest } from '../../core/model.js';
 import { parsePlan } from '../../core/plan.js';
+import type { ResolvedPath, ResolvedPlan } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import type { Deps } from '../ports.js';
 import { planLimitProblems } from './limits.js';
 import { saveManifest, updateManifest } from './manifest.js';

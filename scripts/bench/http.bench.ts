@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { AGENT_BUNDLE, ensureAgentBundle } from '../../agent/bundle.js';
 import { calibrate } from '../../agent/calibrate.js';
-import type { AgentSpec } from '../../core/model.js';
+import type { AgentSpec } from '../../core/agent-spec.js';
 import { percentileOf } from '../../core/stats.js';
 import { LAB_PORTS } from '../../lab/topology.js';
 import { parseHttp } from '../../probes/http/http.parser.js';

@@ -12,9 +12,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AgentSpec } from '../../core/agent-spec.js';
 import { RAW_EXT } from '../../core/keys.js';
 import { type MeshSite, meshLayout, meshPlanInput, meshRoundLowerBound } from '../../core/mesh-schedule.js';
-import type { AgentSpec } from '../../core/model.js';
 import { fibreRttMs, REGIONS } from '../../core/regions.js';
 import { silentLogger } from '../../functions/log.js';
 import { HISTORY_EVENT_LIMIT, meshChildEventBound, meshParentEventBound } from '../../functions/pipeline/limits.js';

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { silentLogger } from '../../functions/log.js';
 import { ROOT } from '../../local/asl-interpreter.js';

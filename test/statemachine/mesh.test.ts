@@ -8,8 +8,8 @@ import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/keys.js';
 import { meshLayout, meshPlanInput } from '../../core/mesh-schedule.js';
-import type { RunManifest } from '../../core/model.js';
 import { COMMERCIAL_REGIONS } from '../../core/regions.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import {
   ASL_FILE,
   type AslDefinition,

@@ -15,7 +15,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { keys } from '../../../core/keys.js';
-import type { Regression, Summary } from '../../../core/model.js';
+import type { Regression, Summary } from '../../../core/run-summary.js';
 import { describeRegression, judgedPercentiles } from '../../pipeline/regressions.js';
 import type { RunPublisher } from '../../ports.js';
 

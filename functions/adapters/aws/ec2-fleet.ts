@@ -15,7 +15,7 @@ import {
 import { DescribeInstanceInformationCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { ClientNetwork } from '../../../core/client-network.js';
 import { InstanceCapacityError } from '../../../core/errors.js';
-import type { ClientRef } from '../../../core/model.js';
+import type { ClientRef } from '../../../core/resolved-plan.js';
 import type { Fleet, InstanceInfo, InstanceState } from '../../ports.js';
 import { isAwsError } from './sdk-errors.js';
 

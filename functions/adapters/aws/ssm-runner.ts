@@ -12,7 +12,7 @@ import {
   type SSMClient,
 } from '@aws-sdk/client-ssm';
 import { ProbeCommandFailedError } from '../../../core/errors.js';
-import type { ClientRef } from '../../../core/model.js';
+import type { ClientRef } from '../../../core/resolved-plan.js';
 import type { CommandInvocation, CommandRunner, CommandStatus, ProbeCommand } from '../../ports.js';
 import { checkProbeParameters } from './probe-document.js';
 import { awsErrorName, isAwsError } from './sdk-errors.js';
