@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { keys } from './keys.js';
 import type { RouteEntry } from './resolved-plan.js';
-import { type DocumentStore, type ListingStore, parseStored, readStored } from './stored-document.js';
+import { type DocumentStore, type ListingStore, parseDocument, readStored } from './stored-document.js';
 
 type RouteKey = Omit<RouteEntry, 'via'>;
 
@@ -42,7 +42,7 @@ export async function readJournalEntries(store: ListingStore, runId: string): Pr
   const out: JournalEntry[] = [];
   for (const key of await store.list(keys.routeJournalPrefix(runId))) {
     const text = await store.getText(key);
-    if (text !== undefined) out.push(parseStored(key, text, journalEntrySchema, 'route journal entry'));
+    if (text !== undefined) out.push(parseDocument(key, text, journalEntrySchema, 'route journal entry'));
   }
   return out;
 }
@@ -52,7 +52,7 @@ export async function readRouteIndex(store: ListingStore, route: RouteKey): Prom
   const out: RouteIndexEntry[] = [];
   for (const key of await store.list(keys.routeIndexPrefix(route))) {
     const text = await store.getText(key);
-    if (text !== undefined) out.push(parseStored(key, text, routeIndexEntrySchema, 'route index entry'));
+    if (text !== undefined) out.push(parseDocument(key, text, routeIndexEntrySchema, 'route index entry'));
   }
   return out;
 }

@@ -144,7 +144,7 @@ export const resolvedPlanSchema = z.object({
 export type ResolvedPlan = z.output<typeof resolvedPlanSchema>;
 
 /** `runs/run=<id>/plan.json`: the plan as the execution received it (`source`, unchecked) and resolved. */
-export const storedPlanSchema = z.object({ source: z.unknown(), resolved: resolvedPlanSchema });
+export const storedPlanSchema = z.object({ source: z.unknown().optional(), resolved: resolvedPlanSchema });
 export type StoredPlan = z.output<typeof storedPlanSchema>;
 
 /** The run's resolved plan as ValidatePlan stored it; undefined when there is none. */

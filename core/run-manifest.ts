@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { keys } from './keys.js';
 import { pathManifestSchema } from './path-manifest.js';
 import { pathPairSchema, regressionSettingsSchema } from './resolved-plan.js';
-import { type DocumentStore, parseStored, readStored } from './stored-document.js';
+import { type DocumentStore, parseDocument, readStored } from './stored-document.js';
 
 export const routeChangeSchema = z.object({
   region: z.string(),
@@ -70,7 +70,7 @@ export type RunManifest = z.output<typeof runManifestSchema>;
 
 /** A manifest's text (as read with its version for a compare-and-swap), parsed and checked. */
 export function parseManifest(runId: string, text: string): RunManifest {
-  return parseStored(keys.manifest(runId), text, runManifestSchema, 'run manifest');
+  return parseDocument(keys.manifest(runId), text, runManifestSchema, 'run manifest');
 }
 
 /** The run's manifest; undefined when the run has none (it never got past ValidatePlan). */

@@ -16,7 +16,7 @@ import { keys } from './keys.js';
 import { stepStatusSchema } from './path-manifest.js';
 import { azPairSchema, meshFactsSchema, regressionSettingsSchema } from './resolved-plan.js';
 import { runManifestSchema, runStatusSchema } from './run-manifest.js';
-import { type DocumentStore, jsonNumber, parseStored, readStored } from './stored-document.js';
+import { type DocumentStore, jsonNumber, parseDocument, readStored } from './stored-document.js';
 
 const interval = z.tuple([jsonNumber, jsonNumber]);
 const figure = z.number().nullable();
@@ -232,7 +232,7 @@ export type Summary = z.output<typeof summarySchema>;
 
 /** A summary's text (e.g. fetched from S3 directly), parsed and checked. */
 export function parseSummary(runId: string, text: string): Summary {
-  return parseStored(keys.report(runId, 'json'), text, summarySchema, 'run summary');
+  return parseDocument(keys.report(runId, 'json'), text, summarySchema, 'run summary');
 }
 
 /** The run's summary; undefined when it has none (not summarized yet). */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { keys } from './keys.js';
-import { type DocumentStore, parseStored, readStored } from './stored-document.js';
+import { type DocumentStore, parseDocument, readStored } from './stored-document.js';
 
 export const stopMarkerSchema = z.object({
   runId: z.string(),
@@ -17,7 +17,7 @@ export type StopMarker = z.output<typeof stopMarkerSchema>;
 
 /** A stop marker's text, parsed and checked. */
 export function parseStopMarker(runId: string, text: string): StopMarker {
-  return parseStored(keys.runStopped(runId), text, stopMarkerSchema, 'stop marker');
+  return parseDocument(keys.runStopped(runId), text, stopMarkerSchema, 'stop marker');
 }
 
 /** The run's stop marker; undefined when the run was not stopped. */

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { keys } from './keys.js';
 import { regressionSettingsSchema } from './resolved-plan.js';
-import { jsonNumber, type ListingStore, parseStored } from './stored-document.js';
+import { jsonNumber, type ListingStore, parseDocument } from './stored-document.js';
 
 const interval = z.tuple([jsonNumber, jsonNumber]);
 
@@ -40,7 +40,7 @@ export async function readTrendPoints(store: ListingStore, planName: string): Pr
   for (const key of await store.list(keys.trendPrefix(planName))) {
     if (!key.endsWith('.json')) continue;
     const text = await store.getText(key);
-    if (text) out.push(parseStored(key, text, trendPointSchema, 'trend point'));
+    if (text) out.push(parseDocument(key, text, trendPointSchema, 'trend point'));
   }
   return out;
 }
