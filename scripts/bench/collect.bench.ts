@@ -24,11 +24,11 @@ import type { Deps } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
 import { FileLock } from '../../local/file-lock.js';
 
-const CHILD = join(import.meta.dirname, 'collect-child.ts');
+const CHILD = join(import.meta.dirname, 'collect-child.bench.ts');
 /** The heap limit the bench runs the collect step under (the collect Lambda's memory, infra). */
 export const HEAP_MB = 512;
 
-/** What the child (collect-child.ts) prints as its last line. */
+/** What the child (collect-child.bench.ts) prints as its last line. */
 const childResultSchema = z.object({
   seconds: z.number(),
   lines: z.number(),
@@ -152,7 +152,12 @@ async function runChild(dataDir: string, runId: string, pathId: string): Promise
     [`--max-old-space-size=${HEAP_MB}`, '--import', 'tsx', CHILD, dataDir, runId, pathId],
     { maxBuffer: 1 << 20 },
   );
-  return parseDocument('collect-child.ts output', stdout.trim().split('\n').pop() ?? '', childResultSchema, 'result');
+  return parseDocument(
+    'collect-child.bench.ts output',
+    stdout.trim().split('\n').pop() ?? '',
+    childResultSchema,
+    'result',
+  );
 }
 
 const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;

@@ -354,7 +354,7 @@ async function oneGroupMemory(
   return oneGroupChild(n, dir, 'query');
 }
 
-/** What the one-group child prints as its last line. */
+/** What the one-group child (percentiles-one-group.bench.ts) prints as its last line. */
 const oneGroupSchema = z.object({ peakBytes: z.number(), ms: z.number() });
 
 /** Run scripts/bench/percentiles-one-group.bench.ts in `mode` on n samples: its peak RSS growth and time. */
@@ -365,11 +365,11 @@ async function oneGroupChild(
 ): Promise<{ peakBytes: number; ms: number }> {
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.ts'), String(n), dir, mode],
+    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.bench.ts'), String(n), dir, mode],
     { maxBuffer: 1 << 20 },
   );
   return parseDocument(
-    'percentiles-one-group output',
+    'percentiles-one-group.bench.ts output',
     stdout.trim().split('\n').at(-1) ?? '',
     oneGroupSchema,
     'result',
