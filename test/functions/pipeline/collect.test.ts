@@ -444,6 +444,33 @@ describe('readAgentReport', () => {
     });
     expect(readAgentReport(undefined)).toEqual({});
   });
+
+  it('keeps the facts and the entries that match when a field has the wrong type, and names the field', async () => {
+    const { readAgentReport } = await import('../../../functions/pipeline/collect.js');
+    const text = JSON.stringify({
+      agentVersion: 't',
+      kernel: '6.1',
+      futureFact: 'kept',
+      probes: [
+        { probe: 'a', kind: 'tcp-connect', status: 'ok', trials: 1, files: ['a/1.jsonl'] },
+        { probe: 'b', kind: 'tcp-connect', status: 'finished' },
+      ],
+    });
+    const { report, problem } = readAgentReport(text);
+    expect(problem).toBe(
+      'agent.json does not match the agent report (probes[1].status: expected "ok" or "failed" or "skipped", got "finished")',
+    );
+    expect(report).toEqual({
+      agentVersion: 't',
+      kernel: '6.1',
+      futureFact: 'kept',
+      probes: [{ probe: 'a', kind: 'tcp-connect', status: 'ok', trials: 1, files: ['a/1.jsonl'] }],
+    });
+    // A report an earlier agent wrote, without the facts added since, reads whole.
+    expect(readAgentReport(JSON.stringify({ probes: [{ probe: 'a', kind: 'mtu', status: 'skipped' }] }))).toEqual({
+      report: { probes: [{ probe: 'a', kind: 'mtu', status: 'skipped' }] },
+    });
+  });
 });
 
 describe('CollectOutput on an empty raw file', () => {
