@@ -28,7 +28,7 @@ type ProbeEntry = AgentProbe & Required<Pick<AgentProbe, 'trials' | 'files' | 's
 
 /**
  * Best guess of a skipped probe's kind from its name: names default to the kind, with
- * "-2", "-3" … for repeats (model.ts).
+ * "-2", "-3" … for repeats (probeNames in core/plan-checks.ts).
  */
 function kindOfName(name: string): ProbeKind | undefined {
   return PROBE_KINDS.find((k) => name === k || new RegExp(`^${k}-\\d+$`).test(name));
