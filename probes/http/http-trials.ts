@@ -121,13 +121,14 @@ const round = (v: number, digits: number): number => Math.round(v * 10 ** digits
 /** The TCP facts of an http sidecar; a missing or damaged one gives none (the figures still count). */
 export function sidecarFacts(text: string | undefined): Partial<HttpTrial> {
   if (!text) return {};
-  let m: Record<string, unknown>;
+  let parsed: unknown;
   try {
-    m = JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return {};
   }
-  if (!m || typeof m !== 'object') return {};
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+  const m: Record<string, unknown> = { ...parsed };
   const out: Partial<HttpTrial> = {};
   const count = (v: unknown): number | undefined =>
     Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : undefined;
