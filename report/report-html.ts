@@ -7,7 +7,6 @@ import { BarChart, LineChart, ScatterChart } from 'echarts/charts';
 import { GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
-import type { ProbeOverhead } from '../core/agent-report.js';
 import type {
   Comparison,
   Distribution,
@@ -368,7 +367,7 @@ const cls = (c: string) => (c ? ` class="${c}"` : '');
  * shaded, flagged figures in red.
  */
 function trendCharts(s: Summary): string[] {
-  const all = (s.trend ?? []) as TrendSeries[];
+  const all = s.trend ?? [];
   const m = new Map<string, TrendSeries[]>();
   for (const t of all) {
     const key = `${t.probe}\u0000${t.metric}\u0000${t.percentile}`;
@@ -461,7 +460,7 @@ function resultsTable(s: Summary): string {
       rows.push(`<tr><th scope="row">${esc(p.id)}</th><td colspan="12" class="bad">${esc(state)}</td></tr>`);
       continue;
     }
-    for (const r of p.results as ResultRow[]) {
+    for (const r of p.results) {
       const thin = new Set(r.flags.filter((f) => f.startsWith('thin-tail:')).map((f) => f.slice('thin-tail:'.length)));
       const cell = (key: Pct | 'p999', v: number | null) => {
         const ci = key !== 'p999' ? r.ci95?.[key] : undefined;
@@ -524,7 +523,7 @@ ${rows.join('\n')}
 
 function overheadTable(s: Summary): string {
   const rows = s.paths.flatMap((p) =>
-    Object.entries((p.probe_overhead_us ?? {}) as Record<string, ProbeOverhead>).map(
+    Object.entries(p.probe_overhead_us ?? {}).map(
       ([kind, o]) =>
         `<tr><th scope="row">${esc(p.id)}</th><td>${esc(kind)}</td><td class="n">${o.p50_us.toFixed(1)}</td><td class="n">${o.p99_us.toFixed(1)}</td><td class="n">${o.n}</td><td>${esc(o.method)}</td></tr>`,
     ),
@@ -604,10 +603,8 @@ export function renderHtml(s: Summary): string {
     ...runNotes(s),
     ...s.paths.flatMap((p) => [
       ...(p.error ? [`${p.id} failed at ${p.failedStep}: ${p.error}`] : []),
-      ...((p.notes as string[] | undefined) ?? []).map((n) => `${p.id} note: ${n}`),
-      ...((p.skipped as { probe: string; reason: string }[] | undefined) ?? []).map(
-        (k) => `${p.id} skipped ${k.probe}: ${k.reason}`,
-      ),
+      ...(p.notes ?? []).map((n) => `${p.id} note: ${n}`),
+      ...(p.skipped ?? []).map((k) => `${p.id} skipped ${k.probe}: ${k.reason ?? 'no reason given'}`),
     ]),
   ];
   const section = (title: string, intro: string, body: string[]) =>
