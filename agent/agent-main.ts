@@ -13,9 +13,10 @@
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { AgentReport } from '../core/agent-report.js';
+import type { AgentSpec } from '../core/agent-spec.js';
+import { parseAgentSpec } from '../core/agent-spec.js';
 import { ConfigError, errorMessage } from '../core/errors.js';
-import type { AgentReport, AgentSpec } from '../core/model.js';
-import { parseAgentSpec } from '../core/plan.js';
 import { AGENT_VERSION, type AgentLog, runSpec } from './run.js';
 import { type ServeOptions, startServers } from './server.js';
 

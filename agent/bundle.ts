@@ -15,6 +15,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
+import { z } from 'zod';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const AGENT_BUNDLE = path.join(ROOT, 'dist', 'agent.cjs');
@@ -40,11 +41,15 @@ const ECS_WORKER: BundleTarget = {
 /** Files that shape the bundle without being imported by it. */
 const BUILD_INPUTS = ['agent/bundle.ts', 'package.json'];
 
-interface Stamp {
-  version: string;
+/** `<bundle>.inputs.json`: what a bundle was made from, so a stale one is rebuilt. */
+const stampSchema = z.object({
+  version: z.string(),
   /** Repository-relative path → sha256 of its content, for every file the bundle was made from. */
-  inputs: Record<string, string>;
-}
+  inputs: z.record(z.string(), z.string()),
+});
+type Stamp = z.output<typeof stampSchema>;
+
+const packageJsonSchema = z.object({ version: z.string() });
 
 export interface BundleResult {
   path: string;
@@ -65,7 +70,7 @@ function sha256(file: string): string | undefined {
 }
 
 function agentVersion(): string {
-  return (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  return packageJsonSchema.parse(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))).version;
 }
 
 /** Why the bundle must be (re)built, or undefined when it is current. */
@@ -73,7 +78,7 @@ export function staleReason(target: BundleTarget = AGENT): string | undefined {
   if (!existsSync(target.out)) return 'not built yet';
   let stamp: Stamp;
   try {
-    stamp = JSON.parse(readFileSync(`${target.out}.inputs.json`, 'utf8')) as Stamp;
+    stamp = stampSchema.parse(JSON.parse(readFileSync(`${target.out}.inputs.json`, 'utf8')));
   } catch {
     return 'no record of its inputs';
   }

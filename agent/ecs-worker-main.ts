@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
 import { errorMessage } from '../core/errors.js';
 import { serveTasks, type TaskStore } from './ecs-worker.js';
 import { AwsTaskChannel, DirTaskStore, S3TaskStore } from './ecs-worker-aws.js';
@@ -23,13 +24,17 @@ function need(name: string): string {
   return v;
 }
 
+/** The task metadata endpoint's `/task` answer, as far as the task client needs it. */
+const taskMetadataSchema = z.object({ TaskARN: z.string().optional() });
+
 async function taskArn(): Promise<string | undefined> {
   if (process.env.PATHBENCH_TASK_ARN) return process.env.PATHBENCH_TASK_ARN;
   const uri = process.env.ECS_CONTAINER_METADATA_URI_V4;
   if (!uri) return undefined;
   try {
     const r = await fetch(`${uri}/task`, { signal: AbortSignal.timeout(2000) });
-    return ((await r.json()) as { TaskARN?: string }).TaskARN;
+    const meta = taskMetadataSchema.safeParse(await r.json());
+    return meta.success ? meta.data.TaskARN : undefined;
   } catch {
     return undefined;
   }

@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
+import { z } from 'zod';
 import {
   beatEverySeconds,
   TASK_ERRORS,
@@ -222,10 +223,13 @@ export async function handleMessage(
   }
 }
 
+/** The task token alone, from a message whose probe is unreadable (so the state still hears why). */
+const tokenOnlySchema = z.object({ taskToken: z.string().min(1) });
+
 function tokenFrom(body: string): string | undefined {
   try {
-    const t = (JSON.parse(body) as { taskToken?: unknown }).taskToken;
-    return typeof t === 'string' && t ? t : undefined;
+    const t = tokenOnlySchema.safeParse(JSON.parse(body));
+    return t.success ? t.data.taskToken : undefined;
   } catch {
     return undefined;
   }

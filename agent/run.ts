@@ -6,8 +6,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
+import type { AgentProbe, AgentReport } from '../core/agent-report.js';
+import type { AgentSpec } from '../core/agent-spec.js';
 import { errorMessage } from '../core/errors.js';
-import type { AgentReport, AgentSpec } from '../core/model.js';
 import type { HttpProbe } from '../probes/http/http.schema.js';
 import { PROBE_KINDS, type ProbeKind } from '../probes/index.js';
 import type { ProbeContext } from '../probes/run-kit/runner-types.js';
@@ -22,11 +23,12 @@ export const AGENT_VERSION: string = typeof __AGENT_VERSION__ === 'string' ? __A
 
 export type AgentLog = (message: string, data?: Record<string, unknown>) => void;
 
-type ProbeEntry = AgentReport['probes'][number];
+/** A probe entry as this agent writes it: every field (readers also take reports of earlier agents). */
+type ProbeEntry = AgentProbe & Required<Pick<AgentProbe, 'trials' | 'files' | 'startedAt' | 'endedAt'>>;
 
 /**
  * Best guess of a skipped probe's kind from its name: names default to the kind, with
- * "-2", "-3" … for repeats (model.ts).
+ * "-2", "-3" … for repeats (probeNames in core/plan-checks.ts).
  */
 function kindOfName(name: string): ProbeKind | undefined {
   return PROBE_KINDS.find((k) => name === k || new RegExp(`^${k}-\\d+$`).test(name));

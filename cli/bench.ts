@@ -7,8 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { keys } from '../core/keys.js';
-import type { RunManifest } from '../core/model.js';
+import { type RunManifest, readManifest } from '../core/run-manifest.js';
 import { silentLogger } from '../functions/log.js';
 import { DirStore } from '../local/dir-store.js';
 import type { ExecutionEvent } from '../local/execution.js';
@@ -88,7 +87,8 @@ async function benchOrchestration(): Promise<string[]> {
     const t0 = Date.now();
     const r = await runLocal({ plan: raw, dataDir: dir, log: silentLogger, onEvent: (e) => events.push(e) });
     const total = Date.now() - t0;
-    const manifest = JSON.parse((await new DirStore(dir).getText(keys.manifest(r.runId))) ?? '{}') as RunManifest;
+    const manifest = await readManifest(new DirStore(dir), r.runId);
+    if (!manifest) throw new Error(`run ${r.runId} left no manifest in ${dir}`);
     return [
       `orchestration overhead, plans/local-loopback.json (whole run ${total} ms, ${r.execution.status}):`,
       ...orchestrationOverhead(events, manifest),

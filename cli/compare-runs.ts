@@ -15,8 +15,9 @@ import {
   interpolateAt,
   verdictOf,
 } from '../core/confidence.js';
-import { checkRunId, keys } from '../core/keys.js';
-import type { DiffCell, RunManifest, SummaryPath } from '../core/model.js';
+import { checkRunId } from '../core/keys.js';
+import { readManifest } from '../core/run-manifest.js';
+import type { DiffCell, SummaryPath } from '../core/run-summary.js';
 import { overheadNoise, ranksFor, valueInRuns, valuesAroundPercentiles } from '../functions/pipeline/comparisons.js';
 import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
 import type { Deps } from '../functions/ports.js';
@@ -55,10 +56,10 @@ interface RunFigures {
 }
 
 async function figures(deps: Pick<Deps, 'query' | 'store'>, runId: string): Promise<RunFigures> {
-  const [all, values, manifestText] = await Promise.all([
+  const [all, values, manifest] = await Promise.all([
     deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`),
     valuesAroundPercentiles(deps, runId),
-    deps.store.getText(keys.manifest(runId)),
+    readManifest(deps.store, runId),
   ]);
   const rows = new Map<string, Row>();
   const estimates = new Map<string, Record<IntervalColumn, Estimate>>();
@@ -84,7 +85,6 @@ async function figures(deps: Pick<Deps, 'query' | 'store'>, runId: string): Prom
     }
     estimates.set(key, est);
   }
-  const manifest = manifestText ? (JSON.parse(manifestText) as RunManifest) : undefined;
   const paths = (manifest?.paths ?? []).map(
     (p) =>
       ({

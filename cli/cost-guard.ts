@@ -5,7 +5,7 @@
  * this is the same check, made before anything starts.
  */
 import { applicableBudget, costDefaultsFromEnv, enforceBudget, estimateRun, formatEstimate } from '../core/cost.js';
-import type { ResolvedPlan } from '../core/model.js';
+import type { ResolvedPlan } from '../core/resolved-plan.js';
 import type { Deps } from '../functions/ports.js';
 
 export interface CostFlags {

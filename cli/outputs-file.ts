@@ -4,10 +4,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import { errorMessage } from '../core/errors.js';
+import { checkDocument } from '../core/stored-document.js';
 import { ROOT } from './cli-root.js';
 
-export type Outputs = Record<string, Record<string, string>>;
+/** Stack name → output name → value (CloudFormation outputs are strings). */
+export const outputsSchema = z.record(z.string(), z.record(z.string(), z.string()));
+export type Outputs = z.output<typeof outputsSchema>;
 
 /** Where `pathbench deploy` saves the pipeline stack's outputs. */
 export const PIPELINE_OUTPUTS_FILE = path.join(ROOT, '.pathbench', 'aws-outputs.json');
@@ -24,7 +28,7 @@ export class OutputsFileError extends Error {
 
 /**
  * Read a `cdk deploy --outputs-file` JSON.
- * @throws OutputsFileError when the file cannot be read or is not a JSON object.
+ * @throws OutputsFileError when the file cannot be read, is not JSON or not of that shape.
  */
 export async function readOutputsFile(file: string): Promise<Outputs> {
   let text: string;
@@ -33,11 +37,15 @@ export async function readOutputsFile(file: string): Promise<Outputs> {
   } catch (e: unknown) {
     throw new OutputsFileError(`cannot read outputs file ${file} (${errorMessage(e).replace(/, \w+ '.*'$/, '')})`);
   }
+  let json: unknown;
   try {
-    const json: unknown = JSON.parse(text);
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('expected an object');
-    return json as Outputs;
+    json = JSON.parse(text);
   } catch (e: unknown) {
     throw new OutputsFileError(`outputs file ${file} is not valid JSON (${errorMessage(e)})`);
+  }
+  try {
+    return checkDocument(file, json, outputsSchema, 'outputs file ({ "<stack>": { "<output>": "<value>" } })');
+  } catch (e: unknown) {
+    throw new OutputsFileError(errorMessage(e));
   }
 }

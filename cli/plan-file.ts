@@ -1,6 +1,6 @@
 /** Reading a plan file from disk; parsing and validation are the core's (core/plan.ts). */
 import { readFile } from 'node:fs/promises';
-import type { PlanResult } from '../core/model.js';
+import type { PlanResult } from '../core/plan.js';
 import { parsePlanText } from '../core/plan.js';
 
 /**

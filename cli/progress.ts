@@ -5,8 +5,8 @@
  * repeated for the poll loop's Wait/Poll round trips.
  */
 import { createLogUpdate } from 'log-update';
-import type { ResolvedPlan } from '../core/model.js';
 import { printable } from '../core/printable.js';
+import type { ResolvedPlan } from '../core/resolved-plan.js';
 import type { ExecutionEvent } from '../local/execution.js';
 import type { ProbeSpec } from '../probes/index.js';
 

@@ -4,14 +4,10 @@
  * again against the runs before it exactly as the summary step did (functions/pipeline/regressions.ts),
  * so the listing shows where a regression began and which runs were left out of the baseline.
  */
-import type { Regression } from '../core/model.js';
-import {
-  exclusion,
-  judge,
-  judgedPercentiles,
-  loadTrendPoints,
-  type TrendPoint,
-} from '../functions/pipeline/regressions.js';
+
+import type { Regression } from '../core/run-summary.js';
+import { readTrendPoints, type TrendPoint } from '../core/trend-point.js';
+import { exclusion, judge, judgedPercentiles } from '../functions/pipeline/regressions.js';
 import type { ObjectStore } from '../functions/ports.js';
 import { fmt } from '../report/report-text.js';
 
@@ -58,7 +54,7 @@ export async function trendRows(store: ObjectStore, f: TrendFilters = {}): Promi
   const plans = f.plan ? [f.plan] : await trendPlans(store);
   const out: TrendRow[] = [];
   for (const plan of plans) {
-    const points = (await loadTrendPoints(store, plan)).sort(oldestFirst);
+    const points = (await readTrendPoints(store, plan)).sort(oldestFirst);
     const shown = f.runs ? points.slice(-f.runs) : points;
     for (const point of shown) {
       const before = points.slice(0, points.indexOf(point));

@@ -9,7 +9,7 @@
  * Hand-written binomial: no statistics library is installed, and the rank choice must be exact
  * (a library's floating CDF or normal approximation can move a rank by one).
  */
-import type { DiffCell } from './model.js';
+import type { DiffCell } from './run-summary.js';
 import { nearestRankIndex } from './stats.js';
 
 /** The confidence level of every interval here. */

@@ -8,7 +8,6 @@
 
 import type { ProbeSpec } from '../probes/index.js';
 import { OverBudgetError } from './errors.js';
-import type { CostRecord, ResolvedPath, ResolvedPlan } from './model.js';
 import {
   crossAzPerGb,
   instancePerHour,
@@ -19,6 +18,8 @@ import {
   type PriceTable,
   shippedPrices,
 } from './prices.js';
+import type { ResolvedPath, ResolvedPlan } from './resolved-plan.js';
+import type { CostRecord } from './run-manifest.js';
 
 /** The instance type assumed for clients when the caller names none: the seed-000 testbed's. */
 export const DEFAULT_CLIENT_INSTANCE_TYPE = 'c6i.large';

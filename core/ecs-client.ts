@@ -6,7 +6,7 @@
  * (agent/ecs-worker.ts) and the local queue (local/local-queue.ts).
  */
 import { z } from 'zod';
-import type { ClientRef } from './model.js';
+import type { ClientRef } from './resolved-plan.js';
 
 export type PlanClient =
   | { kind?: 'ec2-instance'; instanceId: string; region: string }

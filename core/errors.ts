@@ -30,6 +30,8 @@ export class ParseError extends PathbenchError {}
 export class ConfigError extends PathbenchError {}
 /** The run's cost estimate is over its budget and no override was given; nothing was written. */
 export class OverBudgetError extends PathbenchError {}
+/** A JSON document (a stored manifest, summary, spec …, or a service's answer) is not valid JSON or does not match its schema. */
+export class DocumentInvalidError extends PathbenchError {}
 
 /** Narrow an unknown throwable to a message. */
 export function errorMessage(e: unknown): string {

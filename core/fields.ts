@@ -1,7 +1,8 @@
 /**
  * Field schemas whose messages say what was expected and what was received — zod's default
- * messages say neither. Shared by the contracts (model.ts: the probes and the agent's spec) and
- * the plan (plan.ts); imports nothing of ours, so both can use it.
+ * messages say neither. Shared by the contracts (the probes' schemas, the agent's spec in
+ * core/agent-spec.ts) and the plan (core/plan-input.ts); imports nothing of ours but printable.ts,
+ * so all of them can use it.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';

@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import type { RouteVia } from './model.js';
-import { cidrProblem } from './plan.js';
+import { cidrProblem } from './plan-input.js';
+import type { RouteVia } from './resolved-plan.js';
 
 export interface AllowedRoute {
   region: string;

@@ -83,7 +83,7 @@ export function percentilesInPlace(values: Float64Array): PercentileFigures {
   };
 }
 
-/** The fields of a sample record that the summary reads (see SampleRecord in model.ts). */
+/** The fields of a sample record that the summary reads (see SampleRecord in core/sample-record.ts). */
 export interface SampleInput {
   run_id: string;
   path_id: string;

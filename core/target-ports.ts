@@ -4,14 +4,17 @@
  * `http` are `agent serve`'s listeners; `iperf3` and `sockperf` are those tools' servers; `pingpong` is the native helper's
  * echo server that `agent serve --pingpong` starts.
  */
-export interface TargetPorts {
-  tcp: number;
-  http: number;
-  iperf3: number;
-  sockperf: number;
+import { z } from 'zod';
+
+export const targetPortsSchema = z.object({
+  tcp: z.number(),
+  http: z.number(),
+  iperf3: z.number(),
+  sockperf: z.number(),
   /** The pingpong probe's echo server (`tcping --echo`, TCP and UDP on the same port). */
-  pingpong: number;
-}
+  pingpong: z.number(),
+});
+export type TargetPorts = z.output<typeof targetPortsSchema>;
 
 export const TARGET_PORTS = {
   tcp: 7000,

@@ -4,8 +4,9 @@
  */
 
 import type { ClientNetwork } from '../core/client-network.js';
-import type { ClientRef, RouteEntry, RouteTarget, Summary } from '../core/model.js';
+import type { ClientRef, RouteEntry, RouteTarget } from '../core/resolved-plan.js';
 import type { AllowedRoute } from '../core/route-policy.js';
+import type { Summary } from '../core/run-summary.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */

@@ -6,6 +6,7 @@
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import type { LabBuilder } from './builder.js';
 import { applyDelays } from './delay.js';
 import { LabCommandError } from './lab-errors.js';
@@ -26,17 +27,22 @@ const CALIBRATION_SAMPLING = { rounds: 5, count: 20, intervalMs: 10 };
  */
 const BARE_RTT_GUESS_MS = 0.08;
 
+/** `<state dir>/calibration.json`: the last calibration's delays, a starting point for the next (any other shape: none). */
+const savedCalibrationSchema = z.object({
+  mechanism: z.string(),
+  clock: z.string().optional(),
+  addedRttUs: z.record(z.string(), z.number()),
+});
+
 function previousCalibration(
   dir: string,
   mechanism: DelayMechanism,
   clock: MeterClock,
 ): Record<string, number> | undefined {
   try {
-    const c = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as {
-      mechanism: string;
-      clock?: string;
-      addedRttUs: Record<string, number>;
-    };
+    const read = savedCalibrationSchema.safeParse(JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')));
+    if (!read.success) return undefined;
+    const c = read.data;
     // A calibration made with another clock (the old application timer) is off by its bias.
     return c.mechanism === mechanism && c.clock === clock ? c.addedRttUs : undefined;
   } catch {

@@ -2,7 +2,7 @@
  * The lab's client namespace as the pipeline sees it: the argv wrapper that runs the agent in
  * it, and its simulated instance state (stopping → stopped, pending → running over time).
  */
-import type { ClientRef } from '../core/model.js';
+import type { ClientRef } from '../core/resolved-plan.js';
 import { LabInputError } from './lab-errors.js';
 import { type ClientTrack, labCpu } from './sys.js';
 

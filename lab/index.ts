@@ -3,7 +3,7 @@
  * and the port adapters bundled for the local driver.
  */
 
-import type { ClientRef } from '../core/model.js';
+import type { ClientRef } from '../core/resolved-plan.js';
 import type { Fleet, Routes } from '../functions/ports.js';
 import { labClientWrap } from './client.js';
 import { LabFleet, type LabFleetOptions } from './lab-fleet.js';

@@ -7,7 +7,7 @@
  */
 
 import type { ClientNetwork } from '../core/client-network.js';
-import type { ClientRef } from '../core/model.js';
+import type { ClientRef } from '../core/resolved-plan.js';
 import type { Fleet, InstanceInfo } from '../functions/ports.js';
 import { resolveClient } from './client.js';
 import { LabStateError } from './lab-errors.js';

@@ -9,8 +9,8 @@
  * Pure: data, the plan and the comparison of a run's mesh summary with the emulated delays.
  */
 import { type MeshEndpoint, meshLayout, meshPathId, meshPlanInput } from '../core/mesh-schedule.js';
-import type { MeshSummary } from '../core/model.js';
 import { fibreRttMs, greatCircleKm, regionByCode } from '../core/regions.js';
+import type { MeshSummary } from '../core/run-summary.js';
 import { TARGET_PORTS } from '../core/target-ports.js';
 
 /**

@@ -12,10 +12,13 @@
 
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RouteSwapError } from '../core/errors.js';
-import type { RouteEntry, RouteTarget } from '../core/model.js';
+import { z } from 'zod';
+import { errorMessage, RouteSwapError } from '../core/errors.js';
+import type { RouteEntry, RouteTarget } from '../core/resolved-plan.js';
+import { checkDocument } from '../core/stored-document.js';
 import type { Routes } from '../functions/ports.js';
 import { parseIpRoute, sameDestination } from './ip-route.js';
+import { LabStateError } from './lab-errors.js';
 import { type LabOptions, labLocation } from './location.js';
 import { isAlive, procStartTime, readState, run } from './sys.js';
 
@@ -27,27 +30,38 @@ const IP_RE = /^(\d{1,3}\.){3}\d{1,3}$/;
 const TYPES = new Set(['blackhole', 'unreachable', 'prohibit', 'throw']);
 
 /** One route a process changed: what it was before, and who changed it. */
-export interface LabJournalEntry {
-  routeTableId: string;
-  destination: string;
-  original: RouteTarget;
-  pid: number;
-  startTime: number | undefined;
-  at: string;
-}
+export const labJournalEntrySchema = z.object({
+  routeTableId: z.string(),
+  destination: z.string(),
+  original: z.string(),
+  pid: z.number(),
+  /** The changing process's start time (lab/sys.ts procStartTime); absent when it could not be read. */
+  startTime: z.number().optional(),
+  at: z.string(),
+});
+export type LabJournalEntry = z.output<typeof labJournalEntrySchema>;
 
 export function journalPath(dir: string): string {
   return join(dir, 'route-journal.json');
 }
 
-/** The host-wide journal of a lab (empty when none). */
+/**
+ * The host-wide journal of a lab (empty when none, or torn: not JSON). A journal that is JSON
+ * but not a list of entries is a LabStateError naming the file and the first wrong field.
+ */
 export function readLabJournal(dir: string): LabJournalEntry[] {
   const file = journalPath(dir);
   if (!existsSync(file)) return [];
+  let json: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as LabJournalEntry[];
+    json = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return [];
+  }
+  try {
+    return checkDocument(file, json, z.array(labJournalEntrySchema), 'lab route journal');
+  } catch (e) {
+    throw new LabStateError(errorMessage(e));
   }
 }
 

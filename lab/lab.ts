@@ -214,7 +214,16 @@ export async function labShiftDelay(opts: LabOptions, pathId: string, deltaUs: n
  */
 export async function labDown(opts: LabOptions = {}): Promise<{ removed: string[] }> {
   const { prefix, dir } = labLocation(opts);
-  const state = readState(dir);
+  // A state this version cannot read still names a lab: its namespaces go by prefix, its
+  // processes with them, and the state file after.
+  let state: LabState | undefined;
+  let unreadable = false;
+  try {
+    state = readState(dir);
+  } catch (e) {
+    if (!(e instanceof LabStateError)) throw e;
+    unreadable = true;
+  }
   const removed: string[] = [];
   for (const p of state?.processes ?? []) {
     if (await stopProcess(p)) removed.push(`process ${p.pid} (${p.role} in ${p.ns})`);
@@ -238,7 +247,7 @@ export async function labDown(opts: LabOptions = {}): Promise<{ removed: string[
     await run(['ip', 'netns', 'del', ns]);
     removed.push(`netns ${ns}`);
   }
-  if (state) {
+  if (state || unreadable) {
     removeState(dir);
     // The namespaces are gone, and their routes with them: no route is left to put back.
     rmSync(journalPath(dir), { force: true });

@@ -12,11 +12,16 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { median, nearestRank } from '../core/stats.js';
+import { parseDocument } from '../core/stored-document.js';
 import { parseTcpingLines, runTcping } from '../probes/native/tcping.js';
 import { ensureTcping } from '../probes/native/tcping-build.js';
 import { LabCommandError } from './lab-errors.js';
 import { run } from './sys.js';
+
+/** The C fallback meter's answer: one round trip per connect, in ms, null when it failed. */
+const rttListSchema = z.array(z.number().nullable());
 
 export interface ConnectStats {
   n: number;
@@ -112,7 +117,7 @@ export async function measureConnectC(
     ['ip', 'netns', 'exec', ns, ...pin, tool, host, String(port), String(count), String(intervalMs), String(timeoutMs)],
     { timeoutMs: count * (intervalMs + timeoutMs) + 10_000 },
   );
-  return JSON.parse(stdout) as (number | null)[];
+  return parseDocument(`${tool} output`, stdout, rttListSchema, 'list of round trips (ms, null when lost)');
 }
 
 /**

@@ -1,5 +1,5 @@
 /** `labStatus`: what exists right now, according to the state file and the machine. */
-import type { RouteTarget } from '../core/model.js';
+import type { RouteTarget } from '../core/resolved-plan.js';
 import { resolveClient } from './client.js';
 import { readLabRoute } from './lab-routes.js';
 import { type LabOptions, labLocation } from './location.js';

@@ -16,10 +16,14 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { errorMessage } from '../core/errors.js';
+import { checkDocument } from '../core/stored-document.js';
+import { targetPortsSchema } from '../core/target-ports.js';
 import type { InstanceState } from '../functions/ports.js';
 import { runTool } from '../probes/run-kit/run-tool.js';
-import { LabCommandError } from './lab-errors.js';
-import type { Argv, LabCredits, LabPathDef, LabPorts, LabProfileName, LabRole } from './topology.js';
+import { LabCommandError, LabStateError } from './lab-errors.js';
+import { type Argv, LAB_PROFILES, labCreditsSchema } from './topology.js';
 
 /**
  * Run a command (the agent's bounded runner: no shell, own process group, killed at the
@@ -66,15 +70,16 @@ export async function namespacePids(ns: string): Promise<number[]> {
   }
 }
 
-export interface LabProcess {
-  role: string;
-  ns: string;
-  pid: number;
+export const labProcessSchema = z.object({
+  role: z.string(),
+  ns: z.string(),
+  pid: z.number(),
   /** /proc/<pid>/stat start time (clock ticks since boot): guards against a reused PID. */
-  startTime: number;
-  argv: Argv;
-  log: string;
-}
+  startTime: z.number(),
+  argv: z.array(z.string()),
+  log: z.string(),
+});
+export type LabProcess = z.output<typeof labProcessSchema>;
 
 /** Process start time from /proc, or undefined when the process is gone. */
 export function procStartTime(pid: number): number | undefined {
@@ -172,57 +177,73 @@ export function tail(file: string): string {
   }
 }
 
-export type DelayMechanism = 'netem' | 'nfqueue';
+export const delayMechanismSchema = z.enum(['netem', 'nfqueue']);
+export type DelayMechanism = z.output<typeof delayMechanismSchema>;
 
-export interface LabTargetInfo {
-  id: LabPathDef['id'];
-  label: string;
-  host: string;
-  ns: string;
-  rttMs: number;
-  nextHop?: 'peering' | 'tgw';
-}
+export const labTargetInfoSchema = z.object({
+  id: z.string(),
+  label: z.string(),
+  host: z.string(),
+  ns: z.string(),
+  rttMs: z.number(),
+  nextHop: z.enum(['peering', 'tgw']).optional(),
+});
+export type LabTargetInfo = z.output<typeof labTargetInfoSchema>;
 
-export interface ClientTrack {
-  state: InstanceState;
+/** The lab client's instance states (the Fleet port's InstanceState). */
+const instanceStateSchema = z.enum([
+  'pending',
+  'running',
+  'stopping',
+  'stopped',
+  'shutting-down',
+  'terminated',
+]) satisfies z.ZodType<InstanceState>;
+
+export const clientTrackSchema = z.object({
+  state: instanceStateSchema,
   /** When a transitional state (stopping/pending) completes. */
-  until?: string;
-  since: string;
-  starts: number;
-}
+  until: z.string().optional(),
+  since: z.string(),
+  starts: z.number(),
+});
+export type ClientTrack = z.output<typeof clientTrackSchema>;
 
-/** Everything `down` needs after a crash, and what `status`/the adapters read. */
-export interface LabState {
-  version: 1;
-  prefix: string;
-  profile: LabProfileName;
-  createdAt: string;
-  phase: 'building' | 'up';
-  namespaces: string[];
-  processes: LabProcess[];
-  delay: {
-    mechanism: DelayMechanism;
+/** Everything `down` needs after a crash, and what `status`/the adapters read (`<state dir>/state.json`). */
+export const labStateSchema = z.object({
+  version: z.literal(1),
+  prefix: z.string(),
+  profile: z.enum(LAB_PROFILES),
+  createdAt: z.string(),
+  phase: z.enum(['building', 'up']),
+  namespaces: z.array(z.string()),
+  processes: z.array(labProcessSchema),
+  delay: z.object({
+    mechanism: delayMechanismSchema,
     /** Round trip added per path on top of the bare topology, µs. */
-    addedRttUs: Record<string, number>;
+    addedRttUs: z.record(z.string(), z.number()),
     /** Clock the delays were calibrated with: the precise helper's kernel RTT, or the C fallback. */
-    clock?: 'kernel-tcpi_rtt' | 'tcp-rtt-c';
+    clock: z.enum(['kernel-tcpi_rtt', 'tcp-rtt-c']).optional(),
     /** Why the fallback clock is in use (absent with the precise helper). */
-    note?: string;
+    note: z.string().optional(),
     /** Last calibration measurement per path: target and measured p50 (ms). */
-    calibration?: Record<string, { targetMs: number; measuredMs: number }>;
-  };
+    calibration: z.record(z.string(), z.object({ targetMs: z.number(), measuredMs: z.number() })).optional(),
+  }),
   /** Router namespace → next-hop name → gateway address (what LabRoutes maps). */
-  routers: Record<string, Record<string, string>>;
-  credits: LabCredits;
-  client: ClientTrack;
-  clientNs: string;
+  routers: z.record(z.string(), z.record(z.string(), z.string())),
+  credits: labCreditsSchema,
+  client: clientTrackSchema,
+  clientNs: z.string(),
   /** Further namespaces the pipeline may use as clients (seed-004: every host); not rebootable. */
-  extraClients?: string[];
-  targets: LabTargetInfo[];
-  ports: LabPorts;
-  server: 'agent' | 'fallback';
-  roles: Partial<Record<LabRole, string>>;
-}
+  extraClients: z.array(z.string()).optional(),
+  targets: z.array(labTargetInfoSchema),
+  /** The targets' ports (a lab brought up before the pingpong probe has no pingpong server). */
+  ports: targetPortsSchema.partial({ pingpong: true }),
+  server: z.enum(['agent', 'fallback']),
+  /** Role → namespace name. */
+  roles: z.record(z.string(), z.string()),
+});
+export type LabState = z.output<typeof labStateSchema>;
 
 /** Default state directory: tmpfs, survives a crash of the CLI, gone with a reboot (like the namespaces). */
 export function defaultStateDir(prefix: string): string {
@@ -234,13 +255,23 @@ export function statePath(dir: string): string {
   return join(dir, 'state.json');
 }
 
+/**
+ * The lab's state, or undefined when there is none (or a torn file that is not JSON). A state
+ * that is JSON but not a lab state is a LabStateError naming the file and the first wrong field.
+ */
 export function readState(dir: string): LabState | undefined {
   const file = statePath(dir);
   if (!existsSync(file)) return undefined;
+  let json: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as LabState;
+    json = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return undefined;
+  }
+  try {
+    return checkDocument(file, json, labStateSchema, 'lab state');
+  } catch (e) {
+    throw new LabStateError(`${errorMessage(e)} (\`pathbench lab down\` takes the lab down without it)`);
   }
 }
 

@@ -15,6 +15,7 @@
  * Path F is not one of the seed's: a bimodal path (two delays mixed) to the same host as A,
  * under another address (10.0.5.10 on pb-a's loopback), for the distribution-shape figures.
  */
+import { z } from 'zod';
 import { TARGET_PORTS, type TargetPorts } from '../core/target-ports.js';
 import { LAB_MESH_HOSTS, LAB_MESH_ROUTE_FACTOR, labMeshPairs } from './lab-mesh.js';
 
@@ -90,16 +91,18 @@ export interface LabPathDef {
   loopbackTarget?: boolean;
 }
 
-export interface LabCredits {
+/** The client's burst-credit token bucket (kept in the lab state, lab/sys.ts). */
+export const labCreditsSchema = z.object({
   /** Sustained rate after the bucket is empty (the "baseline" bandwidth). */
-  rate: string;
+  rate: z.string(),
   /** Bucket size in bytes: what can be sent above `rate` after a refill. */
-  burstBytes: number;
+  burstBytes: z.number(),
   /** Rate while the bucket has tokens (the "burst" bandwidth). */
-  peakrate: string;
+  peakrate: z.string(),
   /** Peak bucket size (bytes); 64 KiB lets whole GSO packets through. */
-  mtu: number;
-}
+  mtu: z.number(),
+});
+export type LabCredits = z.output<typeof labCreditsSchema>;
 
 /**
  * A real proxy (haproxy) in a namespace, as the cloud has one on a path: `http` for L7 proxies

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { RunAbortedError } from '../core/errors.js';
 import { setLongTimeout } from '../core/long-timer.js';
-import type { ClientRef } from '../core/model.js';
+import type { ClientRef } from '../core/resolved-plan.js';
 import type { CommandInvocation, CommandRunner, Logger, ObjectStore, ProbeCommand } from '../functions/ports.js';
 
 export interface LocalCommandRunnerOptions {

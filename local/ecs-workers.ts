@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { isTaskClient, taskQueueUrl } from '../core/ecs-client.js';
-import type { ResolvedPlan } from '../core/model.js';
+import type { ResolvedPlan } from '../core/resolved-plan.js';
 import type { Logger } from '../functions/ports.js';
 import type { ServiceIntegration } from '../statemachine/asl.js';
 import type { IntegrationResolver } from './asl-interpreter.js';

@@ -18,18 +18,21 @@ import { existsSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { RunLockedError } from '../core/errors.js';
+import { parseDocument } from '../core/stored-document.js';
 import type { LockInfo, Logger, RunLock } from '../functions/ports.js';
 
-interface Generation {
+const generationSchema = z.object({
   /** Absent when this generation frees the lock. */
-  runId?: string;
-  startedAt?: string;
-  holder: string;
-  acquiredAt: string;
-  pid: number;
-  host: string;
-}
+  runId: z.string().optional(),
+  startedAt: z.string().optional(),
+  holder: z.string(),
+  acquiredAt: z.string(),
+  pid: z.number(),
+  host: z.string(),
+});
+type Generation = z.output<typeof generationSchema>;
 
 const GEN = /^(\d{12})\.json$/;
 const name = (gen: number) => `${String(gen).padStart(12, '0')}.json`;
@@ -69,7 +72,8 @@ export class FileLock implements RunLock {
       const gen = gens.at(-1);
       if (gen === undefined) return undefined;
       try {
-        return { gen, g: JSON.parse(await readFile(join(this.lockDir, name(gen)), 'utf8')) as Generation };
+        const file = join(this.lockDir, name(gen));
+        return { gen, g: parseDocument(file, await readFile(file, 'utf8'), generationSchema, 'lock generation') };
       } catch (e) {
         // Pruned between the listing and the read: a newer generation exists, look again.
         if (code(e) !== 'ENOENT') throw e;

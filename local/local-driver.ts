@@ -6,9 +6,11 @@
 import { resolve } from 'node:path';
 import { ensureAgentBundle, ensureEcsWorkerBundle } from '../agent/bundle.js';
 import { PlanInvalidError } from '../core/errors.js';
-import { keys, newRunId } from '../core/keys.js';
-import type { ClientRef, ResolvedPlan, Summary } from '../core/model.js';
+import { newRunId } from '../core/keys.js';
 import { parsePlan } from '../core/plan.js';
+import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
+import { readManifest } from '../core/run-manifest.js';
+import { readSummary, type Summary } from '../core/run-summary.js';
 import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
@@ -76,10 +78,9 @@ async function runningManifests(store: ObjectStore): Promise<string[]> {
     const m = /^runs\/run=([^/]+)\/manifest\.json$/.exec(key);
     if (!m) continue;
     try {
-      const text = await store.getText(key);
-      if (text !== undefined && (JSON.parse(text) as { status?: string }).status === 'running') out.push(m[1]);
+      if ((await readManifest(store, m[1]))?.status === 'running') out.push(m[1]);
     } catch {
-      // unreadable: not ours to judge here
+      // unreadable, or not a run manifest: not ours to judge here
     }
   }
   return out;
@@ -242,12 +243,11 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       },
     });
     await runner.drain();
-    const text = await store.getText(keys.report(runId, 'json'));
     return {
       runId,
       dataDir,
       execution,
-      summary: text ? (JSON.parse(text) as Summary) : undefined,
+      summary: await readSummary(store, runId),
       interrupted: interrupts > 0,
     };
   } finally {

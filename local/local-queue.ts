@@ -16,6 +16,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
 import { taskProbeSchema } from '../core/ecs-client.js';
 import { type IntegrationResolver, LOCAL_TASK_TOKEN } from './asl-interpreter.js';
 
@@ -34,6 +35,8 @@ interface Waiting {
 }
 
 const ACCOUNT = '000000000000';
+/** An AWS JSON-protocol request (SQS, Step Functions): an object of the operation's fields. */
+const requestBodySchema = z.record(z.string(), z.unknown());
 
 function md5(s: string): string {
   return createHash('md5').update(s, 'utf8').digest('hex');
@@ -207,7 +210,10 @@ export class LocalTaskQueue {
     const op = target.split('.').pop() ?? '';
     let body: Record<string, unknown>;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      const parsed = requestBodySchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
+      if (!parsed.success)
+        return this.reply(res, 400, { __type: 'SerializationException', message: 'body is not a JSON object' });
+      body = parsed.data;
     } catch {
       return this.reply(res, 400, { __type: 'SerializationException', message: 'body is not JSON' });
     }

@@ -3,7 +3,7 @@
  * (in the log and, through the pipeline, in the manifest) instead of pretending.
  */
 import { routeKey } from '../core/keys.js';
-import type { ClientRef, RouteEntry, RouteTarget } from '../core/model.js';
+import type { ClientRef, RouteEntry, RouteTarget } from '../core/resolved-plan.js';
 import type { Fleet, InstanceInfo, Logger, Routes } from '../functions/ports.js';
 
 export class LoopbackFleet implements Fleet {

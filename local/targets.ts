@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureAgentBundle } from '../agent/bundle.js';
-import type { ResolvedPlan } from '../core/model.js';
+import type { ResolvedPlan } from '../core/resolved-plan.js';
 import type { Logger } from '../functions/ports.js';
 
 /**

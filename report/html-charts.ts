@@ -16,7 +16,7 @@ import type {
   Summary,
   SummaryPath,
   TrendSeries,
-} from '../core/model.js';
+} from '../core/run-summary.js';
 import { esc } from './html-escape.js';
 import { fmt, unitOf } from './report-text.js';
 
@@ -355,7 +355,7 @@ export function seriesCharts(ss: Series[], paths: SummaryPath[]): string[] {
  * shaded, flagged figures in red.
  */
 export function trendCharts(s: Summary): string[] {
-  const all = (s.trend ?? []) as TrendSeries[];
+  const all = s.trend ?? [];
   const m = new Map<string, TrendSeries[]>();
   for (const t of all) {
     const key = `${t.probe}\u0000${t.metric}\u0000${t.percentile}`;

@@ -6,7 +6,8 @@
  * RTT/2); with nearest-rank percentiles halving commutes with the percentile, so the one-way
  * figures are exactly half the round-trip ones. Reads only the summary (summary.ts, distributions.ts).
  */
-import type { AzPair, ResultRow, Summary } from '../core/model.js';
+import type { AzPair } from '../core/resolved-plan.js';
+import type { ResultRow, Summary } from '../core/run-summary.js';
 
 /** The metric the table reads: the round trip of one exchange, µs. */
 export const AZ_METRIC = 'rtt_us';

@@ -4,7 +4,7 @@
  * server-side SVG renderer, inlined (report/html-charts.ts); each chart appears only when its data is
  * in the summary.
  */
-import type { Comparison, Distribution, MeshSummary, ProbeOverhead, ResultRow, Summary } from '../core/model.js';
+import type { Comparison, Distribution, MeshSummary, ResultRow, Summary } from '../core/run-summary.js';
 import {
   distributionCharts,
   gbps,
@@ -68,7 +68,7 @@ function resultsTable(s: Summary): string {
       rows.push(`<tr><th scope="row">${esc(p.id)}</th><td colspan="12" class="bad">${esc(state)}</td></tr>`);
       continue;
     }
-    for (const r of p.results as ResultRow[]) {
+    for (const r of p.results) {
       const thin = new Set(r.flags.filter((f) => f.startsWith('thin-tail:')).map((f) => f.slice('thin-tail:'.length)));
       const cell = (key: Pct | 'p999', v: number | null) => {
         const ci = key !== 'p999' ? r.ci95?.[key] : undefined;
@@ -131,7 +131,7 @@ ${rows.join('\n')}
 
 function overheadTable(s: Summary): string {
   const rows = s.paths.flatMap((p) =>
-    Object.entries((p.probe_overhead_us ?? {}) as Record<string, ProbeOverhead>).map(
+    Object.entries(p.probe_overhead_us ?? {}).map(
       ([kind, o]) =>
         `<tr><th scope="row">${esc(p.id)}</th><td>${esc(kind)}</td><td class="n">${o.p50_us.toFixed(1)}</td><td class="n">${o.p99_us.toFixed(1)}</td><td class="n">${o.n}</td><td>${esc(o.method)}</td></tr>`,
     ),
@@ -211,10 +211,8 @@ export function renderHtml(s: Summary): string {
     ...runNotes(s),
     ...s.paths.flatMap((p) => [
       ...(p.error ? [`${p.id} failed at ${p.failedStep}: ${p.error}`] : []),
-      ...((p.notes as string[] | undefined) ?? []).map((n) => `${p.id} note: ${n}`),
-      ...((p.skipped as { probe: string; reason: string }[] | undefined) ?? []).map(
-        (k) => `${p.id} skipped ${k.probe}: ${k.reason}`,
-      ),
+      ...(p.notes ?? []).map((n) => `${p.id} note: ${n}`),
+      ...(p.skipped ?? []).map((k) => `${p.id} skipped ${k.probe}: ${k.reason ?? 'no reason given'}`),
     ]),
   ];
   const section = (title: string, intro: string, body: string[]) =>

@@ -2,7 +2,7 @@
  * A mesh run's tables as the reports print them: the pair matrix and the fit lines
  * (functions/pipeline/mesh-summary.ts computes what they show).
  */
-import type { MeshSummary } from '../core/model.js';
+import type { MeshSummary } from '../core/run-summary.js';
 
 const ms = (v: number | null) => (v === null ? '–' : `${v.toFixed(v < 10 ? 2 : 1)} ms`);
 const gbit = (v: number | null) => (v === null ? '–' : `${(v / 1e9).toFixed(3)} Gb/s`);

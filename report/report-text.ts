@@ -3,21 +3,13 @@
  * report-html.ts). Every rendering reads only the summary JSON (summary.ts builds it).
  */
 
-import type {
-  Comparison,
-  DiffCell,
-  ProbeOverhead,
-  Regression,
-  ResultRow,
-  Summary,
-  SummaryPath,
-} from '../core/model.js';
+import type { Comparison, DiffCell, ResultRow, Summary, SummaryPath } from '../core/run-summary.js';
 import { AZ_HEAD, AZ_NOTE, azCsvRows, azNumeric, azTableRows, CSV_AZ_HEAD } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 
 /** Notes about the run as a whole (e.g. that nothing was measured). */
 export function runNotes(s: Summary): string[] {
-  return Array.isArray(s.notes) ? (s.notes as string[]) : [];
+  return s.notes ?? [];
 }
 
 /**
@@ -25,8 +17,7 @@ export function runNotes(s: Summary): string[] {
  * so a reader sees when a path's latency is within the probe's own noise.
  */
 export function overheadLines(p: SummaryPath): string[] {
-  const o = (p.probe_overhead_us ?? {}) as Record<string, ProbeOverhead>;
-  return Object.entries(o).map(
+  return Object.entries(p.probe_overhead_us ?? {}).map(
     ([kind, c]) => `${kind} p50 ${c.p50_us.toFixed(1)} µs / p99 ${c.p99_us.toFixed(1)} µs (${c.method})`,
   );
 }
@@ -172,7 +163,7 @@ export const REGRESSION_NOTE =
 
 /** Rows of the regression table: one per flagged percentile. */
 export function regressionRows(s: Summary): string[][] {
-  return ((s.regressions ?? []) as Regression[]).map((g) => [
+  return (s.regressions ?? []).map((g) => [
     g.path,
     g.probe,
     `${g.metric} [${unitOf(g)}]`,
@@ -217,7 +208,7 @@ export function renderTable(s: Summary): string {
   const failed = s.paths.filter((p) => p.error);
   for (const p of failed) text.push(`${p.id} failed at ${p.failedStep}: ${p.error}`);
   for (const n of runNotes(s)) text.push(`note: ${n}`);
-  for (const p of s.paths) for (const n of (p.notes as string[] | undefined) ?? []) text.push(`${p.id} note: ${n}`);
+  for (const p of s.paths) for (const n of p.notes ?? []) text.push(`${p.id} note: ${n}`);
   return `${text.join('\n')}\n`;
 }
 
@@ -294,10 +285,8 @@ export function renderMarkdown(s: Summary): string {
   for (const p of s.paths) {
     if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
     for (const l of overheadLines(p)) md.push(`- **${p.id}** probe's own cost: ${l}`);
-    for (const n of (p.notes as string[] | undefined) ?? []) md.push(`- **${p.id}** note: ${n}`);
-    if (Array.isArray(p.skipped))
-      for (const k of p.skipped as { probe: string; reason: string }[])
-        md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason}`);
+    for (const n of p.notes ?? []) md.push(`- **${p.id}** note: ${n}`);
+    for (const k of p.skipped ?? []) md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason ?? 'no reason given'}`);
   }
   return `${md.join('\n')}\n`;
 }

@@ -3,7 +3,7 @@
  * brings a stored report's status and end time up to date with restampHtml, and so needs no chart
  * renderer (only SummarizeRun's bundle carries ECharts).
  */
-import type { Summary } from '../core/model.js';
+import type { Summary } from '../core/run-summary.js';
 import { esc } from './html-escape.js';
 
 const RUN_META = /<p class="run-meta">[^\n]*<\/p>/;

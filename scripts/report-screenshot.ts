@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { summarySchema } from '../core/run-summary.js';
+import { parseDocument } from '../core/stored-document.js';
 import { renderHtml } from '../report/report-html.js';
 
 const root = join(import.meta.dirname, '..');
@@ -19,7 +21,7 @@ const browser = await chromium.launch({
 });
 try {
   const source = process.argv[2] ?? join(root, 'test/fixtures/summary-full.json');
-  const summary = JSON.parse(await readFile(source, 'utf8'));
+  const summary = parseDocument(source, await readFile(source, 'utf8'), summarySchema, 'run summary');
   const file = join(dir, 'summary.html');
   await writeFile(file, renderHtml(summary));
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 1 });

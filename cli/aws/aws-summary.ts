@@ -1,7 +1,7 @@
 /** The summary of an AWS run, downloaded from the data bucket: `pathbench report RUN_ID --aws`. */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { checkRunId, keys } from '../../core/keys.js';
-import type { Summary } from '../../core/model.js';
+import { parseSummary, type Summary } from '../../core/run-summary.js';
 import { AwsCliError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { type CommonFlags, resolveStackConfig } from './stack-config.js';
@@ -10,7 +10,8 @@ import { type CommonFlags, resolveStackConfig } from './stack-config.js';
 export async function fetchSummary(s3: S3Client, bucket: string, runId: string): Promise<Summary | undefined> {
   try {
     const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: keys.report(runId, 'json') }));
-    return JSON.parse((await out.Body?.transformToString()) ?? '{}') as Summary;
+    const text = await out.Body?.transformToString();
+    return text === undefined ? undefined : parseSummary(runId, text);
   } catch (e) {
     if (e instanceof Error && (e.name === 'NoSuchKey' || e.name === 'NotFound')) return undefined;
     throw e;

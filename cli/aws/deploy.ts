@@ -1,7 +1,7 @@
 /** `pathbench deploy [--testbed] [--allow-plan FILE…]`: the pipeline stack with cdk, saving its outputs for the other commands. */
 import path from 'node:path';
 import { errorMessage } from '../../core/errors.js';
-import type { ResolvedPlan } from '../../core/model.js';
+import type { ResolvedPlan } from '../../core/resolved-plan.js';
 import { type AllowedRoute, viaTarget } from '../../core/route-policy.js';
 import { runCdk } from '../cdk.js';
 import { ROOT } from '../cli-root.js';

@@ -13,6 +13,7 @@ import {
   type SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import { z } from 'zod';
 import { checkRunId, newRunId } from '../../core/keys.js';
 import { formatProblems } from '../../core/plan.js';
 import { AWS_POLL_SECONDS, executionArn } from '../../functions/adapters/aws/aws-deps.js';
@@ -52,12 +53,20 @@ export function progressLines(events: HistoryEvent[]): string[] {
   return lines;
 }
 
+/** The path a state's input is about: `pathId` (path tasks) or `path.id` (the Map's items); either may be absent. */
+const pathInputSchema = z.object({
+  pathId: z.string().optional().catch(undefined),
+  path: z
+    .object({ id: z.string().optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
+});
+
 function pathIdOf(input: string | undefined): string | undefined {
   if (!input) return undefined;
   try {
-    const o = JSON.parse(input) as { pathId?: unknown; path?: { id?: unknown } };
-    const id = o.pathId ?? o.path?.id;
-    return typeof id === 'string' ? id : undefined;
+    const o = pathInputSchema.safeParse(JSON.parse(input));
+    return o.success ? (o.data.pathId ?? o.data.path?.id) : undefined;
   } catch {
     return undefined;
   }
@@ -137,7 +146,8 @@ export async function startRun(
     } catch (e) {
       throw new AwsCliError((e as Error).message);
     }
-    input = { plan: JSON.parse(readFileSync(flags.plan, 'utf8')) as unknown };
+    const plan: unknown = JSON.parse(readFileSync(flags.plan, 'utf8'));
+    input = { plan };
   } else {
     input = { planName: flags.planName };
   }

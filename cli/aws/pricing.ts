@@ -5,20 +5,40 @@
  * document; its first paid tier of on-demand USD per unit is the rate kept.
  */
 import { type Filter, GetProductsCommand, type PricingClient } from '@aws-sdk/client-pricing';
+import { z } from 'zod';
 import { type PriceTable, priceTableSchema } from '../../core/prices.js';
+import { parseDocument } from '../../core/stored-document.js';
 
 /** The Price List API answers in us-east-1, eu-central-1 and ap-south-1 only. */
 export const PRICING_REGION = 'us-east-1';
 
-interface ProductDoc {
-  product?: { productFamily?: string; attributes?: Record<string, string> };
-  terms?: {
-    OnDemand?: Record<
-      string,
-      { priceDimensions?: Record<string, { beginRange?: string; pricePerUnit?: Record<string, string> }> }
-    >;
-  };
-}
+/** One Price List product (GetProducts' PriceList entries are JSON text): what the table needs of it. */
+const productDocSchema = z.object({
+  product: z
+    .object({ productFamily: z.string().optional(), attributes: z.record(z.string(), z.string()).optional() })
+    .optional(),
+  terms: z
+    .object({
+      OnDemand: z
+        .record(
+          z.string(),
+          z.object({
+            priceDimensions: z
+              .record(
+                z.string(),
+                z.object({
+                  beginRange: z.string().optional(),
+                  pricePerUnit: z.record(z.string(), z.string()).optional(),
+                }),
+              )
+              .optional(),
+          }),
+        )
+        .optional(),
+    })
+    .optional(),
+});
+type ProductDoc = z.output<typeof productDocSchema>;
 
 const term = (Field: string, Value: string): Filter => ({ Type: 'TERM_MATCH', Field, Value });
 
@@ -30,7 +50,8 @@ async function products(client: PricingClient, ServiceCode: string, Filters: Fil
     const page = await client.send(
       new GetProductsCommand({ ServiceCode, Filters, FormatVersion: 'aws_v1', MaxResults: 100, NextToken }),
     );
-    for (const item of page.PriceList ?? []) out.push(JSON.parse(String(item)) as ProductDoc);
+    for (const item of page.PriceList ?? [])
+      out.push(parseDocument(`${ServiceCode} price list product`, String(item), productDocSchema, 'product'));
     NextToken = page.NextToken;
   } while (NextToken);
   return out;

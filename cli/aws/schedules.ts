@@ -17,11 +17,16 @@ import {
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
+import { z } from 'zod';
 import { keys } from '../../core/keys.js';
+import { parseDocument } from '../../core/stored-document.js';
 import { PIPELINE_OUTPUTS_FILE, readOutputsFile } from '../outputs-file.js';
 import { AwsCliError, explainAwsError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
-import { type CommonFlags, DEFAULT_STACK, resolveStackConfig } from './stack-config.js';
+import { type CommonFlags, DEFAULT_STACK, resolveStackConfig, stackConfigSchema } from './stack-config.js';
+
+/** A schedule's target input: the execution input `{ "planName": … }` (createSchedule). */
+const scheduleInputSchema = z.object({ planName: z.string().optional() });
 
 export interface ScheduleTargets {
   region: string;
@@ -71,7 +76,12 @@ export async function resolveScheduleTargets(
   if (!outputs?.SchedulerRoleArn && !(flags.roleArn && flags.dlqArn)) {
     try {
       const out = await clientsFor(cfg.region).ssm.send(new GetParameterCommand({ Name: '/pathbench/config' }));
-      outputs = JSON.parse(out.Parameter?.Value ?? '{}') as Record<string, string>;
+      outputs = parseDocument(
+        '/pathbench/config',
+        out.Parameter?.Value ?? '{}',
+        stackConfigSchema,
+        'stack configuration',
+      );
     } catch (e) {
       throw explainAwsError(e);
     }
@@ -153,7 +163,8 @@ export class Schedules {
         const g = await this.client.send(new GetScheduleCommand({ Name: s.Name, GroupName: this.group }));
         let planName: string | undefined;
         try {
-          planName = (JSON.parse(g.Target?.Input ?? '{}') as { planName?: string }).planName;
+          const input = scheduleInputSchema.safeParse(JSON.parse(g.Target?.Input ?? '{}'));
+          planName = input.success ? input.data.planName : undefined;
         } catch {
           planName = undefined;
         }

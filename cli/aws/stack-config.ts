@@ -7,11 +7,16 @@
 import { existsSync } from 'node:fs';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
+import { z } from 'zod';
+import { parseDocument } from '../../core/stored-document.js';
 import { PIPELINE_OUTPUTS_FILE, readOutputsFile } from '../outputs-file.js';
 import { AwsCliError, explainAwsError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
 
 const CONFIG_PARAMETER = '/pathbench/config';
+
+/** The SSM parameter CONFIG_PARAMETER: the pipeline stack's outputs as JSON (infra/pipeline-stack.ts). */
+export const stackConfigSchema = z.record(z.string(), z.string());
 export const DEFAULT_STACK = 'Pathbench';
 
 export interface StackConfig {
@@ -89,7 +94,7 @@ export async function resolveStackConfig(
       }
       throw explainAwsError(e);
     }
-    const cfg = JSON.parse(value ?? '{}') as Record<string, string>;
+    const cfg = parseDocument(CONFIG_PARAMETER, value ?? '{}', stackConfigSchema, 'stack configuration');
     if (!sm || sm === cfg.StateMachineArn) mesh ??= cfg.MeshStateMachineArn;
     sm ??= cfg.StateMachineArn;
     bucket ??= cfg.BucketName;

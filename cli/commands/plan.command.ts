@@ -8,10 +8,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { PlanInvalidError } from '../../core/errors.js';
+import { z } from 'zod';
+import { errorMessage, PlanInvalidError } from '../../core/errors.js';
 import { type MeshEndpoint, meshLayout, meshPlanInput, meshRoundLowerBound } from '../../core/mesh-schedule.js';
 import { parsePlan } from '../../core/plan.js';
 import { COMMERCIAL_REGIONS, REGIONS, regionByCode } from '../../core/regions.js';
+import { checkDocument } from '../../core/stored-document.js';
 import { TARGET_PORTS } from '../../core/target-ports.js';
 import { S3ObjectStore } from '../../functions/adapters/aws/s3-store.js';
 import { PlanStore } from '../../functions/pipeline/plan-store.js';
@@ -28,6 +30,12 @@ interface PlanFlags extends CommonFlags {
 }
 
 const out = (t: string) => process.stdout.write(t);
+
+/** `plan mesh --endpoints FILE`: region code → the real instance, host and port of that region (any part). */
+const endpointsFileSchema = z.record(
+  z.string(),
+  z.object({ instanceId: z.string(), region: z.string(), host: z.string(), port: z.number() }).partial(),
+);
 
 /** The plan store of the side the flags pick. */
 export async function planStoreFor(o: PlanFlags, env = process.env): Promise<{ plans: PlanStore; where: string }> {
@@ -119,10 +127,16 @@ export function meshPlanFromFlags(o: MeshFlags): { plan: Record<string, unknown>
   let endpoints: Record<string, Partial<MeshEndpoint>> = {};
   if (o.endpoints) {
     if (!existsSync(o.endpoints)) throw new PlanInvalidError([`--endpoints: no such file ${o.endpoints}`]);
+    let json: unknown;
     try {
-      endpoints = JSON.parse(readFileSync(o.endpoints, 'utf8'));
+      json = JSON.parse(readFileSync(o.endpoints, 'utf8'));
     } catch (e) {
       throw new PlanInvalidError([`--endpoints: not valid JSON (${(e as Error).message})`]);
+    }
+    try {
+      endpoints = checkDocument(o.endpoints, json, endpointsFileSchema, 'endpoints file');
+    } catch (e) {
+      throw new PlanInvalidError([`--endpoints: ${errorMessage(e)}`]);
     }
   }
   const endpoint = (code: string): MeshEndpoint => ({

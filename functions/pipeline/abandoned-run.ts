@@ -5,8 +5,8 @@
  * run that already restored its routes and released its lock, so every step checks first.
  */
 import { errorMessage, RouteSwapError } from '../../core/errors.js';
-import { checkRunId, keys, routeKey } from '../../core/keys.js';
-import type { RunManifest } from '../../core/model.js';
+import { checkRunId, routeKey } from '../../core/keys.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import { updateManifest } from './manifest.js';
@@ -59,7 +59,7 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
     return holder && holder.runId !== runId ? holder.runId : undefined;
   };
   try {
-    const manifest = await readManifest(deps, runId, notes, startedAt, status);
+    const manifest = await executionManifest(deps, runId, notes, startedAt, status);
     if (manifest) {
       await markStopped(deps, runId, status);
       // Another run holding the lock may have swapped the same routes since: leave them to it.
@@ -229,8 +229,8 @@ async function hasRoutes(deps: Deps, runId: string): Promise<boolean> {
   }
 }
 
-/** The run's manifest, or undefined (with a note) when the run never got that far. */
-async function readManifest(
+/** The execution's run manifest, or undefined (with a note) when the run never got that far or it is another execution's. */
+async function executionManifest(
   deps: Deps,
   runId: string,
   notes: string[],
@@ -244,8 +244,8 @@ async function readManifest(
     notes.push(`execution name ${JSON.stringify(runId)} is not a run id: no manifest`);
     return undefined;
   }
-  const text = await deps.store.getText(keys.manifest(runId));
-  if (text === undefined) {
+  const m = await readManifest(deps.store, runId);
+  if (m === undefined) {
     // A ValidatePlan still running may take the lock after this cleanup: the stop marker makes
     // it give the lock back and refuse (issue 17).
     const mayRunOn = status !== undefined && TASK_MAY_RUN_ON.has(status);
@@ -253,7 +253,6 @@ async function readManifest(
     notes.push(`no manifest: the run ended before ValidatePlan wrote one${mayRunOn ? '; marked stopped' : ''}`);
     return undefined;
   }
-  const m = JSON.parse(text) as RunManifest;
   if (startedAt !== undefined && m.startedAt !== startedAt) {
     // A second start that reused the run id and was refused: the manifest is the first run's.
     notes.push(`the manifest belongs to the execution started at ${m.startedAt}: left alone`);

@@ -6,12 +6,15 @@
  * bandwidth recorded at BeginPath, for a plateau at the baseline (core/credit.ts).
  */
 
+import { type AgentReport, agentProbeSchema, agentReportSchema, type ProbeOverhead } from '../../core/agent-report.js';
+import { type AgentSpec, readSpec } from '../../core/agent-spec.js';
 import type { ClientNetwork } from '../../core/client-network.js';
 import { flagAtBaseline, flagCreditCliffs, formatAtBaselineNote } from '../../core/credit.js';
 import { CollectError, errorMessage } from '../../core/errors.js';
 import { keys, RAW_EXT } from '../../core/keys.js';
-import type { AgentReport, AgentSpec, PathManifest, ProbeOverhead, ProbeProvenance } from '../../core/model.js';
+import type { PathManifest, ProbeProvenance } from '../../core/path-manifest.js';
 import type { SampleRecord } from '../../core/sample-record.js';
+import { fallbackMessage, isRecord, issueProblems, problemLines, type Rec } from '../../core/zod-problems.js';
 import { HttpTrialTally, httpWarnings } from '../../probes/http/http-trials.js';
 import type { ProbeKind } from '../../probes/index.js';
 import { fileParser, PROBES } from '../../probes/index.js';
@@ -41,8 +44,9 @@ interface Parsed {
 const FLUSH_CHARS = 1 << 16;
 
 /**
- * agent.json as far as it can be read: whole; or, cut off, its complete probe entries (the raw
- * files say the rest); or nothing, with the reason.
+ * agent.json as far as it can be read (core/agent-report.ts): whole; or, cut off, its complete
+ * probe entries (the raw files say the rest); or, with a field of the wrong type, the entries
+ * that are right and the problem named; or nothing, with the reason.
  */
 export function readAgentReport(text: string | undefined): { report?: AgentReport; problem?: string } {
   if (text === undefined) return {};
@@ -60,13 +64,22 @@ export function readAgentReport(text: string | undefined): { report?: AgentRepor
     }
     problem = 'agent.json is truncated';
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { problem: 'agent.json is not a JSON object' };
-  const r = doc as AgentReport;
-  const probes = Array.isArray(r.probes)
-    ? r.probes.filter((p) => p && typeof p === 'object' && typeof p.probe === 'string')
-    : [];
-  if (!Array.isArray(r.probes)) problem ??= 'agent.json has no probes list';
-  return { report: { ...r, probes }, ...(problem ? { problem } : {}) };
+  if (!isRecord(doc)) return { problem: 'agent.json is not a JSON object' };
+  const entries = Array.isArray(doc.probes) ? doc.probes : [];
+  if (!Array.isArray(doc.probes)) problem ??= 'agent.json has no probes list';
+  const whole = agentReportSchema.safeParse({ ...doc, probes: entries }, { error: fallbackMessage });
+  if (whole.success) return { report: whole.data, ...(problem ? { problem } : {}) };
+  // Keep what is right: the facts when only a probe entry is wrong, and every entry that matches.
+  const probes = entries.flatMap((p: unknown) => {
+    const e = agentProbeSchema.safeParse(p);
+    return e.success ? [e.data] : [];
+  });
+  const facts = agentReportSchema.safeParse({ ...doc, probes: [] });
+  const [first] = problemLines(doc, issueProblems(whole.error.issues), 'agent.json');
+  return {
+    report: { ...(facts.success ? facts.data : {}), probes },
+    problem: problem ?? `agent.json does not match the agent report (${first})`,
+  };
 }
 
 /** A finite epoch ms from an ISO time the agent wrote, else undefined. */
@@ -341,17 +354,12 @@ function recordProvenance(p: PathManifest, { provenance, report, reportProblem }
   }
 }
 
-async function readSpec(deps: Deps, runId: string, pathId: string): Promise<AgentSpec | undefined> {
-  const specText = await deps.store.getText(keys.spec(runId, pathId));
-  return specText ? (JSON.parse(specText) as AgentSpec) : undefined;
-}
-
 export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples: number; probes: number }> {
   const { runId, pathId } = ref;
   const manifest = await updateManifest(deps.store, runId, (m) =>
     stepStarted(pathEntry(m, pathId), 'Collect', deps.now()),
   );
-  const spec = await readSpec(deps, runId, pathId);
+  const spec = await readSpec(deps.store, runId, pathId);
   if (!spec) throw new CollectError(`no spec for path ${pathId}`);
   const parsed = await parseProbes(deps, runId, pathId, spec, undefined, pathEntry(manifest, pathId).client);
   const { failures, total, provenance } = parsed;
@@ -414,9 +422,10 @@ async function clientPrefix(deps: Deps, runId: string, pathId: string): Promise<
 async function stoppedNote(deps: Deps, prefix: string): Promise<string | undefined> {
   const text = await deps.store.getText(`${prefix}interrupted.json`);
   if (text === undefined) return undefined;
-  let m: { signal?: unknown; at?: unknown; incomplete?: unknown };
+  let m: Rec;
   try {
-    m = JSON.parse(text);
+    const doc: unknown = JSON.parse(text);
+    m = isRecord(doc) ? doc : {};
   } catch {
     return 'the probe command was stopped (its interrupted.json is unreadable): the last trial may be incomplete';
   }
@@ -434,7 +443,7 @@ async function stoppedNote(deps: Deps, prefix: string): Promise<string | undefin
  */
 export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): Promise<{ samples: number }> {
   const { runId, pathId } = ref;
-  const spec = await readSpec(deps, runId, pathId);
+  const spec = await readSpec(deps.store, runId, pathId);
   if (!spec) return { samples: 0 };
   const rawKeys = await deps.store.list(await clientPrefix(deps, runId, pathId));
   if (!rawKeys.some((k) => !k.endsWith('agent.json'))) return { samples: 0 };

@@ -5,6 +5,7 @@
  * queries/percentile_windows.sql (the exact values around each percentile, where its interval's
  * ranks lie) and queries/trial_spread.sql. The statistics are core/confidence.ts.
  */
+
 import {
   comparable,
   differenceInterval,
@@ -21,16 +22,10 @@ import {
   thinTailFlags,
   verdictOf,
 } from '../../core/confidence.js';
-import type {
-  Comparison,
-  DiffCell,
-  PathPair,
-  ProbeOverhead,
-  ResultRow,
-  RunManifest,
-  SummaryPath,
-} from '../../core/model.js';
-import type { ProbeKind } from '../../probes/index.js';
+import type { PathPair } from '../../core/resolved-plan.js';
+import type { RunManifest } from '../../core/run-manifest.js';
+import type { Comparison, DiffCell, ResultRow, SummaryPath } from '../../core/run-summary.js';
+import { isProbeKind } from '../../probes/index.js';
 import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';
 import { groupKey, type Row, rowKey } from './query-rows.js';
@@ -124,7 +119,7 @@ export function overheadNoise(
 ): number {
   let us = 0;
   for (const p of paths) {
-    const o = (p.probe_overhead_us as Partial<Record<ProbeKind, ProbeOverhead>> | undefined)?.[kind as ProbeKind];
+    const o = isProbeKind(kind) ? p.probe_overhead_us?.[kind] : undefined;
     if (o) us = Math.max(us, column === 'p50' ? o.p50_us : o.p99_us);
   }
   return microsecondsIn(us, unit) ?? 0;

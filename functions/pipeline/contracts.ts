@@ -3,7 +3,8 @@
  * validate events with these schemas and the steps take the inferred types.
  */
 import { z } from 'zod';
-import { clientRefSchema, probeCommandStateSchema } from '../../core/model.js';
+import { probeCommandStateSchema } from '../../core/path-manifest.js';
+import { clientRefSchema } from '../../core/resolved-plan.js';
 
 export const runRef = z.object({ runId: z.string().min(1) });
 export type RunRef = z.infer<typeof runRef>;

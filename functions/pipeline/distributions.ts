@@ -5,7 +5,8 @@
  * Three queries per run — queries/histogram.sql, cdf.sql, series.sql — each run once for all
  * groups, never per group; the mode detection is core/shape.ts.
  */
-import type { Distribution, ResultRow, Series, Summary, SummaryPath } from '../../core/model.js';
+
+import type { Distribution, ResultRow, Series, Summary, SummaryPath } from '../../core/run-summary.js';
 import { contiguousBins, detectModes, LATENCY_METRICS, meanInValley } from '../../core/shape.js';
 import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';

@@ -19,7 +19,7 @@
  * out when its paths are mesh pairs.
  */
 
-import type { ResolvedPath } from '../../core/model.js';
+import type { ResolvedPath } from '../../core/resolved-plan.js';
 import type { ProbeSpec } from '../../probes/index.js';
 import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
 import meshDef from '../../statemachine/mesh.asl.json' with { type: 'json' };

@@ -11,13 +11,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keys } from '../../core/keys.js';
-import type { PathManifest, RunManifest, StepRecord } from '../../core/model.js';
+import type { PathManifest, StepRecord } from '../../core/path-manifest.js';
+import { parseManifest, type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { ObjectStore } from '../ports.js';
 
+/** The run's manifest, checked (core/run-manifest.ts); an error when the run has none. */
 export async function loadManifest(store: ObjectStore, runId: string): Promise<RunManifest> {
-  const text = await store.getText(keys.manifest(runId));
-  if (text === undefined) throw new Error(`run ${runId} has no manifest (${keys.manifest(runId)})`);
-  return JSON.parse(text) as RunManifest;
+  const m = await readManifest(store, runId);
+  if (m === undefined) throw new Error(`run ${runId} has no manifest (${keys.manifest(runId)})`);
+  return m;
 }
 
 export async function saveManifest(store: ObjectStore, manifest: RunManifest): Promise<void> {
@@ -93,7 +95,8 @@ async function applyConditional(store: ObjectStore, runId: string, batch: Pendin
   for (let attempt = 1; ; attempt++) {
     const got = await store.getVersioned!(key);
     if (!got) throw new Error(`run ${runId} has no manifest (${key})`);
-    const { m, applied } = await applyChanges(async () => JSON.parse(got.text) as RunManifest, live);
+    // Parsed and checked once per read; parsed again only for a fresh copy after a change threw.
+    const { m, applied } = await applyChanges(async () => parseManifest(runId, got.text), live);
     live = applied;
     if (live.length === 0) return;
     if (await store.putIfVersion!(key, `${JSON.stringify(m, null, 2)}\n`, got.version, 'application/json')) {

@@ -5,7 +5,9 @@
  * results and the manifest's mesh facts. Least squares and r are a few sums, written here so
  * they stay exact to the formulas the docs give (docs/data.md).
  */
-import type { LineFit, MeshFacts, MeshPair, MeshSummary, SummaryPath } from '../../core/model.js';
+
+import type { MeshFacts } from '../../core/resolved-plan.js';
+import type { LineFit, MeshPair, MeshSummary, SummaryPath } from '../../core/run-summary.js';
 
 /**
  * The window of the bound: Linux's default largest receive buffer under autotuning,

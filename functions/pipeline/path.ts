@@ -4,6 +4,7 @@
  * in the state machine.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import type { ClientNetwork } from '../../core/client-network.js';
 import { isTaskClient } from '../../core/ecs-client.js';
 import {
@@ -15,15 +16,17 @@ import {
   RouteSwapError,
   RunAbortedError,
 } from '../../core/errors.js';
+import type { JournalEntry } from '../../core/journal-entry.js';
 import { keys, routeKey } from '../../core/keys.js';
-import type { ClientRef, PathManifest, ProbeCommandState, RouteEntry } from '../../core/model.js';
+import type { PathManifest, ProbeCommandState } from '../../core/path-manifest.js';
+import type { ClientRef, RouteEntry } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
 import { POLL_LIMITS, probePollBound, probeTiming } from './limits.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
-import { type JournalEntry, journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
+import { journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
 
 export { estimateSeconds, POLL_LIMITS } from './limits.js';
@@ -402,12 +405,15 @@ export async function pollProbe(
   return { ...probe, attempt, done: false, waitSeconds: nextPollSeconds(probe, now, minPoll) };
 }
 
+/** How Lambda wraps an error's cause: JSON with the message (and errorType, trace). */
+const lambdaCauseSchema = z.object({ errorMessage: z.string() });
+
 /** Lambda wraps causes as JSON ({"errorMessage": …}); keep just the message. */
 export function causeMessage(cause: string | undefined): string {
   if (!cause) return '';
   try {
-    const o = JSON.parse(cause) as { errorMessage?: string };
-    if (typeof o.errorMessage === 'string') return o.errorMessage;
+    const o = lambdaCauseSchema.safeParse(JSON.parse(cause));
+    if (o.success) return o.data.errorMessage;
   } catch {
     // not JSON: a plain message
   }

@@ -4,17 +4,17 @@
  * (agent.json, kept by CollectOutput under `provenance.agent`), tool versions and the clock of
  * each probe's figures (the probes' provenance).
  */
-import type { PathManifest, PathProvenance } from '../../core/model.js';
+import type { PathManifest } from '../../core/path-manifest.js';
+import type { PathProvenance } from '../../core/run-summary.js';
 
-type Loose = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** The provenance a reader needs next to a path's figures; undefined when the manifest knows nothing. */
 export function pathProvenance(mp: PathManifest): PathProvenance | undefined {
-  // Written by BeginPath (Fleet.network); read loosely, since a manifest is JSON from storage.
-  const client = (mp.client ?? {}) as Loose;
-  const agent = ((mp.provenance ?? {}) as Loose).agent as Loose | undefined;
+  // The client's facts are BeginPath's (Fleet.network); the agent's, agent.json's (CollectOutput).
+  const client = mp.client;
+  const agent = mp.provenance?.agent;
   const tools: Record<string, string> = {};
   const clocks: Record<string, string> = {};
   for (const p of mp.probes) {
@@ -22,10 +22,10 @@ export function pathProvenance(mp: PathManifest): PathProvenance | undefined {
     if (p.clocks?.length) clocks[p.probe] = p.clocks.join('+');
   }
   const out: PathProvenance = {
-    instanceType: str(client.instanceType),
-    azId: str(client.azId),
-    baselineBps: num(client.baselineBps),
-    peakBps: num(client.peakBps),
+    instanceType: str(client?.instanceType),
+    azId: str(client?.azId),
+    baselineBps: num(client?.baselineBps),
+    peakBps: num(client?.peakBps),
     agentVersion: str(agent?.agentVersion),
     kernel: str(agent?.kernel),
     ...(Object.keys(tools).length ? { tools } : {}),

@@ -16,7 +16,9 @@
 import { comparable, higherIsBetter } from '../../core/confidence.js';
 import { AT_BASELINE_FLAG, CREDIT_FLAG } from '../../core/credit.js';
 import { keys } from '../../core/keys.js';
-import type { Regression, RegressionSettings, Summary, TrendSeries } from '../../core/model.js';
+import type { RegressionSettings } from '../../core/resolved-plan.js';
+import type { Regression, Summary, TrendSeries } from '../../core/run-summary.js';
+import { readTrendPoints, type TrendPoint, type TrendResult } from '../../core/trend-point.js';
 import type { Deps } from '../ports.js';
 
 export const REGRESSION_RULE = {
@@ -34,28 +36,6 @@ export const REGRESSION_RULE = {
 export type RegressionRule = typeof REGRESSION_RULE;
 
 export type Percentile = Regression['percentile'];
-
-/** One result of a run as a trend point keeps it. */
-export interface TrendResult {
-  probe: string;
-  metric: string;
-  unit: string;
-  n: number;
-  p50: number | null;
-  p99: number | null;
-  ci95?: { p50?: [number, number]; p99?: [number, number] };
-  flags: string[];
-}
-
-/** One run's judged figures (trends/plan=<name>/run=<id>.json). */
-export interface TrendPoint {
-  runId: string;
-  planName: string;
-  startedAt?: string;
-  /** The plan's own regression settings when it had any (they apply to judging this run). */
-  settings?: RegressionSettings;
-  paths: { id: string; status: string; results: TrendResult[] }[];
-}
 
 /** Milliseconds per unit of the time metrics (the units `minAbsoluteMs` applies to). */
 const MS_PER_UNIT: Record<string, number> = { s: 1000, ms: 1, us: 0.001 };
@@ -240,22 +220,11 @@ export function judge(
   return { regressions, trend };
 }
 
-/** Every trend point of a plan in the store (unordered). */
-export async function loadTrendPoints(store: Deps['store'], planName: string): Promise<TrendPoint[]> {
-  const out: TrendPoint[] = [];
-  for (const key of await store.list(keys.trendPrefix(planName))) {
-    if (!key.endsWith('.json')) continue;
-    const text = await store.getText(key);
-    if (text) out.push(JSON.parse(text) as TrendPoint);
-  }
-  return out;
-}
-
 /** Judge a summary against the stored points of its plan without storing anything (a recomputed report). */
 export async function judgeStored(deps: Pick<Deps, 'store'>, summary: Summary): Promise<void> {
   const point = trendPoint(summary);
   if (!point) return;
-  const { regressions, trend } = judge(point, await loadTrendPoints(deps.store, point.planName));
+  const { regressions, trend } = judge(point, await readTrendPoints(deps.store, point.planName));
   summary.regressions = regressions;
   if (trend.some((t) => t.points.length > 1)) summary.trend = trend;
 }
@@ -271,7 +240,7 @@ export async function addRegressions(
 ): Promise<void> {
   const point = trendPoint(summary);
   if (!point) return;
-  const history = await loadTrendPoints(deps.store, point.planName);
+  const history = await readTrendPoints(deps.store, point.planName);
   await deps.store.put(keys.trendPoint(point.planName, point.runId), `${JSON.stringify(point)}\n`, 'application/json');
   const { regressions, trend } = judge(point, history, rule);
   summary.regressions = regressions;

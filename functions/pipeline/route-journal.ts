@@ -7,27 +7,19 @@
  * checks that marker and the run lock before and after each change (`ownershipLost`).
  */
 import { errorMessage, isTransientError } from '../../core/errors.js';
+import {
+  type JournalEntry,
+  type RouteIndexEntry,
+  readJournalEntries,
+  readJournalEntry,
+  readRouteIndex,
+} from '../../core/journal-entry.js';
 import { keys, routeKey } from '../../core/keys.js';
-import type { RouteEntry, RouteTarget } from '../../core/model.js';
+import type { RouteEntry, RouteTarget } from '../../core/resolved-plan.js';
+import { readManifest } from '../../core/run-manifest.js';
 import type { Deps } from '../ports.js';
-import { loadManifest } from './manifest.js';
 
 type RouteKey = Omit<RouteEntry, 'via'>;
-
-export interface JournalEntry extends RouteKey {
-  /** The target before the run touched the route ("none" when it did not exist). */
-  original: RouteTarget;
-  /** Whether the original was usable (active) then: a blackholed original is restored as blackholed. */
-  originalUsable: boolean;
-  at: string;
-  pathId: string;
-}
-
-/** A journal entry as the route index holds it: which run changed the route, and to what. */
-export interface RouteIndexEntry extends JournalEntry {
-  runId: string;
-  via: RouteTarget;
-}
 
 /** Record a route's original unless the run already did (the first original is the real one). */
 export async function journalOriginal(
@@ -37,8 +29,8 @@ export async function journalOriginal(
   via: RouteTarget,
 ): Promise<JournalEntry> {
   const key = keys.routeJournal(runId, entry);
-  const existing = await deps.store.getText(key);
-  const kept = existing !== undefined ? (JSON.parse(existing) as JournalEntry) : entry;
+  const existing = await readJournalEntry(deps.store, runId, entry);
+  const kept = existing ?? entry;
   // The route index first: a run that crashes after it still leaves the journal's twin behind.
   const index = keys.routeIndex(entry, runId);
   if ((await deps.store.getText(index)) === undefined) {
@@ -66,10 +58,7 @@ export async function leftSwappedByEarlierRuns(
     if (seen.has(k)) continue;
     seen.add(k);
     let last: RouteIndexEntry | undefined;
-    for (const key of await deps.store.list(keys.routeIndexPrefix(r))) {
-      const text = await deps.store.getText(key);
-      if (text === undefined) continue;
-      const e = JSON.parse(text) as RouteIndexEntry;
+    for (const e of await readRouteIndex(deps.store, r)) {
       if (e.runId === runId || routeKey(e) !== k) continue;
       if (!last || e.at > last.at) last = e;
     }
@@ -88,14 +77,9 @@ export async function leftSwappedByEarlierRuns(
  */
 export async function readJournal(deps: Deps, runId: string): Promise<JournalEntry[]> {
   const byRoute = new Map<string, JournalEntry>();
-  for (const key of await deps.store.list(keys.routeJournalPrefix(runId))) {
-    const text = await deps.store.getText(key);
-    if (text === undefined) continue;
-    const e = JSON.parse(text) as JournalEntry;
-    byRoute.set(routeKey(e), e);
-  }
-  if ((await deps.store.getText(keys.manifest(runId))) !== undefined) {
-    const m = await loadManifest(deps.store, runId);
+  for (const e of await readJournalEntries(deps.store, runId)) byRoute.set(routeKey(e), e);
+  const m = await readManifest(deps.store, runId);
+  if (m !== undefined) {
     for (const c of m.routeChanges) {
       if (byRoute.has(routeKey(c))) continue;
       byRoute.set(routeKey(c), {

@@ -4,7 +4,8 @@
  */
 import { RouteRestoreRetryableError, RouteSwapError } from '../../core/errors.js';
 import { keys, routeKey } from '../../core/keys.js';
-import type { RunManifest, Summary } from '../../core/model.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
+import { readSummary } from '../../core/run-summary.js';
 import type { Deps } from '../ports.js';
 import { updateManifest } from './manifest.js';
 import { readJournal, restoreJournaled } from './route-journal.js';
@@ -81,8 +82,7 @@ export async function releaseOwnLock(
 ): Promise<boolean> {
   const held = await deps.lock.current();
   if (held?.runId !== runId) return false;
-  const text = await deps.store.getText(keys.manifest(runId));
-  const manifestStart = text === undefined ? undefined : (JSON.parse(text) as RunManifest).startedAt;
+  const manifestStart = (await readManifest(deps.store, runId))?.startedAt;
   const at = held.startedAt;
   const mine =
     at === undefined ||
@@ -102,12 +102,10 @@ export async function releaseOwnLock(
 
 /** The reports were written before the final status was known; bring all three in step. */
 async function finishReports(deps: Deps, runId: string, m: RunManifest): Promise<string | undefined> {
-  const key = keys.report(runId, 'json');
-  const text = await deps.store.getText(key);
-  if (text === undefined) return undefined;
-  const s = JSON.parse(text) as Summary;
+  const s = await readSummary(deps.store, runId);
+  if (s === undefined) return undefined;
   s.status = m.status;
   if (m.endedAt) s.endedAt = m.endedAt;
   await restampReports(deps, s);
-  return key;
+  return keys.report(runId, 'json');
 }

@@ -4,7 +4,8 @@
  * to date with the run's final status and end time, and its bundle holds no ECharts.
  */
 import { keys } from '../../core/keys.js';
-import type { RunManifest, Summary } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
+import type { Summary } from '../../core/run-summary.js';
 import { renderCsv, renderMarkdown } from '../../report/report-text.js';
 import { restampHtml } from '../../report/run-meta-html.js';
 import type { Deps } from '../ports.js';

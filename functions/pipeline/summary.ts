@@ -5,7 +5,8 @@
  */
 import { AT_BASELINE_FLAG, formatCreditFlag } from '../../core/credit.js';
 import { keys } from '../../core/keys.js';
-import type { ResultRow, RunManifest, Summary, SummaryPath } from '../../core/model.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
+import type { ResultRow, Summary, SummaryPath } from '../../core/run-summary.js';
 import { loadQuery } from '../../queries/sql.js';
 import { renderHtml } from '../../report/report-html.js';
 import type { Deps } from '../ports.js';
@@ -29,8 +30,7 @@ export function formatFlag(flag: string, row: Row): string {
  * inferred from the data.
  */
 export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
-  const manifestText = await deps.store.getText(keys.manifest(runId));
-  const manifest = manifestText ? (JSON.parse(manifestText) as RunManifest) : undefined;
+  const manifest = await readManifest(deps.store, runId);
   const [rows, flagRows] = await Promise.all([
     deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`),
     deps.query.query(loadQuery('flags'), [runId], `flags-${runId}`),

@@ -3,13 +3,17 @@
  * own keys (plan, one spec per path, manifest). Nothing is written before the plan is valid and
  * the lock is held.
  */
+
+import type { AgentSpec } from '../../core/agent-spec.js';
 import { applicableBudget, enforceBudget, estimateRun } from '../../core/cost.js';
 import { ConfigError, PlanInvalidError, RouteSwapError, RunAbortedError, RunExistsError } from '../../core/errors.js';
 import { quoted } from '../../core/fields.js';
 import { checkRunId, keys } from '../../core/keys.js';
-import type { AgentSpec, ResolvedPath, ResolvedPlan, RunManifest } from '../../core/model.js';
 import { parsePlan } from '../../core/plan.js';
+import { type ResolvedPath, type ResolvedPlan, readResolvedPlan } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
+import { parseStopMarker } from '../../core/stop-marker.js';
 import type { Deps } from '../ports.js';
 import { planLimitProblems } from './limits.js';
 import { saveManifest, updateManifest } from './manifest.js';
@@ -146,10 +150,10 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     // Under the lock, no other run is changing routes: one still changed was left by a run
     // whose cleanup failed, and this run would record it as the original.
     await refuseIfLeftSwapped(deps, runId, plan);
-    const previous = await deps.store.getText(keys.manifest(runId));
+    const previous = await readManifest(deps.store, runId);
     // A retried ValidatePlan of the same execution carries the same start time; anything else
     // reusing the id would overwrite raw data and mix old samples into the new summary.
-    if (previous !== undefined && (JSON.parse(previous) as RunManifest).startedAt !== input.startedAt) {
+    if (previous !== undefined && previous.startedAt !== input.startedAt) {
       throw new RunExistsError(`run ${runId} already exists in ${deps.store.location}; choose another run id`);
     }
     await deps.store.put(keys.plan(runId), `${JSON.stringify({ source: raw, resolved: plan }, null, 2)}\n`);
@@ -234,9 +238,9 @@ async function refuseIfLeftSwapped(deps: Deps, runId: string, plan: ResolvedPlan
 async function finishAsStopped(deps: Deps, runId: string, startedAt: string, marker: string): Promise<void> {
   let status = 'stopped';
   try {
-    status = (JSON.parse(marker) as { status?: string }).status ?? status;
+    status = parseStopMarker(runId, marker).status;
   } catch {
-    // a marker is a marker
+    // a marker is a marker, even one that cannot be read
   }
   const note = `execution ${status} while ValidatePlan ran: nothing started`;
   const at = deps.now().toISOString();
@@ -284,14 +288,14 @@ async function routeProblems(deps: Deps, plan: ResolvedPlan): Promise<string[]> 
 /** The resolved plan of a run, as ValidatePlan stored it. */
 export async function loadResolvedPlan(deps: Pick<Deps, 'store'>, runId: string): Promise<ResolvedPlan> {
   // A run's plan is written once, by ValidatePlan, before any step reads it: keep the last few
-  // parsed (a 2070-pair mesh plan is ~1 MB, read by every step of every pair). Frozen, so no
-  // caller can change what the others read.
+  // parsed and checked (a 2070-pair mesh plan is ~1 MB, read by every step of every pair).
+  // Frozen, so no caller can change what the others read.
   const key = `${deps.store.location} ${runId}`;
   const cached = planCache.get(key);
   if (cached) return cached;
-  const text = await deps.store.getText(keys.plan(runId));
-  if (text === undefined) throw new Error(`run ${runId} has no plan (${keys.plan(runId)})`);
-  const plan = deepFreeze((JSON.parse(text) as { resolved: ResolvedPlan }).resolved);
+  const read = await readResolvedPlan(deps.store, runId);
+  if (read === undefined) throw new Error(`run ${runId} has no plan (${keys.plan(runId)})`);
+  const plan = deepFreeze(read);
   planCache.set(key, plan);
   if (planCache.size > PLAN_CACHE_RUNS) planCache.delete(planCache.keys().next().value as string);
   return plan;

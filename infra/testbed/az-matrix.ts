@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { PathbenchError } from '../../core/errors.js';
-import type { AzPair } from '../../core/model.js';
+import type { AzPair } from '../../core/resolved-plan.js';
 import { TARGET_PORTS } from '../../core/target-ports.js';
 
 /** The output key under which each seed-004 testbed stack lists its hosts (a JSON array of AzHost). */

@@ -5,6 +5,7 @@
  * ecs-task), HTTP as one keep-alive × concurrency × body matrix, L1/L2 TCP connect. The output
  * keys live here and the stack imports them, so they cannot drift apart. Pure.
  */
+import { z } from 'zod';
 import { TARGET_PORTS } from '../../core/target-ports.js';
 import { TestbedOutputsError } from './plan-from-outputs.js';
 import {
@@ -29,6 +30,9 @@ export const SEED002_OUTPUTS = {
   /** Optional, added by the operator: JSON { A: ip, … } of the running tasks (docs/testbed.md). */
   taskIps: 'Seed002TaskIps',
 } as const;
+
+/** A stack output that maps path ids to hosts (server names, task IPs): JSON text in CloudFormation. */
+const hostsSchema = z.record(z.string(), z.string());
 
 export const SEED002_PATH_IDS = ['A', 'B', 'D', 'F', 'G', 'G-prime', 'H', 'L1', 'L2'] as const;
 
@@ -73,8 +77,8 @@ export function seed002Plan(
     const v = stack[SEED002_OUTPUTS[k]];
     if (v === undefined && optional) return {};
     try {
-      const o = JSON.parse(v ?? '') as unknown;
-      if (o && typeof o === 'object' && !Array.isArray(o)) return o as Record<string, string>;
+      const o = hostsSchema.safeParse(JSON.parse(v ?? ''));
+      if (o.success) return o.data;
     } catch {
       // reported below
     }

@@ -3,7 +3,7 @@
  * bill of one run of a plan. Unit prices are seed 000 §3.6 (Tokyo, ap-northeast-1) unless a
  * comment says otherwise; they are estimates for a cost note, not a quote. Pure.
  */
-import type { ResolvedPlan } from '../../core/model.js';
+import type { ResolvedPlan } from '../../core/resolved-plan.js';
 
 // Seed 000 §3.6, Tokyo unit prices.
 /** Transit Gateway attachment (VPC or peering), per attachment-hour. */

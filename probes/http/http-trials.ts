@@ -15,35 +15,37 @@
  *   instance that can burst above it — measuring the instance, not the path (the seed's
  *   1 MB × 16 streams read 12.4 Gbit/s, the instance's NIC).
  */
+import { z } from 'zod';
 import type { ClientNetwork } from '../../core/client-network.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 
 /** One http trial's figures, kept per trial so trials can be compared (manifest, summary). */
-export interface HttpTrial {
-  trial: number;
+export const httpTrialSchema = z.object({
+  trial: z.number(),
   /** Requests made and answered 2xx. */
-  requests: number;
-  ok: number;
+  requests: z.number(),
+  ok: z.number(),
   /** Failed requests by reason (e.g. { "ephemeral-ports-exhausted": 12 }). */
-  errors?: Record<string, number>;
+  errors: z.record(z.string(), z.number()).optional(),
   /** First request start → last request end, ms. */
-  wallMs: number;
+  wallMs: z.number(),
   /** Successful requests per second over the trial's wall time. */
-  rps: number;
+  rps: z.number(),
   /** Body bytes received × 8 per second over the trial's wall time. */
-  throughputBps: number;
+  throughputBps: z.number(),
   /** Nearest-rank p50 / p99 of the trial's successful requests, ms. */
-  p50: number | null;
-  p99: number | null;
+  p50: z.number().nullable(),
+  p99: z.number().nullable(),
   /** The client's sockets in TIME_WAIT (its whole network namespace) before and after the trial. */
-  timeWaitBefore?: number;
-  timeWaitAfter?: number;
+  timeWaitBefore: z.number().optional(),
+  timeWaitAfter: z.number().optional(),
   /** `net.ipv4.tcp_tw_reuse` during the trial. */
-  tcpTwReuse?: number;
+  tcpTwReuse: z.number().optional(),
   /** `net.ipv4.ip_local_port_range` during the trial, and its size. */
-  portRange?: [number, number];
-  ephemeralPorts?: number;
-}
+  portRange: z.tuple([z.number(), z.number()]).optional(),
+  ephemeralPorts: z.number().optional(),
+});
+export type HttpTrial = z.output<typeof httpTrialSchema>;
 
 export const TIME_WAIT_FLAG = 'time-wait-pressure';
 export const NIC_FLAG = 'nic-bound';
@@ -119,13 +121,14 @@ const round = (v: number, digits: number): number => Math.round(v * 10 ** digits
 /** The TCP facts of an http sidecar; a missing or damaged one gives none (the figures still count). */
 export function sidecarFacts(text: string | undefined): Partial<HttpTrial> {
   if (!text) return {};
-  let m: Record<string, unknown>;
+  let parsed: unknown;
   try {
-    m = JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return {};
   }
-  if (!m || typeof m !== 'object') return {};
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+  const m: Record<string, unknown> = { ...parsed };
   const out: Partial<HttpTrial> = {};
   const count = (v: unknown): number | undefined =>
     Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : undefined;

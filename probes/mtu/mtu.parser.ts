@@ -4,32 +4,43 @@
  * value null — never a number, because "no ICMP through the path" (PrivateLink) is not an MTU.
  * The document is small; it is buffered and read at the end (its one unit: the result).
  */
+import { z } from 'zod';
 import { ParseError } from '../../core/errors.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import type { LineParser, ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';
 
-interface MtuRaw {
-  tool?: string;
-  startedAtMs?: number;
-  endedAtMs?: number;
-  family?: string;
-  attempts?: unknown[];
-  result?: { status?: string; mtu?: number; reason?: string };
-}
+/**
+ * The runner's document as far as the record needs it. A field of the wrong type reads as absent
+ * (the record then goes without it); only `tool` and `result.status` are required, checked below
+ * with messages of their own, and `result.mtu` is judged there too.
+ */
+const mtuRawSchema = z.object({
+  tool: z.unknown().optional(),
+  startedAtMs: z.number().optional().catch(undefined),
+  endedAtMs: z.number().optional().catch(undefined),
+  family: z.string().optional().catch(undefined),
+  attempts: z.array(z.unknown()).optional().catch(undefined),
+  result: z
+    .object({ status: z.string(), mtu: z.unknown().optional(), reason: z.string().optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
+});
 
 function mtuRecord(raw: string, meta: ParseMeta): SampleRecord {
-  let doc: MtuRaw;
+  let json: unknown;
   try {
-    doc = JSON.parse(raw) as MtuRaw;
+    json = JSON.parse(raw);
   } catch (e) {
     throw new ParseError(`mtu raw file is not JSON: ${(e as Error).message}`);
   }
-  const r = doc && typeof doc === 'object' ? doc.result : undefined;
-  if (doc?.tool !== 'ping' || !r || typeof r !== 'object' || typeof r.status !== 'string') {
+  const parsed = mtuRawSchema.safeParse(json);
+  const doc = parsed.success ? parsed.data : undefined;
+  const r = doc?.result;
+  if (doc?.tool !== 'ping' || !r) {
     throw new ParseError('mtu raw file has no {tool: "ping", result: {status}}');
   }
-  const t_start = Number.isFinite(doc.startedAtMs) ? (doc.startedAtMs as number) : 0;
+  const t_start = doc.startedAtMs ?? 0;
   const base = {
     run_id: meta.runId,
     path_id: meta.pathId,
@@ -38,12 +49,12 @@ function mtuRecord(raw: string, meta: ParseMeta): SampleRecord {
     trial: meta.trial,
     seq: 0,
     t_start,
-    t_end: Number.isFinite(doc.endedAtMs) ? (doc.endedAtMs as number) : t_start,
+    t_end: doc.endedAtMs ?? t_start,
     metric: 'mtu_bytes',
     unit: 'bytes',
     clock: 'tool',
     attempts: Array.isArray(doc.attempts) ? doc.attempts.length : 0,
-    ...(typeof doc.family === 'string' && doc.family ? { family: doc.family.slice(0, 20) } : {}),
+    ...(doc.family ? { family: doc.family.slice(0, 20) } : {}),
   };
   if (r.status === 'ok') {
     if (typeof r.mtu !== 'number' || !Number.isInteger(r.mtu) || r.mtu <= 0) {
@@ -53,7 +64,7 @@ function mtuRecord(raw: string, meta: ParseMeta): SampleRecord {
   }
   if (r.status === 'icmp-blocked') return { ...base, value: null, ok: false, error: 'icmp-blocked' };
   if (r.status === 'failed') {
-    const reason = typeof r.reason === 'string' && r.reason ? r.reason.slice(0, 200) : 'failed';
+    const reason = r.reason ? r.reason.slice(0, 200) : 'failed';
     return { ...base, value: null, ok: false, error: reason };
   }
   throw new ParseError(`unknown mtu result status ${JSON.stringify(r.status).slice(0, 60)}`);

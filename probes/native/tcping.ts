@@ -15,8 +15,10 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { z } from 'zod';
 import { PathbenchError } from '../../core/errors.js';
 import { setLongTimeout } from '../../core/long-timer.js';
+import { parseDocument } from '../../core/stored-document.js';
 import { ensureTcping } from './tcping-build.js';
 
 /** A bad argument to runTcping (the message names the field). */
@@ -25,23 +27,24 @@ export class TcpingArgumentError extends PathbenchError {}
 /** Which clock a precise sample's rtt_ms came from. */
 export const TCPING_CLOCK = { kernel: 'kernel-tcpi_rtt', app: 'tcping-monotonic' } as const;
 
-/** One raw line written by the helper. */
-export interface TcpingLine {
-  seq: number;
+/** One raw line written by the helper (probes/native/tcp-connect.c). */
+export const tcpingLineSchema = z.object({
+  seq: z.number(),
   /** Epoch ms (CLOCK_REALTIME just before connect()). */
-  t_start: number;
-  t_end: number;
-  ok: boolean;
-  rtt_ms: number | null;
-  error?: string;
-  clock: (typeof TCPING_CLOCK)[keyof typeof TCPING_CLOCK];
+  t_start: z.number(),
+  t_end: z.number(),
+  ok: z.boolean(),
+  rtt_ms: z.number().nullable(),
+  error: z.string().optional(),
+  clock: z.enum([TCPING_CLOCK.kernel, TCPING_CLOCK.app]),
   /** The kernel's SYN→SYN-ACK RTT; absent when failed or the SYN was retransmitted. */
-  kernel_rtt_us?: number;
+  kernel_rtt_us: z.number().optional(),
   /** Busy-polled CLOCK_MONOTONIC time from connect() to writable (or to the failure). */
-  app_rtt_ms: number;
+  app_rtt_ms: z.number(),
   /** Time spent inside the nonblocking connect() call (µs): what a clock started after it misses. */
-  connect_call_us?: number;
-}
+  connect_call_us: z.number().optional(),
+});
+export type TcpingLine = z.output<typeof tcpingLineSchema>;
 
 const HOST_RE = /^[A-Za-z0-9_.:-]{1,253}$/;
 
@@ -376,10 +379,11 @@ export async function startQuietListener(
   };
 }
 
-/** Parse the helper's JSONL output (one TcpingLine per non-empty line). */
+/** Parse the helper's JSONL output (one TcpingLine per non-empty line), each line checked. */
 export function parseTcpingLines(text: string): TcpingLine[] {
   return text
     .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as TcpingLine);
+    .flatMap((l, i) =>
+      l.trim() ? [parseDocument(`tcping output line ${i + 1}`, l, tcpingLineSchema, 'tcping line')] : [],
+    );
 }

@@ -1,6 +1,6 @@
 /**
  * What every raw-output parser implements: tool-native text in, normalized sample records out
- * (the sample record contract: SampleRecord in ../model.ts, docs/data.md). Pure: no I/O.
+ * (the sample record contract: SampleRecord in core/sample-record.ts, docs/data.md). Pure: no I/O.
  *
  * A parser is fed one line at a time (so a 1 M-line log streams through it) and keeps every
  * good line: a bad line is REJECTED — counted, with a one-line reason naming the line and field —

@@ -14,28 +14,32 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGzip } from 'node:zlib';
+import { z } from 'zod';
+import { type AgentSpec, readSpec } from '../../core/agent-spec.js';
 import { keys } from '../../core/keys.js';
-import type { AgentSpec } from '../../core/model.js';
+import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
 import { validatePlanStep } from '../../functions/pipeline/validate.js';
 import type { Deps } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
 import { FileLock } from '../../local/file-lock.js';
 
-const CHILD = join(import.meta.dirname, 'collect-child.ts');
+const CHILD = join(import.meta.dirname, 'collect-child.bench.ts');
 /** The heap limit the bench runs the collect step under (the collect Lambda's memory, infra). */
 export const HEAP_MB = 512;
 
-interface ChildResult {
-  seconds: number;
-  lines: number;
-  samples: number;
-  parquetSeconds: number;
-  parquetRows: number;
-  peakHeapBytes: number;
-  peakRssBytes: number;
-  heapLimitBytes: number;
-}
+/** What the child (collect-child.bench.ts) prints as its last line. */
+const childResultSchema = z.object({
+  seconds: z.number(),
+  lines: z.number(),
+  samples: z.number(),
+  parquetSeconds: z.number(),
+  parquetRows: z.number(),
+  peakHeapBytes: z.number(),
+  peakRssBytes: z.number(),
+  heapLimitBytes: z.number(),
+});
+type ChildResult = z.output<typeof childResultSchema>;
 
 /** Write `lines()` to a file through a stream, respecting back-pressure. */
 async function writeLines(file: string, lines: Iterable<string>): Promise<void> {
@@ -148,7 +152,12 @@ async function runChild(dataDir: string, runId: string, pathId: string): Promise
     [`--max-old-space-size=${HEAP_MB}`, '--import', 'tsx', CHILD, dataDir, runId, pathId],
     { maxBuffer: 1 << 20 },
   );
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as ChildResult;
+  return parseDocument(
+    'collect-child.bench.ts output',
+    stdout.trim().split('\n').pop() ?? '',
+    childResultSchema,
+    'result',
+  );
 }
 
 const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
@@ -170,8 +179,11 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
     const runId = 'bench-collect';
     await validatePlanStep(deps, { input: { plan: benchPlan(Math.ceil(n / 830)) }, runId });
     await deps.lock.release(runId);
-    const spec = (pathId: string) =>
-      store.getText(keys.spec(runId, pathId)).then((t) => JSON.parse(t ?? '{}') as AgentSpec);
+    const spec = async (pathId: string): Promise<AgentSpec> => {
+      const read = await readSpec(store, runId, pathId);
+      if (!read) throw new Error(`ValidatePlan wrote no spec for ${pathId}`);
+      return read;
+    };
     const sock = await spec('sockperf');
     const sockFile = join(
       dir,

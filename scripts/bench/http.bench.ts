@@ -18,10 +18,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { z } from 'zod';
 import { AGENT_BUNDLE, ensureAgentBundle } from '../../agent/bundle.js';
 import { calibrate } from '../../agent/calibrate.js';
-import type { AgentSpec } from '../../core/model.js';
+import { agentReportSchema } from '../../core/agent-report.js';
+import type { AgentSpec } from '../../core/agent-spec.js';
 import { percentileOf } from '../../core/stats.js';
+import { parseDocument } from '../../core/stored-document.js';
 import { LAB_PORTS } from '../../lab/topology.js';
 import { parseHttp } from '../../probes/http/http.parser.js';
 import { runHttp } from '../../probes/http/http.runner.js';
@@ -154,14 +157,16 @@ async function probeInNetns(
   await writeFile(specFile, JSON.stringify(spec));
   const [cmd, ...args] = [...prefix, process.execPath, AGENT, 'run', '--spec', specFile, '--out', outDir];
   await execFileP(cmd, args, { timeout: 120_000 });
-  const report = JSON.parse(await readFile(path.join(outDir, 'agent.json'), 'utf8')) as {
-    probes: { files: string[]; status: string; reason?: string }[];
-    calibration?: Record<string, unknown>;
-  };
+  const reportFile = path.join(outDir, 'agent.json');
+  const report = parseDocument(reportFile, await readFile(reportFile, 'utf8'), agentReportSchema, 'agent report');
   const p = report.probes[0];
-  if (!p?.files.length) throw new Error(`http probe in namespace: ${p?.reason ?? 'no output'}`);
-  return { ...(await readProbeFile(path.join(outDir, p.files[0]))), calibration: report.calibration?.http };
+  const files = p?.files ?? [];
+  if (!files.length) throw new Error(`http probe in namespace: ${p?.reason ?? 'no output'}`);
+  return { ...(await readProbeFile(path.join(outDir, files[0]))), calibration: report.calibration?.http };
 }
+
+/** `agent serve --ready-file`: the ports it listens on (here only http is asked for). */
+const readyFileSchema = z.object({ http: z.number() });
 
 /** Start `agent.cjs serve --http 0` as a child; resolves with its port once the ready file exists. */
 async function startServeChild(dir: string): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
@@ -185,7 +190,7 @@ async function startServeChild(dir: string): Promise<{ port: number; child: Chil
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`agent serve exited ${child.exitCode}: ${stderr.trim()}`);
     const text = await readFile(ready, 'utf8').catch(() => undefined);
-    if (text) return { port: (JSON.parse(text) as { http: number }).http, child, stop };
+    if (text) return { port: parseDocument(ready, text, readyFileSchema, 'ready file').http, child, stop };
     await sleep(50);
   }
   await stop();

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../cli/cli-root.js';
-import type { MeshSummary, Summary } from '../../core/model.js';
+import type { MeshSummary, Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import {

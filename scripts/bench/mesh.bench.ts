@@ -12,10 +12,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentSpecSchema } from '../../core/agent-spec.js';
 import { RAW_EXT } from '../../core/keys.js';
 import { type MeshSite, meshLayout, meshPlanInput, meshRoundLowerBound } from '../../core/mesh-schedule.js';
-import type { AgentSpec } from '../../core/model.js';
 import { fibreRttMs, REGIONS } from '../../core/regions.js';
+import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
 import { HISTORY_EVENT_LIMIT, meshChildEventBound, meshParentEventBound } from '../../functions/pipeline/limits.js';
 import type { CommandInvocation, CommandRunner, ObjectStore, ProbeCommand } from '../../functions/ports.js';
@@ -30,7 +31,12 @@ export class InstantRunner implements CommandRunner {
     private readonly rttOf: (pathId: string) => number,
   ) {}
   async send(cmd: ProbeCommand): Promise<{ commandId: string }> {
-    const spec = JSON.parse((await this.store.getText(cmd.specKey)) ?? '{}') as AgentSpec;
+    const spec = parseDocument(
+      cmd.specKey,
+      (await this.store.getText(cmd.specKey)) ?? '',
+      agentSpecSchema,
+      'agent spec',
+    );
     const t0 = Date.now();
     const rtt = this.rttOf(cmd.pathId);
     for (const p of spec.probes) {

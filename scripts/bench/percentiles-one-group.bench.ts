@@ -31,7 +31,7 @@ const n = Number(process.argv[2]);
 const dir = process.argv[3];
 const mode = process.argv[4] ?? 'query';
 if (!Number.isInteger(n) || n < 1 || !dir || !['query', 'ranks'].includes(mode)) {
-  throw new Error('usage: percentiles-one-group.ts N DIR [query|ranks]');
+  throw new Error('usage: percentiles-one-group.bench.ts N DIR [query|ranks]');
 }
 
 if (mode === 'ranks') {

@@ -14,9 +14,11 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { z } from 'zod';
 import { keys } from '../../core/keys.js';
 import { Growable } from '../../core/sample-ranks.js';
 import { compareRows, median, type PercentileRow, percentileRow } from '../../core/stats.js';
+import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
 import { writeColumnarSamples } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
@@ -273,7 +275,8 @@ async function writeJsonl(conn: DuckDBConnection, dir: string): Promise<string[]
       `COPY (SELECT * EXCLUDE (path, run, ${RANK_COLUMNS.join(', ')}) FROM samples WHERE path = ${sqlString(p.path)} AND run = ${sqlString(p.run)} AND probe = ${sqlString(p.probe)} AND trial = ${p.trial}) TO ${sqlString(file)} (FORMAT JSON)`,
     );
   }
-  return [...new Set(parts.map((p) => JSON.stringify([p.path, p.run])))].map((k) => JSON.parse(k) as string[]);
+  const partitions = new Map(parts.map((p) => [JSON.stringify([p.path, p.run]), [p.path, p.run]]));
+  return [...partitions.values()];
 }
 
 /** The groups as numpy's input files: groups.json, and per group raw float64 / uint8 arrays. */
@@ -287,16 +290,38 @@ async function writeNumpyInput(groups: GroupData[], dir: string): Promise<void> 
   }
 }
 
+/** One row as percentiles_numpy.py prints it: the row of queries/percentiles.sql (an absent figure is null). */
+const numpyRowSchema = z.object({
+  path: z.string(),
+  probe: z.string(),
+  kind: z.string().nullable().default(null),
+  metric: z.string(),
+  unit: z.string(),
+  subset: z.enum(['all', 'unflagged']),
+  n: z.number(),
+  failed: z.number(),
+  total: z.number(),
+  loss: z.number().nullable().default(null),
+  p50: z.number().nullable().default(null),
+  p95: z.number().nullable().default(null),
+  p99: z.number().nullable().default(null),
+  p999: z.number().nullable().default(null),
+  max: z.number().nullable().default(null),
+}) satisfies z.ZodType<PercentileRow>;
+const numpyOutputSchema = z.object({
+  ms: z.number(),
+  load_ms: z.number(),
+  numpy: z.string(),
+  rows: z.array(numpyRowSchema),
+});
+
 /** numpy on the groups in `dir` (values already in memory; only the computation is timed). */
 async function numpyPercentiles(
   dir: string,
 ): Promise<{ ms: number; loadMs: number; version: string; rows: PercentileRow[] }> {
   const { stdout } = await run(PYTHON, [path.join(HERE, 'percentiles_numpy.py'), dir], { maxBuffer: 1 << 26 });
-  const out = JSON.parse(stdout) as { ms: number; load_ms: number; numpy: string; rows: Record<string, unknown>[] };
-  const rows = out.rows.map((r) =>
-    Object.fromEntries([...COLUMNS, ...FIGURES].map((c) => [c, r[c] === undefined ? null : r[c]])),
-  ) as unknown as PercentileRow[];
-  return { ms: out.ms, loadMs: out.load_ms, version: out.numpy, rows: rows.sort(compareRows) };
+  const out = parseDocument('percentiles_numpy.py output', stdout, numpyOutputSchema, 'numpy result');
+  return { ms: out.ms, loadMs: out.load_ms, version: out.numpy, rows: out.rows.sort(compareRows) };
 }
 
 /**
@@ -329,6 +354,9 @@ async function oneGroupMemory(
   return oneGroupChild(n, dir, 'query');
 }
 
+/** What the one-group child (percentiles-one-group.bench.ts) prints as its last line. */
+const oneGroupSchema = z.object({ peakBytes: z.number(), ms: z.number() });
+
 /** Run scripts/bench/percentiles-one-group.bench.ts in `mode` on n samples: its peak RSS growth and time. */
 async function oneGroupChild(
   n: number,
@@ -337,10 +365,15 @@ async function oneGroupChild(
 ): Promise<{ peakBytes: number; ms: number }> {
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.ts'), String(n), dir, mode],
+    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.bench.ts'), String(n), dir, mode],
     { maxBuffer: 1 << 20 },
   );
-  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { peakBytes: number; ms: number };
+  return parseDocument(
+    'percentiles-one-group.bench.ts output',
+    stdout.trim().split('\n').at(-1) ?? '',
+    oneGroupSchema,
+    'result',
+  );
 }
 
 const fmt = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });

@@ -14,7 +14,8 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSpec } from '../../agent/run.js';
 import { registerParse } from '../../cli/commands/parse.command.js';
-import type { AgentReport, AgentSpec } from '../../core/model.js';
+import type { AgentReport } from '../../core/agent-report.js';
+import type { AgentSpec } from '../../core/agent-spec.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { parseRaw } from '../../probes/index.js';
 import { freePort } from '../helpers/ports.js';
@@ -167,7 +168,7 @@ describe('agent bundle', () => {
     expect(report.calibration?.['tcp-connect']).toMatchObject({ n: expect.any(Number), method: expect.any(String) });
     const cal = report.calibration?.['tcp-connect'] as { p50_us: number } | undefined;
     expect(cal?.p50_us).toBeGreaterThan(0);
-    expect(Date.parse(report.endedAt)).toBeGreaterThanOrEqual(Date.parse(report.startedAt));
+    expect(Date.parse(String(report.endedAt))).toBeGreaterThanOrEqual(Date.parse(String(report.startedAt)));
     const byName = Object.fromEntries(report.probes.map((p) => [p.probe, p]));
     expect(byName.mtu).toMatchObject({ kind: 'mtu', status: 'skipped', reason: 'no ICMP on this path', files: [] });
     expect(byName['tcp-connect']).toMatchObject({ status: 'ok', trials: 1, files: ['tcp-connect/1.jsonl'] });

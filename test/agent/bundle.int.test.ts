@@ -24,7 +24,7 @@ describe('ensureAgentBundle', () => {
     ensureAgentBundle();
     const inputs = Object.keys((JSON.parse(readFileSync(STAMP, 'utf8')) as { inputs: object }).inputs);
     expect(inputs).toEqual(
-      expect.arrayContaining(['agent/agent-main.ts', 'probes/native/tcping.c', 'core/model.ts', 'package.json']),
+      expect.arrayContaining(['agent/agent-main.ts', 'probes/native/tcping.c', 'core/agent-spec.ts', 'package.json']),
     );
     expect(inputs.some((f) => f.includes('node_modules'))).toBe(false);
   });

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import { LOOPBACK_PORTS } from '../../local/targets.js';
 import { npmStartArgv, runCommand } from '../helpers/npm-start.js';
 

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import { labStatus } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
 import { DEFAULT_PREFIX, LAB_ROLES } from '../../lab/topology.js';

@@ -1,8 +1,8 @@
 /** Progress on long work: live per-path lines on a terminal, plain unrepeated lines elsewhere. */
 import { describe, expect, it } from 'vitest';
 import { expectedLineSamples, liveStatus, RunProgress } from '../../cli/progress.js';
-import type { ResolvedPlan } from '../../core/model.js';
 import { parsePlan } from '../../core/plan.js';
+import type { ResolvedPlan } from '../../core/resolved-plan.js';
 
 function plan(): ResolvedPlan {
   const r = parsePlan({

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import { LOOPBACK_PORTS, listening } from '../../local/targets.js';
 import { runCommand } from '../helpers/npm-start.js';
 import { ROOT } from '../helpers/repo.js';

@@ -6,17 +6,13 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../../cli/plan-file.js';
+import { parseAgentSpec } from '../../core/agent-spec.js';
 import { PlanInvalidError } from '../../core/errors.js';
-import {
-  cidrProblem,
-  formatPath,
-  formatProblems,
-  isValidHost,
-  parseAgentSpec,
-  parsePlan,
-  probeNames,
-  requirePlan,
-} from '../../core/plan.js';
+import { isValidHost } from '../../core/fields.js';
+import { formatProblems, parsePlan, requirePlan } from '../../core/plan.js';
+import { probeNames } from '../../core/plan-checks.js';
+import { cidrProblem } from '../../core/plan-input.js';
+import { formatPath } from '../../core/zod-problems.js';
 import { PROBE_KINDS } from '../../probes/index.js';
 import { expectOk, expectProblems } from '../helpers/plans.js';
 import { ROOT } from '../helpers/repo.js';

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { quoted } from '../../core/fields.js';
-import type { Summary } from '../../core/model.js';
 import { parsePlan, parsePlanText } from '../../core/plan.js';
 import { printable } from '../../core/printable.js';
+import type { Summary } from '../../core/run-summary.js';
 import { csvCell, renderCsv } from '../../report/report-text.js';
 import { FIXTURES, ROOT } from '../helpers/repo.js';
 

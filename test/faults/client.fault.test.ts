@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import type { ProbeCommand } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
 import { haveTool } from '../../local/targets.js';

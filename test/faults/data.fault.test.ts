@@ -4,7 +4,7 @@
  * long for one execution's 25,000-event history).
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { ExecutionEvent } from '../../local/execution.js';
 import { allStates, loadDefinition } from '../../statemachine/asl.js';

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'vitest';
-import type { ClientRef } from '../../core/model.js';
+import type { ClientRef } from '../../core/resolved-plan.js';
 import { silentLogger } from '../../functions/log.js';
 import type { CommandRunner, Deps, ProbeCommand } from '../../functions/ports.js';
 import type { ExecutionEvent } from '../../local/execution.js';

@@ -14,7 +14,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { keys } from '../../core/keys.js';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { silentLogger } from '../../functions/log.js';
 import type { ObjectStore } from '../../functions/ports.js';

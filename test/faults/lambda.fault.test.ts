@@ -4,7 +4,7 @@
  * handler ran, so Step Functions retries a task whose work is already done).
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import { DirStore } from '../../local/dir-store.js';
 import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 import { awsError } from './inject.js';

@@ -6,7 +6,7 @@
  * active in the middle of a swap.
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { WorldRoute } from './aws-world.js';

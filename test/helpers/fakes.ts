@@ -6,10 +6,11 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AgentSpec } from '../../core/agent-spec.js';
 import type { ClientNetwork } from '../../core/client-network.js';
 import { InstanceCapacityError } from '../../core/errors.js';
 import { RAW_EXT, routeKey } from '../../core/keys.js';
-import type { AgentSpec, ClientRef, RouteEntry } from '../../core/model.js';
+import type { ClientRef, RouteEntry } from '../../core/resolved-plan.js';
 import { silentLogger } from '../../functions/log.js';
 import type {
   CommandInvocation,

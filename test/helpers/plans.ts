@@ -1,5 +1,6 @@
 /** Test helpers for plan results: the resolved plan, or the problems, or a clear failure. */
-import type { PlanResult, ResolvedPlan } from '../../core/model.js';
+import type { PlanResult } from '../../core/plan.js';
+import type { ResolvedPlan } from '../../core/resolved-plan.js';
 
 export function expectOk(result: PlanResult): ResolvedPlan {
   if (!result.ok) throw new Error(`expected a valid plan, got:\n${result.problems.join('\n')}`);

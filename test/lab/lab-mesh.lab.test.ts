@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
 import { LAB_MESH_REGIONS } from '../../lab/lab-mesh.js';
 import { listNamespaces } from '../../lab/sys.js';

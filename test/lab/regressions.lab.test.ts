@@ -15,16 +15,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClientRef, Summary, TrendSeries } from '../../core/model.js';
+import type { ClientRef } from '../../core/resolved-plan.js';
+import type { Summary, TrendSeries } from '../../core/run-summary.js';
+import { readTrendPoints, type TrendPoint } from '../../core/trend-point.js';
 import { silentLogger } from '../../functions/log.js';
-import {
-  baselineBand,
-  describeRegression,
-  judge,
-  loadTrendPoints,
-  ruleFor,
-  type TrendPoint,
-} from '../../functions/pipeline/regressions.js';
+import { baselineBand, describeRegression, judge, ruleFor } from '../../functions/pipeline/regressions.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labShiftDelay, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
@@ -165,7 +160,7 @@ describe('regression detection over repeated lab runs', () => {
     expect(c.flags).toContain('thin-tail:p99');
     expect(series(s, 'C', 'tcp-connect', 'p99').points.at(-1)?.excluded).toBe('thin tail');
     // ... and the thin tail is the only reason: the same points without it would be flagged at p99
-    const points = await loadTrendPoints(new DirStore(dir), 'lab-regressions');
+    const points = await readTrendPoints(new DirStore(dir), 'lab-regressions');
     const strip = (t: TrendPoint): TrendPoint => ({
       ...t,
       paths: t.paths.map((p) => ({

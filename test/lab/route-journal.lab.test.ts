@@ -6,7 +6,7 @@
  * Its own namespace and state directory; afterAll proves nothing is left.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -39,10 +39,12 @@ beforeAll(async () => {
     await ip('link', 'set', dev, 'up');
     await ip('link', 'set', `${dev}p`, 'up');
   }
-  // The lab state file as lab up writes it, reduced to the router's next hops.
+  // A lab state as lab up writes it (the fixture), its routers this namespace's next hops:
+  // the routes read nothing else of it.
+  const state = JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/lab/state.json'), 'utf8'));
   writeFileSync(
     join(stateDir, 'state.json'),
-    JSON.stringify({ routers: { [NS]: { peering: '10.99.1.2', tgw: '10.99.2.2' } } }),
+    JSON.stringify({ ...state, processes: [], routers: { [NS]: { peering: '10.99.1.2', tgw: '10.99.2.2' } } }),
   );
 });
 

@@ -6,8 +6,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
-import type { SampleRecord } from '../../core/sample-record.js';
+import { runManifestSchema } from '../../core/run-manifest.js';
+import { type Summary, summarySchema } from '../../core/run-summary.js';
+import { type SampleRecord, sampleRecordSchema } from '../../core/sample-record.js';
 import { silentLogger } from '../../functions/log.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
@@ -59,6 +60,18 @@ describe('one path, every probe kind', () => {
       expect(r.n, `${r.probe}/${r.metric}`).toBeGreaterThan(0);
       expect(r.loss, `${r.probe}/${r.metric}`).toBe(0);
     }
+  });
+
+  it('stores a manifest and a summary their schemas read back whole, and records the sample schema takes', async () => {
+    for (const [key, schema] of [
+      ['runs/run=it-all/manifest.json', runManifestSchema],
+      ['reports/run=it-all/summary.json', summarySchema],
+    ] as const) {
+      const json = JSON.parse(await readFile(join(dir, key), 'utf8'));
+      expect(schema.parse(json), key).toEqual(json);
+    }
+    for (const probe of ['tcp-connect', 'http', 'iperf3', 'sockperf', 'mtu'])
+      for (const r of await samples(probe)) expect(sampleRecordSchema.parse(r)).toEqual(r);
   });
 
   it('keeps per-interval iperf3 records with real throughput, never an error as 0 bps', async () => {

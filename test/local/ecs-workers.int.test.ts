@@ -9,7 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import { silentLogger } from '../../functions/log.js';
 import { DirStore } from '../../local/dir-store.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';

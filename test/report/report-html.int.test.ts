@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import { renderHtml } from '../../report/report-html.js';
 import { FIXTURES } from '../helpers/repo.js';
 import { chartsIn } from '../helpers/report-html.js';

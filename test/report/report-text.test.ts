@@ -4,7 +4,7 @@
  * run as a formula is quoted.
  */
 import { describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/model.js';
+import type { Summary } from '../../core/run-summary.js';
 import {
   CSV_DIFF_HEAD,
   CSV_HEAD,

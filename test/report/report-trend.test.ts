@@ -3,7 +3,7 @@
  * and the HTML page (its trend chart an inline ECharts SVG with the flagged point in red).
  */
 import { describe, expect, it } from 'vitest';
-import type { Regression, Summary, TrendSeries } from '../../core/model.js';
+import type { Regression, Summary, TrendSeries } from '../../core/run-summary.js';
 import { renderHtml } from '../../report/report-html.js';
 import { CSV_REGRESSION_HEAD, renderCsv, renderMarkdown, renderTable } from '../../report/report-text.js';
 

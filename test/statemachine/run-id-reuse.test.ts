@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { keys } from '../../core/keys.js';
-import type { RunManifest } from '../../core/model.js';
+import type { RunManifest } from '../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import type { ProbeCommand } from '../../functions/ports.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';

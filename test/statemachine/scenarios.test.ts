@@ -9,8 +9,9 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/keys.js';
-import type { RunManifest, Summary } from '../../core/model.js';
 import { parsePlan } from '../../core/plan.js';
+import { type RunManifest, runManifestSchema } from '../../core/run-manifest.js';
+import { type Summary, summarySchema } from '../../core/run-summary.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
 import { probePollBound, probeTiming } from '../../functions/pipeline/limits.js';
@@ -44,8 +45,19 @@ async function setup(over: Parameters<typeof scenarioDeps>[0] = {}) {
 
 const entered = (events: ExecutionEvent[]) => events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name);
 
+/**
+ * A stored document as JSON; a manifest or summary is also checked to read back whole through
+ * its schema, so a field the pipeline writes and the schema lacks is caught here.
+ */
 async function read<T>(store: DirStore, key: string): Promise<T> {
-  return JSON.parse((await store.getText(key)) ?? 'null') as T;
+  const json = JSON.parse((await store.getText(key)) ?? 'null');
+  const schema = key.endsWith('/manifest.json')
+    ? runManifestSchema
+    : key.endsWith('/summary.json')
+      ? summarySchema
+      : undefined;
+  if (schema && json !== null) expect(schema.parse(json)).toEqual(json);
+  return json as T;
 }
 
 /**

@@ -14,7 +14,7 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { keys } from '../../../core/keys.js';
-import type { Regression, Summary } from '../../../core/model.js';
+import type { Regression, Summary } from '../../../core/run-summary.js';
 import { describeRegression, judgedPercentiles } from '../../pipeline/regressions.js';
 import type { RunPublisher } from '../../ports.js';
 import type { AwsPort } from './aws-deps.js';

@@ -15,7 +15,7 @@ import {
 import { DescribeInstanceInformationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { ClientNetwork } from '../../../core/client-network.js';
 import { InstanceCapacityError } from '../../../core/errors.js';
-import type { ClientRef } from '../../../core/model.js';
+import type { ClientRef } from '../../../core/resolved-plan.js';
 import type { Fleet, InstanceInfo, InstanceState } from '../../ports.js';
 import { AWS_POLL_SECONDS, type AwsPort } from './aws-deps.js';
 import { isAwsError } from './sdk-errors.js';

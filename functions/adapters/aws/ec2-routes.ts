@@ -13,8 +13,8 @@ import {
   type Route,
 } from '@aws-sdk/client-ec2';
 import { RouteSwapError } from '../../../core/errors.js';
-import type { RouteEntry, RouteTarget } from '../../../core/model.js';
-import { VIA_KEYS, type ViaKey } from '../../../core/plan.js';
+import type { RouteEntry, RouteTarget } from '../../../core/resolved-plan.js';
+import { VIA_KEYS, type ViaKey } from '../../../core/resolved-plan.js';
 import type { Routes } from '../../ports.js';
 import type { AwsPort } from './aws-deps.js';
 import { isAwsError } from './sdk-errors.js';

@@ -12,7 +12,7 @@ import {
   SSMClient,
 } from '@aws-sdk/client-ssm';
 import { ProbeCommandFailedError } from '../../../core/errors.js';
-import type { ClientRef } from '../../../core/model.js';
+import type { ClientRef } from '../../../core/resolved-plan.js';
 import type { CommandInvocation, CommandRunner, CommandStatus, ProbeCommand } from '../../ports.js';
 import type { AwsPort, ProbeLocation } from './aws-deps.js';
 import { checkProbeParameters } from './probe-document.js';

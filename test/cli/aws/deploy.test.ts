@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { allowFromPlans, deploy } from '../../../cli/aws/deploy.js';
-import type { ResolvedPlan } from '../../../core/model.js';
 import { parsePlanText } from '../../../core/plan.js';
+import type { ResolvedPlan } from '../../../core/resolved-plan.js';
 import { parseAllowedRoutes, routeRefusal } from '../../../core/route-policy.js';
 
 const ROUTE = { region: 'ap-northeast-1', routeTableId: 'rtb-0abc', destination: '10.1.0.0/16' };

@@ -34,6 +34,20 @@ function records(pathId: string, n: number, seed: number): Rec[] {
   }));
 }
 
+/** A finished run's manifest with these paths (what the rewrite reads of it: the path ids). */
+function manifest(runId: string, pathIds: string[]): string {
+  const paths = pathIds.map((id) => ({ id, label: id, status: 'succeeded', steps: [], probes: [], notes: [] }));
+  return JSON.stringify({
+    runId,
+    planName: 'columnar',
+    driver: 'local',
+    status: 'succeeded',
+    startedAt: '2026-12-01T00:00:00.000Z',
+    paths,
+    routeChanges: [],
+  });
+}
+
 /** Names of the columns of a Parquet file (bytes), read by DuckDB. */
 async function parquetColumns(engine: DuckDbQueryEngine, dir: string, bytes: Uint8Array): Promise<string[]> {
   const file = path.join(dir, `check-${Math.random().toString(36).slice(2)}.parquet`);
@@ -59,10 +73,7 @@ describe('pathbench columnar', () => {
     const recs = [...records('A', 500, 1), ...records('B', 30, 2)];
     await writeSamples(dir, recs);
     const store = new DirStore(dir);
-    await store.put(
-      keys.manifest('r1'),
-      JSON.stringify({ runId: 'r1', paths: [{ id: 'A' }, { id: 'B' }, { id: 'C' }] }),
-    );
+    await store.put(keys.manifest('r1'), manifest('r1', ['A', 'B', 'C']));
     const engine = await DuckDbQueryEngine.open(dir);
     try {
       const expected = await engine.query(loadQuery('percentiles'), ['r1'], 'percentiles');
@@ -106,7 +117,7 @@ describe('pathbench columnar', () => {
       keys.samples('A', 'r2', 'tcp', 1),
       `${recs.map((r) => JSON.stringify({ ...r, run_id: 'r2' })).join('\n')}\n`,
     );
-    await store.put(keys.manifest('r2'), JSON.stringify({ runId: 'r2', paths: [{ id: 'A' }] }));
+    await store.put(keys.manifest('r2'), manifest('r2', ['A']));
     await store.put(keys.columnarSamples('A', 'r2'), new Uint8Array([1, 2, 3]));
     const out: string[] = [];
     expect(await rewriteColumnar('r2', store, (t) => out.push(t))).toBe(0);

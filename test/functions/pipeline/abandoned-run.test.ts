@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RouteSwapError } from '../../../core/errors.js';
 import { keys } from '../../../core/keys.js';
-import type { RunManifest } from '../../../core/model.js';
+import type { RunManifest } from '../../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../../functions/pipeline/abandoned-run.js';
 import { beginPath } from '../../../functions/pipeline/path.js';
 import { prepareTaskProbe } from '../../../functions/pipeline/task-probe.js';

@@ -8,8 +8,10 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentSpec } from '../../../core/agent-spec.js';
 import { keys, RAW_EXT } from '../../../core/keys.js';
-import type { AgentSpec, RunManifest, Summary } from '../../../core/model.js';
+import type { RunManifest } from '../../../core/run-manifest.js';
+import type { Summary } from '../../../core/run-summary.js';
 import type { SampleRecord } from '../../../core/sample-record.js';
 import type { CommandInvocation, CommandRunner, ProbeCommand } from '../../../functions/ports.js';
 import { runStateMachine } from '../../../local/asl-interpreter.js';
@@ -441,6 +443,33 @@ describe('readAgentReport', () => {
       report: { probes: [] },
     });
     expect(readAgentReport(undefined)).toEqual({});
+  });
+
+  it('keeps the facts and the entries that match when a field has the wrong type, and names the field', async () => {
+    const { readAgentReport } = await import('../../../functions/pipeline/collect.js');
+    const text = JSON.stringify({
+      agentVersion: 't',
+      kernel: '6.1',
+      futureFact: 'kept',
+      probes: [
+        { probe: 'a', kind: 'tcp-connect', status: 'ok', trials: 1, files: ['a/1.jsonl'] },
+        { probe: 'b', kind: 'tcp-connect', status: 'finished' },
+      ],
+    });
+    const { report, problem } = readAgentReport(text);
+    expect(problem).toBe(
+      'agent.json does not match the agent report (probes[1].status: expected "ok" or "failed" or "skipped", got "finished")',
+    );
+    expect(report).toEqual({
+      agentVersion: 't',
+      kernel: '6.1',
+      futureFact: 'kept',
+      probes: [{ probe: 'a', kind: 'tcp-connect', status: 'ok', trials: 1, files: ['a/1.jsonl'] }],
+    });
+    // A report an earlier agent wrote, without the facts added since, reads whole.
+    expect(readAgentReport(JSON.stringify({ probes: [{ probe: 'a', kind: 'mtu', status: 'skipped' }] }))).toEqual({
+      report: { probes: [{ probe: 'a', kind: 'mtu', status: 'skipped' }] },
+    });
   });
 });
 

@@ -14,7 +14,8 @@ import {
   spreadRanks,
 } from '../../../core/confidence.js';
 import { keys } from '../../../core/keys.js';
-import type { RunManifest, SummaryPath } from '../../../core/model.js';
+import type { RunManifest } from '../../../core/run-manifest.js';
+import type { SummaryPath } from '../../../core/run-summary.js';
 import { comparePairs, overheadNoise, valueInRuns } from '../../../functions/pipeline/comparisons.js';
 import { buildSummary } from '../../../functions/pipeline/summary.js';
 import type { QueryEngine } from '../../../functions/ports.js';

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OverBudgetError, PlanInvalidError } from '../../../core/errors.js';
 import { keys } from '../../../core/keys.js';
-import type { RunManifest } from '../../../core/model.js';
+import type { RunManifest } from '../../../core/run-manifest.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { scenarioDeps } from '../../helpers/fakes.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../core/keys.js';
-import type { RunManifest } from '../../../core/model.js';
+import type { RunManifest } from '../../../core/run-manifest.js';
 import { loadManifest, pathEntry, saveManifest, updateManifest } from '../../../functions/pipeline/manifest.js';
 import { DirStore } from '../../../local/dir-store.js';
 

@@ -1,6 +1,7 @@
 /** Mesh results: the fits, the pair matrix and its renderings (console, Markdown, CSV, HTML charts). */
 import { describe, expect, it } from 'vitest';
-import type { MeshFacts, ResultRow, Summary, SummaryPath } from '../../../core/model.js';
+import type { MeshFacts } from '../../../core/resolved-plan.js';
+import type { ResultRow, Summary, SummaryPath } from '../../../core/run-summary.js';
 import { DEFAULT_WINDOW_BYTES, fitLine, meshSummary } from '../../../functions/pipeline/mesh-summary.js';
 import { renderHtml } from '../../../report/report-html.js';
 import { meshMatrix } from '../../../report/report-mesh.js';

@@ -13,7 +13,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../../core/model.js';
+import type { Summary } from '../../../core/run-summary.js';
 import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
 import { SsmPlanSource } from '../../../functions/adapters/aws/ssm-plans.js';
 import { FirstPlanSource, PlanStore } from '../../../functions/pipeline/plan-store.js';

@@ -6,7 +6,8 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../core/keys.js';
-import type { Summary } from '../../../core/model.js';
+import type { Summary } from '../../../core/run-summary.js';
+import { readTrendPoints, type TrendPoint, type TrendResult } from '../../../core/trend-point.js';
 import {
   addRegressions,
   baselineBand,
@@ -14,13 +15,10 @@ import {
   exclusion,
   judge,
   judgedPercentiles,
-  loadTrendPoints,
   mad,
   median,
   REGRESSION_RULE,
   ruleFor,
-  type TrendPoint,
-  type TrendResult,
 } from '../../../functions/pipeline/regressions.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { prng, tempDataDir } from '../../helpers/samples.js';
@@ -289,7 +287,7 @@ describe('addRegressions over a directory store', () => {
     ]);
     // a retried summary step overwrites its own point, it does not add one
     await addRegressions({ store }, shifted);
-    expect(await loadTrendPoints(store, 'lab')).toHaveLength(5);
+    expect(await readTrendPoints(store, 'lab')).toHaveLength(5);
   });
 
   it('keys plan names with spaces and rejects names that could escape the prefix', () => {

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../core/keys.js';
-import type { Summary } from '../../../core/model.js';
+import type { Summary } from '../../../core/run-summary.js';
 import { restampReports } from '../../../functions/pipeline/run-reports.js';
 import { storeReports } from '../../../functions/pipeline/summary.js';
 import { DirStore } from '../../../local/dir-store.js';

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { ResolvedPlan } from '../../../core/model.js';
 import { parsePlan } from '../../../core/plan.js';
+import type { ResolvedPlan } from '../../../core/resolved-plan.js';
 import { planFromTestbedOutputs, TestbedOutputsError } from '../../../infra/testbed/plan-from-outputs.js';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/testbed-outputs.json', import.meta.url));

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate } from '../../../agent/calibrate.js';
 import { runSpec } from '../../../agent/run.js';
 import { type RunningServers, startServers } from '../../../agent/server.js';
-import type { ProbeOverhead } from '../../../core/model.js';
+import type { ProbeOverhead } from '../../../core/agent-report.js';
 import { percentileOf } from '../../../core/stats.js';
 import { parseHttp } from '../../../probes/http/http.parser.js';
 import { runHttp } from '../../../probes/http/http.runner.js';

@@ -7,7 +7,7 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Regression, ResultRow, Summary } from '../../../../core/model.js';
+import type { Regression, ResultRow, Summary } from '../../../../core/run-summary.js';
 import {
   AwsRunPublisher,
   EVENT_SOURCE,

@@ -25,7 +25,8 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../../core/keys.js';
-import type { RunManifest, Summary } from '../../../../core/model.js';
+import type { RunManifest } from '../../../../core/run-manifest.js';
+import type { Summary } from '../../../../core/run-summary.js';
 import { Ec2SsmFleet } from '../../../../functions/adapters/aws/ec2-fleet.js';
 import { Ec2Routes } from '../../../../functions/adapters/aws/ec2-routes.js';
 import { SsmCommandRunner } from '../../../../functions/adapters/aws/ssm-runner.js';

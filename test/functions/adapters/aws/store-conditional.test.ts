@@ -6,7 +6,7 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { RunManifest } from '../../../../core/model.js';
+import type { RunManifest } from '../../../../core/run-manifest.js';
 import { S3ObjectStore } from '../../../../functions/adapters/aws/s3-store.js';
 import { MANIFEST_CAS_ATTEMPTS, pathEntry, updateManifest } from '../../../../functions/pipeline/manifest.js';
 

@@ -1,0 +1,85 @@
+/**
+ * Resolving a valid plan: defaults merged into every path, probes named (matrix cells expanded),
+ * skipped probes set aside with their reason, the client resolved, comparisons defaulted to
+ * every other path vs the first. Only reached when the plan has no problems (core/plan.ts).
+ */
+import { matrixCells } from '../probes/http/http.schema.js';
+import type { ProbeInput, ProbeSpec } from '../probes/index.js';
+import { IPERF3_UDP_DEFAULT_BITRATE } from '../probes/iperf3/iperf3.schema.js';
+import { type PlanClient, resolveClient } from './ecs-client.js';
+import { probeNames } from './plan-checks.js';
+import type { PlanInput } from './plan-input.js';
+import type { PathPair, ResolvedPath, ResolvedPlan, SkippedProbe } from './resolved-plan.js';
+
+/** The plan's comparisons, or every other path vs the first path. */
+function resolveCompare(plan: PlanInput): PathPair[] {
+  if (plan.compare) return plan.compare.map((c) => ({ path: c.path, baseline: c.baseline }));
+  const [first, ...rest] = plan.paths;
+  return rest.map((p) => ({ path: p.id, baseline: first.id }));
+}
+
+function resolveProbe(p: ProbeInput, name: string): ProbeSpec[] {
+  if (p.kind === 'http' && p.matrix) {
+    const { matrix, cell: _cell, ...rest } = p;
+    return matrixCells(rest, matrix).map(({ cell, ...axes }) =>
+      Object.assign({ kind: p.kind, name: `${name}-${cell}` }, rest, axes, {
+        name: `${name}-${cell}`,
+        matrix: name,
+        cell,
+      }),
+    );
+  }
+  // kind and name lead so specs and reports read naturally; the spread keeps every defaulted option.
+  const probe: ProbeSpec = Object.assign({ kind: p.kind, name }, p, { name }) as ProbeSpec;
+  if (probe.kind === 'iperf3' && probe.mode === 'udp' && probe.bitrate === undefined)
+    probe.bitrate = IPERF3_UDP_DEFAULT_BITRATE;
+  return [probe];
+}
+
+function resolvePaths(plan: PlanInput): ResolvedPath[] {
+  const d = plan.defaults ?? {};
+  return plan.paths.map((p): ResolvedPath => {
+    const inputs = p.probes ?? d.probes ?? [];
+    const names = probeNames(inputs);
+    const all = inputs.flatMap((probe, j) => resolveProbe(probe, names[j]!));
+    const skips = p.skipProbes ?? [];
+    const probes: ProbeSpec[] = [];
+    const skipped: SkippedProbe[] = [];
+    for (const probe of all) {
+      // A skip by exact name is more specific than a skip by kind, so its reason wins.
+      // A matrix's cells are skipped by the matrix's name too.
+      const skip =
+        skips.find((s) => s.probe === probe.name) ??
+        (probe.kind === 'http' && probe.matrix ? skips.find((s) => s.probe === probe.matrix) : undefined) ??
+        skips.find((s) => s.probe === probe.kind);
+      if (skip) skipped.push({ name: probe.name, kind: probe.kind, reason: skip.reason });
+      else probes.push(probe);
+    }
+    const client = resolveClient((p.client ?? d.client) as PlanClient);
+    const path: ResolvedPath = {
+      id: p.id,
+      label: p.label ?? p.id,
+      client,
+      target: { host: p.target.host, port: p.target.port },
+      routes: p.routes ?? [],
+      probes,
+      skipped,
+      reboot: p.reboot ?? d.reboot ?? false,
+      creditWaitSeconds: p.creditWaitSeconds ?? d.creditWaitSeconds ?? 0,
+      ...(p.mesh ? { mesh: { ...p.mesh } } : {}),
+    };
+    if (p.mesh) path.mesh = { ...p.mesh };
+    if (p.az) path.az = { from: { ...p.az.from }, to: { ...p.az.to } };
+    return path;
+  });
+}
+
+/** The resolved plan of a valid plan input. */
+export function resolvePlan(input: PlanInput): ResolvedPlan {
+  const plan: ResolvedPlan = { name: input.name, paths: resolvePaths(input) };
+  const compare = resolveCompare(input);
+  if (compare.length > 0) plan.compare = compare;
+  if (input.budgetUsd !== undefined) plan.budgetUsd = input.budgetUsd;
+  if (input.regression && Object.keys(input.regression).length > 0) plan.regression = { ...input.regression };
+  return plan;
+}
