@@ -255,7 +255,7 @@ describe('agent bundle', () => {
     });
 
     for (const args of [
-      ['ping', raw],
+      ['traceroute', raw],
       ['tcp-connect', broken],
       ['http', path.join(dir, 'missing.jsonl')],
     ]) {
