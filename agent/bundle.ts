@@ -20,7 +20,7 @@ import { z } from 'zod';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const AGENT_BUNDLE = path.join(ROOT, 'dist', 'agent.cjs');
 /**
- * The ECS worker (agent/ecs-worker-main.ts): the command of a task client, a client service's ECS
+ * The ECS worker (agent/ecs-worker-main.ts): the command of a task client (a client service's ECS
  * task. It bundles the AWS SDK clients it needs (SQS, Step Functions, S3), so unlike the agent it
  * is not built-ins only; it runs the agent bundle beside it.
  */

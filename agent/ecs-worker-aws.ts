@@ -1,5 +1,5 @@
 /**
- * The task client's AWS adapters: its queue (SQS ReceiveMessage / DeleteMessage), the state
+ * The ECS worker's AWS adapters: its queue (SQS ReceiveMessage / DeleteMessage), the state
  * machine's callbacks (SendTaskHeartbeat / SendTaskSuccess / SendTaskFailure) and the data bucket
  * (GetObject of the spec, PutObject of raw files). Locally the SQS and Step Functions clients are
  * pointed at the driver's loopback queue (AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_SFN), and the

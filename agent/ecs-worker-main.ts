@@ -24,7 +24,7 @@ function need(name: string): string {
   return v;
 }
 
-/** The task metadata endpoint's `/task` answer, as far as the task client needs it. */
+/** The task metadata endpoint's `/task` answer, as far as the ECS worker needs it. */
 const taskMetadataSchema = z.object({ TaskARN: z.string().optional() });
 
 async function taskArn(): Promise<string | undefined> {

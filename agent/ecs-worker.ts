@@ -1,5 +1,5 @@
 /**
- * The task client: the long-running loop of a client service's ECS task (docs/aws.md, "Clients
+ * The ECS worker: the long-running loop of a client service's ECS task (docs/aws.md, "Clients
  * inside an ECS task"). It takes one probe message at a time from its service's queue, runs the
  * probe agent (`agent.cjs run`, the same agent the SSM document runs on an instance) on the
  * path's spec, beats the state machine's heartbeat while it runs, uploads the raw output under
@@ -44,7 +44,7 @@ export interface TaskStore {
   putFile(key: string, file: string): Promise<void>;
 }
 
-export interface TaskClientOptions {
+export interface EcsWorkerOptions {
   channel: TaskChannel;
   store: TaskStore;
   /** This task's service: a message for another service is refused. */
@@ -88,7 +88,7 @@ async function filesUnder(dir: string): Promise<string[]> {
  * message or a failed agent; throws only when the channel itself fails.
  */
 export async function handleMessage(
-  opts: TaskClientOptions,
+  opts: EcsWorkerOptions,
   msg: ReceivedMessage,
 ): Promise<'success' | 'failure' | 'dropped'> {
   const { channel, log } = opts;
@@ -216,7 +216,7 @@ export async function handleMessage(
     return 'failure';
   } catch (e) {
     // The store or the agent start failed: the state hears it rather than waiting for its timeout.
-    await channel.failure(taskToken, TASK_ERRORS.agentFailed, `task client: ${errorMessage(e)}`).catch(() => undefined);
+    await channel.failure(taskToken, TASK_ERRORS.agentFailed, `ECS worker: ${errorMessage(e)}`).catch(() => undefined);
     return 'failure';
   } finally {
     await rm(work, { recursive: true, force: true });
@@ -240,8 +240,8 @@ function tokenFrom(body: string): string | undefined {
  * task). A probe in progress when the signal comes is stopped by the agent's own SIGTERM
  * handling only when ECS signals the whole task; here the loop finishes the message first.
  */
-export async function serveTasks(opts: TaskClientOptions, signal: AbortSignal): Promise<void> {
-  opts.log('task client ready', { service: opts.service, taskArn: opts.taskArn });
+export async function serveTasks(opts: EcsWorkerOptions, signal: AbortSignal): Promise<void> {
+  opts.log('ECS worker ready', { service: opts.service, taskArn: opts.taskArn });
   while (!signal.aborted) {
     let msg: ReceivedMessage | undefined;
     try {
@@ -259,5 +259,5 @@ export async function serveTasks(opts: TaskClientOptions, signal: AbortSignal): 
       opts.log('message handling failed', { error: errorMessage(e) });
     }
   }
-  opts.log('task client stopped', {});
+  opts.log('ECS worker stopped', {});
 }

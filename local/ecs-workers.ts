@@ -1,5 +1,5 @@
 /**
- * Local task clients: for a plan with `ecs-task` clients the driver starts the loopback queue
+ * Local ECS workers: for a plan with `ecs-task` clients the driver starts the loopback queue
  * (local/local-queue.ts) and one ECS worker process per client service (dist/ecs-worker.cjs,
  * the same loop an ECS task runs), storing into the run's data directory. They run on the
  * host's loopback (not inside a lab namespace: the queue listens on the host's 127.0.0.1).
@@ -14,14 +14,14 @@ import { LocalTaskQueue } from './local-queue.js';
 
 export const LOCAL_ACCOUNT_ID = '000000000000';
 
-export interface TaskClients {
+export interface EcsWorkers {
   queue: LocalTaskQueue;
   accountId: string;
   integrations: Partial<Record<ServiceIntegration, IntegrationResolver>>;
   stop(): Promise<void>;
 }
 
-export async function startTaskClients(opts: {
+export async function startEcsWorkers(opts: {
   plan: ResolvedPlan;
   dataDir: string;
   bundle: string;
@@ -29,7 +29,7 @@ export async function startTaskClients(opts: {
   log: Logger;
   /** Seconds of one receive long poll (short in tests so stop is quick). */
   waitSeconds?: number;
-}): Promise<TaskClients> {
+}): Promise<EcsWorkers> {
   const queue = await new LocalTaskQueue().start();
   const children: ChildProcess[] = [];
   const seen = new Set<string>();
@@ -54,10 +54,10 @@ export async function startTaskClients(opts: {
     });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (d: string) => {
-      for (const line of d.split('\n').filter(Boolean)) opts.log.info(`task client ${p.client.service}: ${line}`);
+      for (const line of d.split('\n').filter(Boolean)) opts.log.info(`ECS worker ${p.client.service}: ${line}`);
     });
     children.push(child);
-    opts.log.info('task client started', { service: p.client.service, queue: name, pid: child.pid });
+    opts.log.info('ECS worker started', { service: p.client.service, queue: name, pid: child.pid });
   }
   const resolver = queue.resolver();
   return {

@@ -19,7 +19,7 @@ import { type RunMachineOptions, runStateMachine } from './asl-interpreter.js';
 import { LocalCommandRunner } from './child-command-runner.js';
 import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
-import { startTaskClients, type TaskClients } from './ecs-workers.js';
+import { type EcsWorkers, startEcsWorkers } from './ecs-workers.js';
 import type { ExecutionEvent, RunMachineResult } from './execution.js';
 import { FileLock, hostLock, LockSet } from './file-lock.js';
 import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
@@ -174,11 +174,11 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     onAgentLine: opts.onAgentLine ? (l) => opts.onAgentLine?.(l) : undefined,
   });
   const dirLock = new FileLock(dataDir, log);
-  // Task clients (kind ecs-task): a loopback queue and one task-client process per service.
-  let taskClients: TaskClients | undefined;
+  // Task clients (kind ecs-task): a loopback queue and one ECS worker process per service.
+  let ecsWorkers: EcsWorkers | undefined;
   if (resolved.paths.some((p) => p.client.kind === 'ecs-task')) {
     const bundle = ensureEcsWorkerBundle({ log: (l) => process.stderr.write(`pathbench: ${l}\n`) });
-    taskClients = await startTaskClients({ plan: resolved, dataDir, bundle: bundle.path, agent: agent.path, log });
+    ecsWorkers = await startEcsWorkers({ plan: resolved, dataDir, bundle: bundle.path, agent: agent.path, log });
   }
   const built: Deps = {
     store,
@@ -190,7 +190,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     lock: usesLab(resolved) ? new LockSet([dirLock, hostLock('lab-routes', log)]) : dirLock,
     log,
     driver: 'local',
-    accountId: taskClients?.accountId,
+    accountId: ecsWorkers?.accountId,
     ...(opts.cost ? { cost: opts.cost } : {}),
     now: () => new Date(),
   };
@@ -231,7 +231,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       input: { plan: opts.plan, ...(opts.allowOverBudget ? { allowOverBudget: true } : {}) },
       runId,
       ...opts.machine,
-      ...(taskClients ? { integrations: taskClients.integrations } : {}),
+      ...(ecsWorkers ? { integrations: ecsWorkers.integrations } : {}),
       waitTimeOverrides: opts.waitTimeOverrides,
       onEvent: (e) => {
         // A path's final count, before its end is reported.
@@ -257,7 +257,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     process.off('SIGTERM', stop);
     opts.interrupt?.removeEventListener('abort', stop);
     runner.kill();
-    await taskClients?.stop();
+    await ecsWorkers?.stop();
     query.close();
   }
 }

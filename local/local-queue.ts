@@ -3,9 +3,9 @@
  * so a local run of a plan with an `ecs-task` client goes through the same ASL branch
  * (PrepareTaskProbe → ProbeTask `sqs:sendMessage.waitForTaskToken` → EndTaskProbe) as on AWS.
  *
- * One loopback HTTP server speaks the AWS JSON 1.0 protocol for the calls the task client makes
+ * One loopback HTTP server speaks the AWS JSON 1.0 protocol for the calls the ECS worker makes
  * — SQS ReceiveMessage / DeleteMessage / SendMessage and Step Functions SendTaskHeartbeat /
- * SendTaskSuccess / SendTaskFailure — so the task client (agent/ecs-worker.ts) runs with the
+ * SendTaskSuccess / SendTaskFailure — so the ECS worker (agent/ecs-worker.ts) runs with the
  * real SDK clients, pointed here by AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_SFN.
  *
  * `resolver` is the ProbeTask state's local integration (local/asl-interpreter.ts): it mints the task
@@ -87,7 +87,7 @@ export class LocalTaskQueue {
     return `${this.endpoint}/${ACCOUNT}/${name}`;
   }
 
-  /** Environment for a task client process using this queue. */
+  /** Environment for an ECS worker process using this queue. */
   clientEnv(): Record<string, string> {
     return {
       AWS_ENDPOINT_URL_SQS: this.endpoint,
