@@ -68,6 +68,15 @@ export function crossProblems(raw: unknown): Problem[] {
 
   out.push(...compareProblems(raw.compare, paths));
   out.push(...meshProblems(paths));
+  const reference = isRecord(raw.regression) ? raw.regression.reference : undefined;
+  if (typeof reference === 'string' && reference !== '') {
+    const ids = paths.filter(isRecord).map((p) => p.id);
+    if (!ids.includes(reference))
+      out.push({
+        path: ['regression', 'reference'],
+        message: `${quoted(reference)} is not a path of this plan (paths: ${printable(ids.filter((x) => typeof x === 'string').join(', ')) || 'none'})`,
+      });
+  }
 
   paths.forEach((p, i) => {
     if (!isRecord(p)) return;

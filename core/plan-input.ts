@@ -229,6 +229,10 @@ export const planInputSchema = z.strictObject({
         .min(0, { error: 'expected milliseconds ≥ 0' })
         .max(60_000, { error: 'expected milliseconds ≤ 60000' })
         .optional(),
+      /** A path of the plan whose shift is taken for the whole run's (a same-AZ path, as seed 004 has). */
+      reference: safeId.optional(),
+      /** Runs in a row a change must persist before it is called a regression (1: at once). */
+      persistence: intIn(1, 5).optional(),
     })
     .optional(),
 });

@@ -109,6 +109,10 @@ export type PathPair = z.output<typeof pathPairSchema>;
 export const regressionSettingsSchema = z.object({
   minRelative: z.number().optional(),
   minAbsoluteMs: z.number().optional(),
+  /** The path every other path is judged against: a shift of it is the whole run's. */
+  reference: z.string().optional(),
+  /** Runs in a row a change must persist before it is called a regression (1: at once). */
+  persistence: z.number().int().optional(),
 });
 export type RegressionSettings = z.output<typeof regressionSettingsSchema>;
 

@@ -121,6 +121,8 @@ export const regressionSchema = z.object({
   /** value − baseline in % of the baseline. */
   change_pct: jsonNumber,
   direction: z.enum(['regression', 'improvement']),
+  /** The whole run's shift this figure was judged after (every path moved by it), in %; absent: none taken out. */
+  runShift_pct: jsonNumber.optional(),
 });
 export type Regression = z.output<typeof regressionSchema>;
 
@@ -217,6 +219,23 @@ export const summarySchema = z.looseObject({
   series: z.array(seriesSchema).optional(),
   /** Percentiles outside the baseline band of the plan's previous clean runs (functions/pipeline/regressions.ts). */
   regressions: z.array(regressionSchema).optional(),
+  /** Where every path of the run moved together (the client or its host, not a path): said once per figure. */
+  runShifts: z
+    .array(
+      z.object({
+        probe: z.string(),
+        metric: z.string(),
+        unit: z.string(),
+        percentile: judgedPercentileSchema,
+        shift_pct: jsonNumber,
+        /** The shifts the plan's earlier runs showed: a run outside it moved as a whole. */
+        usual_pct: interval,
+        paths: z.number(),
+        /** The reference path it was read from, when the plan names one (else the paths' median). */
+        reference: z.string().optional(),
+      }),
+    )
+    .optional(),
   /** The plan's own regression settings, when it has any (the judgement above used them). */
   regressionSettings: regressionSettingsSchema.optional(),
   /** The judged percentiles across the plan's recent runs, for the trend chart. */

@@ -30,7 +30,15 @@ export const trendPointSchema = z.object({
   startedAt: z.string().optional(),
   /** The plan's own regression settings when it had any (they apply to judging this run). */
   settings: regressionSettingsSchema.optional(),
-  paths: z.array(z.object({ id: z.string(), status: z.string(), results: z.array(trendResultSchema) })),
+  paths: z.array(
+    z.object({
+      id: z.string(),
+      status: z.string(),
+      /** What the path measured (its client, target, routes and probes), hashed: only runs with the same one are its history. */
+      fingerprint: z.string().optional(),
+      results: z.array(trendResultSchema),
+    }),
+  ),
 });
 export type TrendPoint = z.output<typeof trendPointSchema>;
 

@@ -1,33 +1,52 @@
 /**
  * Trends and regression detection across the runs of one plan. After each run the summary step
  * stores the run's judged figures as a trend point (`trends/plan=<name>/run=<id>.json`, keys.ts),
- * reads the plan's earlier points and compares each path's p50 / p99 (throughput: p50) with a
- * baseline band from the last clean runs: median ± max(K · 1.4826 · MAD, the baseline runs'
- * typical 95 % half-width, MIN_RELATIVE of the median, for time metrics MIN_ABSOLUTE_MS). A plan
- * may set the last two (`regression` in the plan: its hosts' noise floor); a run keeps the
- * settings in its trend point, so a later `pathbench trend` judges it the same way. A figure is flagged only when this run's
- * own 95 % interval lies wholly outside the band, so neither one noisy run nor one noisy baseline
- * raises an alarm. A path that failed, a credit-flagged result and a thin-tailed percentile
- * neither enter a baseline nor are judged.
+ * reads the plan's earlier points and judges each path's p50 / p99 (throughput: p50) against its
+ * own past, on a log scale so that one share is one share on every path:
+ *
+ * - The run's common shift is taken out first: when every path moved together, the client or
+ *   its host moved, not a path. It is the plan's reference path's deviation from its usual
+ *   (`regression.reference`), else the median deviation of at least three paths. A run whose
+ *   shift lies outside the shifts of the plan's earlier runs is said once (`summary.runShifts`).
+ * - A path's band is learned from its history: the between-run spread of what is left after each
+ *   past run's own shift (K · 1.4826 · MAD), at least the past runs' typical 95 % half-width, the
+ *   plan's `minRelative` share and, for time metrics, its `minAbsoluteMs` (its hosts' noise floor).
+ *   Fewer than MIN_RUNS clean past runs: not judged.
+ * - A figure is flagged only when this run's own 95 % interval lies wholly outside the band, so
+ *   neither one noisy run nor one noisy baseline raises an alarm; with `persistence` n, a
+ *   regression stands only when the n − 1 runs before were flagged the same way. Improvements
+ *   are reported, never alarmed (the publisher counts regressions only).
+ * - Only runs that measured a path the same way are its history (the trend point's fingerprint
+ *   of the path's client, target, routes and probes): an inline plan that shares a scheduled
+ *   plan's name does not poison its baseline. A path that failed, a credit-flagged result and a
+ *   thin-tailed percentile neither enter a baseline nor are judged.
  *
  * Hand-written median / MAD (a dozen lines): the robust statistics are the measurement here, and
  * no statistics library is installed.
  */
+import { createHash } from 'node:crypto';
 import { comparable, higherIsBetter } from '../../core/confidence.js';
 import { AT_BASELINE_FLAG, CREDIT_FLAG } from '../../core/credit.js';
 import { keys } from '../../core/keys.js';
-import type { RegressionSettings } from '../../core/resolved-plan.js';
+import {
+  type RegressionSettings,
+  type ResolvedPath,
+  type ResolvedPlan,
+  readResolvedPlan,
+} from '../../core/resolved-plan.js';
 import type { Regression, Summary, TrendSeries } from '../../core/run-summary.js';
 import { readTrendPoints, type TrendPoint, type TrendResult } from '../../core/trend-point.js';
 import type { Deps } from '../ports.js';
 
 export const REGRESSION_RULE = {
   /** The baseline: the last this many clean runs of the plan. */
-  runs: 10,
+  runs: 20,
   /** Fewer clean runs than this: not judged. */
-  minRuns: 3,
+  minRuns: 5,
   /** Band half-width in robust standard deviations (1.4826 · MAD). */
-  k: 3,
+  k: 4,
+  /** Runs in a row a regression must be seen before it is reported (the plan's `persistence`). */
+  persistence: 1,
   /** A change smaller than this share of the baseline is never called a regression. */
   minRelative: 0.05,
   /** For time metrics: a change smaller than this many milliseconds is never called a regression. */
@@ -49,6 +68,7 @@ export function ruleFor(
     ...rule,
     ...(settings?.minRelative !== undefined ? { minRelative: settings.minRelative } : {}),
     ...(settings?.minAbsoluteMs !== undefined ? { minAbsoluteMs: settings.minAbsoluteMs } : {}),
+    ...(settings?.persistence !== undefined ? { persistence: settings.persistence } : {}),
   };
 }
 
@@ -58,28 +78,41 @@ export function judgedPercentiles(metric: string, unit: string): Percentile[] {
   return higherIsBetter(metric) ? ['p50'] : ['p50', 'p99'];
 }
 
-/** The projection of a summary a trend point stores. */
-export function trendPoint(s: Summary): TrendPoint | undefined {
+/**
+ * What a path measures, as a short hash: its client, target, routes and probes. Two runs of a
+ * plan name with different fingerprints for a path measured different things there.
+ */
+export function pathFingerprint(p: ResolvedPath): string {
+  const { client, target, routes, probes } = p;
+  return createHash('sha256').update(JSON.stringify({ client, target, routes, probes })).digest('hex').slice(0, 16);
+}
+
+/** The projection of a summary a trend point stores (with each path's fingerprint when the plan is known). */
+export function trendPoint(s: Summary, plan?: ResolvedPlan): TrendPoint | undefined {
   if (!s.planName) return undefined;
   return {
     runId: s.runId,
     planName: s.planName,
     ...(s.startedAt ? { startedAt: s.startedAt } : {}),
     ...(s.regressionSettings ? { settings: { ...s.regressionSettings } } : {}),
-    paths: s.paths.map((p) => ({
-      id: p.id,
-      status: p.status,
-      results: p.results.map((r) => ({
-        probe: r.probe,
-        metric: r.metric,
-        unit: r.unit,
-        n: r.n,
-        p50: r.p50,
-        p99: r.p99,
-        ...(r.ci95 ? { ci95: { p50: r.ci95.p50, p99: r.ci95.p99 } } : {}),
-        flags: r.flags,
-      })),
-    })),
+    paths: s.paths.map((p) => {
+      const resolved = plan?.paths.find((x) => x.id === p.id);
+      return {
+        id: p.id,
+        status: p.status,
+        ...(resolved ? { fingerprint: pathFingerprint(resolved) } : {}),
+        results: p.results.map((r) => ({
+          probe: r.probe,
+          metric: r.metric,
+          unit: r.unit,
+          n: r.n,
+          p50: r.p50,
+          p99: r.p99,
+          ...(r.ci95 ? { ci95: { p50: r.ci95.p50, p99: r.ci95.p99 } } : {}),
+          flags: r.flags,
+        })),
+      };
+    }),
   };
 }
 
@@ -112,24 +145,6 @@ export function mad(xs: readonly number[]): number {
   return median(xs.map((x) => Math.abs(x - m)));
 }
 
-/** The baseline band of clean figures, each with its run's 95 % interval when known; `unit` for the absolute floor. */
-export function baselineBand(
-  clean: readonly { value: number; ci95?: [number, number] }[],
-  rule: RegressionRule = REGRESSION_RULE,
-  unit?: string,
-): { baseline: number; band: [number, number] } {
-  const values = clean.map((c) => c.value);
-  const center = median(values);
-  const halfWidths = clean.filter((c) => c.ci95).map((c) => (c.ci95![1] - c.ci95![0]) / 2);
-  const half = Math.max(
-    rule.k * 1.4826 * mad(values),
-    halfWidths.length ? median(halfWidths) : 0,
-    rule.minRelative * Math.abs(center),
-    unit !== undefined && MS_PER_UNIT[unit] ? rule.minAbsoluteMs / MS_PER_UNIT[unit] : 0,
-  );
-  return { baseline: center, band: [center - half, center + half] };
-}
-
 const findResult = (p: TrendPoint['paths'][number] | undefined, probe: string, metric: string, unit: string) =>
   p?.results.find((r) => r.probe === probe && r.metric === metric && r.unit === unit);
 
@@ -140,93 +155,302 @@ function newestFirst(points: readonly TrendPoint[]): TrendPoint[] {
   );
 }
 
+/** One path's figure in one run: value and its own 95 % interval, or why it is left out. */
+interface Figure {
+  value: number;
+  ci95?: [number, number];
+}
+
+/** A path's clean figures in the plan's past runs, newest first, each with the past run's index. */
+interface PathHistory {
+  id: string;
+  figures: { run: number; f: Figure }[];
+}
+
+/**
+ * The judged scale: logarithms, so a shift of the whole run (a busier client, a slower host) is
+ * the same share of every path; identity when a figure is not positive.
+ */
+function scaleOf(values: readonly number[]): { to: (v: number) => number; from: (x: number) => number } {
+  return values.every((v) => v > 0) ? { to: Math.log, from: Math.exp } : { to: (v) => v, from: (x) => x };
+}
+
+/** What one percentile of one group (probe, metric, unit) of a run comes to, path by path. */
+interface GroupJudgement {
+  /** The run's shift in the judged scale (0 when not separable) and whether it was taken out. */
+  shift: number;
+  separated: boolean;
+  /** The spread of the past runs' shifts: [lo, hi] in the judged scale. */
+  usual?: [number, number];
+  paths: Map<
+    string,
+    { flagged?: 'above' | 'below'; center: number; half: number; runs: number; value: number; ci95: [number, number] }
+  >;
+}
+
+/**
+ * Judge one percentile of one group: each path's figure against its own past, after the run's
+ * common shift is taken out. The common shift of a run is the reference path's deviation from
+ * its usual (the plan's `regression.reference`), else the median deviation of the paths when
+ * there are at least three (with two, which one moved cannot be told). A path's band is its
+ * own between-run spread of what is left after the shift (robust: 1.4826 · MAD of its past
+ * residuals), at least its runs' own 95 % half-width and the plan's noise floor; a figure is
+ * flagged only when its own 95 % interval lies wholly outside the band.
+ */
+function judgeGroup(
+  current: Map<string, Figure>,
+  histories: PathHistory[],
+  runs: number,
+  rule: RegressionRule,
+  unit: string,
+  reference: string | undefined,
+): GroupJudgement {
+  const all = [
+    ...[...current.values()].flatMap((f) => [f.value, ...(f.ci95 ?? [])]),
+    ...histories.flatMap((h) => h.figures.flatMap((x) => [x.f.value, ...(x.f.ci95 ?? [])])),
+  ];
+  const { to } = scaleOf(all);
+  const usable = histories.filter((h) => h.figures.length >= rule.minRuns);
+  const center = new Map(usable.map((h) => [h.id, median(h.figures.map((x) => to(x.f.value)))]));
+  const separable = (ids: string[]) => (reference ? ids.includes(reference) : ids.length >= 3);
+  const shiftOf = (dev: Map<string, number>): number | undefined => {
+    if (!separable([...dev.keys()])) return undefined;
+    return reference ? dev.get(reference) : median([...dev.values()]);
+  };
+  // The past runs' own shifts, and each path's residuals after them.
+  const pastShift: (number | undefined)[] = [];
+  for (let run = 0; run < runs; run++) {
+    const dev = new Map<string, number>();
+    for (const h of usable) {
+      const x = h.figures.find((y) => y.run === run);
+      if (x) dev.set(h.id, to(x.f.value) - (center.get(h.id) as number));
+    }
+    pastShift.push(shiftOf(dev));
+  }
+  const nowDev = new Map<string, number>();
+  for (const [id, f] of current) if (center.has(id)) nowDev.set(id, to(f.value) - (center.get(id) as number));
+  const nowShift = shiftOf(nowDev);
+  const separated = nowShift !== undefined;
+  const shift = nowShift ?? 0;
+  const shifts = pastShift.filter((x): x is number => x !== undefined);
+  const out: GroupJudgement = { shift, separated, paths: new Map() };
+  if (separated && shifts.length >= rule.minRuns) {
+    const c = median(shifts);
+    const w = Math.max(rule.k * 1.4826 * mad(shifts), floorOf(rule, unit, 1));
+    out.usual = [c - w, c + w];
+  }
+  for (const h of usable) {
+    const f = current.get(h.id);
+    if (!f || (reference !== undefined && h.id === reference && separated)) continue;
+    const m = center.get(h.id) as number;
+    const residuals = h.figures.map((x) => to(x.f.value) - m - (separated ? (pastShift[x.run] ?? 0) : 0));
+    const rc = median(residuals);
+    const halfWidths = h.figures.filter((x) => x.f.ci95).map((x) => (to(x.f.ci95![1]) - to(x.f.ci95![0])) / 2);
+    const baseValue = scaleOf(all).from(m);
+    const half = Math.max(
+      rule.k * 1.4826 * mad(residuals),
+      halfWidths.length ? median(halfWidths) : 0,
+      floorOf(rule, unit, baseValue),
+    );
+    const c = m + shift + rc;
+    const ci = f.ci95 ?? [f.value, f.value];
+    const [lo, hi] = [to(ci[0]), to(ci[1])];
+    const flagged = lo > c + half ? 'above' : hi < c - half ? 'below' : undefined;
+    out.paths.set(h.id, {
+      ...(flagged ? { flagged } : {}),
+      center: c,
+      half,
+      runs: h.figures.length,
+      value: f.value,
+      ci95: ci,
+    });
+  }
+  return out;
+}
+
+/**
+ * The smallest change ever judged, in the judged scale: the plan's share (`minRelative`) and,
+ * for time metrics, its milliseconds (`minAbsoluteMs`) at a figure of `at`.
+ */
+function floorOf(rule: RegressionRule, unit: string, at: number): number {
+  const relative = Math.log1p(rule.minRelative);
+  const perUnit = MS_PER_UNIT[unit];
+  const absolute = perUnit && at > 0 ? Math.log1p(rule.minAbsoluteMs / perUnit / at) : 0;
+  return Math.max(relative, absolute);
+}
+
 /**
  * Judge every path's percentiles of `current` against `history` (the plan's other runs, any
- * order). Returns the regressions (and improvements) and the trend series of every judged
- * percentile over the last `rule.runs` runs and this one. The current run's own settings (its
- * plan's `regression`) apply over `rule`.
+ * order). Returns the regressions (and improvements), the trend series of every judged
+ * percentile over the last `rule.runs` runs and this one, and the run's shifts where every path
+ * moved together. The current run's own settings (its plan's `regression`) apply over `rule`.
  */
 export function judge(
   current: TrendPoint,
   history: readonly TrendPoint[],
   baseRule: RegressionRule = REGRESSION_RULE,
-): { regressions: Regression[]; trend: TrendSeries[] } {
+): { regressions: Regression[]; trend: TrendSeries[]; runShifts: RunShift[] } {
   const rule = ruleFor(current.settings, baseRule);
-  // Only runs before this one: a summary computed again later must not judge against its future.
+  // Only runs before this one (a summary computed again later must not judge against its
+  // future), of the same plan, and for each path only runs that measured it the same way.
   const before = (h: TrendPoint) => !current.startedAt || !h.startedAt || h.startedAt < current.startedAt;
   const past = newestFirst(
     history.filter((h) => h.runId !== current.runId && h.planName === current.planName && before(h)),
-  );
+  ).slice(0, MAX_HISTORY_RUNS);
+  const sameMeasurement = (path: TrendPoint['paths'][number], h: TrendPoint) => {
+    const hp = h.paths.find((p) => p.id === path.id);
+    return hp && (!path.fingerprint || !hp.fingerprint || hp.fingerprint === path.fingerprint) ? hp : undefined;
+  };
   const regressions: Regression[] = [];
   const trend: TrendSeries[] = [];
-  for (const path of current.paths) {
-    for (const r of path.results) {
-      for (const percentile of judgedPercentiles(r.metric, r.unit)) {
-        const clean: { value: number; ci95?: [number, number] }[] = [];
-        for (const h of past) {
-          if (clean.length >= rule.runs) break;
-          const hp = h.paths.find((p) => p.id === path.id);
-          const hr = findResult(hp, r.probe, r.metric, r.unit);
-          if (!hp || !hr || exclusion(hp, hr, percentile)) continue;
-          clean.push({
-            value: hr[percentile] as number,
-            ...(hr.ci95?.[percentile] ? { ci95: hr.ci95[percentile] } : {}),
-          });
+  const runShifts: RunShift[] = [];
+  const reference = current.settings?.reference;
+  for (const group of groupsOf(current)) {
+    for (const percentile of judgedPercentiles(group.metric, group.unit)) {
+      const figures = new Map<string, Figure>();
+      const histories: PathHistory[] = [];
+      for (const path of current.paths) {
+        const r = findResult(path, group.probe, group.metric, group.unit);
+        if (!r) continue;
+        if (!exclusion(path, r, percentile)) {
+          const value = r[percentile] as number;
+          figures.set(path.id, { value, ...(r.ci95?.[percentile] ? { ci95: r.ci95[percentile] } : {}) });
         }
-        const series: TrendSeries = {
-          path: path.id,
-          probe: r.probe,
-          metric: r.metric,
-          unit: r.unit,
+        const h: PathHistory = { id: path.id, figures: [] };
+        past.forEach((point, run) => {
+          if (h.figures.length >= rule.runs) return;
+          const hp = sameMeasurement(path, point);
+          const hr = findResult(hp, group.probe, group.metric, group.unit);
+          if (!hp || !hr || exclusion(hp, hr, percentile)) return;
+          const ci = hr.ci95?.[percentile];
+          h.figures.push({ run, f: { value: hr[percentile] as number, ...(ci ? { ci95: ci } : {}) } });
+        });
+        histories.push(h);
+        trend.push(seriesOf(path, group, percentile, past.slice(0, rule.runs), current));
+      }
+      const g = judgeGroup(figures, histories, past.length, rule, group.unit, reference);
+      const { from } = scaleOf([...figures.values()].map((f) => f.value).concat([1]));
+      const shiftPct = 100 * (from(g.shift) / from(0) - 1);
+      if (g.separated && g.usual && (g.shift < g.usual[0] || g.shift > g.usual[1]))
+        runShifts.push({
+          ...group,
           percentile,
-          points: [...past.slice(0, rule.runs).reverse(), current].map((h) => {
-            const hp = h.paths.find((p) => p.id === path.id);
-            const hr = findResult(hp, r.probe, r.metric, r.unit);
-            const why = hp ? exclusion(hp, hr, percentile) : 'path not in the run';
-            return {
-              runId: h.runId,
-              ...(h.startedAt ? { startedAt: h.startedAt } : {}),
-              value: hr?.[percentile] ?? null,
-              ...(why ? { excluded: why } : {}),
-            };
-          }),
-        };
-        trend.push(series);
-        if (exclusion(path, r, percentile) || clean.length < rule.minRuns) continue;
-        const value = r[percentile] as number;
-        const ci95 = r.ci95?.[percentile] ?? [value, value];
-        const { baseline, band } = baselineBand(clean, rule, r.unit);
-        series.band = band;
-        const above = ci95[0] > band[1];
-        const below = ci95[1] < band[0];
-        if (!above && !below) continue;
+          shift_pct: shiftPct,
+          usual_pct: [100 * (from(g.usual[0]) / from(0) - 1), 100 * (from(g.usual[1]) / from(0) - 1)],
+          paths: figures.size,
+          ...(reference ? { reference } : {}),
+        });
+      for (const [id, j] of g.paths) {
+        const series = trend.find(
+          (t) => t.path === id && t.probe === group.probe && t.metric === group.metric && t.percentile === percentile,
+        );
+        const band: [number, number] = [from(j.center - j.half), from(j.center + j.half)];
+        if (series) series.band = band;
+        if (!j.flagged) continue;
+        const baseline = from(j.center);
         regressions.push({
-          path: path.id,
-          probe: r.probe,
-          metric: r.metric,
-          unit: r.unit,
+          path: id,
+          probe: group.probe,
+          metric: group.metric,
+          unit: group.unit,
           percentile,
-          value,
-          ci95,
+          value: j.value,
+          ci95: j.ci95,
           baseline,
           band,
-          runsInBaseline: clean.length,
-          change_pct: baseline === 0 ? 0 : (100 * (value - baseline)) / Math.abs(baseline),
-          direction: above === higherIsBetter(r.metric) ? 'improvement' : 'regression',
+          runsInBaseline: j.runs,
+          change_pct: baseline === 0 ? 0 : (100 * (j.value - baseline)) / Math.abs(baseline),
+          direction: (j.flagged === 'above') === higherIsBetter(group.metric) ? 'improvement' : 'regression',
+          ...(g.separated ? { runShift_pct: shiftPct } : {}),
         });
       }
     }
   }
-  return { regressions, trend };
+  return { regressions: persistent(regressions, current, past, rule, baseRule), trend, runShifts };
+}
+
+/** The most past runs read for a judgement (the baseline takes the last `rule.runs` clean ones of each path). */
+const MAX_HISTORY_RUNS = 60;
+
+export type RunShift = NonNullable<Summary['runShifts']>[number];
+
+/** The (probe, metric, unit) groups of a run, in the order its first path lists them. */
+function groupsOf(p: TrendPoint): { probe: string; metric: string; unit: string }[] {
+  const seen = new Map<string, { probe: string; metric: string; unit: string }>();
+  for (const path of p.paths)
+    for (const r of path.results) {
+      const key = `${r.probe}\u0000${r.metric}\u0000${r.unit}`;
+      if (!seen.has(key)) seen.set(key, { probe: r.probe, metric: r.metric, unit: r.unit });
+    }
+  return [...seen.values()];
+}
+
+function seriesOf(
+  path: TrendPoint['paths'][number],
+  group: { probe: string; metric: string; unit: string },
+  percentile: Percentile,
+  past: readonly TrendPoint[],
+  current: TrendPoint,
+): TrendSeries {
+  return {
+    path: path.id,
+    ...group,
+    percentile,
+    points: [...[...past].reverse(), current].map((h) => {
+      const hp = h.paths.find((p) => p.id === path.id);
+      const hr = findResult(hp, group.probe, group.metric, group.unit);
+      const why = hp ? exclusion(hp, hr, percentile) : 'path not in the run';
+      return {
+        runId: h.runId,
+        ...(h.startedAt ? { startedAt: h.startedAt } : {}),
+        value: hr?.[percentile] ?? null,
+        ...(why ? { excluded: why } : {}),
+      };
+    }),
+  };
+}
+
+/**
+ * With `persistence` n above 1, a regression stands only when the n − 1 runs before it were
+ * flagged the same way too (each judged against its own past); improvements are reported at once.
+ */
+function persistent(
+  found: Regression[],
+  current: TrendPoint,
+  past: readonly TrendPoint[],
+  rule: RegressionRule,
+  baseRule: RegressionRule,
+): Regression[] {
+  const n = rule.persistence;
+  if (n <= 1 || !found.some((r) => r.direction === 'regression')) return found;
+  const earlier: Regression[][] = [];
+  for (let i = 0; i < n - 1 && i < past.length; i++) {
+    const prev = { ...past[i], settings: { ...current.settings, persistence: 1 } };
+    earlier.push(judge(prev, past.slice(i + 1), baseRule).regressions);
+  }
+  const same = (a: Regression, b: Regression) =>
+    a.path === b.path &&
+    a.probe === b.probe &&
+    a.metric === b.metric &&
+    a.percentile === b.percentile &&
+    a.direction === b.direction;
+  return found.filter(
+    (r) =>
+      r.direction !== 'regression' || (earlier.length === n - 1 && earlier.every((e) => e.some((x) => same(x, r)))),
+  );
 }
 
 /** Judge a summary against the stored points of its plan without storing anything (a recomputed report). */
 export async function judgeStored(deps: Pick<Deps, 'store'>, summary: Summary): Promise<void> {
-  const point = trendPoint(summary);
+  const point = trendPoint(summary, await readResolvedPlan(deps.store, summary.runId));
   if (!point) return;
-  const { regressions, trend } = judge(point, await readTrendPoints(deps.store, point.planName));
-  summary.regressions = regressions;
-  if (trend.some((t) => t.points.length > 1)) summary.trend = trend;
+  applyJudgement(summary, judge(point, await readTrendPoints(deps.store, point.planName)));
+}
+
+function applyJudgement(summary: Summary, j: ReturnType<typeof judge>): void {
+  summary.regressions = j.regressions;
+  if (j.runShifts.length) summary.runShifts = j.runShifts;
+  if (j.trend.some((t) => t.points.length > 1)) summary.trend = j.trend;
 }
 
 /**
@@ -238,13 +462,11 @@ export async function addRegressions(
   summary: Summary,
   rule: RegressionRule = REGRESSION_RULE,
 ): Promise<void> {
-  const point = trendPoint(summary);
+  const point = trendPoint(summary, await readResolvedPlan(deps.store, summary.runId));
   if (!point) return;
   const history = await readTrendPoints(deps.store, point.planName);
   await deps.store.put(keys.trendPoint(point.planName, point.runId), `${JSON.stringify(point)}\n`, 'application/json');
-  const { regressions, trend } = judge(point, history, rule);
-  summary.regressions = regressions;
-  if (trend.some((t) => t.points.length > 1)) summary.trend = trend;
+  applyJudgement(summary, judge(point, history, rule));
 }
 
 /** One line per regression, for logs, reports and alarms: "C tcp-connect connect_rtt_ms p50 9.91 ms vs 8.90 [8.46, 9.35] over 5 runs (+11.3 %, regression)". */

@@ -19,7 +19,7 @@ import type { ClientRef } from '../../core/resolved-plan.js';
 import type { Summary, TrendSeries } from '../../core/run-summary.js';
 import { readTrendPoints, type TrendPoint } from '../../core/trend-point.js';
 import { silentLogger } from '../../functions/log.js';
-import { baselineBand, describeRegression, judge, ruleFor } from '../../functions/pipeline/regressions.js';
+import { describeRegression, judge, REGRESSION_RULE } from '../../functions/pipeline/regressions.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labShiftDelay, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
@@ -29,8 +29,8 @@ import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-tr-';
 const OPTS = { prefix: P };
-const CLEAN_RUNS = 5;
-/** The clean run in which path B fails (1-based); runs 4.. are judged (3 clean runs before them). */
+const CLEAN_RUNS = 6;
+/** The clean run in which path B fails (1-based); runs 6.. are judged (5 clean runs before them). */
 const B_FAILS_IN = 3;
 let dir: string;
 
@@ -115,30 +115,25 @@ describe('regression detection over repeated lab runs', () => {
     expect(clean.map((s) => s.regressionSettings)).toEqual(clean.map(() => ({ minAbsoluteMs: 0.1 })));
     const alarms = clean.flatMap((s) => s.regressions ?? []);
     expect(alarms.map(describeRegression)).toEqual([]);
-    // runs from the 4th on were judged: every path but B has a band in run 4, B only once it has 3 clean runs
-    const fourth = clean[3];
-    for (const id of ['A', 'C', 'D', 'E']) expect(series(fourth, id, 'tcp-connect', 'p50').band, id).toBeDefined();
-    expect(series(fourth, 'B', 'tcp-connect', 'p50').band).toBeUndefined();
+    // runs from the 6th on were judged: every path but B has a band in run 6, B only once it has 5 clean runs
+    const judged = clean[REGRESSION_RULE.minRuns];
+    for (const id of ['A', 'C', 'D', 'E']) expect(series(judged, id, 'tcp-connect', 'p50').band, id).toBeDefined();
+    expect(series(judged, 'B', 'tcp-connect', 'p50').band).toBeUndefined();
     const last = clean[CLEAN_RUNS - 1];
     const bSeries = series(last, 'B', 'tcp-connect', 'p50');
     const failedPoint = bSeries.points.find((p) => p.runId === `clean-${B_FAILS_IN}`);
     expect(failedPoint?.excluded).toBe('path failed');
     expect(failedPoint?.value).not.toBeNull();
-    // B's band in the last clean run is the band of its clean runs only (the failed one left out)
+    // The failed run is in no band of B's: judging the next run with or without it gives B the same band.
+    const points = await readTrendPoints(new DirStore(dir), 'lab-regressions');
+    const next = points.find((t) => t.runId === `clean-${CLEAN_RUNS}`)!;
+    const before = points.filter((t) => t.runId !== next.runId);
+    const bandOfB = (history: TrendPoint[]) =>
+      judge(next, history).trend.find((t) => t.path === 'B' && t.probe === 'tcp-connect' && t.percentile === 'p50')
+        ?.band;
+    expect(bandOfB(before.filter((t) => t.runId !== `clean-${B_FAILS_IN}`))).toEqual(bandOfB(before));
     const cleanB = bSeries.points.slice(0, -1).filter((p) => !p.excluded);
     expect(cleanB).toHaveLength(CLEAN_RUNS - 2);
-    const ciOf = (runId: string) =>
-      clean
-        .find((s) => s.runId === runId)!
-        .paths.find((p) => p.id === 'B')!
-        .results.find((r) => r.probe === 'tcp-connect')!.ci95!.p50;
-    expect(bSeries.band).toEqual(
-      baselineBand(
-        cleanB.map((p) => ({ value: p.value as number, ci95: ciOf(p.runId) })),
-        ruleFor(last.regressionSettings),
-        'ms',
-      ).band,
-    );
   });
 
   it('after +1 ms on path C, the next run flags C at p50 and no other path', { timeout: 90_000 }, async () => {

@@ -1,7 +1,8 @@
 /**
- * Regression detection across runs of one plan: the robust band (median ± max(3·1.4826·MAD,
- * the baseline's typical 95 % half-width, 5 %)), the run's own interval wholly outside it, and
- * what never enters a baseline (failed path, credit-flagged result, thin-tail percentile).
+ * Regression detection across runs of one plan: the run's common shift taken out, each path's
+ * band learned from its own past, the run's own interval wholly outside it, persistence, and
+ * what never enters a baseline (failed path, credit-flagged result, thin-tail percentile, a path
+ * measured differently).
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,6 @@ import type { Summary } from '../../../core/run-summary.js';
 import { readTrendPoints, type TrendPoint, type TrendResult } from '../../../core/trend-point.js';
 import {
   addRegressions,
-  baselineBand,
   describeRegression,
   exclusion,
   judge,
@@ -69,53 +69,40 @@ describe('median and MAD', () => {
   });
 });
 
-describe('the baseline band', () => {
-  it("is never narrower than 5 % of the median, nor than the runs' own intervals", () => {
-    expect(baselineBand([{ value: 10 }, { value: 10 }, { value: 10 }]).band).toEqual([9.5, 10.5]);
-    const wide = baselineBand([
-      { value: 10, ci95: [8, 12] },
-      { value: 10, ci95: [8, 12] },
-      { value: 10, ci95: [8, 12] },
-    ]);
-    expect(wide.band).toEqual([8, 12]);
-  });
-
-  it("is never narrower than the plan's absolute floor for time metrics, converted to the metric's unit", () => {
-    const rule = { ...REGRESSION_RULE, minAbsoluteMs: 0.1 };
-    const three = [{ value: 0.17 }, { value: 0.175 }, { value: 0.18 }];
-    expect(baselineBand(three, rule, 'ms').band.map((x) => +x.toFixed(6))).toEqual([0.075, 0.275]);
-    // 0.1 ms = 100 µs; for seconds 0.0001 s
-    expect(baselineBand([{ value: 170 }], rule, 'us').band).toEqual([70, 270]);
-    expect(baselineBand([{ value: 1 }], rule, 's').band.map((x) => +x.toFixed(6))).toEqual([0.95, 1.05]);
-    // not a time metric, or no unit given: the floor does not apply (5 % of the median, 3 · 1.4826 · MAD do)
-    expect(baselineBand([{ value: 1e9 }], rule, 'bit/s').band).toEqual([0.95e9, 1.05e9]);
-    expect(baselineBand(three, rule).band.map((x) => +x.toFixed(6))).toEqual([0.152761, 0.197239]);
-  });
-
-  it('widens with the spread of the runs (3 · 1.4826 · MAD), and one outlier does not move it', () => {
-    const b = baselineBand([9, 10, 11, 10, 50].map((value) => ({ value })));
-    expect(b.baseline).toBe(10);
-    expect(b.band[1]).toBeCloseTo(10 + 3 * 1.4826, 9);
-  });
+/** Every figure of a run's result scaled by `k` (a whole-run or path shift), intervals too. */
+const scaled = (r: TrendResult, k: number): TrendResult => ({
+  ...r,
+  p50: (r.p50 as number) * k,
+  p99: (r.p99 as number) * k,
+  ci95: {
+    p50: [r.ci95!.p50![0] * k, r.ci95!.p50![1] * k],
+    p99: [r.ci95!.p99![0] * k, r.ci95!.p99![1] * k],
+  },
 });
+const latency = (r: TrendResult) => r.metric === 'connect_rtt_ms';
 
 describe('judge', () => {
   const rand = prng(14);
   const clean = Array.from({ length: 8 }, (_, i) => run(i, rand));
 
-  it('flags nothing over clean runs, from the third on', () => {
+  it('flags nothing over clean runs, and judges from the fifth clean run on', () => {
     for (let i = 0; i < clean.length; i++) {
-      expect(judge(clean[i], clean.slice(0, i)).regressions, clean[i].runId).toEqual([]);
+      const j = judge(clean[i], clean.slice(0, i));
+      expect(j.regressions, clean[i].runId).toEqual([]);
+      expect(j.runShifts, clean[i].runId).toEqual([]);
+      const bands = j.trend.filter((t) => t.band).length;
+      expect(bands > 0, clean[i].runId).toBe(i >= REGRESSION_RULE.minRuns);
     }
   });
 
   it('flags only C at p50 after +1 ms on C, with the figures', () => {
     const shifted = run(9, rand, (id, r) =>
-      id === 'C' && r.metric === 'connect_rtt_ms'
+      id === 'C' && latency(r)
         ? rtt((r.p50 as number) + 1, { p99: r.p99, ci95: { p50: [r.p50! + 0.98, r.p50! + 1.03], p99: r.ci95!.p99 } })
         : r,
     );
-    const { regressions, trend } = judge(shifted, clean);
+    const { regressions, trend, runShifts } = judge(shifted, clean);
+    expect(runShifts).toEqual([]);
     expect(regressions).toHaveLength(1);
     const [g] = regressions;
     expect(g).toMatchObject({ path: 'C', probe: 'tcp-connect', metric: 'connect_rtt_ms', percentile: 'p50' });
@@ -133,9 +120,72 @@ describe('judge', () => {
     expect(c?.band).toEqual(g.band);
   });
 
+  it('reads a run where every path moved together as one run shift, said once, not as path changes', () => {
+    const busy = run(9, rand, (_, r) => scaled(r, latency(r) ? 1.3 : 0.8));
+    const { regressions, runShifts } = judge(busy, clean);
+    expect(regressions).toEqual([]);
+    const p50 = runShifts.find((x) => x.metric === 'connect_rtt_ms' && x.percentile === 'p50');
+    expect(p50?.shift_pct).toBeGreaterThan(27);
+    expect(p50?.shift_pct).toBeLessThan(33);
+    expect(p50?.paths).toBe(3);
+    expect(p50?.usual_pct[1]).toBeLessThan(10);
+    expect(runShifts.find((x) => x.metric === 'throughput_bps')?.shift_pct).toBeLessThan(-15);
+  });
+
+  it('still finds the path that moved on top of a whole-run shift, judged after the shift', () => {
+    const busy = run(9, rand, (id, r) => scaled(r, latency(r) ? (id === 'C' ? 1.3 * 1.12 : 1.3) : 1));
+    const { regressions } = judge(busy, clean);
+    expect(regressions.map((g) => [g.path, g.percentile, g.direction])).toEqual([
+      ['C', 'p50', 'regression'],
+      ['C', 'p99', 'regression'],
+    ]);
+    expect(regressions[0].runShift_pct).toBeGreaterThan(25);
+    expect(regressions[0].change_pct).toBeGreaterThan(8);
+    expect(regressions[0].change_pct).toBeLessThan(16);
+  });
+
+  it("takes the run's shift from the plan's reference path when it names one", () => {
+    // A (the reference) +30 %: every other path is judged after that shift, so B and C,
+    // which did not move, read as faster than expected (improvements), and A is not judged.
+    const refMoved = run(9, rand, (id, r) => (id === 'A' && latency(r) ? scaled(r, 1.3) : r));
+    const j = judge({ ...refMoved, settings: { reference: 'A' } }, clean);
+    expect(j.runShifts.find((x) => x.metric === 'connect_rtt_ms' && x.percentile === 'p50')).toMatchObject({
+      reference: 'A',
+    });
+    expect(
+      j.regressions.every((g) => g.path !== 'A' && (g.metric !== 'connect_rtt_ms' || g.direction === 'improvement')),
+    ).toBe(true);
+    // without a reference the median of three is the shift: only A moved, so A is the change
+    expect(judge(refMoved, clean).regressions.map((g) => [g.path, g.direction])).toContainEqual(['A', 'regression']);
+  });
+
+  it('with two paths the shift cannot be told from a change: each path is judged on its own', () => {
+    const two = (p: TrendPoint): TrendPoint => ({ ...p, paths: p.paths.filter((x) => x.id !== 'C') });
+    const busy = two(run(9, rand, (_, r) => (latency(r) ? scaled(r, 1.3) : r)));
+    const j = judge(busy, clean.map(two));
+    expect(j.runShifts).toEqual([]);
+    expect(j.regressions.filter((g) => g.percentile === 'p50').map((g) => g.path)).toEqual(['A', 'B']);
+  });
+
+  it('with persistence 2, reports a regression only the second run in a row it is seen; improvements at once', () => {
+    const cShift = (i: number) =>
+      run(i, rand, (id, r) =>
+        id === 'C' && latency(r) ? scaled(r, 1.2) : id === 'A' && latency(r) ? scaled(r, 0.7) : r,
+      );
+    const settings = { persistence: 2 };
+    const first = cShift(9);
+    const j1 = judge({ ...first, settings }, clean);
+    expect(j1.regressions.filter((g) => g.direction === 'regression')).toEqual([]);
+    expect(j1.regressions.some((g) => g.path === 'A' && g.direction === 'improvement')).toBe(true);
+    const second = cShift(10);
+    const j2 = judge({ ...second, settings }, [...clean, { ...first, settings }]);
+    expect(j2.regressions.filter((g) => g.direction === 'regression').map((g) => g.path)).toContain('C');
+    expect(ruleFor({ persistence: 2 }).persistence).toBe(2);
+  });
+
   it("applies the run's own settings (its plan's regression floor) over the rule", () => {
     const shifted = run(9, rand, (id, r) =>
-      id === 'C' && r.metric === 'connect_rtt_ms'
+      id === 'C' && latency(r)
         ? rtt((r.p50 as number) + 1, { p99: r.p99, ci95: { p50: [r.p50! + 0.98, r.p50! + 1.03], p99: r.ci95!.p99 } })
         : r,
     );
@@ -148,10 +198,10 @@ describe('judge', () => {
   });
 
   it('uses the last N clean runs and calls a faster run an improvement', () => {
-    const faster = run(9, rand, (id, r) => (id === 'A' && r.metric === 'connect_rtt_ms' ? rtt(0.1) : r));
-    const { regressions } = judge(faster, clean, { runs: 4, minRuns: 3, k: 3, minRelative: 0.05, minAbsoluteMs: 0 });
+    const faster = run(9, rand, (id, r) => (id === 'A' && latency(r) ? rtt(0.1) : r));
+    const { regressions } = judge(faster, clean, { ...REGRESSION_RULE, runs: 6 });
     expect(regressions.map((g) => [g.path, g.percentile, g.direction, g.runsInBaseline])).toEqual([
-      ['A', 'p50', 'improvement', 4],
+      ['A', 'p50', 'improvement', 6],
     ]);
     // p99 moved as far, but its own interval ([0.05, 0.35] ms) reaches into the band: not judged a change
   });
@@ -166,16 +216,35 @@ describe('judge', () => {
     ]);
   });
 
-  it('does not judge with fewer than 3 clean runs', () => {
+  it('does not judge with fewer clean runs than the minimum', () => {
     const shifted = run(9, rand, (id, r) => (id === 'C' ? rtt(20) : r));
-    expect(judge(shifted, clean.slice(0, 2)).regressions).toEqual([]);
-    expect(judge(shifted, clean.slice(0, 3)).regressions.length).toBeGreaterThan(0);
+    expect(judge(shifted, clean.slice(0, REGRESSION_RULE.minRuns - 1)).regressions).toEqual([]);
+    expect(judge(shifted, clean.slice(0, REGRESSION_RULE.minRuns)).regressions.length).toBeGreaterThan(0);
+  });
+
+  it('judges a path only against runs that measured it the same way (its fingerprint)', () => {
+    const print = (p: TrendPoint, c: string): TrendPoint => ({
+      ...p,
+      paths: p.paths.map((x) => ({ ...x, fingerprint: x.id === 'C' ? c : 'same' })),
+    });
+    const shifted = print(
+      run(9, rand, (id, r) => (latency(r) && id !== 'A' ? scaled(r, 1.5) : r)),
+      'new',
+    );
+    // B is judged against its history; C (measured differently before) has none to be judged against
+    const j = judge(
+      shifted,
+      clean.map((p) => print(p, 'old')),
+    );
+    expect(j.regressions.map((g) => g.path)).not.toContain('C');
+    expect(j.regressions.map((g) => g.path)).toContain('B');
+    expect(j.trend.find((t) => t.path === 'C' && t.percentile === 'p50')?.band).toBeUndefined();
   });
 
   it('a failed path neither enters the baseline nor is judged', () => {
-    // C failed in three of five earlier runs (with wild figures): only two clean runs remain
+    // C failed in three of seven earlier runs (with wild figures): only four clean runs remain
     const history = clean
-      .slice(0, 5)
+      .slice(0, 7)
       .map((h, i) =>
         i < 3
           ? { ...h, paths: h.paths.map((p) => (p.id === 'C' ? { ...p, status: 'failed', results: [rtt(50)] } : p)) }
@@ -203,7 +272,7 @@ describe('judge', () => {
 
   it('a thin tail is not judged at p99 (p50 still is), and a credit-flagged result not at all', () => {
     const thin = run(9, rand, (id, r) =>
-      id === 'B' && r.metric === 'connect_rtt_ms' ? rtt(3.2, { flags: ['thin-tail:p99'], n: 300 }) : r,
+      id === 'B' && latency(r) ? rtt(3.2, { flags: ['thin-tail:p99'], n: 300 }) : r,
     );
     expect(judge(thin, clean).regressions.map((g) => [g.path, g.percentile])).toEqual([['B', 'p50']]);
     expect(exclusion({ status: 'succeeded' }, rtt(1, { flags: ['thin-tail:p99'] }), 'p99')).toBe('thin tail');
@@ -226,10 +295,18 @@ describe('judge', () => {
   });
 
   it('judges only against runs that started before this one', () => {
-    const shifted = run(3, rand, (id, r) => (id === 'C' ? rtt(20) : r));
-    // clean runs 0–7 around it: only 0, 1, 2 are before run 3
+    const shifted = run(6, rand, (id, r) => (id === 'C' ? rtt(20) : r));
+    // clean runs 0–7 around it: only 0–5 are before run 6
     const { trend } = judge(shifted, clean);
-    expect(trend[0].points.map((p) => p.runId)).toEqual(['run-00', 'run-01', 'run-02', 'run-03']);
+    expect(trend[0].points.map((p) => p.runId)).toEqual([
+      'run-00',
+      'run-01',
+      'run-02',
+      'run-03',
+      'run-04',
+      'run-05',
+      'run-06',
+    ]);
     expect(judge(shifted, clean.slice(2)).regressions).toEqual([]);
   });
 
@@ -272,22 +349,22 @@ describe('addRegressions over a directory store', () => {
     dirs.push(dir);
     const store = new DirStore(dir);
     const rand = prng(7);
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 6; i++) {
       const s = summaryOf(run(i, rand));
       await addRegressions({ store }, s);
       expect(s.regressions).toEqual([]);
       if (i > 0) expect(s.trend?.[0].points).toHaveLength(i + 1);
     }
-    expect((await store.list(keys.trendPrefix('lab'))).length).toBe(4);
-    const shifted = summaryOf(run(5, rand, (id, r) => (id === 'C' && r.metric === 'connect_rtt_ms' ? rtt(9.9) : r)));
+    expect((await store.list(keys.trendPrefix('lab'))).length).toBe(6);
+    const shifted = summaryOf(run(7, rand, (id, r) => (id === 'C' && r.metric === 'connect_rtt_ms' ? rtt(9.9) : r)));
     await addRegressions({ store }, shifted);
     expect(shifted.regressions?.map((g) => [g.path, g.percentile, g.runsInBaseline])).toEqual([
-      ['C', 'p50', 4],
-      ['C', 'p99', 4],
+      ['C', 'p50', 6],
+      ['C', 'p99', 6],
     ]);
     // a retried summary step overwrites its own point, it does not add one
     await addRegressions({ store }, shifted);
-    expect(await readTrendPoints(store, 'lab')).toHaveLength(5);
+    expect(await readTrendPoints(store, 'lab')).toHaveLength(7);
   });
 
   it('keys plan names with spaces and rejects names that could escape the prefix', () => {
