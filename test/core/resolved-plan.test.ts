@@ -68,7 +68,10 @@ describe('readResolvedPlan', () => {
   it('is undefined for a run without one, and fails naming the key and field of a damaged one', async () => {
     expect(await readResolvedPlan(store, 'r-none')).toBeUndefined();
     const plan = expectOk(parsePlanText(readFileSync(path.join(ROOT, 'plans', 'local-loopback.json'), 'utf8')));
-    const bad = { ...plan, paths: [{ ...plan.paths[0], probes: [{ ...plan.paths[0].probes[0], kind: 'traceroute' }] }] };
+    const bad = {
+      ...plan,
+      paths: [{ ...plan.paths[0], probes: [{ ...plan.paths[0].probes[0], kind: 'traceroute' }] }],
+    };
     await store.put(keys.plan('r-bad'), stored({}, bad));
     await expect(readResolvedPlan(store, 'r-bad')).rejects.toThrow(
       /^runs\/run=r-bad\/plan\.json is not a valid resolved plan: resolved\.paths\[0\]\.probes\[0\]\.kind: unknown probe kind "traceroute"/,
