@@ -100,7 +100,7 @@ export class MeshRegionStack extends Stack {
     });
     this.probeSecurityGroup = new ec2.CfnSecurityGroup(this, 'ProbeSg', {
       vpcId: this.vpc.ref,
-      groupDescription: "pathbench mesh: probe ports from the mesh's own instances only",
+      groupDescription: 'pathbench mesh: probe ports from the mesh instances only',
       securityGroupIngress: probeRules([...props.meshCidrs]),
       securityGroupEgress: [
         ...probeRules([...props.meshCidrs]),
