@@ -128,101 +128,120 @@ export function registerBench(program: Command): void {
   program
     .command('bench')
     .description(
-      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost, simulated mesh, lab mesh)',
+      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost, simulated mesh, regression detection under load, lab mesh)',
     )
     .option(
       '--only <parts>',
-      'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh,lab-mesh',
+      'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh,regressions,lab-mesh',
     )
     .option('--mesh-sites <n>', 'sites of the simulated mesh (n·(n−1) pairs)', '46')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
-    .action(async (o: { only?: string; samples: string; collectLines: string; meshSites: string }) => {
-      const parts: Part[] = [
-        {
-          name: 'percentiles',
-          run: async () => {
-            const { benchPercentiles } = await import('../scripts/bench/percentiles.bench.js');
-            return (await benchPercentiles({ n: Number(o.samples) })).lines;
+    .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
+    .option('--shifted-runs <n>', 'runs per shift size of the regressions bench', '20')
+    .action(
+      async (o: {
+        only?: string;
+        samples: string;
+        collectLines: string;
+        meshSites: string;
+        cleanRuns: string;
+        shiftedRuns: string;
+      }) => {
+        const parts: Part[] = [
+          {
+            name: 'percentiles',
+            run: async () => {
+              const { benchPercentiles } = await import('../scripts/bench/percentiles.bench.js');
+              return (await benchPercentiles({ n: Number(o.samples) })).lines;
+            },
           },
-        },
-        { name: 'orchestration', run: benchOrchestration },
-        {
-          name: 'collect',
-          run: async () => {
-            const { benchCollect } = await import('../scripts/bench/collect.bench.js');
-            return (await benchCollect({ sockperfLines: Number(o.collectLines) })).lines;
+          { name: 'orchestration', run: benchOrchestration },
+          {
+            name: 'collect',
+            run: async () => {
+              const { benchCollect } = await import('../scripts/bench/collect.bench.js');
+              return (await benchCollect({ sockperfLines: Number(o.collectLines) })).lines;
+            },
           },
-        },
-        {
-          name: 'precision',
-          run: async () => {
-            const { benchPrecision } = await import('../scripts/bench/precision.bench.js');
-            return (await benchPrecision()).lines;
+          {
+            name: 'precision',
+            run: async () => {
+              const { benchPrecision } = await import('../scripts/bench/precision.bench.js');
+              return (await benchPrecision()).lines;
+            },
           },
-        },
-        {
-          name: 'pingpong',
-          run: async () => {
-            const { benchPingpong } = await import('../scripts/bench/pingpong.bench.js');
-            return (await benchPingpong()).lines;
+          {
+            name: 'pingpong',
+            run: async () => {
+              const { benchPingpong } = await import('../scripts/bench/pingpong.bench.js');
+              return (await benchPingpong()).lines;
+            },
           },
-        },
-        {
-          name: 'http',
-          run: async () => {
-            const { benchHttp } = await import('../scripts/bench/http.bench.js');
-            return (await benchHttp()).lines;
+          {
+            name: 'http',
+            run: async () => {
+              const { benchHttp } = await import('../scripts/bench/http.bench.js');
+              return (await benchHttp()).lines;
+            },
           },
-        },
-        {
-          name: 'mesh',
-          run: async () => {
-            const { benchMesh } = await import('../scripts/bench/mesh.bench.js');
-            return (await benchMesh({ sites: Number(o.meshSites) })).lines;
+          {
+            name: 'mesh',
+            run: async () => {
+              const { benchMesh } = await import('../scripts/bench/mesh.bench.js');
+              return (await benchMesh({ sites: Number(o.meshSites) })).lines;
+            },
           },
-        },
-        {
-          name: 'lab-mesh',
-          run: async () => {
-            const { benchLabMesh } = await import('../scripts/bench/lab-mesh.bench.js');
-            return (await benchLabMesh()).lines;
+          {
+            name: 'regressions',
+            run: async () => {
+              const { benchRegressions } = await import('../scripts/bench/regressions.bench.js');
+              return (await benchRegressions({ cleanRuns: Number(o.cleanRuns), shiftedRuns: Number(o.shiftedRuns) }))
+                .lines;
+            },
           },
-        },
-      ];
-      const only = o.only?.split(',');
-      const chosen = parts.filter((p) => !only || only.includes(p.name));
-      // The precision, pingpong and http parts also measure lab paths; bring a lab up for them when this
-      // machine can run one and none is up, and take it down again afterwards.
-      const lab = chosen.some((p) => ['precision', 'pingpong', 'http'].includes(p.name))
-        ? await labForBench()
-        : undefined;
-      let failed = false;
-      try {
-        for (const [i, p] of chosen.entries()) {
-          // Which part runs and for how long, on stderr (live on a terminal); figures on stdout.
-          const status = liveStatus('bench: ');
-          const t0 = Date.now();
-          const tick = () =>
-            status.update(`${p.name} (${i + 1}/${chosen.length}) running ${Math.round((Date.now() - t0) / 1000)} s`);
-          tick();
-          const timer = process.stderr.isTTY ? setInterval(tick, 1000) : undefined;
-          let lines: string[] = [];
-          try {
-            lines = await p.run();
-          } catch (e) {
-            failed = true;
-            lines = [`${p.name} failed: ${(e as Error).message}`];
-          } finally {
-            if (timer) clearInterval(timer);
-            status.done(`${p.name} (${i + 1}/${chosen.length}) done in ${Math.round((Date.now() - t0) / 1000)} s`);
+          {
+            name: 'lab-mesh',
+            run: async () => {
+              const { benchLabMesh } = await import('../scripts/bench/lab-mesh.bench.js');
+              return (await benchLabMesh()).lines;
+            },
+          },
+        ];
+        const only = o.only?.split(',');
+        const chosen = parts.filter((p) => !only || only.includes(p.name));
+        // The precision, pingpong and http parts also measure lab paths; bring a lab up for them when this
+        // machine can run one and none is up, and take it down again afterwards.
+        const lab = chosen.some((p) => ['precision', 'pingpong', 'http'].includes(p.name))
+          ? await labForBench()
+          : undefined;
+        let failed = false;
+        try {
+          for (const [i, p] of chosen.entries()) {
+            // Which part runs and for how long, on stderr (live on a terminal); figures on stdout.
+            const status = liveStatus('bench: ');
+            const t0 = Date.now();
+            const tick = () =>
+              status.update(`${p.name} (${i + 1}/${chosen.length}) running ${Math.round((Date.now() - t0) / 1000)} s`);
+            tick();
+            const timer = process.stderr.isTTY ? setInterval(tick, 1000) : undefined;
+            let lines: string[] = [];
+            try {
+              lines = await p.run();
+            } catch (e) {
+              failed = true;
+              lines = [`${p.name} failed: ${(e as Error).message}`];
+            } finally {
+              if (timer) clearInterval(timer);
+              status.done(`${p.name} (${i + 1}/${chosen.length}) done in ${Math.round((Date.now() - t0) / 1000)} s`);
+            }
+            process.stdout.write(`\n== ${p.name} ==\n`);
+            for (const l of lines) process.stdout.write(`${l}\n`);
           }
-          process.stdout.write(`\n== ${p.name} ==\n`);
-          for (const l of lines) process.stdout.write(`${l}\n`);
+        } finally {
+          await lab?.down();
         }
-      } finally {
-        await lab?.down();
-      }
-      process.exit(failed ? 1 : 0);
-    });
+        process.exit(failed ? 1 : 0);
+      },
+    );
 }

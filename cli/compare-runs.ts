@@ -18,8 +18,10 @@ import {
 import { checkRunId } from '../core/keys.js';
 import { readManifest } from '../core/run-manifest.js';
 import type { DiffCell, SummaryPath } from '../core/run-summary.js';
+import { readTrendPoints } from '../core/trend-point.js';
 import { overheadNoise, ranksFor, valueInRuns, valuesAroundPercentiles } from '../functions/pipeline/comparisons.js';
 import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
+import { betweenRuns, cleanFigures, judgedPercentiles } from '../functions/pipeline/regressions.js';
 import type { Deps } from '../functions/ports.js';
 import { loadQuery } from '../queries/sql.js';
 
@@ -34,6 +36,11 @@ export interface RunDiff {
   p50: DiffCell;
   p95: DiffCell;
   p99: DiffCell;
+  /**
+   * When both runs are of one plan with enough other clean runs: how far B − A moves between
+   * runs of that plan by itself, 95 % (± 1.96 · √2 · the between-run sd), per judged percentile.
+   */
+  betweenRuns?: { runs: number; p50?: [number, number]; p99?: [number, number] };
 }
 
 export interface RunComparison {
@@ -148,6 +155,20 @@ export async function compareRuns(
       b: fig(rb),
       ...cells,
     });
+  }
+  if (a.plan && a.plan === b.plan) {
+    const others = (await readTrendPoints(deps.store, a.plan)).filter((t) => t.runId !== runA && t.runId !== runB);
+    for (const d of diffs) {
+      const spread: NonNullable<RunDiff['betweenRuns']> = { runs: 0 };
+      for (const percentile of judgedPercentiles(d.metric, d.unit)) {
+        const b = betweenRuns(cleanFigures(others, d.path, d.probe, d.metric, d.unit, percentile));
+        if (!b) continue;
+        const half = 1.96 * Math.SQRT2 * ((b.sd_pct / 100) * Math.abs(b.median));
+        spread[percentile] = [d[percentile].diff - half, d[percentile].diff + half];
+        spread.runs = b.runs;
+      }
+      if (spread.runs > 0) d.betweenRuns = spread;
+    }
   }
   return {
     runA,

@@ -38,6 +38,21 @@ export function compareText(c: RunComparison): string {
   out.push(
     'B − A per percentile (% of A) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost',
   );
+  const spread = c.diffs.filter((d) => d.betweenRuns);
+  if (spread.length) {
+    out.push('', "B − A against the plan's run-to-run spread (its other clean runs; 95 %):");
+    for (const d of spread) {
+      const b = d.betweenRuns!;
+      for (const pct of ['p50', 'p99'] as const) {
+        const iv = b[pct];
+        if (!iv) continue;
+        const within = iv[0] <= 0 && iv[1] >= 0;
+        out.push(
+          `  ${d.path} ${d.probe} ${d.metric} ${pct}: ${fmt(d[pct].diff, d.metric)} [${fmt(iv[0], d.metric)}, ${fmt(iv[1], d.metric)}] over ${b.runs} runs: ${within ? 'within what runs of this plan differ by' : 'beyond it'}`,
+        );
+      }
+    }
+  }
   if (c.onlyInA.length) out.push(`only in ${c.runA}: ${c.onlyInA.join(', ')}`);
   if (c.onlyInB.length) out.push(`only in ${c.runB}: ${c.onlyInB.join(', ')}`);
   if (c.planA && c.planB && c.planA !== c.planB)

@@ -7,7 +7,14 @@
 
 import type { Regression } from '../core/run-summary.js';
 import { readTrendPoints, type TrendPoint } from '../core/trend-point.js';
-import { exclusion, judge, judgedPercentiles } from '../functions/pipeline/regressions.js';
+import {
+  betweenRuns,
+  exclusion,
+  judge,
+  judgedPercentiles,
+  REGRESSION_RULE,
+  runsNeeded,
+} from '../functions/pipeline/regressions.js';
 import type { ObjectStore } from '../functions/ports.js';
 import { fmt } from '../report/report-text.js';
 
@@ -99,7 +106,20 @@ export async function trendRows(store: ObjectStore, f: TrendFilters = {}): Promi
   return out;
 }
 
-/** The rows as text: one block per plan and series, one line per run. */
+/**
+ * How much the series moves between clean runs, and how many scheduled runs make its figure
+ * trustworthy: the mean of that many runs is within ±5 % (±1 %) of its long-run value, 95 %.
+ */
+export function betweenRunsLine(g: readonly TrendRow[]): string {
+  const clean = g.filter((r) => !r.excluded && r.value !== null).map((r) => r.value as number);
+  const b = betweenRuns(clean);
+  const first = g[0];
+  if (!b) return `between runs: ${clean.length} clean run(s), fewer than ${REGRESSION_RULE.minRuns}: no spread yet`;
+  const f = (v: number) => fmt(v, first.metric);
+  return `between runs: median ${f(b.median)}, robust sd ${b.sd_pct.toFixed(1)} % over ${b.runs} clean runs; one run within [${f(b.ci95[0])}, ${f(b.ci95[1])}] (95 %); runs needed for ±5 %: ${runsNeeded(b, 5)}, for ±1 %: ${runsNeeded(b, 1)}`;
+}
+
+/** The rows as text: one block per plan and series, one line per run, then its between-run spread. */
 export function trendText(rows: TrendRow[]): string {
   if (rows.length === 0) return 'no trend yet: no run of a named plan has been summarized in this data directory\n';
   const lines: string[] = [];
@@ -126,6 +146,7 @@ export function trendText(rows: TrendRow[]): string {
         `  ${r.runId.padEnd(width)}  ${(r.startedAt ?? '').padEnd(24)}  ${fmt(r.value, r.metric).padStart(9)}  ${note}`.trimEnd(),
       );
     }
+    lines.push(`  ${betweenRunsLine(g)}`);
   }
   return `${lines.join('\n')}\n`;
 }

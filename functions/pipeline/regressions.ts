@@ -491,3 +491,56 @@ export async function publishSummary(deps: Partial<Pick<Deps, 'publisher' | 'log
     });
   }
 }
+
+/** How much a figure moves from run to run, from a plan's clean runs (`pathbench trend`, `compare`). */
+export interface BetweenRuns {
+  /** Clean runs it was read from. */
+  runs: number;
+  median: number;
+  /** Robust standard deviation (1.4826 · MAD) as a share of the median, in %. */
+  sd_pct: number;
+  /** Where one more clean run's figure falls, 95 %: median ± 1.96 sd. */
+  ci95: [number, number];
+}
+
+/** The between-run spread of clean figures; undefined below the judgement's minimum of runs. */
+export function betweenRuns(
+  values: readonly number[],
+  rule: RegressionRule = REGRESSION_RULE,
+): BetweenRuns | undefined {
+  if (values.length < rule.minRuns) return undefined;
+  const m = median(values);
+  const sd = 1.4826 * mad(values);
+  return {
+    runs: values.length,
+    median: m,
+    sd_pct: m === 0 ? 0 : (100 * sd) / Math.abs(m),
+    ci95: [m - 1.96 * sd, m + 1.96 * sd],
+  };
+}
+
+/**
+ * Scheduled runs whose mean is within ±`pct` % of the figure's long-run value, 95 % of the time:
+ * ⌈(1.96 · sd% / pct)²⌉ (at least 1).
+ */
+export function runsNeeded(b: BetweenRuns, pct: number): number {
+  return Math.max(1, Math.ceil(((1.96 * b.sd_pct) / pct) ** 2));
+}
+
+/** The clean figures of one path's percentile across trend points (the same rules as a baseline's). */
+export function cleanFigures(
+  points: readonly TrendPoint[],
+  path: string,
+  probe: string,
+  metric: string,
+  unit: string,
+  percentile: Percentile,
+): number[] {
+  const out: number[] = [];
+  for (const t of points) {
+    const p = t.paths.find((x) => x.id === path);
+    const r = findResult(p, probe, metric, unit);
+    if (p && r && !exclusion(p, r, percentile)) out.push(r[percentile] as number);
+  }
+  return out;
+}

@@ -86,7 +86,7 @@ describe('trend and compare, locally', () => {
     const r = cli('trend', '--plan', 'cli-plan', '--path', 'B', '--metric', 'http_latency_ms');
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(
-      /^cli-plan · B http http_latency_ms p50 \[ms\]\n {2}run-1 .*\n {2}run-2 .*\ncli-plan · B http http_latency_ms p99/,
+      /^cli-plan · B http http_latency_ms p50 \[ms\]\n {2}run-1 .*\n {2}run-2 .*\n {2}between runs: 2 clean run\(s\), fewer than 5: no spread yet\ncli-plan · B http http_latency_ms p99/,
     );
     const rows = JSON.parse(cli('trend', '--plan', 'cli-plan', '--json').stdout) as { runId: string; path: string }[];
     expect(new Set(rows.map((x) => x.runId))).toEqual(new Set(['run-1', 'run-2']));

@@ -1,0 +1,204 @@
+/**
+ * The regression judgement's power, measured on real local runs (`npx pathbench bench --only
+ * regressions`): a three-path HTTP plan against three loopback servers of their own (a separate
+ * process each, answering after a fixed delay slept in the kernel: 200 µs, 1 ms, 3 ms), run through the
+ * whole local pipeline again and again in one data directory, so each run's summary step judges
+ * it against the ones before (functions/pipeline/regressions.ts), as a weekly schedule would.
+ *
+ * Host load is injected: before each run, 0, 1 or 2 CPU hogs (busy processes) start, drawn at
+ * random, and stop after it, so whole runs move together the way a busy shared host moves them.
+ *
+ * 1. Clean runs: every flag after the first judged run is a false alarm (a regression) or a false
+ *    report (an improvement); printed per 100 judged runs, with the run shifts said.
+ * 2. Known shifts: path B's server then answers later by a share of its clean p50 (5, 10, 20 %),
+ *    each shifted run judged against the clean history alone (its trend point removed after it),
+ *    and the detection rate printed per shift size.
+ * Figures only; the goals (≤ 1 false alarm per 100 clean runs, ≥ 95 % detection of +10 %) are
+ * printed next to them.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { keys } from '../../core/keys.js';
+import type { Summary } from '../../core/run-summary.js';
+import { silentLogger } from '../../functions/log.js';
+import { median } from '../../functions/pipeline/regressions.js';
+import { runLocal } from '../../local/local-driver.js';
+
+/** Each path's server delay (µs) before it answers: what makes the three paths differ. */
+const BASE_DELAY_US: Record<string, number> = { A: 200, B: 1000, C: 3000 };
+const SHIFTS = [0.05, 0.1, 0.2];
+
+/** A loopback HTTP server in its own process whose answer delay can be changed while it runs. */
+interface DelayServer {
+  port: number;
+  setDelay(us: number): void;
+  stop(): Promise<void>;
+}
+
+const SERVER = `
+const http = require('node:http');
+let delayNs = BigInt(Math.round(Number(process.argv[1]) * 1000));
+process.stdin.on('data', (d) => { for (const l of d.toString().split('\\n')) if (l.trim()) delayNs = BigInt(Math.round(Number(l) * 1000)); });
+const body = Buffer.alloc(1024, 120);
+// The delay sleeps in the kernel (a futex wait), as a path's propagation delay would: it must
+// not grow with CPU load the way a busy wait does, or the hogs would move the paths, not the host.
+const cell = new Int32Array(new SharedArrayBuffer(4));
+const server = http.createServer((req, res) => {
+  Atomics.wait(cell, 0, 0, Number(delayNs) / 1e6);
+  res.writeHead(200, { 'content-length': body.length });
+  res.end(body);
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+`;
+
+async function startServer(delayUs: number): Promise<DelayServer> {
+  const child = spawn(process.execPath, ['-e', SERVER, String(delayUs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`bench server exited (${code})`)));
+  });
+  return {
+    port,
+    setDelay: (us) => child.stdin.write(`${us}\n`),
+    stop: async () => {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** Busy processes loading the machine's CPUs during a run (stopped by PID afterwards). */
+function startHogs(n: number): ChildProcess[] {
+  return Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+}
+
+async function stopHogs(hogs: ChildProcess[]): Promise<void> {
+  for (const h of hogs) h.kill('SIGKILL');
+  await Promise.all(hogs.map((h) => (h.exitCode === null ? new Promise((r) => h.once('exit', r)) : undefined)));
+}
+
+function plan(ports: Record<string, number>) {
+  return {
+    name: 'regressions-bench',
+    defaults: {
+      client: { instanceId: 'local', region: 'local' },
+      reboot: false,
+      creditWaitSeconds: 0,
+      probes: [{ kind: 'http', count: 300, concurrency: 1, keepAlive: true, payloadBytes: 1024 }],
+    },
+    paths: Object.keys(BASE_DELAY_US).map((id) => ({
+      id,
+      label: `server answering after ${BASE_DELAY_US[id]} µs`,
+      target: { host: '127.0.0.1', port: ports[id] },
+    })),
+  };
+}
+
+interface RunOutcome {
+  summary: Summary;
+  hogs: number;
+}
+
+export async function benchRegressions(opts: { cleanRuns?: number; shiftedRuns?: number; seed?: number } = {}) {
+  const cleanRuns = opts.cleanRuns ?? 110;
+  const shiftedRuns = opts.shiftedRuns ?? 20;
+  let seed = opts.seed ?? 20261202;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const dir = await mkdtemp(path.join(tmpdir(), 'pb-regressions-'));
+  const servers: Record<string, DelayServer> = {};
+  const lines: string[] = [];
+  let n = 0;
+  try {
+    for (const [id, us] of Object.entries(BASE_DELAY_US)) servers[id] = await startServer(us);
+    const p = plan(Object.fromEntries(Object.entries(servers).map(([id, s]) => [id, s.port])));
+    const runOnce = async (): Promise<RunOutcome> => {
+      const hogs = Math.floor(rand() * 3);
+      const running = startHogs(hogs);
+      try {
+        await sleep(200);
+        const runId = `r${String(n++).padStart(4, '0')}`;
+        const r = await runLocal({ plan: p, dataDir: dir, runId, log: silentLogger });
+        if (!r.summary) throw new Error(`run ${runId} has no summary (${r.execution.status})`);
+        return { summary: r.summary, hogs };
+      } finally {
+        await stopHogs(running);
+      }
+    };
+    const t0 = Date.now();
+    const clean: RunOutcome[] = [];
+    for (let i = 0; i < cleanRuns; i++) {
+      clean.push(await runOnce());
+      if (i % 10 === 9 || i === 0)
+        process.stderr.write(
+          `bench regressions: ${i + 1}/${cleanRuns} clean runs (${Math.round((Date.now() - t0) / 1000)} s)\n`,
+        );
+    }
+    const judged = clean.filter((c) => c.summary.trend?.some((t) => t.band));
+    const alarms = judged.filter((c) => c.summary.regressions?.some((r) => r.direction === 'regression'));
+    const reports = judged.filter((c) => c.summary.regressions?.some((r) => r.direction === 'improvement'));
+    const shifted = judged.filter((c) => c.summary.runShifts?.length);
+    const p50Of = (c: RunOutcome, id: string) =>
+      c.summary.paths.find((x) => x.id === id)?.results.find((r) => r.metric === 'http_latency_ms')?.p50 ?? Number.NaN;
+    const perHundred = (k: number) => ((100 * k) / Math.max(1, judged.length)).toFixed(1);
+    lines.push(
+      `clean runs ${cleanRuns} (judged ${judged.length}: ${cleanRuns - judged.length} build the first baseline)`,
+    );
+    lines.push(
+      `  hogs per run: ${[0, 1, 2].map((h) => `${h}: ${clean.filter((c) => c.hogs === h).length}`).join(', ')}`,
+    );
+    for (const id of Object.keys(BASE_DELAY_US)) {
+      const xs = clean.map((c) => p50Of(c, id)).filter(Number.isFinite);
+      const m = median(xs);
+      const spread = median(xs.map((x) => Math.abs(x - m))) * 1.4826;
+      lines.push(
+        `  path ${id}: p50 median ${m.toFixed(3)} ms, between-run robust sd ${((100 * spread) / m).toFixed(1)} %`,
+      );
+    }
+    lines.push(
+      `  false alarms (a regression flagged)          ${alarms.length} in ${judged.length} judged runs = ${perHundred(alarms.length)} per 100 (goal ≤ 1)`,
+    );
+    lines.push(
+      `  false reports (an improvement flagged)       ${reports.length} = ${perHundred(reports.length)} per 100`,
+    );
+    lines.push(
+      `  runs said to have moved as a whole           ${shifted.length} = ${perHundred(shifted.length)} per 100`,
+    );
+    for (const c of alarms)
+      lines.push(
+        `    ${c.summary.runId} (hogs ${c.hogs}): ${(c.summary.regressions ?? []).map((r) => `${r.path} ${r.percentile} ${r.change_pct.toFixed(1)} %`).join(', ')}`,
+      );
+
+    // Known shifts on path B, each judged against the clean history only.
+    const baseB = median(clean.map((c) => p50Of(c, 'B')).filter(Number.isFinite));
+    lines.push(`shifted runs: path B's server answers later by a share of its clean p50 (${baseB.toFixed(3)} ms)`);
+    for (const share of SHIFTS) {
+      servers.B.setDelay(BASE_DELAY_US.B + share * baseB * 1000);
+      let found = 0;
+      let others = 0;
+      for (let i = 0; i < shiftedRuns; i++) {
+        const o = await runOnce();
+        const flags = o.summary.regressions ?? [];
+        if (flags.some((r) => r.path === 'B' && r.percentile === 'p50' && r.direction === 'regression')) found++;
+        if (flags.some((r) => r.path !== 'B')) others++;
+        // Out of the history: the next shifted run is judged against the clean runs alone.
+        await rm(path.join(dir, keys.trendPoint(p.name, o.summary.runId)), { force: true });
+      }
+      lines.push(
+        `  +${(share * 100).toFixed(0).padStart(2)} %: detected ${found}/${shiftedRuns} (${((100 * found) / shiftedRuns).toFixed(0)} %)${share === 0.1 ? ' (goal ≥ 95 %)' : ''}; another path flagged in ${others}`,
+      );
+    }
+    servers.B.setDelay(BASE_DELAY_US.B);
+    lines.push(`wall time ${Math.round((Date.now() - t0) / 1000)} s for ${n} runs`);
+    return { lines };
+  } finally {
+    for (const s of Object.values(servers)) await s.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
