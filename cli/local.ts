@@ -6,7 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage, OverBudgetError, PlanInvalidError, RunLockedError } from '../core/errors.js';
-import { checkRunId, keys } from '../core/keys.js';
+import { checkRunId, keys, newRunId } from '../core/keys.js';
+import { formatProblems } from '../core/plan.js';
 import { printable } from '../core/printable.js';
 import type { ResolvedPlan } from '../core/resolved-plan.js';
 import type { Summary } from '../core/run-summary.js';
@@ -15,13 +16,13 @@ import { judgeStored } from '../functions/pipeline/regressions.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
 import { DirStore } from '../local/dir-store.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
-import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, usesLab } from '../local/local-driver.js';
+import { DEFAULT_DATA_DIR, type LocalRunResult, localPollSeconds, runLocal, usesLab } from '../local/local-driver.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
 import { renderTable, runNotes } from '../report/report-text.js';
 import { ROOT } from './cli-root.js';
-import { COST_OPTIONS, type CostFlags, costDefaults, costGate } from './cost-guard.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus, RunProgress } from './progress.js';
+import { preflightAndPrint, SETTINGS_OPTIONS, type SettingsFlags, settingsFrom } from './run-settings.js';
 
 /**
  * Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input (nothing written), 3 another run
@@ -47,7 +48,7 @@ function exitFor(r: LocalRunResult): number {
   return r.summary?.status === 'succeeded' && r.execution.status === 'SUCCEEDED' ? EXIT.ok : EXIT.runFailed;
 }
 
-interface RunFlags extends CostFlags {
+interface RunFlags extends SettingsFlags {
   plan: string;
   data?: string;
   json?: boolean;
@@ -59,20 +60,23 @@ interface RunFlags extends CostFlags {
 export async function runPlanFile(flags: RunFlags): Promise<number> {
   const loaded = await loadPlanFile(flags.plan);
   if (!loaded.ok) fail(`plan ${flags.plan} is invalid:\n${loaded.problems.map((p) => `  ${p}`).join('\n')}`);
-  if (flags.runId) {
-    try {
-      checkRunId(flags.runId);
-    } catch (e) {
-      fail(errorMessage(e));
-    }
+  let runId: string;
+  try {
+    runId = checkRunId(flags.runId ?? newRunId());
+  } catch (e) {
+    fail(errorMessage(e));
   }
   const raw = JSON.parse(readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
-  // The cost guard: the estimate, and over budget refused before anything starts.
-  let cost: ReturnType<typeof costDefaults>;
+  // The settings, parsed once, and the checks ValidatePlan will make (limits, the cost guard):
+  // refused here, with the estimate printed, before anything starts.
+  let settings: ReturnType<typeof settingsFrom>;
   try {
-    cost = costDefaults(flags, process.env);
-    costGate(loaded.plan, cost, flags.allowOverBudget ?? false, (t) => process.stderr.write(printable(t)));
+    settings = settingsFrom(flags, process.env);
+    preflightAndPrint(raw, settings, { runId, pollSeconds: localPollSeconds(loaded.plan) }, (t) =>
+      process.stderr.write(printable(t)),
+    );
   } catch (e) {
+    if (e instanceof PlanInvalidError) fail(`plan ${flags.plan} is invalid:\n${formatProblems(e.problems)}`);
     fail(errorMessage(e));
   }
   const paths = loaded.plan.paths.length;
@@ -87,10 +91,9 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
     result = await runLocal({
       plan: raw,
       dataDir: flags.data,
-      runId: flags.runId,
+      runId,
       log,
-      cost,
-      allowOverBudget: flags.allowOverBudget ?? false,
+      settings,
       onEvent: progress.onEvent,
       onSamples: progress.onSamples,
     });
@@ -169,7 +172,7 @@ export function printResult(r: LocalRunResult, json: boolean): void {
 
 export function registerLocal(program: Command): void {
   const run = program.command('run');
-  for (const [flag, help] of COST_OPTIONS) run.option(flag, help);
+  for (const [flag, help] of SETTINGS_OPTIONS) run.option(flag, help);
   run
     .description('run a plan through the state machine')
     .requiredOption('--plan <file>', 'plan JSON file')

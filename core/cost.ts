@@ -325,39 +325,3 @@ export function formatEstimate(est: RunEstimate, budget?: Budget, maxRows = 20):
   );
   return out.join('\n');
 }
-
-/** Environment names of the cost guard's stack default (set by the CDK stack on ValidatePlan; local: the shell). */
-export const COST_ENV = {
-  budgetUsd: 'PATHBENCH_BUDGET_USD',
-  instanceType: 'PATHBENCH_CLIENT_INSTANCE_TYPE',
-  bandwidthGbps: 'PATHBENCH_BANDWIDTH_GBPS',
-} as const;
-
-function positive(v: string | undefined, name: string): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}: expected a positive number, got ${JSON.stringify(v)}`);
-  return n;
-}
-
-/** The cost guard's defaults from the environment (each optional); a bad value is a one-line error. */
-export function costDefaultsFromEnv(env: Record<string, string | undefined>): {
-  budgetUsd?: number;
-  instanceType?: string;
-  bandwidthGbps?: number;
-} {
-  const out: { budgetUsd?: number; instanceType?: string; bandwidthGbps?: number } = {};
-  const budget = positive(env[COST_ENV.budgetUsd], COST_ENV.budgetUsd);
-  if (budget !== undefined) out.budgetUsd = budget;
-  const bw = positive(env[COST_ENV.bandwidthGbps], COST_ENV.bandwidthGbps);
-  if (bw !== undefined) out.bandwidthGbps = bw;
-  const type = env[COST_ENV.instanceType];
-  if (type) {
-    if (!/^[a-z0-9-]+\.[a-z0-9-]+$/.test(type))
-      throw new Error(
-        `${COST_ENV.instanceType}: expected an instance type such as "t3.micro", got ${JSON.stringify(type)}`,
-      );
-    out.instanceType = type;
-  }
-  return out;
-}

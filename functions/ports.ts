@@ -7,6 +7,7 @@ import type { ClientNetwork } from '../core/client-network.js';
 import type { ClientRef, RouteEntry, RouteTarget } from '../core/resolved-plan.js';
 import type { AllowedRoute } from '../core/route-policy.js';
 import type { Summary } from '../core/run-summary.js';
+import type { CostSettings } from '../core/settings.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
@@ -182,10 +183,10 @@ export interface Deps {
   /** The account a task client's queue lives in when the plan gives no queueUrl (AWS: PATHBENCH_ACCOUNT_ID). */
   accountId?: string;
   /**
-   * The cost guard's stack default (core/cost.ts): the budget in USD for plans without
+   * The cost guard's stack default (core/settings.ts): the budget in USD for plans without
    * their own budgetUsd, and the clients' instance type / iperf3 bandwidth bound for the estimate.
    */
-  cost?: { budgetUsd?: number; instanceType?: string; bandwidthGbps?: number };
+  cost?: CostSettings;
   now: () => Date;
   /** Short in-task pauses (route verification back-off); tests pass a no-op. */
   sleep?: Sleep;

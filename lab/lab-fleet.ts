@@ -30,10 +30,12 @@ export interface LabFleetOptions extends LabOptions {
   transitionMs?: number;
 }
 
+/** Transitions take ~1.5 s, so a one-second poll exercises the loop without slowing runs. */
+export const LAB_POLL_SECONDS = 1;
+
 export class LabFleet implements Fleet {
   readonly rebootable = true;
-  // Transitions take ~1.5 s, so a one-second poll exercises the loop without slowing runs.
-  readonly pollSeconds = 1;
+  readonly pollSeconds = LAB_POLL_SECONDS;
   private readonly transitionMs: number;
 
   constructor(private readonly opts: LabFleetOptions = {}) {

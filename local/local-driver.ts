@@ -3,6 +3,7 @@
  * DuckDB for Athena, a child process for SSM, and loopback no-ops or the namespace lab for the
  * fleet and routes.
  */
+
 import { resolve } from 'node:path';
 import { ensureAgentBundle, ensureEcsWorkerBundle } from '../agent/bundle.js';
 import { PlanInvalidError } from '../core/errors.js';
@@ -11,9 +12,11 @@ import { parsePlan } from '../core/plan.js';
 import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
 import { readManifest } from '../core/run-manifest.js';
 import { readSummary, type Summary } from '../core/run-summary.js';
+import { costSettings, type Settings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
+import { LAB_POLL_SECONDS } from '../lab/lab-fleet.js';
 import { loadDefinition } from '../statemachine/asl.js';
 import { type RunMachineOptions, runStateMachine } from './asl-interpreter.js';
 import { LocalCommandRunner } from './child-command-runner.js';
@@ -22,7 +25,7 @@ import { DuckDbQueryEngine } from './duckdb-query.js';
 import { type EcsWorkers, startEcsWorkers } from './ecs-workers.js';
 import type { ExecutionEvent, RunMachineResult } from './execution.js';
 import { FileLock, hostLock, LockSet } from './file-lock.js';
-import { LoopbackFleet, LoopbackRoutes } from './loopback.js';
+import { LOOPBACK_POLL_SECONDS, LoopbackFleet, LoopbackRoutes } from './loopback.js';
 
 export const DEFAULT_DATA_DIR = '.pathbench';
 
@@ -86,6 +89,11 @@ async function runningManifests(store: ObjectStore): Promise<string[]> {
   return out;
 }
 
+/** The poll interval of the fleet a plan runs on here (what ValidatePlan's limits are computed with). */
+export function localPollSeconds(plan: ResolvedPlan): number {
+  return usesLab(plan) ? LAB_POLL_SECONDS : LOOPBACK_POLL_SECONDS;
+}
+
 export function usesLab(plan: ResolvedPlan): boolean {
   return plan.paths.some((p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via));
 }
@@ -113,10 +121,11 @@ export interface LocalRunOptions {
   machine?: Pick<RunMachineOptions, 'retryIntervalOverrides' | 'invoke' | 'signal'>;
   /** Aborting it interrupts the run as SIGINT does (the agent is stopped, the run winds down). */
   interrupt?: AbortSignal;
-  /** The cost guard's defaults (budget for plans without budgetUsd, instance type, bandwidth bound). */
-  cost?: Deps['cost'];
-  /** The caller's explicit override of the budget (`--allow-over-budget`), recorded in the manifest. */
-  allowOverBudget?: boolean;
+  /**
+   * The run's settings (core/settings.ts): the cost guard's defaults, as a stack's would be, and
+   * the caller's override of the budget (`--allow-over-budget`, recorded in the manifest).
+   */
+  settings?: Settings;
   /**
    * Which state machine: `mesh` (statemachine/mesh.asl.json, rounds in parallel through the
    * emulated Distributed Map) or `sequential` (statemachine/measurement.asl.json, one path at a
@@ -191,7 +200,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     log,
     driver: 'local',
     accountId: ecsWorkers?.accountId,
-    ...(opts.cost ? { cost: opts.cost } : {}),
+    ...(opts.settings ? { cost: costSettings(opts.settings) } : {}),
     now: () => new Date(),
   };
   const deps = opts.decorate?.deps ? opts.decorate.deps(built) : built;
@@ -228,7 +237,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     const execution = await runStateMachine({
       deps,
       ...(mode === 'mesh' ? { definition: loadDefinition('mesh') } : {}),
-      input: { plan: opts.plan, ...(opts.allowOverBudget ? { allowOverBudget: true } : {}) },
+      input: { plan: opts.plan, ...(opts.settings?.allowOverBudget ? { allowOverBudget: true } : {}) },
       runId,
       ...opts.machine,
       ...(ecsWorkers ? { integrations: ecsWorkers.integrations } : {}),

@@ -6,9 +6,12 @@ import { routeKey } from '../core/keys.js';
 import type { ClientRef, RouteEntry, RouteTarget } from '../core/resolved-plan.js';
 import type { Fleet, InstanceInfo, Logger, Routes } from '../functions/ports.js';
 
+/** Loopback clients change state at once: no wait between polls. */
+export const LOOPBACK_POLL_SECONDS = 0;
+
 export class LoopbackFleet implements Fleet {
   readonly rebootable = false;
-  readonly pollSeconds = 0;
+  readonly pollSeconds = LOOPBACK_POLL_SECONDS;
   constructor(private readonly log: Logger) {}
   async stop(client: ClientRef): Promise<void> {
     this.log.info('nothing rebooted: loopback client has no instance', { instanceId: client.instanceId });

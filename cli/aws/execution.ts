@@ -14,13 +14,12 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
+import { PlanInvalidError } from '../../core/errors.js';
 import { checkRunId, newRunId } from '../../core/keys.js';
 import { formatProblems } from '../../core/plan.js';
 import { AWS_POLL_SECONDS, executionArn } from '../../functions/adapters/aws/aws-deps.js';
-import { planLimitProblems } from '../../functions/pipeline/limits.js';
-import { validateOutput } from '../../functions/pipeline/validate.js';
-import { type CostFlags, costDefaults, costGate } from '../cost-guard.js';
 import { loadPlanFile } from '../plan-file.js';
+import { preflightAndPrint, type SettingsFlags, settingsFrom } from '../run-settings.js';
 import { AwsCliError, explainAwsError } from './aws-errors.js';
 import { fetchSummary, summaryText } from './aws-summary.js';
 import { type ClientsFor, makeClients } from './clients.js';
@@ -106,7 +105,7 @@ export async function followExecution(
   }
 }
 
-export interface StartFlags extends CommonFlags, CostFlags {
+export interface StartFlags extends CommonFlags, SettingsFlags {
   plan?: string;
   planName?: string;
   /** Run a named plan (`--plan-name`) on the mesh machine; a plan file's own paths decide otherwise. */
@@ -132,21 +131,16 @@ export async function startRun(
     const result = await loadPlanFile(flags.plan);
     if (!result.ok) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(result.problems)}`);
     mesh = result.plan.paths.some((p) => p.mesh);
-    // The limits ValidatePlan would refuse the plan for (on the machine it will run on), before an execution exists.
-    const limits = planLimitProblems(
-      result.plan.paths,
-      validateOutput(runId, result.plan),
-      AWS_POLL_SECONDS,
-      mesh ? 'mesh' : 'sequential',
-    );
-    if (limits.length > 0) throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(limits)}`);
-    // The cost guard, before an execution exists (ValidatePlan checks again with the stack default).
+    const plan: unknown = JSON.parse(readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
+    // ValidatePlan's own checks (limits on the machine it will run on, the cost guard), before an
+    // execution exists; ValidatePlan makes them again with the stack's default budget.
     try {
-      costGate(result.plan, costDefaults(flags, env), flags.allowOverBudget ?? false, err);
+      preflightAndPrint(plan, settingsFrom(flags, env), { runId, pollSeconds: AWS_POLL_SECONDS }, err);
     } catch (e) {
+      if (e instanceof PlanInvalidError)
+        throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(e.problems)}`);
       throw new AwsCliError((e as Error).message);
     }
-    const plan: unknown = JSON.parse(readFileSync(flags.plan, 'utf8'));
     input = { plan };
   } else {
     input = { planName: flags.planName };

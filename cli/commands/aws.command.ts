@@ -9,7 +9,7 @@ import { guarded } from '../aws/aws-errors.js';
 import { type DeployFlags, deploy } from '../aws/deploy.js';
 import { runStatus, type StartFlags, startRun } from '../aws/execution.js';
 import { type CommonFlags, commonOptions, DEFAULT_STACK } from '../aws/stack-config.js';
-import { COST_OPTIONS } from '../cost-guard.js';
+import { SETTINGS_OPTIONS } from '../run-settings.js';
 
 /** Summaries and statuses show labels, notes and errors: nothing in them may act on the terminal. */
 const stdout = (text: string) => process.stdout.write(printable(text));
@@ -28,18 +28,16 @@ export function registerAws(program: Command): void {
     )
     .action((o: DeployFlags) => guarded(() => deploy(o)));
 
+  const start = program.command('start');
+  for (const [flag, help] of SETTINGS_OPTIONS) start.option(flag, help);
   commonOptions(
-    program
-      .command('start')
+    start
       .description('start a run on AWS (the plan is validated locally first)')
       .option('--plan <file>', 'plan JSON file')
       .option('--plan-name <name>', 'named plan in SSM Parameter Store (/pathbench/plans/<name>)')
       .option('--mesh', 'run the named plan on the mesh state machine (a plan file with mesh pairs always does)')
       .option('--run-id <id>', 'run id = execution name (default: time-based)')
-      .option('--follow', 'show progress until the run ends, then the summary')
-      .option(COST_OPTIONS[0][0], COST_OPTIONS[0][1])
-      .option(COST_OPTIONS[1][0], COST_OPTIONS[1][1])
-      .option(COST_OPTIONS[2][0], COST_OPTIONS[2][1]),
+      .option('--follow', 'show progress until the run ends, then the summary'),
   ).action((o: StartFlags) => guarded(() => startRun(o, process.env, stdout)));
 
   commonOptions(program.command('status').description('status of an AWS run').argument('<runId>')).action(

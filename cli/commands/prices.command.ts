@@ -12,9 +12,9 @@ import { shippedPrices } from '../../core/prices.js';
 import { printable } from '../../core/printable.js';
 import { guarded } from '../aws/aws-errors.js';
 import { ROOT } from '../cli-root.js';
-import { COST_OPTIONS, type CostFlags, costDefaults } from '../cost-guard.js';
 import { fail } from '../local.js';
 import { loadPlanFile } from '../plan-file.js';
+import { SETTINGS_OPTIONS, type SettingsFlags, settingsFrom } from '../run-settings.js';
 
 export const PRICE_TABLE_FILE = join(ROOT, 'core', 'prices.json');
 
@@ -43,13 +43,13 @@ export function registerPrices(program: Command): void {
     .command('estimate')
     .description("print a plan's cost estimate and budget (what `run` and `start` check)")
     .requiredOption('--plan <file>', 'plan JSON file');
-  for (const [flag, help] of COST_OPTIONS.filter(([f]) => f !== '--allow-over-budget')) estimate.option(flag, help);
-  estimate.action(async (o: CostFlags & { plan: string }) => {
+  for (const [flag, help] of SETTINGS_OPTIONS.filter(([f]) => f !== '--allow-over-budget')) estimate.option(flag, help);
+  estimate.action(async (o: SettingsFlags & { plan: string }) => {
     const loaded = await loadPlanFile(o.plan);
     if (!loaded.ok) fail(`plan ${o.plan} is invalid:\n${formatProblems(loaded.problems)}`);
-    let defaults: ReturnType<typeof costDefaults>;
+    let defaults: ReturnType<typeof settingsFrom>;
     try {
-      defaults = costDefaults(o, process.env);
+      defaults = settingsFrom(o, process.env);
     } catch (e) {
       fail((e as Error).message);
     }

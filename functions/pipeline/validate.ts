@@ -5,18 +5,16 @@
  */
 
 import type { AgentSpec } from '../../core/agent-spec.js';
-import { applicableBudget, enforceBudget, estimateRun } from '../../core/cost.js';
 import { ConfigError, PlanInvalidError, RouteSwapError, RunAbortedError, RunExistsError } from '../../core/errors.js';
 import { quoted } from '../../core/fields.js';
 import { checkRunId, keys } from '../../core/keys.js';
-import { parsePlan } from '../../core/plan.js';
-import { type ResolvedPath, type ResolvedPlan, readResolvedPlan } from '../../core/resolved-plan.js';
+import { type ResolvedPlan, readResolvedPlan } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { parseStopMarker } from '../../core/stop-marker.js';
 import type { Deps } from '../ports.js';
-import { planLimitProblems } from './limits.js';
 import { saveManifest, updateManifest } from './manifest.js';
+import { type MeshState, preflight, type ValidateOutput } from './preflight.js';
 import { leftSwappedByEarlierRuns } from './route-journal.js';
 
 export interface ValidateInput {
@@ -25,52 +23,6 @@ export interface ValidateInput {
   startedAt?: string;
   /** The mesh state machine (statemachine/mesh.asl.json) runs the plan round by round. */
   mode?: 'mesh';
-}
-
-/** The small per-path facts the state machine branches on (state payloads stay tiny). */
-export interface PathItem {
-  id: string;
-  reboot: boolean;
-  creditWaitSeconds: number;
-  hasRoutes: boolean;
-  client: { instanceId: string; region: string };
-}
-
-export interface ValidateOutput {
-  runId: string;
-  planName: string;
-  /** The path items (sequential mode); empty in mesh mode, whose items are in the round lists. */
-  paths: PathItem[];
-  /** Mesh mode: where the round lists are, how many, and the round to run next (0). */
-  mesh?: MeshState;
-}
-
-export interface MeshState {
-  bucket: string;
-  rounds: number;
-  round: number;
-}
-
-/** The path item of a resolved path: the small facts the state machine branches on. */
-export function pathItem(p: ResolvedPath): PathItem {
-  return {
-    id: p.id,
-    reboot: p.reboot,
-    creditWaitSeconds: p.creditWaitSeconds,
-    hasRoutes: p.routes.length > 0,
-    client: p.client,
-  };
-}
-
-/** A mesh plan's path items by round (round numbers are consecutive from 0; validated by the plan). */
-export function meshRounds(plan: ResolvedPlan): PathItem[][] {
-  const rounds: PathItem[][] = [];
-  for (const p of plan.paths) {
-    const r = p.mesh?.round ?? 0;
-    while (rounds.length <= r) rounds.push([]);
-    rounds[r].push(pathItem(p));
-  }
-  return rounds;
 }
 
 /**
@@ -108,38 +60,23 @@ export function specFor(runId: string, plan: ResolvedPlan, pathId: string): Agen
   return { runId, pathId, target: p.target, probes: p.probes, skipped: p.skipped };
 }
 
-/** What ValidatePlan returns: the state the execution carries through the Map (kept small). */
-export function validateOutput(runId: string, plan: ResolvedPlan, mesh?: MeshState): ValidateOutput {
-  if (mesh) return { runId, planName: plan.name, paths: [], mesh };
-  return { runId, planName: plan.name, paths: plan.paths.map(pathItem) };
-}
-
 export async function validatePlanStep(deps: Deps, input: ValidateInput): Promise<ValidateOutput> {
   const runId = checkRunId(input.runId);
   const raw = await planJson(deps, input.input);
-  const result = parsePlan(raw);
-  if (!result.ok) throw new PlanInvalidError(result.problems);
-  const plan = result.plan;
-  const mode = input.mode === 'mesh' ? 'mesh' : 'sequential';
-  if (mode === 'mesh' && !plan.paths.some((p) => p.mesh))
-    throw new PlanInvalidError([
-      'paths: the mesh state machine runs mesh plans (paths with "mesh": make one with `pathbench plan mesh`); run this plan on the measurement state machine',
-    ]);
-  const rounds = mode === 'mesh' ? meshRounds(plan) : [];
-  const output = validateOutput(
-    runId,
-    plan,
-    mode === 'mesh' ? { bucket: deps.store.bucket ?? deps.store.location, rounds: rounds.length, round: 0 } : undefined,
+  // Every check made before a run starts, the same as `run --local` and `start` made (preflight.ts);
+  // refused before the lock is taken or anything is written.
+  const { plan, output, rounds, cost } = preflight(
+    raw,
+    { ...deps.cost, allowOverBudget: allowOverBudget(input.input) },
+    {
+      runId,
+      mode: input.mode === 'mesh' ? 'mesh' : 'sequential',
+      pollSeconds: deps.fleet.pollSeconds,
+      bucket: deps.store.bucket ?? deps.store.location,
+    },
   );
-  // Service limits (history events, payload size, SSM and execution timeouts): refused before
-  // the lock is taken or anything is written, with the number that breaks.
-  const limits = planLimitProblems(plan.paths, output, deps.fleet.pollSeconds, mode);
-  if (limits.length > 0) throw new PlanInvalidError(limits);
   const refused = await routeProblems(deps, plan);
   if (refused.length) throw new PlanInvalidError(refused);
-  // The cost guard: over budget without the caller's override is refused here, before the lock.
-  const estimate = estimateRun(plan, deps.cost);
-  const cost = enforceBudget(estimate, applicableBudget(plan, deps.cost?.budgetUsd), allowOverBudget(input.input));
 
   // With the run id, the start time names this execution: a retry keeps its lock, a second
   // start that reuses the id is refused and cannot release the first one's lock.

@@ -15,9 +15,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { COST_ENV, costDefaultsFromEnv } from '../../core/cost.js';
 import { TASK_QUEUE_PREFIX } from '../../core/ecs-client.js';
 import { type AllowedRoute, checkAllowedRoutes } from '../../core/route-policy.js';
+import { parseSettings, settingsEnv } from '../../core/settings.js';
 import { DEFAULT_PLAN_PREFIX, ENV } from '../../functions/adapters/aws/aws-deps.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
@@ -124,11 +124,13 @@ export class Orchestration extends Construct {
       [ENV.allowedRoutes]: JSON.stringify(allowedRoutes),
       // A task client's queue URL when the plan gives none (core/ecs-client.ts taskQueueUrl).
       [ENV.accountId]: stack.account,
-      ...(budgetUsd !== undefined ? { [COST_ENV.budgetUsd]: String(budgetUsd) } : {}),
-      ...(clientInstanceType ? { [COST_ENV.instanceType]: clientInstanceType } : {}),
+      ...settingsEnv({
+        ...(budgetUsd !== undefined ? { budgetUsd } : {}),
+        ...(clientInstanceType ? { instanceType: clientInstanceType } : {}),
+      }),
     };
     // Checked at synth, as the function will read them.
-    costDefaultsFromEnv(environment);
+    parseSettings({}, environment);
     const grants = capabilityGrants(this, {
       bucket: lake.bucket,
       lockTable: this.lockTable,

@@ -5,9 +5,10 @@
  * imports no AWS SDK client: each adapter module brings its own (AwsPort), and a function's entry
  * imports only the adapters its needs use, so its bundle holds only their clients.
  */
-import { costDefaultsFromEnv } from '../../../core/cost.js';
+
 import { ConfigError } from '../../../core/errors.js';
 import { parseAllowedRoutes } from '../../../core/route-policy.js';
+import { costSettings, parseSettings } from '../../../core/settings.js';
 import { jsonLogger } from '../../log.js';
 import { depsForNeeds } from '../../needs.js';
 import type { Deps, Logger, ObjectStore } from '../../ports.js';
@@ -176,7 +177,8 @@ export function awsDeps<N extends LambdaName>(
       driver: 'aws',
       allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
       ...(env[ENV.accountId] ? { accountId: env[ENV.accountId] } : {}),
-      cost: costDefaultsFromEnv(env),
+      // The stack's defaults; the override is each execution's own input (ValidatePlan reads it).
+      cost: costSettings(parseSettings({}, env)),
       now: () => new Date(),
     },
     // ValidatePlan and PollProbe read the fleet's poll interval without touching an instance.
