@@ -14,7 +14,7 @@ import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { parseStopMarker } from '../../core/stop-marker.js';
 import type { Deps } from '../ports.js';
 import { saveManifest, updateManifest } from './manifest.js';
-import { type MeshState, preflight, type ValidateOutput } from './preflight.js';
+import { preflight, type ValidateOutput } from './preflight.js';
 import { leftSwappedByEarlierRuns } from './route-journal.js';
 
 export interface ValidateInput {
