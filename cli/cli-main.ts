@@ -8,7 +8,7 @@ import { printable } from '../core/printable.js';
 import { registerBench } from './bench.js';
 import { registerAws } from './commands/aws.command.js';
 import { registerLab } from './commands/lab.command.js';
-import { registerColumnar } from './commands/parquet.command.js';
+import { registerParquet } from './commands/parquet.command.js';
 import { registerParse } from './commands/parse.command.js';
 import { registerPlan } from './commands/plan.command.js';
 import { registerPrices } from './commands/prices.command.js';
@@ -22,7 +22,7 @@ const program = new Command('pathbench')
   .showHelpAfterError();
 registerLocal(program);
 registerReport(program);
-registerColumnar(program);
+registerParquet(program);
 registerTrend(program);
 registerPlan(program);
 registerPrices(program);

@@ -70,8 +70,8 @@ export const keys = {
   samplesPrefix: (pathId: string, runId: string) => `samples/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
   samples: (pathId: string, runId: string, probe: string, trial: number) =>
     `${keys.samplesPrefix(pathId, runId)}${safe('probe name', probe)}-${trial}.jsonl`,
-  /** The partition's samples as one Parquet file (columnar copy of the JSONL; rewritten whole, never appended). */
-  columnarSamples: (pathId: string, runId: string) =>
+  /** The partition's samples as one Parquet file (Parquet copy of the JSONL; rewritten whole, never appended). */
+  parquetCopy: (pathId: string, runId: string) =>
     `parquet/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/samples.parquet`,
   reportsPrefix: (runId: string) => `reports/run=${checkRunId(runId)}/`,
   report: (runId: string, ext: 'json' | 'md' | 'csv' | 'html') => `reports/run=${checkRunId(runId)}/summary.${ext}`,

@@ -1,7 +1,7 @@
 /**
  * The sample record: one normalized measurement, what every parser emits and the samples table
  * holds (docs/data.md, "Sample record"; the columns in queries/samples.ddl.sql). Stored one per
- * line in `samples/path=<p>/run=<id>/<probe>-<trial>.jsonl`; the columnar copy reads those lines
+ * line in `samples/path=<p>/run=<id>/<probe>-<trial>.jsonl`; the Parquet copy reads those lines
  * back checking each column against the DDL (functions/pipeline/parquet-copy.ts), a check per
  * field that a million lines afford where a schema parse per line would not.
  */

@@ -1,7 +1,7 @@
 /**
  * Local QueryEngine: an in-memory DuckDB over the object-store directory, so the same SQL files
  * that run on Athena run here unchanged. Two views, hive-partitioned by path and run like the
- * Glue tables: `samples` (the columnar Parquet copies, what the queries read) and
+ * Glue tables: `samples` (the Parquet copies, what the queries read) and
  * `samples_jsonl` (the raw JSONL contract).
  */
 import { readdir, stat } from 'node:fs/promises';
@@ -116,7 +116,7 @@ function jsonlSelect(files: string[], ranks = false): string {
   return `SELECT ${cols.join(', ')} FROM (${raw}) raw_samples`;
 }
 
-/** SELECT over Parquet files (columnar samples), each column cast to the DDL's type. */
+/** SELECT over Parquet files (Parquet copies), each column cast to the DDL's type. */
 function parquetSelect(files: string[]): string {
   const { columns, ranks, partitions } = samplesColumns();
   const all: SqlColumn[] = [...columns, ...ranks, ...partitions];
@@ -138,12 +138,12 @@ export function samplesViewSql(files: string[], view = 'samples'): string {
 
 /**
  * The `samples` view the queries read: each partition's Parquet file where it has one, and its
- * JSONL where it has none yet (data written before the columnar copy existed, or a partition
+ * JSONL where it has none yet (data written before the Parquet copy existed, or a partition
  * whose copy is still being written) — never both, so no row is counted twice. The JSONL rows
  * get their rank columns from window functions. Pass only Parquet files that have the rank
  * columns (see DuckDbQueryEngine): an older file's partition is read from its JSONL instead.
  */
-export function columnarViewSql(parquetFiles: string[], jsonlFiles: string[]): string {
+export function parquetViewSql(parquetFiles: string[], jsonlFiles: string[]): string {
   const covered = new Set(parquetFiles.map((f) => path.dirname(f).split(path.sep).slice(-2).join('/')));
   const rest = jsonlFiles.filter((f) => !covered.has(path.dirname(f).split(path.sep).slice(-2).join('/')));
   const parts: string[] = [];
@@ -180,8 +180,8 @@ export async function listSampleFiles(dataDir: string): Promise<string[]> {
   return files.sort();
 }
 
-/** Every `<dataDir>/parquet/path=*\/run=*\/samples.parquet` (the columnar copies), sorted. */
-export async function listColumnarFiles(dataDir: string): Promise<string[]> {
+/** Every `<dataDir>/parquet/path=*\/run=*\/samples.parquet` (the Parquet copies), sorted. */
+export async function listParquetCopies(dataDir: string): Promise<string[]> {
   const files: string[] = [];
   for (const pathDir of await subdirs(path.join(dataDir, 'parquet'), 'path=')) {
     for (const runDir of await subdirs(pathDir, 'run=')) {
@@ -258,8 +258,8 @@ export class DuckDbQueryEngine implements QueryEngine {
   private async refreshView(label: string): Promise<void> {
     try {
       const jsonl = await listSampleFiles(this.dataDir);
-      const parquet = await this.rankedFiles(await listColumnarFiles(this.dataDir));
-      const next = { jsonl: samplesViewSql(jsonl, 'samples_jsonl'), samples: columnarViewSql(parquet, jsonl) };
+      const parquet = await this.rankedFiles(await listParquetCopies(this.dataDir));
+      const next = { jsonl: samplesViewSql(jsonl, 'samples_jsonl'), samples: parquetViewSql(parquet, jsonl) };
       // A file rewritten in place needs no new view: DuckDB reads the files when a query runs.
       if (next.jsonl !== this.views.jsonl) await this.connection.run(next.jsonl);
       if (next.samples !== this.views.samples) await this.connection.run(next.samples);

@@ -36,7 +36,7 @@
 --
 -- The rank columns are checked before they are used: each figure's rank must be held by exactly
 -- one row, or the subset's percentiles and max are NULL rather than wrong (a copy written
--- before the columns existed, or changed behind the writer's back); `pathbench columnar`
+-- before the columns existed, or changed behind the writer's back); `pathbench parquet`
 -- rewrites such copies. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit
 -- HUGEINT, and one GROUP BY reads samples once (Athena bills each scan).
 SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,

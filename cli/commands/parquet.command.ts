@@ -1,6 +1,6 @@
 /**
- * `pathbench columnar RUN_ID`: rewrite the Parquet copy of every path of a run from its JSONL
- * (functions/pipeline/parquet-copy.ts rewriteRunColumnar). For runs collected before the copies
+ * `pathbench parquet RUN_ID`: rewrite the Parquet copy of every path of a run from its JSONL
+ * (functions/pipeline/parquet-copy.ts rewriteRunParquetCopies). For runs collected before the copies
  * carried the rank columns, whose percentiles read NULL on Athena until then; locally such a
  * copy is read from its JSONL meanwhile, so the command only makes those queries faster.
  * Locally (the default) in the data directory; with `--aws` in the data bucket.
@@ -12,7 +12,7 @@ import { checkRunId } from '../../core/keys.js';
 import { printable } from '../../core/printable.js';
 import { S3ObjectStore } from '../../functions/adapters/aws/s3-store.js';
 import { silentLogger } from '../../functions/log.js';
-import { rewriteRunColumnar } from '../../functions/pipeline/parquet-copy.js';
+import { rewriteRunParquetCopies } from '../../functions/pipeline/parquet-copy.js';
 import type { ObjectStore } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DEFAULT_DATA_DIR } from '../../local/local-driver.js';
@@ -20,17 +20,17 @@ import { guarded } from '../aws/aws-errors.js';
 import { type ClientsFor, makeClients } from '../aws/clients.js';
 import { type CommonFlags, commonOptions, resolveStackConfig } from '../aws/stack-config.js';
 
-export interface ColumnarFlags extends CommonFlags {
+export interface ParquetFlags extends CommonFlags {
   data: string;
   aws?: boolean;
 }
 
 /** Thrown for input the command refuses (exit code 2, like the other commands' usage errors). */
-export class ColumnarCliError extends Error {}
+export class ParquetCliError extends Error {}
 
 /** The store the command works on: the data directory, or the deployed pipeline's bucket. */
-export async function columnarStore(
-  o: ColumnarFlags,
+export async function parquetStore(
+  o: ParquetFlags,
   env: Record<string, string | undefined>,
   clientsFor: ClientsFor = makeClients,
 ): Promise<ObjectStore> {
@@ -39,15 +39,19 @@ export async function columnarStore(
     return new S3ObjectStore(clientsFor(cfg.region).s3, cfg.bucket);
   }
   const dir = resolve(o.data);
-  if (!existsSync(dir)) throw new ColumnarCliError(`no data directory ${dir}`);
+  if (!existsSync(dir)) throw new ParquetCliError(`no data directory ${dir}`);
   return new DirStore(dir);
 }
 
 /** Rewrite the run's copies, one line per path as it is written; returns the exit code. */
-export async function rewriteColumnar(runId: string, store: ObjectStore, out: (text: string) => void): Promise<number> {
+export async function rewriteParquetCopies(
+  runId: string,
+  store: ObjectStore,
+  out: (text: string) => void,
+): Promise<number> {
   checkRunId(runId);
   out(`rewriting the Parquet copies of run ${runId} in ${store.location} from its JSONL\n`);
-  const total = await rewriteRunColumnar({ store, log: silentLogger }, runId, (pathId, r) => {
+  const total = await rewriteRunParquetCopies({ store, log: silentLogger }, runId, (pathId, r) => {
     out(
       r.rows === 0
         ? `  ${pathId}: no samples, no copy\n`
@@ -58,17 +62,17 @@ export async function rewriteColumnar(runId: string, store: ObjectStore, out: (t
   return 0;
 }
 
-export function registerColumnar(program: Command): void {
+export function registerParquet(program: Command): void {
   commonOptions(
     program
-      .command('columnar')
+      .command('parquet')
       .description("rewrite a run's Parquet copies (with their rank columns) from its JSONL samples")
       .argument('<runId>')
       .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
       .option('--aws', "rewrite them in the deployed pipeline's data bucket"),
-  ).action((runId: string, o: ColumnarFlags) =>
+  ).action((runId: string, o: ParquetFlags) =>
     guarded(async () =>
-      rewriteColumnar(runId, await columnarStore(o, process.env), (t) => process.stdout.write(printable(t))),
+      rewriteParquetCopies(runId, await parquetStore(o, process.env), (t) => process.stdout.write(printable(t))),
     ),
   );
 }

@@ -3,7 +3,7 @@
  * finished (functions/pipeline/path.ts); the salvaged samples get their Parquet copy too.
  */
 import { failureInput } from '../pipeline/contracts.js';
-import { writeColumnarSamples } from '../pipeline/parquet-copy.js';
+import { writeParquetCopy } from '../pipeline/parquet-copy.js';
 import { recordPathFailure as record } from '../pipeline/path.js';
 import type { Deps } from '../ports.js';
 import { parseTaskInput } from './task-input.js';
@@ -12,10 +12,10 @@ export async function recordPathFailure(deps: Deps, input: unknown) {
   const event = parseTaskInput(failureInput, input, 'RecordPathFailure');
   const out = await record(deps, event);
   try {
-    await writeColumnarSamples(deps, { runId: event.runId, pathId: event.pathId });
+    await writeParquetCopy(deps, { runId: event.runId, pathId: event.pathId });
   } catch (e) {
     // The failure is recorded and the JSONL kept; a Parquet copy that cannot be built must not hide it.
-    deps.log.error('columnar samples not written', { runId: event.runId, pathId: event.pathId, error: String(e) });
+    deps.log.error('Parquet copy not written', { runId: event.runId, pathId: event.pathId, error: String(e) });
   }
   return out;
 }

@@ -10,7 +10,7 @@ import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { Deps } from '../ports.js';
 import { salvageOutput } from './collect.js';
 import { updateManifest } from './manifest.js';
-import { writeColumnarSamples } from './parquet-copy.js';
+import { writeParquetCopy } from './parquet-copy.js';
 import { markStopped, type RestoreOutcome, readJournal, restoreJournaled } from './route-journal.js';
 import { releaseOwnLock } from './run-end.js';
 import { loadResolvedPlan } from './validate.js';
@@ -163,7 +163,7 @@ async function salvageRunning(
     }
     try {
       const { samples } = await salvageOutput(deps, ref, `execution ${status}`);
-      if (samples > 0) await writeColumnarSamples(deps, ref);
+      if (samples > 0) await writeParquetCopy(deps, ref);
       notes.push(`path ${p.id}: kept ${samples} sample(s) of its raw output`);
     } catch (e) {
       // The raw files stay in the store; the manifest is still marked failed and the lock released.
@@ -184,7 +184,7 @@ async function salvageAgain(deps: Deps, runId: string, pathIds: string[], status
     const ref = { runId, pathId };
     try {
       const { samples } = await salvageOutput(deps, ref, `execution ${status}`);
-      if (samples > 0) await writeColumnarSamples(deps, ref);
+      if (samples > 0) await writeParquetCopy(deps, ref);
       notes.push(`late sweep: path ${pathId}: kept ${samples} sample(s) of its raw output`);
     } catch (e) {
       notes.push(`late sweep: path ${pathId}: its raw output could not be collected: ${errorMessage(e)}`);

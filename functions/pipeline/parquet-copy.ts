@@ -1,7 +1,7 @@
 /**
- * The columnar copy of a path's samples: after collect, every JSONL file of one (path, run)
+ * the Parquet copy of a path's samples: after collect, every JSONL file of one (path, run)
  * partition is read back and written as ONE Parquet file at a fixed key
- * (`parquet/path=<p>/run=<id>/samples.parquet`, keys.columnarSamples). The file is rebuilt
+ * (`parquet/path=<p>/run=<id>/samples.parquet`, keys.parquetCopy). The file is rebuilt
  * whole from the JSONL each time and put over the old one, so a retried collect or a rerun
  * never duplicates rows: the JSONL stays the raw contract, the Parquet file is derived from it.
  *
@@ -237,11 +237,11 @@ export function samplesToParquet(
  * columns (core/sample-ranks.ts), the second writes the rows with them. Both stream line by
  * line; what stays in memory is the sorted values (8 bytes each) and one row group of columns.
  */
-export async function writeColumnarSamples(
+export async function writeParquetCopy(
   deps: Pick<Deps, 'store' | 'log'>,
   ref: { runId: string; pathId: string },
 ): Promise<{ key: string; rows: number; bytes: number }> {
-  const key = keys.columnarSamples(ref.pathId, ref.runId);
+  const key = keys.parquetCopy(ref.pathId, ref.runId);
   const jsonlKeys = (await deps.store.list(keys.samplesPrefix(ref.pathId, ref.runId))).filter((k) =>
     k.endsWith('.jsonl'),
   );
@@ -263,17 +263,17 @@ export async function writeColumnarSamples(
   }
   const out = { bytes, rows: writer.rows };
   await deps.store.put(key, out.bytes, 'application/vnd.apache.parquet');
-  deps.log.info('columnar samples written', { ...ref, key, rows: out.rows, bytes: out.bytes.length });
+  deps.log.info('Parquet copy written', { ...ref, key, rows: out.rows, bytes: out.bytes.length });
   return { key, rows: out.rows, bytes: out.bytes.length };
 }
 
 /**
- * Rewrite the Parquet copy of every path of a run from its JSONL (`pathbench columnar`): for a
+ * Rewrite the Parquet copy of every path of a run from its JSONL (`pathbench parquet`): for a
  * run collected before the copies carried the rank columns, or a copy that was lost. The paths
  * are the run manifest's; each copy is replaced whole, as after a collect, so it is safe to
  * repeat. `onPath` hears each path's result as it is written.
  */
-export async function rewriteRunColumnar(
+export async function rewriteRunParquetCopies(
   deps: Pick<Deps, 'store' | 'log'>,
   runId: string,
   onPath: (pathId: string, out: { key: string; rows: number; bytes: number }) => void = () => {},
@@ -281,7 +281,7 @@ export async function rewriteRunColumnar(
   const manifest = await loadManifest(deps.store, runId);
   let rows = 0;
   for (const p of manifest.paths) {
-    const out = await writeColumnarSamples(deps, { runId, pathId: p.id });
+    const out = await writeParquetCopy(deps, { runId, pathId: p.id });
     rows += out.rows;
     onPath(p.id, out);
   }

@@ -20,7 +20,7 @@ import { Growable } from '../../core/sample-ranks.js';
 import { compareRows, median, type PercentileRow, percentileRow } from '../../core/stats.js';
 import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
-import { writeColumnarSamples } from '../../functions/pipeline/parquet-copy.js';
+import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine, rankColumnsSql, sqlString } from '../../local/duckdb-query.js';
 import { loadQuery, RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
@@ -49,11 +49,11 @@ export interface PercentileBenchResult {
   ratio: number;
   agree: boolean;
   mismatches: string[];
-  /** Columnar rows (undefined when skipped with columnar: false). */
-  columnar?: ColumnarFigures;
+  /** Parquet rows (undefined when skipped with parquet: false). */
+  parquet?: ParquetFigures;
 }
 
-export interface ColumnarFigures {
+export interface ParquetFigures {
   jsonlBytes: number;
   parquetBytes: number;
   /** DuckDB COPY … (FORMAT PARQUET) of the same rows, for comparison with the pipeline's writer. */
@@ -393,7 +393,7 @@ export class BenchMismatchError extends Error {
  * `throwOnMismatch` is false, in which case `agree` and `mismatches` say so.
  */
 export async function benchPercentiles(
-  opts: { n?: number; throwOnMismatch?: boolean; columnar?: boolean; oneGroup?: number; rounds?: number } = {},
+  opts: { n?: number; throwOnMismatch?: boolean; parquet?: boolean; oneGroup?: number; rounds?: number } = {},
 ): Promise<PercentileBenchResult> {
   const samples = opts.n ?? 10_000_000;
   if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`n must be a positive integer, got ${samples}`);
@@ -426,11 +426,11 @@ export async function benchPercentiles(
 
     const mismatches = compare(sqlRows, jsRows);
 
-    // Columnar rows: the same samples as JSONL files and as the pipeline's Parquet copies, the
+    // Parquet rows: the same samples as JSONL files and as the pipeline's Parquet copies, the
     // query through the local engine on each, and numpy on the same values.
-    let columnar: ColumnarFigures | undefined;
-    if (opts.columnar !== false) {
-      const dir = await mkdtemp(path.join(tmpdir(), 'pathbench-bench-columnar-'));
+    let parquet: ParquetFigures | undefined;
+    if (opts.parquet !== false) {
+      const dir = await mkdtemp(path.join(tmpdir(), 'pathbench-bench-parquet-'));
       try {
         const partitions = await writeJsonl(conn, path.join(dir, 'data'));
         const jsonlBytes = await dirBytes(path.join(dir, 'data', 'samples'));
@@ -448,7 +448,7 @@ export async function benchPercentiles(
           const store = new DirStore(path.join(dir, 'data'));
           t = performance.now();
           for (const [pathId, runId] of partitions) {
-            await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId });
+            await writeParquetCopy({ store, log: silentLogger }, { pathId, runId });
           }
           const writeMs = performance.now() - t;
           const parquetBytes = await dirBytes(path.join(dir, 'data', 'parquet'));
@@ -485,7 +485,7 @@ export async function benchPercentiles(
           const oneGroupSamples = opts.oneGroup ?? samples;
           const one = await oneGroupMemory(conn, oneGroupSamples, path.join(dir, 'one-group'));
           const oneRanks = await oneGroupChild(oneGroupSamples, path.join(dir, 'one-group'), 'ranks');
-          columnar = {
+          parquet = {
             jsonlBytes,
             parquetBytes,
             duckdbParquetBytes,
@@ -523,8 +523,8 @@ export async function benchPercentiles(
       ['sort in JS, stats.ts (ms)', fmt(jsMs)],
       ['JS / SQL', `${ratio.toFixed(2)}x`],
     ];
-    if (columnar) {
-      const c = columnar;
+    if (parquet) {
+      const c = parquet;
       const mb = (b: number) => (b / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 });
       rows.push(
         ['samples as JSONL (MB)', mb(c.jsonlBytes)],
@@ -587,7 +587,7 @@ export async function benchPercentiles(
       ratio,
       agree,
       mismatches,
-      columnar,
+      parquet,
     };
     if (!agree && opts.throwOnMismatch !== false) throw new BenchMismatchError(result);
     return result;

@@ -6,14 +6,10 @@ import { tempDataDir, writeSamples } from './samples.js';
 
 /**
  * Registers beforeAll/afterAll in the calling describe: writes `records()` in the contract's
- * layout (with `columnar`, plus the Parquet copies the `samples` view then reads), opens the engine, and closes and removes both afterwards. Read `dir` and `engine`
+ * layout (with `parquet`, plus the Parquet copies the `samples` view then reads), opens the engine, and closes and removes both afterwards. Read `dir` and `engine`
  * inside tests (they are set once beforeAll has run).
  */
-export function duckDbOver(
-  prefix: string,
-  records: () => Record<string, unknown>[],
-  opts: { columnar?: boolean } = {},
-) {
+export function duckDbOver(prefix: string, records: () => Record<string, unknown>[], opts: { parquet?: boolean } = {}) {
   const db = {} as { dir: string; engine: DuckDbQueryEngine };
   beforeAll(async () => {
     db.dir = await tempDataDir(prefix);

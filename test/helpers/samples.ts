@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { keys } from '../../core/keys.js';
 import { silentLogger } from '../../functions/log.js';
-import { writeColumnarSamples } from '../../functions/pipeline/parquet-copy.js';
+import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
 
 /** mulberry32: small, seeded, good enough to vary test data reproducibly. */
@@ -25,13 +25,13 @@ export async function tempDataDir(prefix: string): Promise<string> {
 
 /**
  * Write records to `<dir>/samples/path=<id>/run=<runId>/<probe>-<trial>.jsonl`, one file per key;
- * with `columnar`, also each partition's Parquet copy (the pipeline's writeColumnarSamples), so
+ * with `parquet`, also each partition's Parquet copy (the pipeline's writeParquetCopy), so
  * the `samples` view reads Parquet instead of the JSONL.
  */
 export async function writeSamples(
   dir: string,
   records: Record<string, unknown>[],
-  opts: { columnar?: boolean } = {},
+  opts: { parquet?: boolean } = {},
 ): Promise<string[]> {
   const files = new Map<string, string[]>();
   for (const r of records) {
@@ -45,12 +45,12 @@ export async function writeSamples(
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, `${lines.join('\n')}\n`);
   }
-  if (opts.columnar) {
+  if (opts.parquet) {
     const partitions = new Set(records.map((r) => JSON.stringify([String(r.path_id), String(r.run_id)])));
     const store = new DirStore(dir);
     for (const p of partitions) {
       const [pathId, runId] = JSON.parse(p) as [string, string];
-      await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId });
+      await writeParquetCopy({ store, log: silentLogger }, { pathId, runId });
     }
   }
   return [...files.keys()];

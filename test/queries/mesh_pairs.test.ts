@@ -58,7 +58,7 @@ function records(runId: string): Record<string, unknown>[] {
 
 describe('queries/mesh_pairs.sql on DuckDB', () => {
   const mine = records('mesh-q');
-  const db = duckDbOver('mesh-pairs', () => [...mine, ...records('other')], { columnar: true });
+  const db = duckDbOver('mesh-pairs', () => [...mine, ...records('other')], { parquet: true });
 
   it('equals the nearest-rank p50s, W/RTT and the least-squares fit computed in JavaScript', async () => {
     const rows = await db.engine.query(loadQuery('mesh_pairs'), ['mesh-q'], 'mesh-pairs');

@@ -151,11 +151,11 @@ function edgeGroups(runId: string): Rec[] {
 describe.each([
   ['JSONL', false],
   ['Parquet', true],
-])('queries/percentiles.sql on DuckDB over %s', (_format, columnar) => {
+])('queries/percentiles.sql on DuckDB over %s', (_format, parquet) => {
   const selected = [...makeRun('run-2024.01.01T00:00', 1), ...edgeGroups('run-2024.01.01T00:00')];
   const other = makeRun('other-run', 2);
 
-  const db = duckDbOver('pct', () => [...selected, ...other], { columnar });
+  const db = duckDbOver('pct', () => [...selected, ...other], { parquet });
 
   it('equals the JS computation exactly, for the selected run only', async () => {
     const sqlRows = (await db.engine.query(
@@ -290,7 +290,7 @@ describe.each([
     }
     const dir = await tempDataDir('pct-merge');
     try {
-      await writeSamples(dir, recs, { columnar });
+      await writeSamples(dir, recs, { parquet });
       const engine = await DuckDbQueryEngine.open(dir);
       try {
         const sqlRows = await engine.query(loadQuery('percentiles'), ['merge'], 'percentiles');
@@ -347,7 +347,7 @@ describe.each([
     }
     const dir = await tempDataDir('pct-bounds');
     try {
-      await writeSamples(dir, recs, { columnar });
+      await writeSamples(dir, recs, { parquet });
       const engine = await DuckDbQueryEngine.open(dir);
       try {
         const sqlRows = await engine.query(loadQuery('percentiles'), ['bounds'], 'percentiles');
@@ -390,7 +390,7 @@ describe.each([
     }
     const fuzzDir = await tempDataDir('pct-fuzz');
     try {
-      await writeSamples(fuzzDir, recs, { columnar });
+      await writeSamples(fuzzDir, recs, { parquet });
       const fuzz = await DuckDbQueryEngine.open(fuzzDir);
       try {
         const sqlRows = await fuzz.query(loadQuery('percentiles'), ['fuzz'], 'percentiles');

@@ -1,12 +1,12 @@
 /**
- * `pathbench columnar RUN_ID` (cli/commands/parquet.command.ts): a run whose Parquet copies predate the
+ * `pathbench parquet RUN_ID` (cli/commands/parquet.command.ts): a run whose Parquet copies predate the
  * rank columns gets them rewritten from its JSONL, in a data directory and in S3 (s3rver on
  * loopback, the real SDK), and the percentiles read the same as from the JSONL.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rewriteColumnar } from '../../../cli/commands/parquet.command.js';
+import { rewriteParquetCopies } from '../../../cli/commands/parquet.command.js';
 import { keys } from '../../../core/keys.js';
 import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
 import { DirStore } from '../../../local/dir-store.js';
@@ -39,7 +39,7 @@ function manifest(runId: string, pathIds: string[]): string {
   const paths = pathIds.map((id) => ({ id, label: id, status: 'succeeded', steps: [], probes: [], notes: [] }));
   return JSON.stringify({
     runId,
-    planName: 'columnar',
+    planName: 'parquet',
     driver: 'local',
     status: 'succeeded',
     startedAt: '2026-12-01T00:00:00.000Z',
@@ -57,11 +57,11 @@ async function parquetColumns(engine: DuckDbQueryEngine, dir: string, bytes: Uin
   return rows.map((r) => String(r.name)).filter((n) => n !== 'schema');
 }
 
-describe('pathbench columnar', () => {
+describe('pathbench parquet', () => {
   let dir: string;
   let s3: S3;
   beforeAll(async () => {
-    dir = await tempDataDir('columnar-cli');
+    dir = await tempDataDir('parquet-cli');
     s3 = await startS3rver('pathbench-data');
   });
   afterAll(async () => {
@@ -80,7 +80,7 @@ describe('pathbench columnar', () => {
       // Copies as an older writer made them: the records' columns only.
       const { columns } = samplesColumns();
       for (const p of ['A', 'B']) {
-        const file = path.join(dir, keys.columnarSamples(p, 'r1'));
+        const file = path.join(dir, keys.parquetCopy(p, 'r1'));
         await mkdir(path.dirname(file), { recursive: true });
         await engine.query(
           `COPY (SELECT ${columns.map((c) => c.name).join(', ')} FROM samples_jsonl WHERE path = '${p}') TO '${file}' (FORMAT PARQUET)`,
@@ -89,19 +89,19 @@ describe('pathbench columnar', () => {
         );
       }
       const out: string[] = [];
-      expect(await rewriteColumnar('r1', store, (t) => out.push(t))).toBe(0);
+      expect(await rewriteParquetCopies('r1', store, (t) => out.push(t))).toBe(0);
       expect(out.join('')).toBe(
         [
           `rewriting the Parquet copies of run r1 in ${dir} from its JSONL`,
-          `  A: 500 rows, ${(await readFile(path.join(dir, keys.columnarSamples('A', 'r1')))).length} bytes → ${keys.columnarSamples('A', 'r1')}`,
-          `  B: 30 rows, ${(await readFile(path.join(dir, keys.columnarSamples('B', 'r1')))).length} bytes → ${keys.columnarSamples('B', 'r1')}`,
+          `  A: 500 rows, ${(await readFile(path.join(dir, keys.parquetCopy('A', 'r1')))).length} bytes → ${keys.parquetCopy('A', 'r1')}`,
+          `  B: 30 rows, ${(await readFile(path.join(dir, keys.parquetCopy('B', 'r1')))).length} bytes → ${keys.parquetCopy('B', 'r1')}`,
           '  C: no samples, no copy',
           '3 paths, 530 rows',
           '',
         ].join('\n'),
       );
       for (const p of ['A', 'B']) {
-        const names = await parquetColumns(engine, dir, await readFile(path.join(dir, keys.columnarSamples(p, 'r1'))));
+        const names = await parquetColumns(engine, dir, await readFile(path.join(dir, keys.parquetCopy(p, 'r1'))));
         expect(names.slice(-RANK_COLUMNS.length)).toEqual([...RANK_COLUMNS]);
       }
       expect(await engine.query(loadQuery('percentiles'), ['r1'], 'percentiles')).toStrictEqual(expected);
@@ -118,12 +118,12 @@ describe('pathbench columnar', () => {
       `${recs.map((r) => JSON.stringify({ ...r, run_id: 'r2' })).join('\n')}\n`,
     );
     await store.put(keys.manifest('r2'), manifest('r2', ['A']));
-    await store.put(keys.columnarSamples('A', 'r2'), new Uint8Array([1, 2, 3]));
+    await store.put(keys.parquetCopy('A', 'r2'), new Uint8Array([1, 2, 3]));
     const out: string[] = [];
-    expect(await rewriteColumnar('r2', store, (t) => out.push(t))).toBe(0);
+    expect(await rewriteParquetCopies('r2', store, (t) => out.push(t))).toBe(0);
     expect(out[0]).toBe('rewriting the Parquet copies of run r2 in s3://pathbench-data from its JSONL\n');
     expect(out.at(-1)).toBe('1 paths, 200 rows\n');
-    const bytes = await store.get(keys.columnarSamples('A', 'r2'));
+    const bytes = await store.get(keys.parquetCopy('A', 'r2'));
     const engine = await DuckDbQueryEngine.open(dir);
     try {
       expect((await parquetColumns(engine, dir, bytes ?? new Uint8Array())).slice(-RANK_COLUMNS.length)).toEqual([
@@ -136,7 +136,7 @@ describe('pathbench columnar', () => {
 
   it('refuses a bad run id and names a run without a manifest', async () => {
     const store = new DirStore(dir);
-    await expect(rewriteColumnar('../x', store, () => {})).rejects.toThrow(/run id/i);
-    await expect(rewriteColumnar('nope', store, () => {})).rejects.toThrow(/run nope has no manifest/);
+    await expect(rewriteParquetCopies('../x', store, () => {})).rejects.toThrow(/run id/i);
+    await expect(rewriteParquetCopies('nope', store, () => {})).rejects.toThrow(/run nope has no manifest/);
   });
 });

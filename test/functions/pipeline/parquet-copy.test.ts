@@ -1,5 +1,5 @@
 /**
- * The columnar copy of a partition's samples (functions/pipeline/parquet-copy.ts) through the real
+ * the Parquet copy of a partition's samples (functions/pipeline/parquet-copy.ts) through the real
  * DuckDB engine: the Parquet rows equal the JSONL rows, a rerun replaces instead of appending,
  * the `samples` view never counts a partition twice, and bad records are named.
  */
@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CollectError } from '../../../core/errors.js';
 import { keys } from '../../../core/keys.js';
 import { silentLogger } from '../../../functions/log.js';
-import { ROW_GROUP_ROWS, samplesToParquet, writeColumnarSamples } from '../../../functions/pipeline/parquet-copy.js';
+import { ROW_GROUP_ROWS, samplesToParquet, writeParquetCopy } from '../../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
 import { loadQuery, samplesColumns } from '../../../queries/sql.js';
@@ -51,11 +51,11 @@ function records(runId: string, pathId: string, count: number, seed: number): Re
 
 const ORDER = 'ORDER BY path, run, probe, trial, seq, t_start';
 
-describe('writeColumnarSamples', () => {
+describe('writeParquetCopy', () => {
   let dir: string;
   let engine: DuckDbQueryEngine | undefined;
   beforeEach(async () => {
-    dir = await tempDataDir('columnar');
+    dir = await tempDataDir('parquet-copy');
   });
   afterEach(async () => {
     engine?.close();
@@ -75,7 +75,7 @@ describe('writeColumnarSamples', () => {
       ['B', 'r1'],
       ['A', 'r2'],
     ]) {
-      await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId });
+      await writeParquetCopy({ store, log: silentLogger }, { pathId, runId });
     }
     engine = await DuckDbQueryEngine.open(dir);
     const { columns, partitions } = samplesColumns();
@@ -97,11 +97,11 @@ describe('writeColumnarSamples', () => {
     await writeSamples(dir, records('r1', 'A', 300, 4));
     const store = new DirStore(dir);
     const deps = { store, log: silentLogger };
-    const first = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    const first = await writeParquetCopy(deps, { pathId: 'A', runId: 'r1' });
     const bytes = await readFile(path.join(dir, first.key));
-    const again = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    const again = await writeParquetCopy(deps, { pathId: 'A', runId: 'r1' });
     expect(again).toEqual(first);
-    expect(first.key).toBe(keys.columnarSamples('A', 'r1'));
+    expect(first.key).toBe(keys.parquetCopy('A', 'r1'));
     expect(await store.list('parquet/')).toEqual([first.key]);
     expect(await readFile(path.join(dir, first.key))).toEqual(bytes);
     engine = await DuckDbQueryEngine.open(dir);
@@ -109,7 +109,7 @@ describe('writeColumnarSamples', () => {
 
     // A retried collect that rewrote one JSONL file with more lines: the copy follows, once.
     await writeSamples(dir, [...records('r1', 'A', 300, 4), ...records('r1', 'A', 10, 5)]);
-    const third = await writeColumnarSamples(deps, { pathId: 'A', runId: 'r1' });
+    const third = await writeParquetCopy(deps, { pathId: 'A', runId: 'r1' });
     expect(third.rows).toBe(310);
     expect(await engine.query('SELECT count(*) AS n FROM samples', [], 'n')).toEqual([{ n: 310 }]);
     expect(await engine.query('SELECT count(*) AS n FROM samples_jsonl', [], 'n')).toEqual([{ n: 310 }]);
@@ -118,7 +118,7 @@ describe('writeColumnarSamples', () => {
   it('reads a partition from its JSONL until its Parquet copy exists, never from both', async () => {
     await writeSamples(dir, [...records('r1', 'A', 50, 6), ...records('r1', 'B', 20, 7)]);
     const store = new DirStore(dir);
-    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    await writeParquetCopy({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
     engine = await DuckDbQueryEngine.open(dir);
     const counts = await engine.query('SELECT path, count(*) AS n FROM samples GROUP BY path ORDER BY path', [], 'n');
     expect(counts).toEqual([
@@ -127,15 +127,15 @@ describe('writeColumnarSamples', () => {
     ]);
     const pct = loadQuery('percentiles');
     const before = await engine.query(pct, ['r1'], 'percentiles');
-    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'B', runId: 'r1' });
+    await writeParquetCopy({ store, log: silentLogger }, { pathId: 'B', runId: 'r1' });
     expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(before);
   });
 
   it('removes a stale copy when the partition has no samples', async () => {
     const store = new DirStore(dir);
-    const key = keys.columnarSamples('A', 'r1');
+    const key = keys.parquetCopy('A', 'r1');
     await store.put(key, new Uint8Array([1, 2, 3]));
-    expect(await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).toEqual({
+    expect(await writeParquetCopy({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).toEqual({
       key,
       rows: 0,
       bytes: 0,
@@ -158,7 +158,7 @@ describe('writeColumnarSamples', () => {
       }),
     );
     await new DirStore(dir).put(keys.samples('P', 'r', 'x', 1), `${lines.join('\n')}\n`);
-    await writeColumnarSamples({ store: new DirStore(dir), log: silentLogger }, { pathId: 'P', runId: 'r' });
+    await writeParquetCopy({ store: new DirStore(dir), log: silentLogger }, { pathId: 'P', runId: 'r' });
     engine = await DuckDbQueryEngine.open(dir);
     const [row] = await engine.query('SELECT count(*) AS n, sum(seq) AS s, max(value) AS m FROM samples', [], 'n');
     expect(row).toEqual({ n, s: (n * (n - 1)) / 2, m: (n - 1) / 8 });
@@ -211,7 +211,7 @@ describe('writeColumnarSamples', () => {
     // No Parquet copy yet: the samples view computes the columns with window functions.
     const computed = await read();
     const store = new DirStore(dir);
-    for (const pathId of ['A', 'B']) await writeColumnarSamples({ store, log: silentLogger }, { pathId, runId: 'r1' });
+    for (const pathId of ['A', 'B']) await writeParquetCopy({ store, log: silentLogger }, { pathId, runId: 'r1' });
     const stored = await read();
     expect(stored.perRow?.length).toBe(3002);
     expect(stored).toStrictEqual(computed);
@@ -244,7 +244,7 @@ describe('writeColumnarSamples', () => {
     const expected = await engine.query(pct, ['r1'], 'percentiles');
     expect(expected.every((r) => r.n === 0 || r.p50 !== null)).toBe(true);
     // An older writer's file: the records' columns only (written here with DuckDB itself).
-    const file = path.join(dir, keys.columnarSamples('A', 'r1'));
+    const file = path.join(dir, keys.parquetCopy('A', 'r1'));
     await mkdir(path.dirname(file), { recursive: true });
     const { columns } = samplesColumns();
     await engine.query(
@@ -271,7 +271,7 @@ describe('writeColumnarSamples', () => {
       athena.closeSync();
     }
     // Rewritten by today's writer, the file is read again, with the same figures.
-    await writeColumnarSamples({ store: new DirStore(dir), log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    await writeParquetCopy({ store: new DirStore(dir), log: silentLogger }, { pathId: 'A', runId: 'r1' });
     const sources = await engine.query(
       'SELECT count(*) AS n FROM read_parquet(?) WHERE value_rank IS NOT NULL',
       [file],
@@ -284,11 +284,11 @@ describe('writeColumnarSamples', () => {
   it('gives NULL figures, not wrong ones, where a rank is missing or held twice', async () => {
     await writeSamples(dir, records('r1', 'A', 400, 9));
     const store = new DirStore(dir);
-    await writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
+    await writeParquetCopy({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' });
     engine = await DuckDbQueryEngine.open(dir);
     const pct = loadQuery('percentiles');
     const good = await engine.query(pct, ['r1'], 'percentiles');
-    const file = path.join(dir, keys.columnarSamples('A', 'r1'));
+    const file = path.join(dir, keys.parquetCopy('A', 'r1'));
     const { columns, ranks } = samplesColumns();
     // In the tcp group the largest value's row claims the interval below its own (a file edited
     // behind the writer): no row holds the max, and per-mille 999 is held twice.
@@ -329,7 +329,7 @@ describe('writeColumnarSamples', () => {
         );
       },
     });
-    await expect(writeColumnarSamples({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).rejects.toThrow(
+    await expect(writeParquetCopy({ store, log: silentLogger }, { pathId: 'A', runId: 'r1' })).rejects.toThrow(
       /samples changed while their Parquet copy was written .*a value the first pass did not see.*retry the collect/,
     );
     expect(await inner.list('parquet/')).toEqual([]);
