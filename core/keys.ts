@@ -61,7 +61,7 @@ export const keys = {
   /**
    * Where the path's client uploads its raw output: one prefix per client instance, so IAM can
    * let each client write only its own (infra/constructs/probe.ts), and collect reads only the
-   * prefix of the path's own client (issue 17).
+   * prefix of the path's own client.
    */
   clientRawPrefix: (pathId: string, runId: string, instanceId: string) =>
     `${keys.rawPrefix(pathId, runId)}client=${safe('client instance id', instanceId)}/`,

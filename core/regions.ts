@@ -6,7 +6,7 @@
  * metro area AWS names for it (city centre, two decimals, from the city's public geographic
  * record), not of any data centre, whose sites AWS does not publish. Distances from them are
  * great-circle distances between metro areas: good to a few tens of kilometres, which is far
- * below what routing adds (docs/probes.md, "Mesh plans").
+ * below what routing adds (docs/data.md, "Plan file").
  *
  * Pure data and arithmetic: the core imports nothing that touches the world.
  */

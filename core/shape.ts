@@ -1,5 +1,5 @@
 /**
- * Distribution shape (issue 13, item 3): log-spaced histogram bins, the modes found on them,
+ * Distribution shape: log-spaced histogram bins, the modes found on them,
  * and whether a distribution's mean lies in a valley between two modes. Pure.
  *
  * Bins are fixed fractions of a decade, the same ones queries/histogram.sql computes: bin i

@@ -7,7 +7,7 @@
  * state file (`route-journal.json`): the original target and the process that changed it,
  * written before `ip route replace`, removed once the original is back. A run killed with
  * SIGKILL leaves its entries behind; `recoverLeftovers` (the next run, `pathbench lab up` and
- * `status`) puts those routes back before anything records an original (issue 17).
+ * `status`) puts those routes back before anything records an original.
  */
 
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

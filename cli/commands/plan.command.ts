@@ -95,7 +95,7 @@ function numberFlag(flag: string, v: string | undefined, integer = false): numbe
 }
 
 /**
- * `plan mesh`: the plan of every directed pair of the regions (docs/data.md, "Mesh plans").
+ * `plan mesh`: the plan of every directed pair of the regions (docs/data.md, "Plan file").
  * Endpoints (instance id, SSM region, target host and port per region) come from a JSON file
  * (`--endpoints`; `plan from-testbed` writes the testbed's); without it each region gets a
  * placeholder (`i-mesh-<region>`, `<region>.mesh.invalid`) to be filled in before running.

@@ -247,7 +247,7 @@ async function executionManifest(
   const m = await readManifest(deps.store, runId);
   if (m === undefined) {
     // A ValidatePlan still running may take the lock after this cleanup: the stop marker makes
-    // it give the lock back and refuse (issue 17).
+    // it give the lock back and refuse.
     const mayRunOn = status !== undefined && TASK_MAY_RUN_ON.has(status);
     if (mayRunOn) await markStopped(deps, runId, status);
     notes.push(`no manifest: the run ended before ValidatePlan wrote one${mayRunOn ? '; marked stopped' : ''}`);

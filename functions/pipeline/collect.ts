@@ -407,7 +407,7 @@ function failedRecord(
 
 /**
  * The raw prefix of the path's own client (keys.clientRawPrefix): files other clients put
- * anywhere else under the path's raw prefix are never read (issue 17).
+ * anywhere else under the path's raw prefix are never read.
  */
 async function clientPrefix(deps: Deps, runId: string, pathId: string): Promise<string> {
   const path = (await loadResolvedPlan(deps, runId)).paths.find((p) => p.id === pathId);

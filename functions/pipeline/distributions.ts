@@ -1,5 +1,5 @@
 /**
- * Distribution shape in the summary (issue 13, item 3): per path, probe and latency metric the
+ * Distribution shape in the summary: per path, probe and latency metric the
  * log-spaced histogram, the CDF points and the modes (with a path note when a distribution is
  * multimodal or its mean lies in a valley), and per iperf3 trial the throughput per interval.
  * Three queries per run — queries/histogram.sql, cdf.sql, series.sql — each run once for all

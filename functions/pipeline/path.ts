@@ -188,7 +188,7 @@ function untouchable(r: Omit<RouteEntry, 'via'>, current: string): string | unde
  * if one of them cannot be put back (the VPC's local route, an unknown target kind). Each
  * original is journaled (write-once, before the change), and before and after each change the
  * run must still own the run lock and not be stopped: a SwapRoutes still running after its
- * execution was stopped undoes its own changes instead of leaving them behind (issue 17).
+ * execution was stopped undoes its own changes instead of leaving them behind.
  */
 export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
   const plan = await loadResolvedPlan(deps, ref.runId);
@@ -285,7 +285,7 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
   // A SendProbe still running after its execution was stopped (and cleaned up) must not start
-  // an agent whose output nobody collects: check before sending, and cancel after (issue 17).
+  // an agent whose output nobody collects: check before sending, and cancel after.
   const lostBefore = await ownershipLost(deps, ref.runId);
   if (lostBefore) throw new RunAbortedError(`SendProbe refused: ${lostBefore}; no probe sent`);
   const now = deps.now();

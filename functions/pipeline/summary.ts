@@ -1,5 +1,5 @@
 /**
- * The run summary (contract in the foundation issue): percentiles from the same SQL on Athena
+ * The run summary (contract in docs/data.md): percentiles from the same SQL on Athena
  * and DuckDB, path status and steps from the manifest when there is one; its renderings for
  * people are report.ts (console table, Markdown, CSV) and report-html.ts.
  */

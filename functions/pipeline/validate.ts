@@ -141,7 +141,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
 
 /**
  * A ValidatePlan still running after its execution was stopped and cleaned up must not keep
- * the lock it took for an execution that has ended (issue 17): the cleanup's stop marker
+ * the lock it took for an execution that has ended: the cleanup's stop marker
  * makes it refuse, and the caller's catch releases the lock.
  */
 async function refuseIfStopped(deps: Deps, runId: string, manifestOf?: string): Promise<void> {

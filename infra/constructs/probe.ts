@@ -86,7 +86,7 @@ export class Probe extends Construct {
         new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('ssm-output/*')] }),
         // One statement per client: its own raw prefix, and only with that instance's role
         // credentials (ec2:SourceInstanceARN is set on requests signed with an instance's role
-        // credentials). So no client can write another path's or client's raw output (issue 17).
+        // credentials). So no client can write another path's or client's raw output.
         ...ids.map(
           (id) =>
             new iam.PolicyStatement({

@@ -1,7 +1,7 @@
 /**
  * The http probe's own HTTP/1.1 client, on a bare `net.Socket`. Node's `http` module costs
  * ~20 µs per request at p50 on loopback (llhttp, IncomingMessage streams, the Agent's pool);
- * wrk answers in ~23 µs there, Node's http in ~45 µs, this client in ~25 µs (issue 7's
+ * wrk answers in ~23 µs there, Node's http in ~45 µs, this client in ~25 µs (the aim:
  * "measure the network, not the probe"). It does exactly what the probe needs and no more:
  * one GET at a time per connection, no pipelining, no redirects.
  *

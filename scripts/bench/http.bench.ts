@@ -1,5 +1,5 @@
 /**
- * HTTP precision bench (issue 7, part 3): what the http probe costs by itself at keep-alive
+ * HTTP precision bench: what the http probe costs by itself at keep-alive
  * on, concurrency 1, 1 KiB answers. On loopback our probe (the real runHttp, raw JSONL parsed
  * by parseHttp) and wrk (C, Debian) hit the same target — the agent's own HTTP server, run as
  * a separate process (`dist/agent.cjs serve`) so it does not share the probe's event loop —

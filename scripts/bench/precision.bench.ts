@@ -1,5 +1,5 @@
 /**
- * Precision bench (issue 7): what the tcp-connect probe costs by itself. On loopback (a
+ * Precision bench: what the tcp-connect probe costs by itself. On loopback (a
  * zero-delay path) every microsecond measured is the probe's plus the kernel's; we print our
  * helper (kernel clock and app clock), a plain Node connect loop and nping side by side,
  * interleaved in rounds so the machine's noise hits all of them alike, plus the figures
@@ -72,7 +72,7 @@ async function helperSeries(
   };
 }
 
-/** The issue's "plain Node" probe: one net.Socket connect at a time, hrtime around it, 2 ms gaps. */
+/** The "plain Node" probe: one net.Socket connect at a time, hrtime around it, 2 ms gaps. */
 async function nodeSeries(port: number, count: number, gapMs: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < count; i++) {

@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing (fast-check) of the plan validator (issue 17): parsePlan never throws,
+ * Property-based fuzzing (fast-check) of the plan validator: parsePlan never throws,
  * every rejection names the field it is about, an accepted plan resolves to one that validates
  * again, and ValidatePlan stores nothing for a plan it refuses (real local store and lock).
  */

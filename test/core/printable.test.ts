@@ -1,5 +1,5 @@
 /**
- * Bad input in plans and output (issue 17): formulas in CSV cells, terminal escape sequences
+ * Bad input in plans and output: formulas in CSV cells, terminal escape sequences
  * echoed in messages, bidi overrides and other invisible characters in free text.
  */
 import { spawnSync } from 'node:child_process';

@@ -79,7 +79,7 @@ export default async function setup(project: TestProject) {
     rmSync(dir, { recursive: true, force: true });
     if (!rows.length) return;
     const open = rows.filter((r) => r.hole).map((r) => `  - ${r.faultClass}: ${r.caseName}\n      ${r.hole}`);
-    process.stdout.write(`\nfault suite (issue 17):\n${formatTable(rows)}\n`);
+    process.stdout.write(`\nfault suite:\n${formatTable(rows)}\n`);
     if (open.length) process.stdout.write(`still open (test/faults/known-holes.ts):\n${open.join('\n')}\n`);
   };
 }

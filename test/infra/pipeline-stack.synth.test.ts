@@ -304,7 +304,7 @@ describe('pipeline stack', () => {
     const swap = statementsOf('SwapRoutes').find((s) => actionsOf(s).includes('ec2:ReplaceRoute'));
     expect(actionsOf(swap!).sort()).toEqual(['ec2:CreateRoute', 'ec2:DeleteRoute', 'ec2:ReplaceRoute']);
     expect(swap?.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${MANAGED_TAG.key}`]: MANAGED_TAG.value } });
-    // Only the route tables named in the stack's allowedRoutes (issue 17), never route-table/*.
+    // Only the route tables named in the stack's allowedRoutes, never route-table/*.
     expect(JSON.stringify(swap?.Resource)).not.toContain('route-table/*');
     expect(JSON.stringify(swap?.Resource)).toContain(':ec2:ap-northeast-1:');
     expect(JSON.stringify(swap?.Resource)).toContain(':route-table/rtb-0tokyo');
@@ -454,13 +454,13 @@ describe('pipeline stack', () => {
     }
   });
 
-  it('grants s3:DeleteObject to no role: no task deletes objects (issue 17)', () => {
+  it('grants s3:DeleteObject to no role: no task deletes objects', () => {
     for (const task of [...TASK_NAMES, 'Cleanup']) {
       expect(statementsOf(task).flatMap(actionsOf), task).not.toContain('s3:DeleteObject');
     }
   });
 
-  it('lets only PollProbe, SendProbe and the cleanup cancel a probe command: CancelCommand has no resource-level permissions (issue 17)', () => {
+  it('lets only PollProbe, SendProbe and the cleanup cancel a probe command: CancelCommand has no resource-level permissions', () => {
     const cancellers = [...TASK_NAMES, 'Cleanup'].filter((t) =>
       statementsOf(t).flatMap(actionsOf).includes('ssm:CancelCommand'),
     );
@@ -499,7 +499,7 @@ describe('pipeline stack', () => {
     ).toThrow(/allowedRoutes\[0\]\.destination/);
   });
 
-  it('lets each client instance write raw output only under its own client= prefix (issue 17)', () => {
+  it('lets each client instance write raw output only under its own client= prefix', () => {
     const [[, policy]] = ofType('AWS::IAM::ManagedPolicy').filter(([id]) => id.startsWith('ClientInstancePolicy'));
     const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
     const puts = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));

@@ -1,5 +1,5 @@
 /**
- * Issue 17, locally: a run killed with SIGKILL in the middle of a route swap leaves the lab
+ * The route journal, locally: a run killed with SIGKILL in the middle of a route swap leaves the lab
  * route changed; the host-wide journal next to the lab state lets the next run (or `pathbench
  * lab up/status`) put it back before anything records an original. Real network namespace and
  * `ip route` (needs root; run under the lab flock), a real child process killed with SIGKILL.
@@ -76,7 +76,7 @@ async function killedMidRun(): Promise<number> {
   return child.pid!;
 }
 
-describe.runIf(process.getuid?.() === 0)('lab route journal (issue 17)', () => {
+describe.runIf(process.getuid?.() === 0)('lab route journal', () => {
   it('after kill -9 mid-run, the next run puts the route back before reading originals, and says so', async () => {
     const pid = await killedMidRun();
     const routes = new LabRoutes(OPTS);

@@ -1,6 +1,6 @@
 /**
  * The local CommandRunner with a real child process: a command whose deadline is longer than
- * setTimeout can hold (2^31-1 ms) must not be killed at once (issue 17).
+ * setTimeout can hold (2^31-1 ms) must not be killed at once.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

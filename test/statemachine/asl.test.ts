@@ -83,7 +83,7 @@ describe('statemachine/measurement.asl.json', () => {
   });
 });
 
-describe('retries (issue 17: orchestration limits)', () => {
+describe('retries (orchestration limits)', () => {
   type Retrier = { ErrorEquals: string[]; MaxAttempts: number };
   const retry = (s: AnyState) => (s.Retry as Retrier[] | undefined) ?? [];
   it('retries Lambda.InternalError and Lambda.Unknown on every idempotent Task; SendProbe is not (it may have sent)', () => {

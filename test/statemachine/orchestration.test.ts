@@ -1,5 +1,5 @@
 /**
- * Orchestration faults through the real ASL file (issue 17, "orchestration limits"): Lambda
+ * Orchestration faults through the real ASL file (orchestration limits): Lambda
  * crashes retried where the task is idempotent, a start that fails for capacity, and the
  * client left stopped by it. Fakes stand in for the instance and the remote command only.
  */

@@ -25,7 +25,7 @@ type RouteKey = Omit<RouteEntry, 'via'>;
  * Every target kind of EC2's Route shape (DescribeRouteTables), in the order a route's fields
  * are checked, with the ReplaceRoute/CreateRoute input field that puts it back. A plan may swap
  * a route only to the kinds of core/plan.ts VIA_KEYS; an original of any kind here is recorded
- * and restored as it was (issue 17: a kind read as "none" would be deleted on restore).
+ * and restored as it was (a kind read as "none" would be deleted on restore).
  */
 const KINDS = {
   vpcPeeringConnectionId: { input: 'VpcPeeringConnectionId', id: /^pcx-[0-9a-f]+$/i },

@@ -1,5 +1,5 @@
 /**
- * CollectOutput against damaged raw files (issue 17 "Data lost" / "Bad input"): the real ASL through
+ * CollectOutput against damaged raw files (data lost, bad input): the real ASL through
  * the local runner, a real directory store and DuckDB; only the remote command is a stand-in that
  * writes the given raw files (and agent.json) as the agent would.
  */

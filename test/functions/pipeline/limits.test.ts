@@ -1,5 +1,5 @@
 /**
- * Service limits checked at validation (issue 17, "orchestration limits"): history events per
+ * Service limits checked at validation: history events per
  * execution, the state payload size, SSM's executionTimeout and the execution's own timeout.
  * ValidatePlan runs with the real local store and lock; the event model is checked against the
  * states the real ASL file enters when every poll runs to its bound.

@@ -1,5 +1,5 @@
 /**
- * Issue 17, "one client can forge another path's data": each client writes raw output under its
+ * One client must not forge another path's data: each client writes raw output under its
  * own `client=<instanceId>/` prefix of the path and run (IAM allows nothing else, see
  * test/infra), and collect reads only the prefix of the path's own client. Real local store and
  * pipeline steps; the agent is the fake runner writing where SendProbe tells it to.
@@ -19,7 +19,7 @@ afterEach(async () => {
 
 const CLIENT = { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' };
 
-describe('raw output scoped per client (issue 17)', () => {
+describe('raw output scoped per client', () => {
   it("SendProbe hands the agent its own client= prefix, and collect ignores another client's forged files", async () => {
     const s = await scenarioDeps();
     cleanups.push(async () => {

@@ -1,5 +1,5 @@
 /**
- * Issue 17, "routes left swapped": a stop while SwapRoutes runs, a still-running SwapRoutes after
+ * Routes left swapped: a stop while SwapRoutes runs, a still-running SwapRoutes after
  * the cleanup's first sweep, a blackholed original, the VPC local route. The real local store
  * (a temp directory), the real file lock and the real pipeline steps; only the route tables are
  * faked (test/helpers/fakes.ts), and every assertion reads them back.
@@ -56,7 +56,7 @@ async function manifestOf(store: { getText(k: string): Promise<string | undefine
   return JSON.parse((await store.getText(keys.manifest(runId))) ?? '{}') as RunManifest;
 }
 
-describe('routes left swapped (issue 17)', () => {
+describe('routes left swapped', () => {
   it('a stop during SwapRoutes: the task notices after its change and undoes it, the second route is never swapped', async () => {
     const routes = new HookedRoutes();
     routes.table.set(TOKYO, 'vpcPeeringConnectionId:pcx-1');
@@ -84,7 +84,7 @@ describe('routes left swapped (issue 17)', () => {
     await deps.lock.current();
     let waited = 0;
     // While the cleanup waits, a SwapRoutes that passed its last check before the stop records
-    // and makes one more change (as the issue observed).
+    // and makes one more change (Step Functions does not stop a running Lambda).
     deps.sleep = async (ms) => {
       waited += ms;
       await updateManifest(store, 'r1', (m) => {
@@ -217,7 +217,7 @@ describe('routes left swapped (issue 17)', () => {
   });
 });
 
-describe('who can change which route (issue 17)', () => {
+describe('who can change which route', () => {
   const allowTokyo = {
     region: 'ap-northeast-1',
     routeTableId: 'rtb-tokyo',
@@ -293,7 +293,7 @@ describe('who can change which route (issue 17)', () => {
   });
 });
 
-describe('the cleanup outlives a still-running SwapRoutes (issue 17)', () => {
+describe('the cleanup outlives a still-running SwapRoutes', () => {
   it("has time for the late sweep: SwapRoutes' timeout + margin after the stop, then two sweeps", async () => {
     const { CLEANUP, CLEANUP_LATE_SWEEP_MARGIN_SECONDS, TASKS } = await import('../../../functions/wiring.js');
     const lateSweepAt = TASKS.SwapRoutes.timeoutSeconds + CLEANUP_LATE_SWEEP_MARGIN_SECONDS;

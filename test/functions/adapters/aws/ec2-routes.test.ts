@@ -145,8 +145,8 @@ describe('Ec2Routes', () => {
   });
 });
 
-// issue 17: every target kind of DescribeRouteTables' Route shape is read and put back as it was.
-describe('Ec2Routes: every original target kind (issue 17)', () => {
+// Every target kind of DescribeRouteTables' Route shape is read and put back as it was.
+describe('Ec2Routes: every original target kind', () => {
   const coreArn = 'arn:aws:networkmanager::123456789012:core-network/core-network-0123456789abcdef0';
   // [Route fields as DescribeRouteTables returns them, recorded target, ReplaceRoute input field]
   const kinds: [Record<string, string>, string, Record<string, string>][] = [
