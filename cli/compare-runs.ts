@@ -13,7 +13,7 @@ import {
   INTERVAL_PERCENTILES,
   type IntervalColumn,
   interpolateAt,
-  verdictOf,
+  judgeDifference,
 } from '../core/confidence.js';
 import { checkRunId } from '../core/keys.js';
 import { readManifest } from '../core/run-manifest.js';
@@ -142,7 +142,7 @@ export async function compareRuns(
         diff,
         pct: ea[column].value === 0 ? 0 : (100 * diff) / ea[column].value,
         ci95,
-        verdict: verdictOf(diff, ci95, noise, higherIsBetter(String(rb.metric))),
+        ...judgeDifference(column, Number(ra.n), Number(rb.n), diff, ci95, noise, higherIsBetter(String(rb.metric))),
       };
     }
     const fig = (r: Row) => ({ n: Number(r.n), p50: Number(r.p50), p95: Number(r.p95), p99: Number(r.p99) });

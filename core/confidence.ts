@@ -26,6 +26,9 @@ export type IntervalColumn = (typeof INTERVAL_PERCENTILES)[number]['column'];
 /** A thin tail: fewer samples than this beyond the percentile (p99 below 1,000 samples, p99.9 below 10,000). */
 export const THIN_TAIL_SAMPLES = 10;
 
+/** A p50 from fewer samples than this is flagged (`few-samples:p50`) and never judged. */
+export const FEW_SAMPLES_P50 = 6;
+
 /**
  * The probabilities of Binomial(n, p) over the window [start, start + pmf.length − 1] that holds
  * all its mass but less than ~1e-15. Computed by the pmf ratio recurrence from the mode outward,
@@ -166,13 +169,17 @@ export function tailCounts(n: number): { p50: number; p95: number; p99: number; 
   };
 }
 
-/** `thin-tail:p99` / `thin-tail:p999` where fewer than THIN_TAIL_SAMPLES samples lie beyond (none for n = 0). */
+/**
+ * `thin-tail:p99` / `thin-tail:p999` where fewer than THIN_TAIL_SAMPLES samples lie beyond, and
+ * `few-samples:p50` under FEW_SAMPLES_P50 samples (none for n = 0).
+ */
 export function thinTailFlags(n: number): string[] {
   if (n === 0) return [];
   const tail = tailCounts(n);
   const flags: string[] = [];
   if (tail.p99 < THIN_TAIL_SAMPLES) flags.push('thin-tail:p99');
   if (tail.p999 < THIN_TAIL_SAMPLES) flags.push('thin-tail:p999');
+  if (n < FEW_SAMPLES_P50) flags.push('few-samples:p50');
   return flags;
 }
 
@@ -242,6 +249,40 @@ export function verdictOf(
 ): Verdict {
   if ((ci[0] <= 0 && ci[1] >= 0) || Math.abs(diff) <= noise) return 'no clear difference';
   return diff > 0 === higherIsBetter ? 'faster' : 'slower';
+}
+
+/**
+ * Why a difference at `column` between two results of `na` and `nb` samples gets no verdict, or
+ * undefined when it can have one: a p50 from fewer than FEW_SAMPLES_P50 samples, a p95/p99 with
+ * fewer than THIN_TAIL_SAMPLES samples beyond it, or an interval of zero width (no sample spread
+ * around the percentile to measure the difference against).
+ */
+export function noVerdictReason(
+  column: IntervalColumn,
+  na: number,
+  nb: number,
+  ci: readonly [number, number],
+): string | undefined {
+  const n = Math.min(na, nb);
+  if (column === 'p50' && n < FEW_SAMPLES_P50) return `p50 of ${n} samples, under ${FEW_SAMPLES_P50}`;
+  if (column !== 'p50' && tailCounts(n)[column] < THIN_TAIL_SAMPLES)
+    return `thin tail, ${tailCounts(n)[column]} samples beyond ${column}`;
+  if (!(ci[1] > ci[0])) return 'zero-width interval';
+  return undefined;
+}
+
+/** The verdict and, for `no verdict`, why: noVerdictReason first, then verdictOf. */
+export function judgeDifference(
+  column: IntervalColumn,
+  na: number,
+  nb: number,
+  diff: number,
+  ci: readonly [number, number],
+  noise: number,
+  higherIsBetter: boolean,
+): { verdict: Verdict; why?: string } {
+  const why = noVerdictReason(column, na, nb, ci);
+  return why ? { verdict: 'no verdict', why } : { verdict: verdictOf(diff, ci, noise, higherIsBetter) };
 }
 
 /** The metrics where a larger value is better (throughput); for the rest (latency) smaller is better. */

@@ -217,7 +217,7 @@ function meshProblems(paths: unknown[]): Problem[] {
   return out;
 }
 
-/** Each comparison names paths of this plan, once. */
+/** Each comparison names two different paths of this plan, once. */
 function compareProblems(compare: unknown, paths: unknown[]): Problem[] {
   if (!Array.isArray(compare)) return [];
   const ids = paths
@@ -236,6 +236,11 @@ function compareProblems(compare: unknown, paths: unknown[]): Problem[] {
           message: `${quoted(id)} is not a path of this plan (paths: ${printable(ids.join(', ')) || 'none'})`,
         });
     }
+    if (typeof c.path === 'string' && c.path !== '' && c.path === c.baseline)
+      out.push({
+        path: ['compare', i],
+        message: `compares ${quoted(c.path)} with itself (its difference is 0 by construction); name another path as the baseline`,
+      });
     const key = JSON.stringify([c.path, c.baseline]);
     const prev = first.get(key);
     if (prev === undefined) first.set(key, i);

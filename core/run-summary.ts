@@ -63,7 +63,12 @@ export const diffCellSchema = z.object({
   diff: jsonNumber,
   pct: jsonNumber,
   ci95: interval,
-  verdict: z.enum(['faster', 'slower', 'no clear difference']),
+  /**
+   * `no verdict` where the figures cannot say (`why`): an interval of zero width (too few samples
+   * around the percentile), a thin tail, or a p50 from fewer than FEW_SAMPLES_P50 samples.
+   */
+  verdict: z.enum(['faster', 'slower', 'no clear difference', 'no verdict']),
+  why: z.string().optional(),
 });
 export type DiffCell = z.output<typeof diffCellSchema>;
 

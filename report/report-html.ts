@@ -119,7 +119,7 @@ function differenceTable(cs: Comparison[]): string {
     const cells = PCTS.map((k) => {
       const d = c[k];
       const v = d.verdict.replace(/ /g, '-');
-      return `<td class="n">${esc(`${signed(d.diff, c.metric)} (${d.pct > 0 ? '+' : ''}${d.pct.toFixed(1)}%)`)}<small>${esc(`[${fmt(d.ci95[0], c.metric)}, ${fmt(d.ci95[1], c.metric)}]`)}</small><span class="verdict ${v}">${esc(d.verdict)}</span></td>`;
+      return `<td class="n">${esc(`${signed(d.diff, c.metric)} (${d.pct > 0 ? '+' : ''}${d.pct.toFixed(1)}%)`)}<small>${esc(`[${fmt(d.ci95[0], c.metric)}, ${fmt(d.ci95[1], c.metric)}]`)}</small><span class="verdict ${v}"${d.why ? ` title="${esc(d.why)}"` : ''}>${esc(d.why ? `${d.verdict}: ${d.why}` : d.verdict)}</span></td>`;
     }).join('');
     return `<tr><th scope="row">${esc(`${c.path} − ${c.baseline}`)}</th><td>${esc(c.probe)}</td><td>${esc(`${c.metric} [${unitLabel(c.metric, c.unit)}]`)}</td>${cells}</tr>`;
   });
@@ -180,7 +180,7 @@ thead th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-n
 small{display:block;color:#777;font-size:.78em;white-space:nowrap}.thin{color:#b85f00}tr.sub td,tr.sub th{color:#666}
 .flag{display:inline-block;padding:0 .35em;margin:0 .15em .15em 0;border-radius:3px;background:#eee;font-size:.82em}
 .flag.warn{background:#ffe8c2}.bad{color:#b5281c}
-.verdict{display:block;font-size:.78em;font-weight:600}.verdict.slower{color:#b5281c}.verdict.faster{color:#1c7c3a}.verdict.no-clear-difference{color:#777}
+.verdict{display:block;font-size:.78em;font-weight:600}.verdict.slower{color:#b5281c}.verdict.faster{color:#1c7c3a}.verdict.no-clear-difference,.verdict.no-verdict{color:#777}
 .charts{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0}figure.chart{border:1px solid #e3e3e3;padding:.4rem}
 figcaption{font-size:.85em;color:#444;max-width:740px}figure.small figcaption{max-width:570px}.legend{color:#666;font-size:.85em}`;
 

@@ -9,7 +9,17 @@ import { meshFitLines, meshMatrix } from './report-mesh.js';
 
 /** Notes about the run as a whole (e.g. that nothing was measured). */
 export function runNotes(s: Summary): string[] {
-  return s.notes ?? [];
+  return [...(s.notes ?? []), ...(s.runShifts ?? []).map(runShiftNote)];
+}
+
+/**
+ * "the whole run moved: tcp-connect connect_rtt_ms p50 +31.0 % on 3 paths (earlier runs: −4.0 % to
+ * +5.0 %), taken out before each path was judged": said once, not as a change of every path.
+ */
+export function runShiftNote(r: NonNullable<Summary['runShifts']>[number]): string {
+  const pct = (v: number) => `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(1)} %`;
+  const from = r.reference ? `read from reference path ${r.reference}` : `the median of ${r.paths} paths`;
+  return `the whole run moved: ${r.probe} ${r.metric} ${r.percentile} ${pct(r.shift_pct)} (${from}; earlier runs: ${pct(r.usual_pct[0])} to ${pct(r.usual_pct[1])}), taken out before each path was judged`;
 }
 
 /**
@@ -114,7 +124,7 @@ function signed(v: number, metric: string): string {
 /** "+0.203 (+13.6%) [0.158, 0.256] slower" */
 export function diffText(c: DiffCell, metric: string): string {
   const pct = `${c.pct > 0 ? '+' : ''}${c.pct.toFixed(1)}%`;
-  return `${signed(c.diff, metric)} (${pct}) [${signed(c.ci95[0], metric)}, ${signed(c.ci95[1], metric)}] ${c.verdict}`;
+  return `${signed(c.diff, metric)} (${pct}) [${signed(c.ci95[0], metric)}, ${signed(c.ci95[1], metric)}] ${c.why ? `${c.verdict}: ${c.why}` : c.verdict}`;
 }
 
 /** Rows of the difference table: one per comparison, probe and metric. */

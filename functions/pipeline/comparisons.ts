@@ -14,13 +14,13 @@ import {
   INTERVAL_PERCENTILES,
   type IntervalColumn,
   interpolateAt,
+  judgeDifference,
   microsecondsIn,
   percentileRanks,
   type RankInterval,
   spreadRanks,
   tailCounts,
   thinTailFlags,
-  verdictOf,
 } from '../../core/confidence.js';
 import type { PathPair } from '../../core/resolved-plan.js';
 import type { RunManifest } from '../../core/run-manifest.js';
@@ -190,9 +190,13 @@ export async function addConfidence(
   )) {
     const path = byId.get(pair.path);
     const base = byId.get(pair.baseline);
-    if (!path || !base) continue;
+    // A path minus itself is 0 by construction (plans refuse it; a stored manifest may still name one).
+    if (!path || !base || path === base) continue;
     for (const result of path.results) {
       if (!comparable(result.unit)) continue;
+      const baseN = base.results.find(
+        (r) => r.probe === result.probe && r.metric === result.metric && r.unit === result.unit,
+      )?.n;
       const a = estimates.get(groupKey(path.id, result.probe, result.metric, result.unit));
       const b = estimates.get(groupKey(base.id, result.probe, result.metric, result.unit));
       if (!a || !b) continue;
@@ -208,7 +212,7 @@ export async function addConfidence(
           diff,
           pct: (100 * diff) / eb.value,
           ci95,
-          verdict: verdictOf(diff, ci95, noise, higherIsBetter(result.metric)),
+          ...judgeDifference(column, result.n, baseN ?? 0, diff, ci95, noise, higherIsBetter(result.metric)),
         };
       }
       if (!cells.p50 || !cells.p95 || !cells.p99) continue;

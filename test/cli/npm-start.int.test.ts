@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/run-summary.js';
 import { LOOPBACK_PORTS } from '../../local/targets.js';
+import { expectHonestComparisons } from '../helpers/honest-comparisons.js';
 import { npmStartArgv, runCommand } from '../helpers/npm-start.js';
 
 let dir: string;
@@ -44,6 +45,7 @@ describe('npm start', () => {
     }
     const s = JSON.parse(readFileSync(join(data, 'reports', `run=${runId}`, 'summary.json'), 'utf8')) as Summary;
     expect(s.paths.map((p) => p.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expectHonestComparisons(s);
     // Nothing left listening: the demo's own targets are gone with it.
     for (const port of [LOOPBACK_PORTS.tcp, LOOPBACK_PORTS.slowAccept, LOOPBACK_PORTS.http]) {
       const server = net.createServer();

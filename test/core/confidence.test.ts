@@ -14,6 +14,7 @@ import {
   higherIsBetter,
   INTERVAL_PERCENTILES,
   interpolateAt,
+  judgeDifference,
   microsecondsIn,
   neededRanks,
   neighbourRanks,
@@ -222,6 +223,30 @@ describe('differences and verdicts', () => {
     // throughput: more is faster
     expect(verdictOf(1e8, [5e7, 2e8], 0, true)).toBe('faster');
     expect(verdictOf(-1e8, [-2e8, -5e7], 0, true)).toBe('slower');
+  });
+
+  it('gives no verdict where the figures cannot say, and says why', () => {
+    const wide: [number, number] = [0.1, 0.3];
+    // Enough samples everywhere: the ordinary verdict.
+    expect(judgeDifference('p99', 5000, 5000, 0.2, wide, 0, false)).toEqual({ verdict: 'slower' });
+    // A p50 of five samples; a p99 with only 3 samples beyond it (n = 300); a p95 with 5 beyond it (n = 100).
+    expect(judgeDifference('p50', 5, 500, 0.2, wide, 0, false)).toEqual({
+      verdict: 'no verdict',
+      why: 'p50 of 5 samples, under 6',
+    });
+    expect(judgeDifference('p99', 300, 5000, 0.2, wide, 0, false)).toEqual({
+      verdict: 'no verdict',
+      why: 'thin tail, 3 samples beyond p99',
+    });
+    expect(judgeDifference('p95', 5000, 100, 0.2, wide, 0, false).verdict).toBe('no verdict');
+    expect(judgeDifference('p95', 200, 200, 0.2, wide, 0, false).verdict).toBe('slower');
+    // A zero-width interval (the README's old iperf3 p99: +0.00 [0.00, 0.00] "faster") is never judged.
+    expect(judgeDifference('p50', 10, 10, 1e-9, [1e-9, 1e-9], 0, true)).toEqual({
+      verdict: 'no verdict',
+      why: 'zero-width interval',
+    });
+    // Still no clear difference when the interval holds 0.
+    expect(judgeDifference('p50', 500, 500, 0.01, [-0.1, 0.12], 0, false)).toEqual({ verdict: 'no clear difference' });
   });
 
   it('knows which metrics are comparable, which way is better, and converts the probes’ cost', () => {

@@ -929,12 +929,18 @@ describe('parsePlan: compare', () => {
     expect(expectOk(parsePlan(twoPaths([]))).compare).toBeUndefined();
   });
 
-  it('keeps the comparisons a plan declares, a path against itself included', () => {
+  it('keeps the comparisons a plan declares', () => {
     const compare = [
       { path: 'C', baseline: 'B' },
-      { path: 'B', baseline: 'B' },
+      { path: 'B', baseline: 'C' },
     ];
     expect(expectOk(parsePlan(twoPaths(compare))).compare).toEqual(compare);
+  });
+
+  it('refuses a path compared with itself', () => {
+    expect(expectProblems(parsePlan(twoPaths([{ path: 'B', baseline: 'B' }])))).toEqual([
+      'compare[0]: compares "B" with itself (its difference is 0 by construction); name another path as the baseline',
+    ]);
   });
 
   it('reports unknown path ids, duplicates, unknown fields and bad types in compare', () => {

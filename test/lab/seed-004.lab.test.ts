@@ -21,6 +21,7 @@ import { DEFAULT_PREFIX, SEED004_ROUTES } from '../../lab/topology.js';
 import { runLocal } from '../../local/local-driver.js';
 import { azPairRows } from '../../report/report-az.js';
 import { renderCsv, renderMarkdown, renderTable } from '../../report/report-text.js';
+import { expectHonestComparisons } from '../helpers/honest-comparisons.js';
 import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-t4-';
@@ -71,6 +72,7 @@ describe('the seed-004 lab twin', () => {
     const failed = (s?.paths ?? []).filter((p) => p.status !== 'succeeded');
     expect(r.execution.status, JSON.stringify({ execution: r.execution, failed })).toBe('SUCCEEDED');
     console.log(renderTable(s));
+    expectHonestComparisons(s);
     const rows = azPairRows(s);
     // every path of the plan, with the AZ pair it was planned for
     expect(rows.map((x) => x.path).sort()).toEqual(plan.paths.map((p: { id: string }) => p.id).sort());

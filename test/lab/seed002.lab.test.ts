@@ -21,6 +21,7 @@ import { isAlive, type LabProcess, listNamespaces, readState } from '../../lab/s
 import { runLocal } from '../../local/local-driver.js';
 import { TIME_WAIT_FLAG } from '../../probes/http/http-trials.js';
 import { renderMarkdown } from '../../report/report-text.js';
+import { expectHonestComparisons } from '../helpers/honest-comparisons.js';
 import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-s2-';
@@ -81,6 +82,7 @@ describe('the seed-002 lab twin', () => {
     const s = r.summary as Summary;
     console.log(`seed-002 lab run: ${((Date.now() - t0) / 1000).toFixed(1)} s\n${renderMarkdown(s)}`);
     expect(r.execution.status).toBe('SUCCEEDED');
+    expect(expectHonestComparisons(s)).toBeGreaterThan(0);
     const byId = new Map(s.paths.map((p) => [p.id, p]));
     expect([...byId.keys()]).toEqual(['A', 'B', 'D', 'F', 'G', 'G-prime', 'H', 'L1', 'L2']);
     for (const id of ['A', 'B', 'D', 'F', 'G', 'G-prime', 'H']) {

@@ -16,6 +16,7 @@ import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { type LoopbackTargets, startLoopbackTargets } from '../../local/targets.js';
+import { expectHonestComparisons } from '../helpers/honest-comparisons.js';
 import { ROOT } from '../helpers/repo.js';
 
 const planFile = join(ROOT, 'plans', 'local-loopback.json');
@@ -134,6 +135,7 @@ describe('local driver, loopback plan', () => {
       ['slow-accept', 'plain', 'tcp-connect', 'connect_rtt_ms'],
     ]);
     expect(s.comparisons?.[0].p50.verdict).toBe('slower');
+    expect(expectHonestComparisons(s)).toBeGreaterThan(0);
     for (const p of s.paths) {
       expect(p.status).toBe('succeeded');
       expect(p.steps.map((x) => x.name)).toEqual(['WaitForCredits', 'Probe', 'Collect']);

@@ -104,6 +104,35 @@ describe('tables for people', () => {
     expect(renderMarkdown(s)).not.toContain('## Differences');
     expect(renderCsv(s).trimEnd().split('\n')).toHaveLength(3);
   });
+
+  it('says once when the whole run moved, in every rendering', () => {
+    const s = summary();
+    s.runShifts = [
+      {
+        probe: 'tcp-connect',
+        metric: 'connect_rtt_ms',
+        unit: 'ms',
+        percentile: 'p50',
+        shift_pct: 31,
+        usual_pct: [-4, 5],
+        paths: 3,
+      },
+    ];
+    const note =
+      'the whole run moved: tcp-connect connect_rtt_ms p50 +31.0 % (the median of 3 paths; earlier runs: −4.0 % to +5.0 %), taken out before each path was judged';
+    expect(renderTable(s)).toContain(`note: ${note}`);
+    expect(renderMarkdown(s)).toContain(note);
+    s.runShifts[0].reference = 'A';
+    expect(renderTable(s)).toContain('(read from reference path A;');
+  });
+
+  it('prints why a difference has no verdict', () => {
+    const s = summary();
+    const c = s.comparisons?.[0];
+    if (!c) throw new Error('the fixture has a comparison');
+    c.p99 = { diff: 0, pct: 0, ci95: [0, 0], verdict: 'no verdict', why: 'zero-width interval' };
+    expect(renderTable(s)).toContain('no verdict: zero-width interval');
+  });
 });
 
 describe('CSV', () => {
