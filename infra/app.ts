@@ -3,7 +3,8 @@
  * `seed-000` (or "true", the seed 000 topology), `seed-002`, `seed-004` or `mesh`. Every bundle a
  * stack uploads (the agent, the ECS worker, each Lambda's) is built during synth when missing or
  * stale, so a clean tree synthesizes with no build step.
- * Context: scheduleExpression, scheduleEnabled, schedulePlanName, clientRoleArns and
+ * Context: scheduleExpression, scheduleEnabled, schedulePlanName, scheduleMachine (measurement,
+ * or mesh for a mesh plan), clientRoleArns and
  * clientInstanceIds (comma separated), meshRegions (comma separated: the agent's document and
  * bundle in each, infra/agent-region-stack.ts), allowedRoutes (JSON: [{ region, routeTableId,
  * destination, targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the
@@ -13,6 +14,7 @@
 import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../core/route-policy.js';
 import { addAgentRegions, parseMeshRegions } from './agent-region-stack.js';
+import type { ScheduleMachine } from './constructs/schedule.js';
 import { PipelineStack } from './pipeline-stack.js';
 import { addTestbed } from './testbed/index.js';
 import { addMeshTestbed } from './testbed/mesh-testbed.js';
@@ -30,6 +32,11 @@ function allowedRoutesContext(): string | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
+/** Context scheduleMachine: which state machine the stack's schedule starts. */
+function scheduleMachine(v: string | undefined): ScheduleMachine | undefined {
+  if (v === undefined || v === 'measurement' || v === 'mesh') return v;
+  throw new Error(`context scheduleMachine: expected measurement or mesh, got ${JSON.stringify(v)}`);
+}
 const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
 
 // The agent's other regions (context meshRegions, comma separated): one agent region stack each.
@@ -40,6 +47,7 @@ const pipeline = new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   scheduleExpression: ctx('scheduleExpression'),
   scheduleEnabled: ctx('scheduleEnabled') === 'true',
   schedulePlanName: ctx('schedulePlanName'),
+  scheduleMachine: scheduleMachine(ctx('scheduleMachine')),
   clientRoleArns: ctx('clientRoleArns')?.split(',').filter(Boolean),
   clientInstanceIds: ctx('clientInstanceIds')?.split(',').filter(Boolean),
   alarmEmail: ctx('alarmEmail'),

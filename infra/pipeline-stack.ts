@@ -23,7 +23,7 @@ import { DataLake } from './constructs/data-lake.js';
 import { Orchestration } from './constructs/orchestration.js';
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
 import { Probe } from './constructs/probe.js';
-import { Schedule } from './constructs/schedule.js';
+import { Schedule, type ScheduleMachine } from './constructs/schedule.js';
 import { TrendAlerts } from './constructs/trend-alerts.js';
 
 export interface PipelineStackProps extends StackProps {
@@ -35,6 +35,8 @@ export interface PipelineStackProps extends StackProps {
   schedulePlanName?: string;
   /** An inline plan for the schedule instead of a named one. */
   schedulePlan?: Record<string, unknown>;
+  /** The machine the stack's schedule starts: `mesh` for a mesh plan; default measurement. */
+  scheduleMachine?: ScheduleMachine;
   /** IAM role ARNs of client instances: the client policy is attached to them. */
   clientRoleArns?: string[];
   /** Client instance ids: each may upload raw output only under its own prefix (docs/aws.md). */
@@ -111,6 +113,8 @@ export class PipelineStack extends Stack {
     });
     const schedule = new Schedule(this, 'Schedule', {
       stateMachine: run.stateMachine,
+      meshStateMachine: run.meshStateMachine,
+      machine: props.scheduleMachine,
       expression: props.scheduleExpression,
       enabled: props.scheduleEnabled,
       planName: props.schedulePlanName,

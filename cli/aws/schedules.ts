@@ -1,6 +1,7 @@
 /**
  * `pathbench schedule create|list|pause|resume|rm` on EventBridge Scheduler: one schedule per
- * plan (input `{ "planName": … }`), in the stack's schedule group, with the stack's scheduler
+ * plan (input `{ "planName": … }`), starting the measurement state machine or, for a mesh plan,
+ * the mesh state machine, in the stack's schedule group, with the stack's scheduler
  * role, retries and dead-letter queue (infra/constructs/schedule.ts; their ARNs come from the
  * stack outputs). Pause and resume read the schedule and write it back with only its state
  * changed (UpdateSchedule replaces the whole definition).
@@ -31,6 +32,8 @@ const scheduleInputSchema = z.object({ planName: z.string().optional() });
 export interface ScheduleTargets {
   region: string;
   stateMachineArn: string;
+  /** The mesh state machine (stack output MeshStateMachineArn): mesh plans' schedules start it. */
+  meshStateMachineArn?: string;
   roleArn: string;
   dlqArn: string;
   group: string;
@@ -95,6 +98,7 @@ export async function resolveScheduleTargets(
   return {
     region: cfg.region,
     stateMachineArn: cfg.stateMachineArn,
+    ...(cfg.meshStateMachineArn ? { meshStateMachineArn: cfg.meshStateMachineArn } : {}),
     roleArn,
     dlqArn,
     group: outputs?.ScheduleGroupName ?? 'pathbench',
@@ -107,10 +111,17 @@ export interface CreateScheduleOptions {
   timezone?: string;
   description?: string;
   paused?: boolean;
+  /** A mesh plan (its paths carry `mesh`): the schedule starts the mesh state machine. */
+  mesh?: boolean;
 }
 
 /** The CreateSchedule request for a plan (the same shape UpdateSchedule takes). */
 export function scheduleRequest(t: ScheduleTargets, o: CreateScheduleOptions): CreateScheduleCommandInput {
+  const machine = o.mesh ? t.meshStateMachineArn : t.stateMachineArn;
+  if (!machine)
+    throw new AwsCliError(
+      `plan ${o.planName} is a mesh plan, which runs on the mesh state machine, and none is known for ${t.stateMachineArn}: pass --mesh-state-machine ARN (stack output MeshStateMachineArn)`,
+    );
   return {
     Name: scheduleName(o.planName),
     GroupName: t.group,
@@ -120,7 +131,7 @@ export function scheduleRequest(t: ScheduleTargets, o: CreateScheduleOptions): C
     FlexibleTimeWindow: { Mode: 'OFF' },
     State: o.paused ? 'DISABLED' : 'ENABLED',
     Target: {
-      Arn: t.stateMachineArn,
+      Arn: machine,
       RoleArn: t.roleArn,
       Input: JSON.stringify({ planName: o.planName }),
       DeadLetterConfig: { Arn: t.dlqArn },
@@ -135,16 +146,19 @@ export interface ScheduleRow {
   expression?: string;
   timezone?: string;
   planName?: string;
+  /** The state machine it starts: `mesh` when it is the stack's mesh machine. */
+  machine?: 'measurement' | 'mesh';
 }
 
 export class Schedules {
   constructor(
     private readonly client: SchedulerClient,
     private readonly group: string,
+    private readonly machines: Pick<ScheduleTargets, 'stateMachineArn' | 'meshStateMachineArn'> | undefined = undefined,
   ) {}
 
-  static for(t: Pick<ScheduleTargets, 'region' | 'group'>): Schedules {
-    return new Schedules(new SchedulerClient({ region: t.region }), t.group);
+  static for(t: ScheduleTargets): Schedules {
+    return new Schedules(new SchedulerClient({ region: t.region }), t.group, t);
   }
 
   async create(t: ScheduleTargets, o: CreateScheduleOptions): Promise<string> {
@@ -174,11 +188,18 @@ export class Schedules {
           ...(g.ScheduleExpression ? { expression: g.ScheduleExpression } : {}),
           ...(g.ScheduleExpressionTimezone ? { timezone: g.ScheduleExpressionTimezone } : {}),
           ...(planName ? { planName } : {}),
+          ...(this.machineOf(g.Target?.Arn) ? { machine: this.machineOf(g.Target?.Arn) } : {}),
         });
       }
       token = out.NextToken;
     } while (token);
     return rows;
+  }
+
+  private machineOf(arn: string | undefined): ScheduleRow['machine'] {
+    if (!arn || !this.machines) return undefined;
+    if (arn === this.machines.meshStateMachineArn) return 'mesh';
+    return arn === this.machines.stateMachineArn ? 'measurement' : undefined;
   }
 
   /** ENABLED / DISABLED: the schedule as it is, with only its state changed. */

@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { errorMessage, PlanInvalidError } from '../../core/errors.js';
 import { type MeshEndpoint, meshLayout, meshPlanInput, meshRoundLowerBound } from '../../core/mesh-schedule.js';
-import { parsePlan } from '../../core/plan.js';
+import { parsePlan, parsePlanText } from '../../core/plan.js';
 import { COMMERCIAL_REGIONS, REGIONS, regionByCode } from '../../core/regions.js';
 import { checkDocument } from '../../core/stored-document.js';
 import { TARGET_PORTS } from '../../core/target-ports.js';
@@ -255,10 +255,14 @@ export function registerPlan(program: Command): void {
           if (!!o.cron === !!o.rate) throw new PlanInvalidError(['schedule: give exactly one of --cron or --rate']);
           const expression = o.cron ?? `rate(${String(o.rate).replace(/^rate\((.*)\)$/, '$1')})`;
           const { plans } = await planStoreFor({ ...o, data: o.data });
-          if ((await plans.text(planName)) === undefined)
+          const text = await plans.text(planName);
+          if (text === undefined)
             throw new PlanInvalidError([
               `plan: no plan named ${JSON.stringify(planName)}; store it first with \`pathbench plan put\``,
             ]);
+          // A mesh plan's schedule starts the mesh state machine (the stored plan was valid when put).
+          const parsed = parsePlanText(text);
+          const mesh = parsed.ok && parsed.plan.paths.some((p) => p.mesh);
           if (!o.aws) {
             out(cronLine(expression, planName, resolve(o.data), o.timezone));
             return;
@@ -269,8 +273,11 @@ export function registerPlan(program: Command): void {
             expression,
             timezone: o.timezone,
             paused: o.paused,
+            mesh,
           });
-          out(`schedule ${scheduleName(planName)} created (${expression} ${o.timezone}): ${arn}\n`);
+          out(
+            `schedule ${scheduleName(planName)} created (${expression} ${o.timezone}${mesh ? ', on the mesh state machine' : ''}): ${arn}\n`,
+          );
         }),
     );
   awsOnly(schedule.command('list').description('the schedules of the stack')).action(
@@ -279,7 +286,9 @@ export function registerPlan(program: Command): void {
         if (!o.aws) throw new PlanInvalidError(['schedule list: locally schedules are crontab lines; use --aws']);
         const t = await resolveScheduleTargets(o, process.env);
         for (const s of await Schedules.for(t).list())
-          out(`${s.name}\t${s.state}\t${s.expression ?? ''} ${s.timezone ?? ''}\tplan ${s.planName ?? '?'}\n`);
+          out(
+            `${s.name}\t${s.state}\t${s.expression ?? ''} ${s.timezone ?? ''}\tplan ${s.planName ?? '?'}${s.machine === 'mesh' ? ' (mesh)' : ''}\n`,
+          );
       }),
   );
   for (const [verb, state] of [

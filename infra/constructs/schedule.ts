@@ -1,6 +1,7 @@
 /**
- * Schedule: the EventBridge Scheduler schedule that starts a measurement run (DISABLED unless
- * asked for), with retries and a dead-letter queue for the starts that failed.
+ * Schedule: the EventBridge Scheduler schedule that starts a run (DISABLED unless asked for) on
+ * the measurement state machine or, for a mesh plan, the mesh state machine, with retries and a
+ * dead-letter queue for the starts that failed. The CLI's schedules may start either machine.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -11,8 +12,15 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ack } from '../nag.js';
 
+/** Which state machine a schedule starts: one path after another, or a mesh plan's rounds. */
+export type ScheduleMachine = 'measurement' | 'mesh';
+
 export interface ScheduleProps {
   stateMachine: sfn.IStateMachine;
+  /** The mesh state machine: the CLI's schedules of mesh plans start it. */
+  meshStateMachine?: sfn.IStateMachine;
+  /** The machine the stack's own schedule starts; default measurement (mesh needs meshStateMachine). */
+  machine?: ScheduleMachine;
   /** EventBridge Scheduler expression; default "cron(0 18 ? * SUN *)". */
   expression?: string;
   /** The schedule is created DISABLED unless this is true. */
@@ -51,13 +59,16 @@ export class Schedule extends Construct {
       }),
     });
     props.stateMachine.grantStartExecution(this.schedulerRole);
+    props.meshStateMachine?.grantStartExecution(this.schedulerRole);
+    const machine = props.machine === 'mesh' ? props.meshStateMachine : props.stateMachine;
+    if (!machine) throw new Error('schedule: machine "mesh" needs the mesh state machine');
     this.dlq.grantSendMessages(this.schedulerRole);
     const input = props.plan ? { plan: props.plan } : { planName: props.planName ?? 'default' };
     new scheduler.Schedule(this, 'Schedule', {
       description: 'pathbench: scheduled measurement run',
       schedule: scheduler.ScheduleExpression.expression(props.expression ?? 'cron(0 18 ? * SUN *)'),
       enabled: props.enabled ?? false,
-      target: new targets.StepFunctionsStartExecution(props.stateMachine, {
+      target: new targets.StepFunctionsStartExecution(machine, {
         input: scheduler.ScheduleTargetInput.fromObject(input),
         deadLetterQueue: this.dlq,
         retryAttempts: 2,

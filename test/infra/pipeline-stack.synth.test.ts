@@ -165,6 +165,29 @@ describe('pipeline stack', () => {
     });
   });
 
+  it('lets the scheduler role start either machine, and the stack schedule a mesh plan', () => {
+    const roles = template.findResources('AWS::IAM::Role', {
+      Properties: { AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 'scheduler.amazonaws.com' } }] } },
+    });
+    const [roleId] = Object.keys(roles);
+    const started = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Record<string, unknown>[])
+      .filter((st) => actionsOf(st).includes('states:StartExecution'))
+      .map((st) => JSON.stringify(st.Resource));
+    expect(started.join(' ')).toMatch(/Measurement/);
+    expect(started.join(' ')).toMatch(/Mesh/);
+    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'pb-cdk-')) });
+    const mesh = new PipelineStack(app, 'MeshScheduled', {
+      env: { account: '123456789012', region: 'ap-northeast-1' },
+      scheduleMachine: 'mesh',
+      schedulePlanName: 'weekly-mesh',
+    });
+    Template.fromStack(mesh).hasResourceProperties('AWS::Scheduler::Schedule', {
+      Target: { Arn: { Ref: Match.stringLikeRegexp('Mesh') }, Input: JSON.stringify({ planName: 'weekly-mesh' }) },
+    });
+  });
+
   it('enforces the Athena workgroup configuration with encrypted results and a scan cutoff', () => {
     template.hasResourceProperties('AWS::Athena::WorkGroup', {
       Name: 'pathbench',

@@ -65,6 +65,19 @@ describe('schedule create', () => {
     });
   });
 
+  it("starts a mesh plan's schedule on the mesh state machine, and refuses one when none is known", async () => {
+    const MESH = `${SM}-Mesh`;
+    sched.on(CreateScheduleCommand).resolves({ ScheduleArn: 'arn:aws:scheduler:…:schedule/pathbench/mesh' });
+    await new Schedules(new SchedulerClient({ region: 'ap-northeast-1' }), 'pathbench').create(
+      { ...targets, meshStateMachineArn: MESH },
+      { planName: 'mesh', expression: 'rate(7 days)', mesh: true },
+    );
+    expect(sched.commandCalls(CreateScheduleCommand)[0].args[0].input.Target?.Arn).toBe(MESH);
+    expect(() => scheduleRequest(targets, { planName: 'mesh', expression: 'rate(7 days)', mesh: true })).toThrow(
+      /plan mesh is a mesh plan.*--mesh-state-machine ARN/,
+    );
+  });
+
   it('accepts rate() and 6-field cron(), and names what is wrong otherwise', () => {
     expect(checkExpression('rate(7 days)')).toBe('rate(7 days)');
     expect(scheduleRequest(targets, { planName: 'p', expression: 'rate(1 hour)', paused: true }).State).toBe(
@@ -120,6 +133,20 @@ describe('schedule list, pause, resume, rm', () => {
         planName: 'weekly',
       },
       { name: 'daily', state: 'DISABLED', expression: 'rate(1 day)', timezone: 'Asia/Tokyo', planName: 'daily plan' },
+    ]);
+    // Knowing the stack's machines, each row says which one it starts.
+    sched.on(GetScheduleCommand, { Name: 'daily', GroupName: 'pathbench' }).resolves({
+      ...existing,
+      Name: 'daily',
+      Target: { ...existing.Target, Arn: `${SM}-Mesh` },
+    });
+    const known = new Schedules(new SchedulerClient({}), 'pathbench', {
+      stateMachineArn: SM,
+      meshStateMachineArn: `${SM}-Mesh`,
+    });
+    expect((await known.list()).map((r) => [r.name, r.machine])).toEqual([
+      ['weekly', 'measurement'],
+      ['daily', 'mesh'],
     ]);
   });
 
