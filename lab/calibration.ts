@@ -12,8 +12,8 @@ import { applyDelays } from './delay.js';
 import { LabCommandError } from './lab-errors.js';
 import { type ConnectMeter, type MeterClock, robustP50 } from './measure.js';
 import { setNextHop } from './next-hop.js';
+import type { LabPathDef } from './profiles/lab-profile.js';
 import type { DelayMechanism } from './sys.js';
-import type { LabPathDef } from './topology.js';
 
 /**
  * Calibration sampling per path and measurement: the median p50 of 5 short rounds of 20

@@ -17,6 +17,9 @@ import { LabInputError, LabStateError, LabUnavailableError } from './lab-errors.
 import { journalPath } from './lab-routes.js';
 import { type LabOptions, labLocation } from './location.js';
 import { connectMeter } from './measure.js';
+import { allNamespaces, nsName } from './namespace-names.js';
+import type { LabProfileName } from './profiles/lab-profile.js';
+import { labProfile } from './profiles/profile-by-name.js';
 import { startProxies } from './proxies.js';
 import { startServers } from './servers.js';
 import { type LabStatus, labStatus } from './status.js';
@@ -33,14 +36,7 @@ import {
   stopProcess,
   writeState,
 } from './sys.js';
-import {
-  allNamespaces,
-  buildCreditCommand,
-  buildTopologyCommands,
-  type LabProfileName,
-  labProfile,
-  nsName,
-} from './topology.js';
+import { buildCreditCommand, buildTopologyCommands } from './topology-commands.js';
 
 // The public surface callers import from this module (the CLI, tests, benches).
 export { labAvailable } from './availability.js';

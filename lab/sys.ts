@@ -23,7 +23,8 @@ import { targetPortsSchema } from '../core/target-ports.js';
 import type { InstanceState } from '../functions/ports.js';
 import { runTool } from '../probes/run-kit/run-tool.js';
 import { LabCommandError, LabStateError } from './lab-errors.js';
-import { type Argv, LAB_PROFILES, labCreditsSchema } from './topology.js';
+import { LAB_PROFILES, labCreditsSchema } from './profiles/lab-profile.js';
+import type { Argv } from './topology-commands.js';
 
 /**
  * Run a command (the agent's bounded runner: no shell, own process group, killed at the

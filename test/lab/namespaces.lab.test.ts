@@ -21,8 +21,8 @@ import {
 import { LabFleet } from '../../lab/lab-fleet.js';
 import { LabRoutes } from '../../lab/lab-routes.js';
 import { type ConnectMeter, connectMeter, robustP50 } from '../../lab/measure.js';
+import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
 import { defaultStateDir, isAlive, type LabProcess, labCpu, listNamespaces, readState } from '../../lab/sys.js';
-import { seed000Profile } from '../../lab/topology.js';
 
 const execFileP = promisify(execFile);
 const PREFIX = 'pb-tl-';
