@@ -22,11 +22,11 @@ import type { PathManifest, ProbeCommandState } from '../../core/path-manifest.j
 import type { ClientRef, RouteEntry } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import type { Deps } from '../ports.js';
-import { salvageOutput } from './collect.js';
 import type { FailureInput, PathRef, PollState } from './contracts.js';
 import { POLL_LIMITS, probePollBound, probeTiming } from './limits.js';
 import { loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
+import { salvageOutput } from './salvage.js';
 import { loadResolvedPlan } from './validate.js';
 
 export { estimateSeconds, POLL_LIMITS } from './limits.js';

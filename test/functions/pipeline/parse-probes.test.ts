@@ -1,5 +1,5 @@
 /**
- * Issue 17, "one client can forge another path's data": each client writes raw output under its
+ * One client cannot forge another path's data: each client writes raw output under its
  * own `client=<instanceId>/` prefix of the path and run (IAM allows nothing else, see
  * test/infra), and collect reads only the prefix of the path's own client. Real local store and
  * pipeline steps; the agent is the fake runner writing where SendProbe tells it to.
