@@ -21,7 +21,9 @@ import { SEED004_ROUTES } from '../../lab/profiles/seed-004-profile.js';
 import { listNamespaces, run } from '../../lab/sys.js';
 import { runLocal } from '../../local/local-driver.js';
 import { azPairRows } from '../../report/report-az.js';
-import { renderCsv, renderMarkdown, renderTable } from '../../report/report-text.js';
+import { renderCsv } from '../../report/report-csv.js';
+import { renderMarkdown } from '../../report/report-markdown.js';
+import { renderTable } from '../../report/report-text.js';
 import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-t4-';

@@ -20,7 +20,7 @@ import { labAvailable, labDown, labLocation, labUp } from '../../lab/lab.js';
 import { isAlive, type LabProcess, listNamespaces, readState } from '../../lab/sys.js';
 import { runLocal } from '../../local/local-driver.js';
 import { TIME_WAIT_FLAG } from '../../probes/http/http-trials.js';
-import { renderMarkdown } from '../../report/report-text.js';
+import { renderMarkdown } from '../../report/report-markdown.js';
 import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-s2-';
