@@ -18,7 +18,7 @@ import { POLL_LIMITS, probePollBound, probeTiming } from '../../functions/pipeli
 import { sendProbe } from '../../functions/pipeline/probe-command.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
-import type { ExecutionEvent } from '../../local/execution.js';
+import type { ExecutionEvent } from '../../local/local-execution.js';
 import {
   FakeFleet,
   FakeRoutes,
