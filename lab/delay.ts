@@ -6,8 +6,9 @@
 import { buildHelper } from './build-helpers.js';
 import type { LabBuilder } from './builder.js';
 import { LabCommandError, LabInputError, LabUnavailableError } from './lab-errors.js';
+import type { DelayMechanism } from './lab-state.js';
 import { type LabPathDef, type LabProfile, type LabRole, queuesByRole } from './profiles/lab-profile.js';
-import { type DelayMechanism, isAlive, labCpu, run, tail, tryRun, waitFor } from './sys.js';
+import { isAlive, labCpu, run, tail, tryRun, waitFor } from './sys.js';
 import { buildDelayRuleCommands } from './topology-commands.js';
 
 async function hasNetem(ns: string): Promise<boolean> {

@@ -74,7 +74,7 @@ export interface LabPathDef {
   loopbackTarget?: boolean;
 }
 
-/** The client's burst-credit token bucket (kept in the lab state, lab/sys.ts). */
+/** The client's burst-credit token bucket (kept in the lab state, lab/lab-state.ts). */
 export const labCreditsSchema = z.object({
   /** Sustained rate after the bucket is empty (the "baseline" bandwidth). */
   rate: z.string(),
