@@ -4,7 +4,7 @@
  * (cli/compare-runs.ts, the comparisons code of one run's summary).
  */
 
-import { diffText, fmt, unitOf } from '../report/report-text.js';
+import { diffText, fmt, unitOf } from '../report/report-rows.js';
 import type { RunComparison } from './compare-runs.js';
 
 export const COMPARE_HEAD = ['path', 'probe', 'metric', 'n A / B', 'p50 A → B', 'p50', 'p95', 'p99'];

@@ -7,7 +7,7 @@
 import { createLogUpdate } from 'log-update';
 import { printable } from '../core/printable.js';
 import type { ResolvedPlan } from '../core/resolved-plan.js';
-import type { ExecutionEvent } from '../local/execution.js';
+import type { ExecutionEvent } from '../local/local-execution.js';
 import type { ProbeSpec } from '../probes/index.js';
 
 /** What a person calls each state of the per-path iteration (statemachine/measurement.asl.json). */

@@ -16,7 +16,7 @@ import {
   runsNeeded,
 } from '../functions/pipeline/regressions.js';
 import type { ObjectStore } from '../functions/ports.js';
-import { fmt } from '../report/report-text.js';
+import { fmt } from '../report/report-rows.js';
 
 export interface TrendFilters {
   plan?: string;

@@ -1,7 +1,7 @@
 /**
  * The agent report: what the agent writes next to the raw files as `agent.json` (provenance of
  * the measurement; docs/probes.md), uploaded under the path client's raw prefix. CollectOutput
- * reads it as far as it can (functions/pipeline/collect.ts): the agent rewrites it after every
+ * reads it as far as it can (functions/pipeline/read-agent-report.ts): the agent rewrites it after every
  * probe, a killed agent leaves one marked `partial`, and an upload can cut it short.
  */
 import { z } from 'zod';

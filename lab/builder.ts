@@ -5,8 +5,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type LabProcess, type LabState, spawnInNamespace, stopProcess, writeState } from './sys.js';
-import { type Argv, type LabProfile, type LabRole, nsName } from './topology.js';
+import { type LabState, writeState } from './lab-state.js';
+import { nsName } from './namespace-names.js';
+import type { LabProfile, LabRole } from './profiles/lab-profile.js';
+import { type LabProcess, spawnInNamespace, stopProcess } from './sys.js';
+import type { Argv } from './topology-commands.js';
 
 export class LabBuilder {
   constructor(

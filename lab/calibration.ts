@@ -10,10 +10,10 @@ import { z } from 'zod';
 import type { LabBuilder } from './builder.js';
 import { applyDelays } from './delay.js';
 import { LabCommandError } from './lab-errors.js';
+import type { DelayMechanism } from './lab-state.js';
 import { type ConnectMeter, type MeterClock, robustP50 } from './measure.js';
 import { setNextHop } from './next-hop.js';
-import type { DelayMechanism } from './sys.js';
-import type { LabPathDef } from './topology.js';
+import type { LabPathDef } from './profiles/lab-profile.js';
 
 /**
  * Calibration sampling per path and measurement: the median p50 of 5 short rounds of 20

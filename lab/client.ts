@@ -4,7 +4,8 @@
  */
 import type { ClientRef } from '../core/resolved-plan.js';
 import { LabInputError } from './lab-errors.js';
-import { type ClientTrack, labCpu } from './sys.js';
+import type { ClientTrack } from './lab-state.js';
+import { labCpu } from './sys.js';
 
 /**
  * Argv prefix that runs a command inside the lab client's namespace (instanceId = namespace),

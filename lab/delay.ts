@@ -6,8 +6,10 @@
 import { buildHelper } from './build-helpers.js';
 import type { LabBuilder } from './builder.js';
 import { LabCommandError, LabInputError, LabUnavailableError } from './lab-errors.js';
-import { type DelayMechanism, isAlive, labCpu, run, tail, tryRun, waitFor } from './sys.js';
-import { buildDelayRuleCommands, type LabPathDef, type LabProfile, type LabRole, queuesByRole } from './topology.js';
+import type { DelayMechanism } from './lab-state.js';
+import { type LabPathDef, type LabProfile, type LabRole, queuesByRole } from './profiles/lab-profile.js';
+import { isAlive, labCpu, run, tail, tryRun, waitFor } from './sys.js';
+import { buildDelayRuleCommands } from './topology-commands.js';
 
 async function hasNetem(ns: string): Promise<boolean> {
   const ok = await tryRun(['tc', '-n', ns, 'qdisc', 'add', 'dev', 'lo', 'root', 'netem', 'delay', '0ms']);

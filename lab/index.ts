@@ -13,7 +13,8 @@ export { parseIpRoute } from './ip-route.js';
 export type { LabOptions, LabStatus, LabUpOptions } from './lab.js';
 export { labAvailable, labCalibrate, labClientWrap, labDown, labShiftDelay, labStatus, labUp } from './lab.js';
 export { LabCommandError, LabInputError, LabStateError, LabUnavailableError } from './lab-errors.js';
-export { LAB_PORTS, labProfile, OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
+export { LAB_PORTS, OSAKA_CIDR, TOKYO_CIDR } from './profiles/lab-profile.js';
+export { labProfile } from './profiles/profile-by-name.js';
 
 /** Fleet, Routes and the command wrapper for running the pipeline against the lab. */
 export async function createLabPorts(opts: LabFleetOptions = {}): Promise<{

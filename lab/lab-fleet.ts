@@ -11,9 +11,13 @@ import type { ClientRef } from '../core/resolved-plan.js';
 import type { Fleet, InstanceInfo } from '../functions/ports.js';
 import { resolveClient } from './client.js';
 import { LabStateError } from './lab-errors.js';
+import { type LabState, readState, writeState } from './lab-state.js';
 import { type LabOptions, labLocation } from './location.js';
-import { type LabState, listNamespaces, readState, run, tryRun, writeState } from './sys.js';
-import { buildCreditCommand, hostOf, labProfile, tcRateBps } from './topology.js';
+import { hostOf } from './profiles/lab-profile.js';
+import { labProfile } from './profiles/profile-by-name.js';
+import { listNamespaces, run, tryRun } from './sys.js';
+import { tcRateBps } from './tc-rate.js';
+import { buildCreditCommand } from './topology-commands.js';
 
 /** What the lab client calls itself where EC2 has an instance type and an AZ id. */
 const LAB_INSTANCE_TYPE = 'netns';

@@ -19,8 +19,9 @@ import { checkDocument } from '../core/stored-document.js';
 import type { Routes } from '../functions/ports.js';
 import { parseIpRoute, sameDestination } from './ip-route.js';
 import { LabStateError } from './lab-errors.js';
+import { readState } from './lab-state.js';
 import { type LabOptions, labLocation } from './location.js';
-import { isAlive, procStartTime, readState, run } from './sys.js';
+import { isAlive, procStartTime, run } from './sys.js';
 
 type RouteKey = Omit<RouteEntry, 'via'>;
 

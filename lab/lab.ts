@@ -15,32 +15,17 @@ import { calibrate, seedDelays } from './calibration.js';
 import { applyDelays, setUpDelayMechanism } from './delay.js';
 import { LabInputError, LabStateError, LabUnavailableError } from './lab-errors.js';
 import { journalPath } from './lab-routes.js';
+import { type DelayMechanism, type LabState, readState, removeState, statePath, writeState } from './lab-state.js';
 import { type LabOptions, labLocation } from './location.js';
 import { connectMeter } from './measure.js';
+import { allNamespaces, nsName } from './namespace-names.js';
+import type { LabProfileName } from './profiles/lab-profile.js';
+import { labProfile } from './profiles/profile-by-name.js';
 import { startProxies } from './proxies.js';
 import { startServers } from './servers.js';
 import { type LabStatus, labStatus } from './status.js';
-import {
-  type DelayMechanism,
-  type LabState,
-  labCpu,
-  listNamespaces,
-  namespacePids,
-  readState,
-  removeState,
-  run,
-  statePath,
-  stopProcess,
-  writeState,
-} from './sys.js';
-import {
-  allNamespaces,
-  buildCreditCommand,
-  buildTopologyCommands,
-  type LabProfileName,
-  labProfile,
-  nsName,
-} from './topology.js';
+import { labCpu, listNamespaces, namespacePids, run, stopProcess } from './sys.js';
+import { buildCreditCommand, buildTopologyCommands } from './topology-commands.js';
 
 // The public surface callers import from this module (the CLI, tests, benches).
 export { labAvailable } from './availability.js';

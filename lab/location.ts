@@ -1,7 +1,7 @@
 /** Where a lab lives: its namespace prefix and its state directory, from the caller's options. */
 import { LabInputError } from './lab-errors.js';
-import { defaultStateDir } from './sys.js';
-import { DEFAULT_PREFIX, PREFIX_RE } from './topology.js';
+import { defaultStateDir } from './lab-state.js';
+import { DEFAULT_PREFIX, PREFIX_RE } from './namespace-names.js';
 
 export interface LabOptions {
   /** Namespace prefix (default "pb-"); tests use their own, e.g. "pb-tl-". */

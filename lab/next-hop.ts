@@ -1,7 +1,7 @@
 /** Which next hop (peering or Transit Gateway) carries Tokyo ↔ Osaka traffic in the lab. */
 import type { LabBuilder } from './builder.js';
+import { OSAKA_CIDR, TOKYO_CIDR } from './profiles/lab-profile.js';
 import { run } from './sys.js';
-import { OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
 
 /** Point both router namespaces' cross-region routes at next hop `name`. */
 export async function setNextHop(b: LabBuilder, name: 'peering' | 'tgw'): Promise<void> {

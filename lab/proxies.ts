@@ -7,9 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LabBuilder } from './builder.js';
+import { haproxyConfig } from './haproxy-config.js';
 import { LabCommandError, LabUnavailableError } from './lab-errors.js';
 import { isAlive, listening, tail, tryRun, waitFor } from './sys.js';
-import { haproxyConfig } from './topology.js';
 
 export async function startProxies(b: LabBuilder): Promise<void> {
   const proxies = b.profile.proxies ?? [];

@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AGENT_BUNDLE, ensureAgentBundle } from '../agent/bundle.js';
 import type { LabBuilder } from './builder.js';
-import { type LabState, listening, tryRun, waitFor } from './sys.js';
-import { targetRoles } from './topology.js';
+import type { LabState } from './lab-state.js';
+import { targetRoles } from './profiles/lab-profile.js';
+import { listening, tryRun, waitFor } from './sys.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AGENT_SOURCE = join(ROOT, 'agent', 'agent-main.ts');

@@ -2,9 +2,11 @@
 import type { RouteTarget } from '../core/resolved-plan.js';
 import { resolveClient } from './client.js';
 import { readLabRoute } from './lab-routes.js';
+import { type ClientTrack, type LabState, readState, statePath } from './lab-state.js';
 import { type LabOptions, labLocation } from './location.js';
-import { type ClientTrack, isAlive, type LabState, listNamespaces, readState, statePath } from './sys.js';
-import { allNamespaces, type LabProfileName, OSAKA_CIDR, TOKYO_CIDR } from './topology.js';
+import { allNamespaces } from './namespace-names.js';
+import { type LabProfileName, OSAKA_CIDR, TOKYO_CIDR } from './profiles/lab-profile.js';
+import { isAlive, listNamespaces } from './sys.js';
 
 export interface LabStatus {
   up: boolean;

@@ -21,7 +21,7 @@ import {
   taskPlaceholders,
 } from '../statemachine/asl.js';
 import { distributedMapAsTask, isDistributed, type Json, runDistributedMap } from './distributed-map.js';
-import type { ChildExecution, ExecutionEvent, RunMachineResult } from './execution.js';
+import type { ChildExecution, ExecutionEvent, RunMachineResult } from './local-execution.js';
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
 type WithResolvers = <T>() => { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };

@@ -13,7 +13,7 @@
  */
 import type { ObjectStore } from '../functions/ports.js';
 import { type AslState, type AslStates, allStates } from '../statemachine/asl.js';
-import type { ChildExecution, RunMachineResult } from './execution.js';
+import type { ChildExecution, RunMachineResult } from './local-execution.js';
 
 export type Json = Record<string, unknown>;
 

@@ -23,8 +23,8 @@ import { LocalCommandRunner } from './child-command-runner.js';
 import { DirStore } from './dir-store.js';
 import { DuckDbQueryEngine } from './duckdb-query.js';
 import { type EcsWorkers, startEcsWorkers } from './ecs-workers.js';
-import type { ExecutionEvent, RunMachineResult } from './execution.js';
 import { FileLock, hostLock, LockSet } from './file-lock.js';
+import type { ExecutionEvent, RunMachineResult } from './local-execution.js';
 import { LOOPBACK_POLL_SECONDS, LoopbackFleet, LoopbackRoutes } from './loopback.js';
 
 export const DEFAULT_DATA_DIR = '.pathbench';

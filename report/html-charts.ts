@@ -18,7 +18,7 @@ import type {
   TrendSeries,
 } from '../core/run-summary.js';
 import { esc } from './html-escape.js';
-import { fmt, unitOf } from './report-text.js';
+import { fmt, unitOf } from './report-rows.js';
 
 echarts.use([
   BarChart,

@@ -19,7 +19,8 @@ import {
 import { esc } from './html-escape.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
-import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, runNotes, trendLine, unitOf } from './report-text.js';
+import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, trendLine, unitOf } from './report-rows.js';
+import { runNotes } from './report-text.js';
 import { runMetaHtml } from './run-meta-html.js';
 
 function meshTable(m: MeshSummary): string {

@@ -18,7 +18,7 @@ export interface DeployFlags {
   allowPlan?: string[];
 }
 
-/** The plan the testbed deploy writes (cli/commands/testbed.command.ts DEFAULT_PLAN_OUT); --testbed allows it. */
+/** The plan the testbed deploy writes (cli/testbed/testbed-plans.ts DEFAULT_PLAN_OUT); --testbed allows it. */
 const TESTBED_PLAN = path.resolve(ROOT, 'plans/tokyo-osaka.json');
 
 /**
@@ -75,10 +75,10 @@ export async function deploy(o: DeployFlags, run: (args: string[]) => Promise<nu
   if (o.testbed) {
     let deployTestbed: ((opts: { yes?: boolean }) => Promise<number>) | undefined;
     try {
-      ({ deployTestbed } = await import('../commands/testbed.command.js'));
+      ({ deployTestbed } = await import('../testbed/deploy-testbed.js'));
     } catch (e) {
       throw new AwsCliError(
-        `--testbed is not available: cli/commands/testbed.command.ts failed to load (${errorMessage(e)})`,
+        `--testbed is not available: cli/testbed/deploy-testbed.ts failed to load (${errorMessage(e)})`,
       );
     }
     const code = await deployTestbed({ yes: o.yes });

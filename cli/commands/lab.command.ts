@@ -9,7 +9,7 @@ import { printable } from '../../core/printable.js';
 import { type LabStatus, labAvailable, labCalibrate, labDown, labStatus, labUp } from '../../lab/lab.js';
 import { LabInputError, LabUnavailableError } from '../../lab/lab-errors.js';
 import { LabRoutes } from '../../lab/lab-routes.js';
-import { LAB_PROFILES } from '../../lab/topology.js';
+import { LAB_PROFILES } from '../../lab/profiles/lab-profile.js';
 import { liveStatus } from '../progress.js';
 
 function fail(e: unknown): never {

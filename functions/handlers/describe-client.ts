@@ -1,6 +1,7 @@
-/** DescribeClient: one bounded poll of the client state (functions/pipeline/path.ts). */
+/** DescribeClient: one bounded poll of the client state (functions/pipeline/client-reboot.ts). */
+
+import { describeClient as describe } from '../pipeline/client-reboot.js';
 import { describeClientInput } from '../pipeline/contracts.js';
-import { describeClient as describe } from '../pipeline/path.js';
 import type { Deps } from '../ports.js';
 import { parseTaskInput } from './task-input.js';
 

@@ -1,6 +1,6 @@
-/** PollProbe: one bounded poll of the probe command (functions/pipeline/path.ts). */
+/** PollProbe: one bounded poll of the probe command (functions/pipeline/probe-command.ts). */
 import { pollProbeInput } from '../pipeline/contracts.js';
-import { pollProbe as poll } from '../pipeline/path.js';
+import { pollProbe as poll } from '../pipeline/probe-command.js';
 import type { Deps } from '../ports.js';
 import { parseTaskInput } from './task-input.js';
 

@@ -1,10 +1,10 @@
 /**
  * RecordPathFailure: which step of a path failed and why, keeping the samples of probes that
- * finished (functions/pipeline/path.ts); the salvaged samples get their Parquet copy too.
+ * finished (functions/pipeline/path-failure.ts); the salvaged samples get their Parquet copy too.
  */
 import { failureInput } from '../pipeline/contracts.js';
 import { writeParquetCopy } from '../pipeline/parquet-copy.js';
-import { recordPathFailure as record } from '../pipeline/path.js';
+import { recordPathFailure as record } from '../pipeline/path-failure.js';
 import type { Deps } from '../ports.js';
 import { parseTaskInput } from './task-input.js';
 

@@ -1,6 +1,7 @@
-/** StartClient: start the client instance, reboot part 2 (functions/pipeline/path.ts). */
+/** StartClient: start the client instance, reboot part 2 (functions/pipeline/client-reboot.ts). */
+
+import { startClient as start } from '../pipeline/client-reboot.js';
 import { clientInput } from '../pipeline/contracts.js';
-import { startClient as start } from '../pipeline/path.js';
 import type { Deps } from '../ports.js';
 import { parseTaskInput } from './task-input.js';
 

@@ -1,6 +1,7 @@
-/** StopClient: stop the client instance, reboot part 1 (functions/pipeline/path.ts). */
+/** StopClient: stop the client instance, reboot part 1 (functions/pipeline/client-reboot.ts). */
+
+import { stopClient as stop } from '../pipeline/client-reboot.js';
 import { clientInput } from '../pipeline/contracts.js';
-import { stopClient as stop } from '../pipeline/path.js';
 import type { Deps } from '../ports.js';
 import { parseTaskInput } from './task-input.js';
 

@@ -1,6 +1,6 @@
-/** SwapRoutes: point the path's routes at its targets (functions/pipeline/path.ts). */
+/** SwapRoutes: point the path's routes at its targets (functions/pipeline/route-swap.ts). */
 import { pathRef } from '../pipeline/contracts.js';
-import { swapRoutes as swap } from '../pipeline/path.js';
+import { swapRoutes as swap } from '../pipeline/route-swap.js';
 import type { Deps } from '../ports.js';
 import { parseTaskInput } from './task-input.js';
 

@@ -8,11 +8,11 @@ import { errorMessage, RouteSwapError } from '../../core/errors.js';
 import { checkRunId, routeKey } from '../../core/keys.js';
 import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { Deps } from '../ports.js';
-import { salvageOutput } from './collect.js';
 import { updateManifest } from './manifest.js';
 import { writeParquetCopy } from './parquet-copy.js';
 import { markStopped, type RestoreOutcome, readJournal, restoreJournaled } from './route-journal.js';
 import { releaseOwnLock } from './run-end.js';
+import { salvageOutput } from './salvage.js';
 import { loadResolvedPlan } from './validate.js';
 
 export interface CleanupResult {

@@ -81,7 +81,7 @@ export function probeTiming(probes: readonly ProbeSpec[]): {
   return { probing, expected, timeoutSeconds: Math.ceil(expected * 1.5 + 60) };
 }
 
-/** Most polls of one probe command (PollProbe's own bound, see pollProbe in path.ts). */
+/** Most polls of one probe command (PollProbe's own bound, see pollProbe in probe-command.ts). */
 export function probePollBound(timeoutSeconds: number, pollSeconds: number): number {
   const minPoll = Math.max(1, pollSeconds);
   return Math.min(POLL_LIMITS.probe, Math.ceil(timeoutSeconds / minPoll) + 2);

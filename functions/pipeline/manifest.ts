@@ -178,3 +178,17 @@ export function stepEnded(
   if (note) s.note = note;
   return s;
 }
+
+/** Add a note to a path's entry, once. */
+export function addNote(p: PathManifest, text: string): void {
+  if (!p.notes.includes(text)) p.notes.push(text);
+}
+
+/** The wait between reboot (or path start) and the next step is the credit refill wait. */
+export function closeCreditWait(p: PathManifest, now: Date): void {
+  if (p.steps.some((s) => s.name === 'WaitForCredits')) return;
+  const reboot = p.steps.find((s) => s.name === 'Reboot');
+  const startedAt = reboot?.endedAt ?? p.startedAt ?? now.toISOString();
+  const ms = Math.max(0, now.getTime() - Date.parse(startedAt));
+  p.steps.push({ name: 'WaitForCredits', status: 'succeeded', startedAt, endedAt: now.toISOString(), ms });
+}

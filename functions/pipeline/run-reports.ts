@@ -6,7 +6,8 @@
 import { keys } from '../../core/keys.js';
 import type { RunManifest } from '../../core/run-manifest.js';
 import type { Summary } from '../../core/run-summary.js';
-import { renderCsv, renderMarkdown } from '../../report/report-text.js';
+import { renderCsv } from '../../report/report-csv.js';
+import { renderMarkdown } from '../../report/report-markdown.js';
 import { restampHtml } from '../../report/run-meta-html.js';
 import type { Deps } from '../ports.js';
 

@@ -25,7 +25,7 @@ import { agentReportSchema } from '../../core/agent-report.js';
 import type { AgentSpec } from '../../core/agent-spec.js';
 import { percentileOf } from '../../core/stats.js';
 import { parseDocument } from '../../core/stored-document.js';
-import { LAB_PORTS } from '../../lab/topology.js';
+import { LAB_PORTS } from '../../lab/profiles/lab-profile.js';
 import { parseHttp } from '../../probes/http/http.parser.js';
 import { runHttp } from '../../probes/http/http.runner.js';
 import type { HttpProbe } from '../../probes/http/http.schema.js';
@@ -38,7 +38,7 @@ const ROUNDS = 3;
 const REQUESTS = 3000;
 const PAYLOAD = 1024;
 const WRK_SECONDS = 3;
-/** Path A's target address inside the lab (lab/topology.ts, seed-000 profile). */
+/** Path A's target address inside the lab (lab/profiles/seed-000-profile.ts). */
 const LAB_A_HOST = '10.0.2.10';
 
 /** The rounds' middle figure, unreadable (NaN) rounds dropped: nearest-rank p50, so the lower middle of an even count. */

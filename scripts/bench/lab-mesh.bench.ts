@@ -18,7 +18,7 @@ import {
   labMeshMatrixLines,
   labMeshRows,
 } from '../../lab/lab-mesh.js';
-import { DEFAULT_PREFIX } from '../../lab/topology.js';
+import { DEFAULT_PREFIX } from '../../lab/namespace-names.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import { meshFitLines } from '../../report/report-mesh.js';
 

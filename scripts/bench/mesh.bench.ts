@@ -20,8 +20,8 @@ import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
 import { HISTORY_EVENT_LIMIT, meshChildEventBound, meshParentEventBound } from '../../functions/pipeline/limits.js';
 import type { CommandInvocation, CommandRunner, ObjectStore, ProbeCommand } from '../../functions/ports.js';
-import type { ChildExecution, ExecutionEvent } from '../../local/execution.js';
 import { requireValidPlan, runLocal } from '../../local/local-driver.js';
+import type { ChildExecution, ExecutionEvent } from '../../local/local-execution.js';
 
 /** Answers at once: writes what the agent would have written (tcp-connect lines at the pair's fibre RTT, agent.json). */
 export class InstantRunner implements CommandRunner {

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/run-summary.js';
 import { labStatus } from '../../lab/lab.js';
+import { DEFAULT_PREFIX } from '../../lab/namespace-names.js';
+import { LAB_ROLES } from '../../lab/profiles/seed-000-profile.js';
 import { listNamespaces } from '../../lab/sys.js';
-import { DEFAULT_PREFIX, LAB_ROLES } from '../../lab/topology.js';
 import { npmStartArgv, runCommand } from '../helpers/npm-start.js';
 
 let dir: string;

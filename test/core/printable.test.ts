@@ -11,7 +11,7 @@ import { quoted } from '../../core/fields.js';
 import { parsePlan, parsePlanText } from '../../core/plan.js';
 import { printable } from '../../core/printable.js';
 import type { Summary } from '../../core/run-summary.js';
-import { csvCell, renderCsv } from '../../report/report-text.js';
+import { csvCell, renderCsv } from '../../report/report-csv.js';
 import { FIXTURES, ROOT } from '../helpers/repo.js';
 
 /** Anything that could act on a terminal: C0 but newline, DEL, C1, bidi and other format characters. */

@@ -6,7 +6,7 @@
 import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../core/run-manifest.js';
 import { DirStore } from '../../local/dir-store.js';
-import type { ExecutionEvent } from '../../local/execution.js';
+import type { ExecutionEvent } from '../../local/local-execution.js';
 import { allStates, loadDefinition } from '../../statemachine/asl.js';
 import { type FaultCase, faultCase } from './harness.js';
 

@@ -12,8 +12,8 @@ import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
+import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
 import { listNamespaces } from '../../lab/sys.js';
-import { seed000Profile } from '../../lab/topology.js';
 import { runLocal } from '../../local/local-driver.js';
 import { ROOT } from '../helpers/repo.js';
 

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LabStateError } from '../../lab/lab-errors.js';
 import { LabFleet } from '../../lab/lab-fleet.js';
-import { type LabState, statePath } from '../../lab/sys.js';
-import { seed000Profile } from '../../lab/topology.js';
+import { type LabState, statePath } from '../../lab/lab-state.js';
+import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
 
 const fixture = join(import.meta.dirname, '../fixtures/lab/state.json');
 const dirs: string[] = [];

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { meshRoundLowerBound } from '../../core/mesh-schedule.js';
 import { fibreRttMs, greatCircleKm, regionByCode } from '../../core/regions.js';
 import { LAB_MESH_REGIONS, labMeshPairs, labMeshPlan, labMeshRttMs } from '../../lab/lab-mesh.js';
-import { buildDelayRuleCommands, buildTopologyCommands, labProfile } from '../../lab/topology.js';
+import { labProfile } from '../../lab/profiles/profile-by-name.js';
+import { buildDelayRuleCommands, buildTopologyCommands } from '../../lab/topology-commands.js';
 import { ROOT } from '../helpers/repo.js';
 
 describe('lab profile mesh', () => {

@@ -20,9 +20,10 @@ import {
 } from '../../lab/lab.js';
 import { LabFleet } from '../../lab/lab-fleet.js';
 import { LabRoutes } from '../../lab/lab-routes.js';
+import { defaultStateDir, readState } from '../../lab/lab-state.js';
 import { type ConnectMeter, connectMeter, robustP50 } from '../../lab/measure.js';
-import { defaultStateDir, isAlive, type LabProcess, labCpu, listNamespaces, readState } from '../../lab/sys.js';
-import { seed000Profile } from '../../lab/topology.js';
+import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
+import { isAlive, type LabProcess, labCpu, listNamespaces } from '../../lab/sys.js';
 
 const execFileP = promisify(execFile);
 const PREFIX = 'pb-tl-';

@@ -16,11 +16,14 @@ import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
+import { DEFAULT_PREFIX } from '../../lab/namespace-names.js';
+import { SEED004_ROUTES } from '../../lab/profiles/seed-004-profile.js';
 import { listNamespaces, run } from '../../lab/sys.js';
-import { DEFAULT_PREFIX, SEED004_ROUTES } from '../../lab/topology.js';
 import { runLocal } from '../../local/local-driver.js';
 import { azPairRows } from '../../report/report-az.js';
-import { renderCsv, renderMarkdown, renderTable } from '../../report/report-text.js';
+import { renderCsv } from '../../report/report-csv.js';
+import { renderMarkdown } from '../../report/report-markdown.js';
+import { renderTable } from '../../report/report-text.js';
 import { expectHonestComparisons } from '../helpers/honest-comparisons.js';
 import { ROOT } from '../helpers/repo.js';
 

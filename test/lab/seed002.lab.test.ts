@@ -17,10 +17,11 @@ import type { ResultRow, Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labLocation, labUp } from '../../lab/lab.js';
-import { isAlive, type LabProcess, listNamespaces, readState } from '../../lab/sys.js';
+import { readState } from '../../lab/lab-state.js';
+import { isAlive, type LabProcess, listNamespaces } from '../../lab/sys.js';
 import { runLocal } from '../../local/local-driver.js';
 import { TIME_WAIT_FLAG } from '../../probes/http/http-trials.js';
-import { renderMarkdown } from '../../report/report-text.js';
+import { renderMarkdown } from '../../report/report-markdown.js';
 import { expectHonestComparisons } from '../helpers/honest-comparisons.js';
 import { ROOT } from '../helpers/repo.js';
 

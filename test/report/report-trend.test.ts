@@ -4,8 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Regression, Summary, TrendSeries } from '../../core/run-summary.js';
+import { CSV_REGRESSION_HEAD, renderCsv } from '../../report/report-csv.js';
 import { renderHtml } from '../../report/report-html.js';
-import { CSV_REGRESSION_HEAD, renderCsv, renderMarkdown, renderTable } from '../../report/report-text.js';
+import { renderMarkdown } from '../../report/report-markdown.js';
+import { renderTable } from '../../report/report-text.js';
 
 const regression: Regression = {
   path: 'C',

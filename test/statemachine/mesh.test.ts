@@ -10,7 +10,7 @@ import { meshLayout, meshPlanInput } from '../../core/mesh-schedule.js';
 import { COMMERCIAL_REGIONS } from '../../core/regions.js';
 import type { RunManifest } from '../../core/run-manifest.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
-import type { ExecutionEvent } from '../../local/execution.js';
+import type { ExecutionEvent } from '../../local/local-execution.js';
 import { type AslDefinition, loadDefinition } from '../../statemachine/asl.js';
 import { meshDefinition } from '../../statemachine/mesh-definition.js';
 import { noWaits, scenarioDeps } from '../helpers/fakes.js';

@@ -10,7 +10,7 @@ import type { RunManifest } from '../../core/run-manifest.js';
 import type { ProbeCommand } from '../../functions/ports.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
-import type { ExecutionEvent } from '../../local/execution.js';
+import type { ExecutionEvent } from '../../local/local-execution.js';
 import { FakeFleet, FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];

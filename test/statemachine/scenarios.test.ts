@@ -14,11 +14,11 @@ import { type RunManifest, runManifestSchema } from '../../core/run-manifest.js'
 import { type Summary, summarySchema } from '../../core/run-summary.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
-import { probePollBound, probeTiming } from '../../functions/pipeline/limits.js';
-import { POLL_LIMITS, sendProbe } from '../../functions/pipeline/path.js';
+import { POLL_LIMITS, probePollBound, probeTiming } from '../../functions/pipeline/limits.js';
+import { sendProbe } from '../../functions/pipeline/probe-command.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
-import type { ExecutionEvent } from '../../local/execution.js';
+import type { ExecutionEvent } from '../../local/local-execution.js';
 import {
   FakeFleet,
   FakeRoutes,

@@ -8,7 +8,7 @@ import { RouteSwapError } from '../../../core/errors.js';
 import { keys } from '../../../core/keys.js';
 import type { RunManifest } from '../../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../../functions/pipeline/abandoned-run.js';
-import { beginPath } from '../../../functions/pipeline/path.js';
+import { beginPath } from '../../../functions/pipeline/path-begin.js';
 import { prepareTaskProbe } from '../../../functions/pipeline/task-probe.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { FakeRoutes, type FakeRunner, scenarioDeps } from '../../helpers/fakes.js';

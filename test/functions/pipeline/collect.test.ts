@@ -336,7 +336,7 @@ describe('CollectOutput streams', () => {
     expect(streamed).toEqual([
       'get raw/path=A/run=r1/client=i-0123456789abcdef0/tcp-connect/1.jsonl',
       'put samples/path=A/run=r1/tcp-connect-1.jsonl',
-      // the columnar copy reads the samples back, streaming too, twice: once for the rank
+      // the Parquet copy reads the samples back, streaming too, twice: once for the rank
       // columns' sorted values, once to write the rows (functions/pipeline/parquet-copy.ts)
       'get samples/path=A/run=r1/tcp-connect-1.jsonl',
       'get samples/path=A/run=r1/tcp-connect-1.jsonl',
@@ -419,58 +419,6 @@ describe('CollectOutput under fuzzing (fast-check)', () => {
     );
     expect(n).toBe(40);
   }, 120_000);
-});
-
-describe('readAgentReport', () => {
-  it('reads a whole report, keeps the complete probe entries of a cut one, and says why it could not', async () => {
-    const { readAgentReport } = await import('../../../functions/pipeline/collect.js');
-    const full = JSON.stringify({
-      agentVersion: 't',
-      probes: [
-        { probe: 'a', kind: 'tcp-connect', status: 'ok' },
-        { probe: 'b', kind: 'tcp-connect', status: 'failed', reason: 'refused' },
-      ],
-    });
-    expect(readAgentReport(full).report?.probes.map((p) => p.probe)).toEqual(['a', 'b']);
-    expect(readAgentReport(full).problem).toBeUndefined();
-    const cut = readAgentReport(full.slice(0, full.indexOf('"probe":"b"') + 5));
-    expect(cut.problem).toBe('agent.json is truncated');
-    expect(cut.report?.probes.map((p) => p.probe)).toEqual(['a']);
-    expect(readAgentReport('{"agentVer').problem).toMatch(/agent\.json is unreadable/);
-    expect(readAgentReport('[1]').problem).toBe('agent.json is not a JSON object');
-    expect(readAgentReport('{"probes": 3}')).toMatchObject({
-      problem: 'agent.json has no probes list',
-      report: { probes: [] },
-    });
-    expect(readAgentReport(undefined)).toEqual({});
-  });
-
-  it('keeps the facts and the entries that match when a field has the wrong type, and names the field', async () => {
-    const { readAgentReport } = await import('../../../functions/pipeline/collect.js');
-    const text = JSON.stringify({
-      agentVersion: 't',
-      kernel: '6.1',
-      futureFact: 'kept',
-      probes: [
-        { probe: 'a', kind: 'tcp-connect', status: 'ok', trials: 1, files: ['a/1.jsonl'] },
-        { probe: 'b', kind: 'tcp-connect', status: 'finished' },
-      ],
-    });
-    const { report, problem } = readAgentReport(text);
-    expect(problem).toBe(
-      'agent.json does not match the agent report (probes[1].status: expected "ok" or "failed" or "skipped", got "finished")',
-    );
-    expect(report).toEqual({
-      agentVersion: 't',
-      kernel: '6.1',
-      futureFact: 'kept',
-      probes: [{ probe: 'a', kind: 'tcp-connect', status: 'ok', trials: 1, files: ['a/1.jsonl'] }],
-    });
-    // A report an earlier agent wrote, without the facts added since, reads whole.
-    expect(readAgentReport(JSON.stringify({ probes: [{ probe: 'a', kind: 'mtu', status: 'skipped' }] }))).toEqual({
-      report: { probes: [{ probe: 'a', kind: 'mtu', status: 'skipped' }] },
-    });
-  });
 });
 
 describe('CollectOutput on an empty raw file', () => {

@@ -10,7 +10,7 @@ import { buildSummary } from '../../../functions/pipeline/summary.js';
 import type { QueryEngine } from '../../../functions/ports.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
-import { renderMarkdown } from '../../../report/report-text.js';
+import { renderMarkdown } from '../../../report/report-markdown.js';
 import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
 
 const dirs: string[] = [];

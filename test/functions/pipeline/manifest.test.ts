@@ -8,8 +8,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../core/keys.js';
+import type { PathManifest } from '../../../core/path-manifest.js';
 import type { RunManifest } from '../../../core/run-manifest.js';
-import { loadManifest, pathEntry, saveManifest, updateManifest } from '../../../functions/pipeline/manifest.js';
+import {
+  addNote,
+  closeCreditWait,
+  loadManifest,
+  pathEntry,
+  saveManifest,
+  stepEnded,
+  updateManifest,
+} from '../../../functions/pipeline/manifest.js';
 import { DirStore } from '../../../local/dir-store.js';
 
 const dirs: string[] = [];
@@ -92,5 +101,47 @@ describe('updateManifest', () => {
     await store.delete(keys.manifest('r1'));
     const r = await Promise.allSettled([updateManifest(store, 'r1', () => {}), updateManifest(store, 'r1', () => {})]);
     expect(r.map((x) => x.status)).toEqual(['rejected', 'rejected']);
+  });
+});
+
+describe("a path entry's notes and credit wait", () => {
+  const entry = (): PathManifest => ({
+    id: 'A',
+    label: 'a',
+    status: 'running',
+    startedAt: '2030-01-01T00:00:00.000Z',
+    steps: [],
+    probes: [],
+    notes: [],
+  });
+
+  it('adds a note once', () => {
+    const p = entry();
+    addNote(p, 'x');
+    addNote(p, 'x');
+    addNote(p, 'y');
+    expect(p.notes).toEqual(['x', 'y']);
+  });
+
+  it('closes the credit wait once, from the end of the reboot (or the path start) to now', () => {
+    const p = entry();
+    closeCreditWait(p, new Date('2030-01-01T00:00:02.000Z'));
+    closeCreditWait(p, new Date('2030-01-01T00:00:09.000Z'));
+    expect(p.steps).toEqual([
+      {
+        name: 'WaitForCredits',
+        status: 'succeeded',
+        startedAt: '2030-01-01T00:00:00.000Z',
+        endedAt: '2030-01-01T00:00:02.000Z',
+        ms: 2000,
+      },
+    ]);
+    const r = entry();
+    stepEnded(r, 'Reboot', new Date('2030-01-01T00:01:00.000Z'));
+    closeCreditWait(r, new Date('2030-01-01T00:01:30.000Z'));
+    expect(r.steps.find((s) => s.name === 'WaitForCredits')).toMatchObject({
+      startedAt: '2030-01-01T00:01:00.000Z',
+      ms: 30_000,
+    });
   });
 });

@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { MeshFacts } from '../../../core/resolved-plan.js';
 import type { ResultRow, Summary, SummaryPath } from '../../../core/run-summary.js';
 import { DEFAULT_WINDOW_BYTES, fitLine, meshSummary } from '../../../functions/pipeline/mesh-summary.js';
+import { CSV_MESH_HEAD, renderCsv } from '../../../report/report-csv.js';
 import { renderHtml } from '../../../report/report-html.js';
+import { renderMarkdown } from '../../../report/report-markdown.js';
 import { meshMatrix } from '../../../report/report-mesh.js';
-import { CSV_MESH_HEAD, renderCsv, renderMarkdown, renderTable } from '../../../report/report-text.js';
+import { renderTable } from '../../../report/report-text.js';
 import { chartsIn } from '../../helpers/report-html.js';
 
 const row = (probe: string, metric: string, unit: string, p50: number): ResultRow => ({

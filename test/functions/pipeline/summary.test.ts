@@ -5,7 +5,8 @@ import { buildSummary, nothingMeasuredNote } from '../../../functions/pipeline/s
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
 import { renderHtml } from '../../../report/report-html.js';
-import { renderMarkdown, renderTable } from '../../../report/report-text.js';
+import { renderMarkdown } from '../../../report/report-markdown.js';
+import { renderTable } from '../../../report/report-text.js';
 import { tempDataDir, writeSamples } from '../../helpers/samples.js';
 
 const dirs: string[] = [];

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { queueArg } from '../../lab/delay.js';
-import { resolveClient } from '../../lab/lab.js';
-import { connectStats } from '../../lab/measure.js';
-import {
-  allNamespaces,
-  buildCreditCommand,
-  buildDelayRuleCommands,
-  buildTopologyCommands,
-  labProfile,
-  seed000Profile,
-  tcRateBps,
-} from '../../lab/topology.js';
+import { allNamespaces } from '../../lab/namespace-names.js';
+import { labProfile } from '../../lab/profiles/profile-by-name.js';
+import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
+import { buildCreditCommand, buildDelayRuleCommands, buildTopologyCommands } from '../../lab/topology-commands.js';
 
 describe('lab topology (seed-000)', () => {
   const profile = seed000Profile();
@@ -87,49 +80,5 @@ describe('lab topology (seed-000)', () => {
 
   it('rejects an unknown profile with a one-line error', () => {
     expect(() => labProfile('seed-999')).toThrow(/unknown lab profile "seed-999"/);
-  });
-});
-
-describe('lab client state transitions', () => {
-  it('completes stopping → stopped and pending → running once due', () => {
-    const t0 = new Date('2030-01-01T00:00:00Z');
-    const stopping = {
-      state: 'stopping' as const,
-      since: t0.toISOString(),
-      until: '2030-01-01T00:00:01.500Z',
-      starts: 1,
-    };
-    expect(resolveClient(stopping, new Date('2030-01-01T00:00:01Z')).state).toBe('stopping');
-    expect(resolveClient(stopping, new Date('2030-01-01T00:00:02Z')).state).toBe('stopped');
-    const pending = { ...stopping, state: 'pending' as const };
-    expect(resolveClient(pending, new Date('2030-01-01T00:00:02Z')).state).toBe('running');
-  });
-});
-
-describe('connectStats', () => {
-  it('takes the shared nearest rank over the successful samples', () => {
-    const v = Array.from({ length: 200 }, (_, i) => i + 1);
-    expect(connectStats([...v, null, null])).toMatchObject({ n: 200, failed: 2, p50: 100, p95: 190, min: 1, max: 200 });
-    expect(connectStats([null])).toMatchObject({ n: 0, failed: 1 });
-    expect(connectStats([7]).p50).toBe(7);
-  });
-});
-
-describe('tcRateBps', () => {
-  it('reads tc rates in bit/s, with tc’s units (bps is bytes per second, case-insensitive)', () => {
-    expect(tcRateBps('200mbit')).toBe(200e6);
-    expect(tcRateBps('1gbit')).toBe(1e9);
-    expect(tcRateBps('12.5Gbit')).toBe(12.5e9);
-    expect(tcRateBps('781kbit')).toBe(781e3);
-    expect(tcRateBps('1mibit')).toBe(1_048_576);
-    expect(tcRateBps('125MBps')).toBe(1e9);
-    expect(tcRateBps('125mbps')).toBe(1e9);
-    expect(tcRateBps('1000')).toBe(1000);
-  });
-
-  it('rejects what tc would reject', () => {
-    expect(() => tcRateBps('fast')).toThrow(/not a tc rate/);
-    expect(() => tcRateBps('10 furlongs')).toThrow(/not a tc rate/);
-    expect(() => tcRateBps('')).toThrow(/not a tc rate/);
   });
 });

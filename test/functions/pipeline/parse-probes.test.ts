@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys, parseRawKey } from '../../../core/keys.js';
 import { collectOutput } from '../../../functions/pipeline/collect.js';
-import { sendProbe } from '../../../functions/pipeline/path.js';
+import { sendProbe } from '../../../functions/pipeline/probe-command.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { type FakeRunner, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LabStateError } from '../../lab/lab-errors.js';
-import { readState, statePath, writeState } from '../../lab/sys.js';
+import { readState, statePath, writeState } from '../../lab/lab-state.js';
 
 const FIXTURE = JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/lab/state.json'), 'utf8'));
 const dirs: string[] = [];

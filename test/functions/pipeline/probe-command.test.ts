@@ -6,10 +6,10 @@
 import { rm } from 'node:fs/promises';
 import { type Command, ListCommandsCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../core/keys.js';
 import { SsmCommandRunner } from '../../../functions/adapters/aws/ssm-runner.js';
-import { sendProbe } from '../../../functions/pipeline/path.js';
+import { MAX_WAIT_SECONDS, nextPollSeconds, sendProbe } from '../../../functions/pipeline/probe-command.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 
@@ -65,4 +65,22 @@ it('a SendProbe retried after SendCommand succeeded sends no second command', as
   const retried = await sendProbe(deps, ref);
   expect(retried.commandId).toBe('cmd-1');
   expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(1);
+});
+
+describe('nextPollSeconds', () => {
+  const probe = {
+    commandId: 'c',
+    attempt: 0,
+    sentAt: '2030-01-01T00:00:00.000Z',
+    expectedSeconds: 3600,
+    deadline: '2030-01-01T02:00:00.000Z',
+    waitSeconds: 1,
+    done: false,
+  };
+  it("waits a quarter of the time left, at least the fleet's interval and at most MAX_WAIT_SECONDS", () => {
+    expect(nextPollSeconds(probe, new Date('2030-01-01T00:00:00.000Z'), 5)).toBe(MAX_WAIT_SECONDS);
+    expect(nextPollSeconds(probe, new Date('2030-01-01T00:59:00.000Z'), 5)).toBe(15);
+    expect(nextPollSeconds(probe, new Date('2030-01-01T00:59:50.000Z'), 5)).toBe(5);
+    expect(nextPollSeconds(probe, new Date('2030-01-01T01:30:00.000Z'), 5)).toBe(5);
+  });
 });

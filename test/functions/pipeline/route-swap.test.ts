@@ -13,7 +13,7 @@ import type { RouteEntry } from '../../../core/resolved-plan.js';
 import type { RunManifest } from '../../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../../functions/pipeline/abandoned-run.js';
 import { updateManifest } from '../../../functions/pipeline/manifest.js';
-import { swapRoutes } from '../../../functions/pipeline/path.js';
+import { swapRoutes } from '../../../functions/pipeline/route-swap.js';
 import { restoreRoutes } from '../../../functions/pipeline/run-end.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { FakeRoutes, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  buildDelayRuleCommands,
-  buildTopologyCommands,
-  haproxyConfig,
-  labProfile,
-  queuesByRole,
-} from '../../lab/topology.js';
+import { queuesByRole } from '../../../lab/profiles/lab-profile.js';
+import { labProfile } from '../../../lab/profiles/profile-by-name.js';
+import { buildDelayRuleCommands, buildTopologyCommands } from '../../../lab/topology-commands.js';
 
 describe('the seed-002 lab profile', () => {
   const p = labProfile('seed-002');
@@ -43,17 +39,6 @@ describe('the seed-002 lab profile', () => {
     const cmds = buildTopologyCommands('pb-', p).map((c) => c.join(' '));
     expect(cmds).toContain('ip netns exec pb-client sysctl -qw net.ipv4.ip_local_port_range=60000 60511');
     expect(cmds.some((c) => c.startsWith('tc -n pb-router qdisc replace dev c0 root tbf rate 1gbit'))).toBe(true);
-  });
-
-  it('writes an haproxy config per proxy: L7 with upstream reuse, L4 plain', () => {
-    const l7 = haproxyConfig(p.proxies![0]);
-    expect(l7).toContain('mode http');
-    expect(l7).toContain('http-reuse always');
-    expect(l7).toContain('bind 127.255.0.1:8080');
-    expect(l7).toContain('server s1 10.0.3.10:15000');
-    const l4 = haproxyConfig(p.proxies![2]);
-    expect(l4).toContain('mode tcp');
-    expect(l4).not.toContain('http-reuse');
   });
 
   it('leaves seed 000 without proxies', () => {

@@ -1,0 +1,167 @@
+/**
+ * What every rendering of a run summary for people shows, as rows of text: the results (each
+ * percentile with its interval, flags and trial spread), the differences, the regressions,
+ * the trend line and the probes' own cost, with their heads and notes.
+ */
+import type { Comparison, DiffCell, ResultRow, Summary, SummaryPath } from '../core/run-summary.js';
+
+/**
+ * "tcp-connect p50 2.0 µs / p99 5.0 µs (method)" per calibrated kind: shown next to the results
+ * so a reader sees when a path's latency is within the probe's own noise.
+ */
+export function overheadLines(p: SummaryPath): string[] {
+  return Object.entries(p.probe_overhead_us ?? {}).map(
+    ([kind, c]) => `${kind} p50 ${c.p50_us.toFixed(1)} µs / p99 ${c.p99_us.toFixed(1)} µs (${c.method})`,
+  );
+}
+
+/** A figure as the tables show it: throughput in Gbit/s, three significant-ish digits otherwise. */
+export function fmt(v: number | null, metric: string): string {
+  if (v === null) return '–';
+  if (metric === 'throughput_bps') return (v / 1e9).toFixed(2);
+  if (Math.abs(v) >= 100) return v.toFixed(0);
+  if (Math.abs(v) >= 10) return v.toFixed(2);
+  return v.toFixed(3);
+}
+
+/** The unit the tables show a result in (throughput in Gbit/s). */
+export const unitOf = (r: Pick<ResultRow, 'metric' | 'unit'>) => (r.metric === 'throughput_bps' ? 'Gbit/s' : r.unit);
+
+/** "1.234 [1.200–1.300]": a percentile with its 95 % interval when there is one. */
+function withInterval(v: number | null, ci: [number, number] | undefined, metric: string): string {
+  const value = fmt(v, metric);
+  return ci ? `${value} [${fmt(ci[0], metric)}–${fmt(ci[1], metric)}]` : value;
+}
+
+/** "trials 3: p50 ±1.2 %, p99 ±17.0 %" when the probe ran several trials. */
+function trialsNote(r: ResultRow): string {
+  const t = r.trials;
+  return t
+    ? `trials ${t.count}: p50 spread ${t.p50_spread_pct.toFixed(1)}%, p99 spread ${t.p99_spread_pct.toFixed(1)}%`
+    : '';
+}
+
+/** Rows of the human tables: one per path × result (the seed's layout: path, n, loss, p50…). */
+export function tableRows(s: Summary): string[][] {
+  const out: string[][] = [];
+  for (const p of s.paths) {
+    if (p.results.length === 0) {
+      out.push([p.id, '', '', '', '', '', '', '', '', '', `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`]);
+      continue;
+    }
+    for (const r of p.results) {
+      out.push(tableRow(p, r, r.probe, r, [...r.flags, trialsNote(r)], r.ci95));
+      if (r.unflagged) out.push(tableRow(p, r, `${r.probe} (unflagged)`, r.unflagged, []));
+    }
+  }
+  return out;
+}
+
+function tableRow(
+  p: SummaryPath,
+  r: ResultRow,
+  label: string,
+  f: Pick<ResultRow, 'n' | 'loss' | 'p50' | 'p95' | 'p99' | 'max'>,
+  flags: string[],
+  ci?: ResultRow['ci95'],
+): string[] {
+  return [
+    p.id,
+    label,
+    `${r.metric} [${unitOf(r)}]`,
+    String(f.n),
+    `${(f.loss * 100).toFixed(1)}%`,
+    withInterval(f.p50, ci?.p50, r.metric),
+    withInterval(f.p95, ci?.p95, r.metric),
+    withInterval(f.p99, ci?.p99, r.metric),
+    fmt(f.max, r.metric),
+    f === r && r.rps !== undefined ? r.rps.toFixed(r.rps >= 100 ? 0 : 1) : '',
+    [p.status === 'succeeded' ? '' : `${p.status}${p.failedStep ? ` at ${p.failedStep}` : ''}`, ...flags]
+      .filter(Boolean)
+      .join(' '),
+  ];
+}
+
+export const HEAD = [
+  'path',
+  'probe',
+  'metric',
+  'n',
+  'loss',
+  'p50 [95% CI]',
+  'p95 [95% CI]',
+  'p99 [95% CI]',
+  'max',
+  'rps',
+  'notes',
+];
+
+/** The difference table's columns: path − baseline per percentile (the seed's B−A rows). */
+export const DIFF_HEAD = ['comparison', 'probe', 'metric', 'p50', 'p95', 'p99'];
+
+function signed(v: number, metric: string): string {
+  const t = fmt(v, metric);
+  return v > 0 ? `+${t}` : t;
+}
+
+/** "+0.203 (+13.6%) [0.158, 0.256] slower" */
+export function diffText(c: DiffCell, metric: string): string {
+  const pct = `${c.pct > 0 ? '+' : ''}${c.pct.toFixed(1)}%`;
+  return `${signed(c.diff, metric)} (${pct}) [${signed(c.ci95[0], metric)}, ${signed(c.ci95[1], metric)}] ${c.why ? `${c.verdict}: ${c.why}` : c.verdict}`;
+}
+
+/** Rows of the difference table: one per comparison, probe and metric. */
+export function diffRows(s: Summary): string[][] {
+  return (s.comparisons ?? []).map((c: Comparison) => [
+    `${c.path} − ${c.baseline}`,
+    c.probe,
+    `${c.metric} [${unitOf(c)}]`,
+    diffText(c.p50, c.metric),
+    diffText(c.p95, c.metric),
+    diffText(c.p99, c.metric),
+  ]);
+}
+
+export const INTERVAL_NOTE =
+  '[…] = 95 % interval (distribution-free, order statistics); thin-tail:pXX = fewer than 10 samples beyond that percentile';
+export const DIFF_NOTE =
+  'path − baseline per percentile (% of baseline) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost';
+
+/** The regression table's columns: this run against the plan's baseline band (regressions.ts). */
+export const REGRESSION_HEAD = [
+  'path',
+  'probe',
+  'metric',
+  'pct',
+  'this run [95 %]',
+  'baseline',
+  'band',
+  'runs',
+  'change',
+];
+export const REGRESSION_NOTE =
+  "flagged when this run's 95 % interval lies wholly outside the band of the plan's last clean runs (median ± max(3 · 1.4826 · MAD, their typical interval, 5 %)); failed, credit-flagged and thin-tail figures are left out";
+
+/** Rows of the regression table: one per flagged percentile. */
+export function regressionRows(s: Summary): string[][] {
+  return (s.regressions ?? []).map((g) => [
+    g.path,
+    g.probe,
+    `${g.metric} [${unitOf(g)}]`,
+    g.percentile,
+    withInterval(g.value, g.ci95, g.metric),
+    fmt(g.baseline, g.metric),
+    `${fmt(g.band[0], g.metric)}–${fmt(g.band[1], g.metric)}`,
+    String(g.runsInBaseline),
+    `${g.change_pct > 0 ? '+' : ''}${g.change_pct.toFixed(1)}% ${g.direction}`,
+  ]);
+}
+
+/** One line on the judgement: how many figures were judged, and against how many runs. */
+export function trendLine(s: Summary): string | undefined {
+  const judged = (s.trend ?? []).filter((t) => t.band);
+  if (!s.trend?.length) return undefined;
+  if (judged.length === 0) return 'trend: not judged yet (fewer than 3 clean earlier runs of this plan)';
+  const flagged = s.regressions?.length ?? 0;
+  return `trend: ${judged.length} figures judged against the plan's earlier runs; ${flagged === 0 ? 'no regression' : `${flagged} flagged`}`;
+}

@@ -1,0 +1,56 @@
+/**
+ * The rows every rendering shows (report-rows.ts): each percentile's interval, the thin-tail
+ * flags, the trial spread and the difference table, as the console table and Markdown show them.
+ */
+import { describe, expect, it } from 'vitest';
+import { renderCsv } from '../../report/report-csv.js';
+import { renderMarkdown } from '../../report/report-markdown.js';
+import { diffRows, HEAD, tableRows } from '../../report/report-rows.js';
+import { renderTable } from '../../report/report-text.js';
+import { summary } from '../helpers/report-summary.js';
+
+describe('tables for people', () => {
+  it('shows each percentile with its interval, and the flags and trial spread in the notes', () => {
+    const [row] = tableRows(summary());
+    expect(row.slice(5, 8)).toEqual(['2.500 [2.490–2.520]', '2.700 [2.650–2.750]', '2.900 [2.800–3.000]']);
+    expect(row[9]).toBe(''); // rps: http results only
+    expect(row[10]).toBe('thin-tail:p99 thin-tail:p999 trials 3: p50 spread 1.3%, p99 spread 17.0%');
+  });
+
+  it("puts an http result's requests per second next to its latency", () => {
+    const s = summary();
+    Object.assign(s.paths[0].results[0], { metric: 'http_latency_ms', rps: 4123.4 });
+    const [row] = tableRows(s);
+    expect(HEAD[9]).toBe('rps');
+    expect(row[9]).toBe('4123');
+    expect(renderCsv(s).split('\n')[1].split(',').at(-1)).toBe('4123.4');
+  });
+
+  it('has a difference table: path − baseline, % of baseline, interval, verdict', () => {
+    expect(diffRows(summary())).toEqual([
+      [
+        'D − C',
+        'tcp-connect',
+        'connect_rtt_ms [ms]',
+        '+2.100 (+84.0%) [+2.050, +2.160] slower',
+        '+2.100 (+77.8%) [+1.900, +2.300] slower',
+        '-0.050 (-1.7%) [-0.400, +0.300] no clear difference',
+      ],
+    ]);
+    const text = renderTable(summary());
+    expect(text).toContain('differences:');
+    expect(text).toMatch(/D − C\s+tcp-connect\s+connect_rtt_ms \[ms\]\s+\+2\.100 \(\+84\.0%\)/);
+    const md = renderMarkdown(summary());
+    expect(md).toContain('## Differences');
+    expect(md).toContain('| D − C | tcp-connect | connect_rtt_ms [ms] | +2.100 (+84.0%) [+2.050, +2.160] slower |');
+    expect(md).toContain('| 2.500 [2.490–2.520] |');
+  });
+
+  it('has no difference table when the run has no comparisons', () => {
+    const s = summary();
+    delete s.comparisons;
+    expect(renderTable(s)).not.toContain('differences:');
+    expect(renderMarkdown(s)).not.toContain('## Differences');
+    expect(renderCsv(s).trimEnd().split('\n')).toHaveLength(3);
+  });
+});
