@@ -93,14 +93,17 @@ export function probeLoad(p: ProbeSpec, bandwidthGbps: number): { bytes: number;
     }
     case 'tcp-connect':
       return { bytes: p.count * TCP_CONNECT_BYTES, seconds: (p.count * p.intervalMs) / 1000 };
-    case 'sockperf':
-      return { bytes: p.durationSeconds * SOCKPERF_BYTES_PER_SECOND, seconds: p.durationSeconds };
+    case 'sockperf': {
+      const seconds = p.durationSeconds * (p.trials ?? 1);
+      return { bytes: seconds * SOCKPERF_BYTES_PER_SECOND, seconds };
+    }
     case 'pingpong': {
       // One exchange every ~20 µs at most (a loopback round trip): an upper bound like sockperf's rate.
+      const trials = p.trials ?? 1;
       const seconds = p.durationSeconds > 0 ? p.durationSeconds : p.count / 50_000;
       const perExchange = p.messageBytes + (p.responseBytes ?? p.messageBytes) + 2 * 66;
       const exchanges = p.count > 0 ? p.count : seconds * 50_000;
-      return { bytes: exchanges * perExchange, seconds };
+      return { bytes: trials * exchanges * perExchange, seconds: trials * seconds };
     }
     case 'ping': {
       // Request and reply, each the payload plus IPv4 and ICMP headers (28) and Ethernet framing.

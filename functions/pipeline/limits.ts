@@ -51,7 +51,7 @@ export function estimateSeconds(probe: ProbeSpec): number {
     case 'http':
       return (probe.trials * probe.count * 2) / 1000 / probe.concurrency + probe.timeoutMs / 1000;
     case 'sockperf':
-      return probe.durationSeconds + 2;
+      return (probe.trials ?? 1) * (probe.durationSeconds + 2);
     case 'mtu':
       return (14 * probe.timeoutMs) / 1000;
     case 'ping':
@@ -62,7 +62,7 @@ export function estimateSeconds(probe: ProbeSpec): number {
       // helper's build and the log's compression.
       const byCount = probe.count > 0 ? (probe.count * probe.timeoutMs) / 1000 : Number.POSITIVE_INFINITY;
       const byDuration = probe.durationSeconds > 0 ? probe.durationSeconds : Number.POSITIVE_INFINITY;
-      return Math.min(byCount, byDuration) + 3;
+      return (probe.trials ?? 1) * (Math.min(byCount, byDuration) + 3);
     }
   }
 }

@@ -4,8 +4,9 @@
  * TARGET_PORTS.pingpong (`agent serve --pingpong`, `tcping --echo`). The helper writes the raw
  * log itself, one CSV line per exchange, timed with CLOCK_MONOTONIC, the reply busy-polled or
  * awaited in a blocking read (the probe's `wait`; the log's clock name says which); the runner
- * then gzips it: `<probe>/1.csv.gz` (a same-AZ minute is over a million lines). A sidecar
- * `<probe>/1.meta.json` keeps the argv, the helper's notes and a failure's reason.
+ * then gzips it: `<probe>/<trial>.csv.gz` (a same-AZ minute is over a million lines), one series
+ * per trial (`trials`, one after another). A sidecar `<probe>/<trial>.meta.json` keeps the argv,
+ * the helper's notes and a failure's reason.
  * No fallback: without the helper (no gcc) the probe fails and says why; a Node loop would add
  * its own event-loop wake-up (tens of µs) to every exchange, which is what this probe removes.
  */
@@ -49,27 +50,61 @@ async function readTail(file: string, bytes = 1 << 16): Promise<string> {
 }
 
 export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) => {
+  const trials = probe.trials ?? 1;
+  const files: string[] = [];
+  const failures: string[] = [];
+  let binary: string | undefined;
+  for (let trial = 1; trial <= trials; trial++) {
+    const out = await pingpongTrial(probe, ctx, trial);
+    files.push(...out.files);
+    binary ??= out.binary;
+    if (out.reason) failures.push(`trial ${trial}: ${out.reason}`);
+    // No address or no helper: the other trials would fail the same way.
+    if (out.fatal) {
+      for (let t = trial + 1; t <= trials; t++) failures.push(`trial ${t}: not run`);
+      break;
+    }
+  }
+  const allFailed = failures.length >= trials;
+  const firstReason = failures[0]?.replace(/^trial \d+: /, '');
+  return {
+    status: allFailed ? 'failed' : 'ok',
+    files,
+    trials,
+    ...(failures.length
+      ? { reason: allFailed ? firstReason : `${failures.length} of ${trials} trials failed: ${failures.join('; ')}` }
+      : {}),
+    ...(binary ? { tools: { tcping: binary } } : {}),
+  };
+};
+
+/** One series: `<trial>.csv.gz` (the helper's log) and `<trial>.meta.json`. */
+async function pingpongTrial(
+  probe: PingpongProbe,
+  ctx: Parameters<ProbeRunner<PingpongProbe>>[1],
+  trial: number,
+): Promise<{ files: string[]; reason?: string; fatal?: boolean; binary?: string }> {
   const dir = path.join(ctx.outDir, probe.name);
   await mkdir(dir, { recursive: true });
-  const csv = path.join(dir, '1.csv');
+  const csv = path.join(dir, `${trial}.csv`);
   const port = probe.port ?? TARGET_PORTS.pingpong;
   const responseBytes = probe.responseBytes ?? probe.messageBytes;
   const wait = probe.wait ?? 'busy';
   const writeMeta = (extra: Record<string, unknown>) =>
     writeFile(
-      path.join(dir, '1.meta.json'),
-      `${JSON.stringify({ tool: 'pingpong', mode: probe.mode, wait, port, requestBytes: probe.messageBytes, responseBytes, note: 'rtt_us is the round trip; one_way_us = rtt_us / 2', ...extra }, null, 2)}\n`,
+      path.join(dir, `${trial}.meta.json`),
+      `${JSON.stringify({ tool: 'pingpong', trial, mode: probe.mode, wait, port, requestBytes: probe.messageBytes, responseBytes, note: 'rtt_us is the round trip; one_way_us = rtt_us / 2', ...extra }, null, 2)}\n`,
     );
-  const fail = async (reason: string, extra: Record<string, unknown> = {}): Promise<ProbeOutcome> => {
-    await writeMeta({ reason, ...extra });
-    ctx.log('pingpong failed', { probe: probe.name, reason });
-    return { status: 'failed', files: [`${probe.name}/1.meta.json`], trials: 1, reason };
+  const fail = async (reason: string, fatal: boolean) => {
+    await writeMeta({ reason });
+    ctx.log('pingpong failed', { probe: probe.name, trial, reason });
+    return { files: [`${probe.name}/${trial}.meta.json`], reason, fatal };
   };
   const target = await resolveTarget(ctx.target.host);
-  if (!target.ok) return fail(target.reason);
+  if (!target.ok) return fail(target.reason, true);
   const built = await ensureTcping();
-  if (!built.ok) return fail(`pingpong helper unavailable: ${built.reason}`);
-  ctx.log('pingpong start', { probe: probe.name, address: target.address, port, mode: probe.mode, wait });
+  if (!built.ok) return fail(`pingpong helper unavailable: ${built.reason}`, true);
+  ctx.log('pingpong start', { probe: probe.name, trial, address: target.address, port, mode: probe.mode, wait });
   const startedAtMs = Date.now();
   let result: Awaited<ReturnType<typeof runPingpong>>;
   try {
@@ -87,7 +122,7 @@ export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) =
       binary: built.path,
     });
   } catch (e) {
-    if (e instanceof TcpingArgumentError) return fail(e.message);
+    if (e instanceof TcpingArgumentError) return fail(e.message, true);
     throw e;
   }
   const endedAtMs = Date.now();
@@ -99,14 +134,15 @@ export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) =
   if (tail !== '') {
     try {
       await gzipInPlace(csv);
-      files.push(`${probe.name}/1.csv.gz`);
+      files.push(`${probe.name}/${trial}.csv.gz`);
     } catch (e) {
       ctx.log('pingpong: could not compress the log; keeping it plain', { error: (e as Error).message });
-      files.push(`${probe.name}/1.csv`);
+      files.push(`${probe.name}/${trial}.csv`);
     }
   }
+  const binary = path.basename(built.path);
   await writeMeta({
-    binary: path.basename(built.path),
+    binary,
     startedAtMs,
     endedAtMs,
     exchanges: sum.exchanges,
@@ -114,13 +150,7 @@ export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) =
     ...(result.notes?.length ? { notes: result.notes } : {}),
     ...(reason ? { reason } : {}),
   });
-  files.push(`${probe.name}/1.meta.json`);
-  ctx.log('pingpong done', { probe: probe.name, exchanges: sum.exchanges, ok: sum.ok });
-  return {
-    status: reason ? 'failed' : 'ok',
-    files,
-    trials: 1,
-    ...(reason ? { reason } : {}),
-    tools: { tcping: path.basename(built.path) },
-  };
-};
+  files.push(`${probe.name}/${trial}.meta.json`);
+  ctx.log('pingpong done', { probe: probe.name, trial, exchanges: sum.exchanges, ok: sum.ok });
+  return { files, binary, ...(reason ? { reason } : {}) };
+}

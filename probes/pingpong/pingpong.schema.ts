@@ -29,6 +29,8 @@ const pingpongProbeFields = z.strictObject({
   port: port.optional(),
   /** How the client awaits the reply; absent = "busy" (specs written before the option). */
   wait: z.enum(PINGPONG_WAITS).optional(),
+  /** Series one after another, each to its count or duration; absent = 1 (stored before the option). */
+  trials: intIn(1, 100).optional(),
 });
 
 /** The pingpong probe's cross-field rules, for its spec and its plan input alike. */
@@ -72,6 +74,7 @@ export const pingpongInputSchema = pingpongRules(
     count: s.count.default(0),
     timeoutMs: s.timeoutMs.default(1000),
     wait: s.wait.unwrap().default('busy'),
+    trials: s.trials.unwrap().default(1),
   }),
 );
 

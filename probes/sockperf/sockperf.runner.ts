@@ -1,8 +1,9 @@
 /**
  * sockperf probe: `sockperf ping-pong -i IP -p PORT -t T [--tcp] --no-rdtsc --full-log FILE`.
- * sockperf itself writes the raw file `<probe>/1.csv` (its full log: one line per exchange), so
- * the raw stays tool-native; the runner then gzips it to `<probe>/1.csv.gz` (compress.ts). `--no-rdtsc` makes its tx/rx times CLOCK_MONOTONIC seconds; the
- * sidecar `<probe>/1.meta.json` stores the monotonic→epoch offset measured around the run (plus
+ * Per trial (`trials`, one after another) sockperf itself writes the raw file `<probe>/<trial>.csv`
+ * (its full log: one line per exchange), so the raw stays tool-native; the runner then gzips it
+ * to `<probe>/<trial>.csv.gz` (compress.ts). `--no-rdtsc` makes its tx/rx times CLOCK_MONOTONIC seconds; the
+ * sidecar `<probe>/<trial>.meta.json` stores the monotonic→epoch offset measured around the run (plus
  * argv, exit code, sockperf's own summary on stdout, stderr, reason) so the parser can give each
  * exchange an epoch time. sockperf exits 0 even when it cannot connect or gets no reply, so the
  * outcome is judged from the log and stdout, not the exit code. The server side must run
@@ -33,6 +34,14 @@ function cut(s: string, n = 20_000): string {
   return s.length > n ? `${s.slice(0, n)}…[${s.length - n} more chars]` : s;
 }
 
+/** One trial's outcome: its files and, when it failed, why. */
+interface TrialOutcome {
+  files: string[];
+  reason?: string;
+  version?: string;
+  notFound: boolean;
+}
+
 /** Runner with an explicit executable (tests point it at a missing name). */
 export async function runSockperfWith(
   probe: SockperfProbe,
@@ -41,24 +50,61 @@ export async function runSockperfWith(
 ): Promise<ProbeOutcome> {
   const dir = path.join(ctx.outDir, probe.name);
   await mkdir(dir, { recursive: true });
-  const port = probe.port ?? ctx.target.port;
-  const csv = path.join(dir, '1.csv');
-  const files: string[] = [];
+  const trials = probe.trials ?? 1;
   let ip = ctx.target.host;
-  let reason: string | undefined;
+  let dns: string | undefined;
   try {
     // sockperf wants an address; resolve once so DNS never lands inside the run.
     ip = (await lookup(ctx.target.host, { family: 4 })).address;
   } catch {
-    reason = 'dns';
+    dns = 'dns';
   }
+  const files: string[] = [];
+  const failures: string[] = [];
+  let version: string | undefined;
+  for (let trial = 1; trial <= trials; trial++) {
+    const out = await runTrial(probe, ctx, opt.command, dir, ip, trial, dns);
+    files.push(...out.files);
+    version ??= out.version;
+    if (out.reason) failures.push(`trial ${trial}: ${out.reason}`);
+    // Missing, or no address: the other trials would fail the same way.
+    if (out.notFound || dns) {
+      for (let t = trial + 1; t <= trials; t++) failures.push(`trial ${t}: not run`);
+      break;
+    }
+  }
+  const allFailed = failures.length >= trials;
+  const firstReason = failures[0]?.replace(/^trial \d+: /, '');
+  return {
+    status: allFailed ? 'failed' : 'ok',
+    files,
+    trials,
+    ...(failures.length
+      ? { reason: allFailed ? firstReason : `${failures.length} of ${trials} trials failed: ${failures.join('; ')}` }
+      : {}),
+    ...(version ? { tools: { sockperf: version } } : {}),
+  };
+}
+
+/** One `sockperf ping-pong` run: `<trial>.csv.gz` (its full log) and `<trial>.meta.json`. */
+async function runTrial(
+  probe: SockperfProbe,
+  ctx: ProbeContext,
+  command: string,
+  dir: string,
+  ip: string,
+  trial: number,
+  dns: string | undefined,
+): Promise<TrialOutcome> {
+  const port = probe.port ?? ctx.target.port;
+  const csv = path.join(dir, `${trial}.csv`);
+  const files: string[] = [];
+  let reason = dns;
   const args = ['ping-pong', '-i', ip, '-p', String(port), '-t', String(probe.durationSeconds)];
   if (probe.mode === 'tcp') args.push('--tcp');
   args.push('--no-rdtsc', '--full-log', csv);
   const offsetBefore = monotonicToEpochMs();
-  const res = reason
-    ? undefined
-    : await runTool(opt.command, args, { timeoutMs: probe.durationSeconds * 1100 + 15_000 });
+  const res = reason ? undefined : await runTool(command, args, { timeoutMs: probe.durationSeconds * 1100 + 15_000 });
   const offsetAfter = monotonicToEpochMs();
   const version = res && !res.notFound ? /version\s+#?(\S+)/.exec(res.stdout)?.[1] : undefined;
   if (res) {
@@ -76,16 +122,17 @@ export async function runSockperfWith(
     // Its full log is one line per exchange (a million a minute same-AZ): stored gzip-compressed.
     try {
       await gzipInPlace(csv);
-      files.push(`${probe.name}/1.csv.gz`);
+      files.push(`${probe.name}/${trial}.csv.gz`);
     } catch (e) {
       ctx.log('sockperf: could not compress the full log; keeping it plain', { error: (e as Error).message });
-      files.push(`${probe.name}/1.csv`);
+      files.push(`${probe.name}/${trial}.csv`);
     }
   }
   const sidecar = {
     tool: 'sockperf',
     version,
-    argv: ['sockperf', ...args.map((a) => (a === csv ? '1.csv' : a))],
+    argv: ['sockperf', ...args.map((a) => (a === csv ? `${trial}.csv` : a))],
+    trial,
     exitCode: res?.exitCode ?? null,
     signal: res?.signal ?? null,
     timedOut: res?.timedOut ?? false,
@@ -98,16 +145,10 @@ export async function runSockperfWith(
     stdout: cut(res?.stdout ?? ''),
     stderr: cut(res?.stderr ?? ''),
   };
-  await writeFile(path.join(dir, '1.meta.json'), `${JSON.stringify(sidecar, null, 2)}\n`);
-  files.push(`${probe.name}/1.meta.json`);
-  if (reason) ctx.log('sockperf failed', { probe: probe.name, reason, exitCode: res?.exitCode });
-  return {
-    status: reason ? 'failed' : 'ok',
-    files,
-    trials: 1,
-    ...(reason ? { reason } : {}),
-    ...(version ? { tools: { sockperf: version } } : {}),
-  };
+  await writeFile(path.join(dir, `${trial}.meta.json`), `${JSON.stringify(sidecar, null, 2)}\n`);
+  files.push(`${probe.name}/${trial}.meta.json`);
+  if (reason) ctx.log('sockperf failed', { probe: probe.name, trial, reason, exitCode: res?.exitCode });
+  return { files, notFound: res?.notFound ?? false, ...(reason ? { reason } : {}), ...(version ? { version } : {}) };
 }
 
 /** The sockperf probe runner (see module header). */

@@ -1,4 +1,7 @@
-/** The sockperf probe's options: ping-pong over tcp or udp for `durationSeconds`. */
+/**
+ * The sockperf probe's options: `trials` ping-pongs over tcp or udp, each `durationSeconds` long
+ * (seed 004 ran 60 s × 2), reported per trial as iperf3's repeats are.
+ */
 import { z } from 'zod';
 import { intIn } from '../../core/fields.js';
 import { type PrimaryMetric, port, probeName, tcpOrUdp } from '../probe-fields.js';
@@ -8,6 +11,8 @@ export const sockperfProbeSchema = z.strictObject({
   name: probeName,
   mode: tcpOrUdp,
   durationSeconds: intIn(1, 3600),
+  /** Trials one after another; absent = 1 (specs and plans stored before the option). */
+  trials: intIn(1, 100).optional(),
   port: port.optional(),
 });
 export type SockperfProbe = z.output<typeof sockperfProbeSchema>;
@@ -18,6 +23,7 @@ export const sockperfInputSchema = sockperfProbeSchema.extend({
   name: s.name.optional(),
   mode: s.mode.default('udp'),
   durationSeconds: s.durationSeconds.default(5),
+  trials: s.trials.unwrap().default(1),
 });
 
 export const SOCKPERF_METRIC: PrimaryMetric = { metric: 'rtt_us', unit: 'us' };

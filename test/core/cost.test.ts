@@ -251,6 +251,17 @@ describe('budget', () => {
     expect(text).toMatch(/budget: \$1\.00 \(plan budgetUsd\) — OVER/);
   });
 
+  it('counts every trial of sockperf and pingpong', () => {
+    const at = (probes: unknown[]) =>
+      estimateRun(plan([{ id: 'A', target: { host: '10.0.0.1', port: 1 }, probes }])).paths[0];
+    const once = at([{ kind: 'sockperf', durationSeconds: 60 }]);
+    const twice = at([{ kind: 'sockperf', durationSeconds: 60, trials: 2 }]);
+    expect(twice.bytes).toBeCloseTo(2 * once.bytes, 6);
+    const pp = at([{ kind: 'pingpong', count: 1000, durationSeconds: 0 }]);
+    const pp3 = at([{ kind: 'pingpong', count: 1000, durationSeconds: 0, trials: 3 }]);
+    expect(pp3.bytes).toBeCloseTo(3 * pp.bytes, 6);
+  });
+
   it('lists the dearest paths and sums the rest when there are many', () => {
     const many = plan(Array.from({ length: 30 }, (_, i) => ({ id: `p${i}`, target: { host: '10.0.0.1', port: 1 } })));
     const text = formatEstimate(estimateRun(many), undefined, 10);

@@ -48,12 +48,12 @@ const probe = (over: Partial<PingpongProbe>): PingpongProbe => ({
   ...over,
 });
 
-function records(c: ProbeContext) {
-  const raw = gunzipSync(readFileSync(path.join(c.outDir, 'pingpong', '1.csv.gz'))).toString('utf8');
-  const sidecar = readFileSync(path.join(c.outDir, 'pingpong', '1.meta.json'), 'utf8');
+function records(c: ProbeContext, trial = 1) {
+  const raw = gunzipSync(readFileSync(path.join(c.outDir, 'pingpong', `${trial}.csv.gz`))).toString('utf8');
+  const sidecar = readFileSync(path.join(c.outDir, 'pingpong', `${trial}.meta.json`), 'utf8');
   return {
     raw,
-    ...parseRawLenient('pingpong', raw, { runId: 'r', pathId: 'p', probe: 'pingpong', trial: 1, sidecar }),
+    ...parseRawLenient('pingpong', raw, { runId: 'r', pathId: 'p', probe: 'pingpong', trial, sidecar }),
   };
 }
 
@@ -150,6 +150,33 @@ describe('pingpong probe on loopback (real helper, real echo server)', () => {
     const r = spawnSync(built.path, [...pingpongArgs(o), 'spin'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('wait must be busy or block, got "spin"');
+  });
+
+  it('trials run one series after another, each its own log and sidecar', async () => {
+    const c = ctx();
+    const out = await runPingpongProbe(probe({ count: 200, trials: 3 }), c);
+    expect(out).toMatchObject({
+      status: 'ok',
+      trials: 3,
+      files: [1, 2, 3].flatMap((t) => [`pingpong/${t}.csv.gz`, `pingpong/${t}.meta.json`]),
+    });
+    let lastEnd = 0;
+    for (const trial of [1, 2, 3]) {
+      const { records: recs, stats } = records(c, trial);
+      expect(stats).toMatchObject({ samples: 200, rejected: 0 });
+      expect(new Set(recs.map((r) => r.trial))).toEqual(new Set([trial]));
+      // One after another: each series starts after the one before ended.
+      expect(recs[0].t_start).toBeGreaterThanOrEqual(lastEnd - 1);
+      lastEnd = Math.max(...recs.map((r) => r.t_end));
+    }
+  });
+
+  it('no server with trials: every trial tried and failed, the first reason given', async () => {
+    const c = ctx();
+    const out = await runPingpongProbe(probe({ port: await freePort(), count: 5, trials: 2 }), c);
+    expect(out.status).toBe('failed');
+    expect(out.trials).toBe(2);
+    expect(out.files).toContain('pingpong/2.meta.json');
   });
 
   it('a duration ends the series (count 0)', async () => {

@@ -89,6 +89,28 @@ describe('runSockperf + parseSockperf on loopback (real sockperf)', () => {
     });
   }
 
+  it('trials: one sockperf run after another, each its own log and sidecar, parsed per trial', async () => {
+    const port = await sockperfServer('tcp');
+    const c = ctx(port);
+    const out = await runSockperfWith({ ...probe('tcp'), trials: 2 }, c, { command: 'sockperf' });
+    expect(out).toMatchObject({
+      status: 'ok',
+      trials: 2,
+      files: ['sockperf/1.csv.gz', 'sockperf/1.meta.json', 'sockperf/2.csv.gz', 'sockperf/2.meta.json'],
+    });
+    const ends: number[] = [];
+    for (const trial of [1, 2]) {
+      const csv = gunzipSync(readFileSync(path.join(c.outDir, 'sockperf', `${trial}.csv.gz`))).toString('utf8');
+      const side = read(c, `${trial}.meta.json`);
+      expect(JSON.parse(side)).toMatchObject({ trial, argv: expect.arrayContaining([`${trial}.csv`]) });
+      const recs = parseSockperf(csv, { ...meta(side), trial });
+      expect(recs.length).toBeGreaterThan(50);
+      expect(recs.every((r) => r.ok && r.trial === trial)).toBe(true);
+      ends.push(JSON.parse(side).endedAtMs);
+    }
+    expect(ends[1]).toBeGreaterThan(ends[0]);
+  });
+
   it('no server (UDP): failed, reason no-replies; the header-only log parses to one failed record', async () => {
     const c = ctx(await freePort());
     const out = await runSockperfWith(probe('udp'), c, { command: 'sockperf' });
