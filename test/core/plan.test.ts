@@ -112,7 +112,7 @@ describe('parsePlan: valid plans', () => {
         trials: 1,
         timeoutMs: 2000,
       },
-      { kind: 'sockperf', name: 'sockperf', mode: 'udp', durationSeconds: 5 },
+      { kind: 'sockperf', name: 'sockperf', mode: 'udp', durationSeconds: 5, trials: 1 },
       { kind: 'mtu', name: 'mtu', min: 1200, max: 9001, timeoutMs: 1000 },
     ]);
   });
@@ -789,7 +789,7 @@ describe('example plans', () => {
         repeats: 1,
         intervalSeconds: 1,
       },
-      { kind: 'sockperf', name: 'sockperf', port: 29301, mode: 'udp', durationSeconds: 2 },
+      { kind: 'sockperf', name: 'sockperf', port: 29301, mode: 'udp', durationSeconds: 2, trials: 1 },
       { kind: 'mtu', name: 'mtu', min: 1200, max: 9001, timeoutMs: 1000 },
       {
         kind: 'pingpong',
@@ -801,6 +801,7 @@ describe('example plans', () => {
         durationSeconds: 1,
         timeoutMs: 1000,
         wait: 'busy',
+        trials: 1,
       },
       { kind: 'ping', name: 'ping', count: 50, intervalMs: 5, sizeBytes: 56, timeoutMs: 1000 },
     ]);
@@ -1009,6 +1010,7 @@ describe('parsePlan: the pingpong probe', () => {
         count: 0,
         timeoutMs: 1000,
         wait: 'busy',
+        trials: 1,
       },
       {
         kind: 'pingpong',
@@ -1019,6 +1021,7 @@ describe('parsePlan: the pingpong probe', () => {
         count: 0,
         timeoutMs: 1000,
         wait: 'block',
+        trials: 1,
       },
     ]);
     expect(parseAgentSpec(written)).toEqual({ ok: true, spec: written });

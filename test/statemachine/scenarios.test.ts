@@ -194,7 +194,8 @@ describe('state machine scenarios', () => {
     const tput = (id: string) =>
       summary.paths.find((p) => p.id === id)?.results.find((x) => x.metric === 'throughput_bps');
     // (a handful of intervals is always a thin tail: those flags are beside the point here)
-    const credit = (id: string) => tput(id)?.flags.filter((f) => !f.startsWith('thin-tail'));
+    const credit = (id: string) =>
+      tput(id)?.flags.filter((f) => !f.startsWith('thin-tail') && !f.startsWith('few-samples'));
     expect(credit('A')).toEqual(['credit-exhausted(trial 1 @ interval 5: 0.96G→0.20G)']);
     expect(credit('B')).toEqual(['at-baseline']);
     expect(tput('B')?.unflagged).toMatchObject({ n: 0, p50: null });
