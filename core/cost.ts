@@ -7,6 +7,7 @@
  */
 
 import type { ProbeSpec } from '../probes/index.js';
+import { UNBOUNDED_BITRATE } from '../probes/probe-fields.js';
 import { OverBudgetError } from './errors.js';
 import {
   crossAzPerGb,
@@ -82,7 +83,9 @@ export function bitrateGbps(bitrate: string): number {
 export function probeLoad(p: ProbeSpec, bandwidthGbps: number): { bytes: number; seconds: number } {
   switch (p.kind) {
     case 'iperf3': {
-      const gbps = p.mode === 'udp' && p.bitrate ? Math.min(bitrateGbps(p.bitrate), bandwidthGbps) : bandwidthGbps;
+      // Unbounded UDP sends as fast as the client can: its bandwidth, like TCP.
+      const bounded = p.mode === 'udp' && p.bitrate && p.bitrate !== UNBOUNDED_BITRATE;
+      const gbps = bounded && p.bitrate ? Math.min(bitrateGbps(p.bitrate), bandwidthGbps) : bandwidthGbps;
       const seconds = p.durationSeconds * p.repeats;
       return { bytes: (gbps * 1e9 * seconds) / 8, seconds: seconds + p.repeats };
     }

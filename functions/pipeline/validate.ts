@@ -12,6 +12,7 @@ import { type ResolvedPlan, readResolvedPlan } from '../../core/resolved-plan.js
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { parseStopMarker } from '../../core/stop-marker.js';
+import { UNBOUNDED_BITRATE } from '../../probes/probe-fields.js';
 import type { Deps } from '../ports.js';
 import { saveManifest, updateManifest } from './manifest.js';
 import { preflight, type ValidateOutput } from './preflight.js';
@@ -112,7 +113,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
         status: 'pending',
         steps: [],
         probes: [],
-        notes: [],
+        notes: unboundedUdpNotes(p),
         ...(p.az ? { az: p.az } : {}),
       })),
       routeChanges: [],
@@ -137,6 +138,16 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     await deps.lock.release(runId, startedAt);
     throw e;
   }
+}
+
+/** A note per iperf3 UDP probe the plan asked to run unbounded: the report says what it measures. */
+function unboundedUdpNotes(p: ResolvedPlan['paths'][number]): string[] {
+  return p.probes
+    .filter((x) => x.kind === 'iperf3' && x.mode === 'udp' && x.bitrate === UNBOUNDED_BITRATE)
+    .map(
+      (x) =>
+        `iperf3 ${x.name}: UDP at an unbounded rate (bitrate "${UNBOUNDED_BITRATE}", iperf3 -b 0), as the plan asked: it measures how fast the client can send as much as the path, and its loss includes what the client's own queues dropped`,
+    );
 }
 
 /**

@@ -19,6 +19,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { UNBOUNDED_BITRATE } from '../probe-fields.js';
 import { runTool, type ToolResult } from '../run-kit/run-tool.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import { classifyIperf3Error, extractJsonObject } from './iperf3.parser.js';
@@ -56,11 +57,12 @@ export function iperf3Args(probe: Iperf3Probe, host: string, port: number): stri
   const args = ['-c', host, '-p', String(port), '-J', '-i', String(probe.intervalSeconds)];
   args.push('-t', String(probe.durationSeconds), '-P', String(probe.streams));
   if (probe.mode === 'udp') {
-    // The plan model always sets a bounded bitrate; never fall back to iperf3's "-b 0" (unlimited).
+    // The plan model always sets a bitrate; iperf3's "-b 0" (unlimited) only when the plan spelled
+    // out "unbounded", never from a missing or zero rate.
     if (!probe.bitrate || /^0+(\.0*)?[kmgt]?$/i.test(probe.bitrate)) {
       throw new Error(`iperf3 probe ${probe.name}: UDP needs a bounded bitrate, got ${JSON.stringify(probe.bitrate)}`);
     }
-    args.push('-u', '-b', probe.bitrate, '--get-server-output');
+    args.push('-u', '-b', probe.bitrate === UNBOUNDED_BITRATE ? '0' : probe.bitrate, '--get-server-output');
   }
   return args;
 }

@@ -251,6 +251,14 @@ describe('budget', () => {
     expect(text).toMatch(/budget: \$1\.00 \(plan budgetUsd\) — OVER/);
   });
 
+  it('prices unbounded UDP at the client bandwidth, like TCP', () => {
+    const at = (probes: unknown[]) =>
+      estimateRun(plan([{ id: 'A', target: { host: '10.0.0.1', port: 1 }, probes }])).paths[0].bytes;
+    const tcp = at([{ kind: 'iperf3', durationSeconds: 10 }]);
+    expect(at([{ kind: 'iperf3', mode: 'udp', bitrate: 'unbounded', durationSeconds: 10 }])).toBeCloseTo(tcp, 0);
+    expect(at([{ kind: 'iperf3', mode: 'udp', bitrate: '1G', durationSeconds: 10 }])).toBeLessThan(tcp);
+  });
+
   it('counts every trial of sockperf and pingpong', () => {
     const at = (probes: unknown[]) =>
       estimateRun(plan([{ id: 'A', target: { host: '10.0.0.1', port: 1 }, probes }])).paths[0];

@@ -76,5 +76,8 @@ describe('iperf3Args', () => {
     expect(iperf3Args(probe(), 'h', 5201)).toEqual(['-c', 'h', '-p', '5201', '-J', '-i', '1', '-t', '3', '-P', '2']);
     expect(iperf3Args(probe({ mode: 'udp', streams: 1, bitrate: '1G' }), 'h', 1)).toContain('--get-server-output');
     expect(() => iperf3Args(probe({ mode: 'udp', bitrate: '0' }), 'h', 1)).toThrow(/bounded bitrate/);
+    // Unbounded only when spelled out: iperf3's own -b 0.
+    const unbounded = iperf3Args(probe({ mode: 'udp', streams: 1, bitrate: 'unbounded' }), 'h', 1);
+    expect(unbounded.slice(unbounded.indexOf('-b'), unbounded.indexOf('-b') + 2)).toEqual(['-b', '0']);
   });
 });
