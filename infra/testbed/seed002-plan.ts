@@ -152,8 +152,24 @@ export function seed002Plan(
         probes: tcpConnect,
       },
     ],
+    compare: SEED002_COMPARE.map((c) => ({ ...c })),
   };
 }
+
+/**
+ * Seed 002's comparisons: B − A (peering), F − B (Transit Gateway), D − B (Service Connect),
+ * G − B (PrivateLink), H − B (Lattice), G − G′ (PrivateLink's own cost over the NLB), and the
+ * AZ pair L2 − L1. The lab twin's plan (plans/lab-seed-002.json) asks for the same.
+ */
+export const SEED002_COMPARE = [
+  { path: 'B', baseline: 'A' },
+  { path: 'F', baseline: 'B' },
+  { path: 'D', baseline: 'B' },
+  { path: 'G', baseline: 'B' },
+  { path: 'H', baseline: 'B' },
+  { path: 'G', baseline: 'G-prime' },
+  { path: 'L2', baseline: 'L1' },
+] as const;
 
 /** VPC Lattice, per service-hour (Tokyo; AWS public price list, not from a seed). */
 export const LATTICE_SERVICE_PER_HOUR = 0.0325;

@@ -5,6 +5,8 @@
  * the client service's queue and least-privilege task role; its outputs give the nine-path plan
  * `plan from-testbed` writes; cdk-nag AwsSolutions with no unacknowledged error.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -13,12 +15,14 @@ import { parsePlan } from '../../../core/plan.js';
 import { TestbedOutputsError } from '../../../infra/testbed/plan-from-outputs.js';
 import { addSeed002Testbed, type Seed002Stack } from '../../../infra/testbed/seed002.js';
 import {
+  SEED002_COMPARE,
   SEED002_INVENTORY,
   SEED002_OUTPUTS,
   SEED002_PATH_IDS,
   seed002CostNote,
   seed002Plan,
 } from '../../../infra/testbed/seed002-plan.js';
+import { ROOT } from '../../helpers/repo.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] };
 type Json = { Resources: Record<string, Resource>; Outputs?: Record<string, { Value: unknown }> };
@@ -173,6 +177,12 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     expect(plan.defaults.probes).toHaveLength(8);
     const parsed = parsePlan(plan);
     expect(parsed.ok, JSON.stringify(parsed)).toBe(true);
+    // The seed's comparisons, on AWS and in the lab twin alike (not every path against A).
+    const pairs = (c: readonly { path: string; baseline: string }[] | undefined) =>
+      (c ?? []).map((x) => `${x.path}-${x.baseline}`).sort();
+    expect(pairs(plan.compare)).toEqual(['B-A', 'D-B', 'F-B', 'G-B', 'G-G-prime', 'H-B', 'L2-L1']);
+    const lab = JSON.parse(readFileSync(path.join(ROOT, 'plans', 'lab-seed-002.json'), 'utf8'));
+    expect(pairs(lab.compare)).toEqual(pairs(SEED002_COMPARE));
     // The running tasks' IPs, when the operator adds them, replace the names.
     const withIps = seed002Plan({
       PathbenchTestbed002: {
