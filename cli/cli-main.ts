@@ -15,6 +15,7 @@ import { registerPrices } from './commands/prices.command.js';
 import { registerReport } from './commands/report.command.js';
 import { registerTestbed } from './commands/testbed.command.js';
 import { registerTrend } from './commands/trend.command.js';
+import { ExitRequest, exitAfterFlush } from './exit.js';
 import { registerLocal } from './local.js';
 
 const program = new Command('pathbench')
@@ -33,6 +34,7 @@ registerTestbed(program);
 registerBench(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
+  if (e instanceof ExitRequest) return exitAfterFlush(e.code);
   process.stderr.write(`pathbench: ${printable(errorMessage(e))}\n`);
-  process.exit(1);
+  return exitAfterFlush(1);
 });

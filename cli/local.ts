@@ -20,6 +20,7 @@ import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/t
 import { renderTable, runNotes } from '../report/report-text.js';
 import { ROOT } from './cli-root.js';
 import { COST_OPTIONS, type CostFlags, costDefaults, costGate } from './cost-guard.js';
+import { exitAfterFlush, exitWith } from './exit.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus, RunProgress } from './progress.js';
 
@@ -31,7 +32,7 @@ export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3, interrupted: 
 
 export function fail(message: string, code: number = EXIT.badInput): never {
   process.stderr.write(`pathbench: ${printable(message)}\n`);
-  process.exit(code);
+  exitWith(code);
 }
 
 function exitFor(r: LocalRunResult): number {
@@ -178,7 +179,7 @@ export function registerLocal(program: Command): void {
     .option('--run-id <id>', 'run id (default: time-based)')
     .option('--json', 'print the summary JSON on stdout and nothing else there')
     .option('--verbose', 'structured logs on stderr')
-    .action(async (o: RunFlags) => process.exit(await runPlanFile(o)));
+    .action(async (o: RunFlags) => exitAfterFlush(await runPlanFile(o)));
 
   program
     .command('demo')

@@ -49,6 +49,7 @@ import {
 } from '../../infra/testbed/testbed-cost.js';
 import { type CdkRunner, runCdk } from '../cdk.js';
 import { ROOT } from '../cli-root.js';
+import { exitWith } from '../exit.js';
 import { type Outputs, OutputsFileError, readOutputsFile, TESTBED_OUTPUTS_FILE } from '../outputs-file.js';
 
 /** Exit code for unusable input or environment (no credentials, missing outputs). */
@@ -324,7 +325,7 @@ export async function destroyTestbed(opts: { prefix?: string; yes?: boolean; run
 function fail(e: unknown): never {
   if (e instanceof TestbedCliError || e instanceof OutputsFileError) {
     process.stderr.write(`pathbench: ${printable(e.message)}\n`);
-    process.exit(EXIT_BAD_INPUT);
+    exitWith(EXIT_BAD_INPUT);
   }
   throw e;
 }
