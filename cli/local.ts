@@ -1,5 +1,5 @@
 /**
- * Local commands: `run --local`, `demo` (what `npm start` runs), and `reportLocal` behind
+ * Local commands: `run --local` (with no `--plan` it is what `npm start` runs), and `reportLocal` behind
  * `report --local` (the command is registered in ./commands/report.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -49,7 +49,7 @@ function exitFor(r: LocalRunResult): number {
 }
 
 interface RunFlags extends CostFlags {
-  plan: string;
+  plan?: string;
   data?: string;
   json?: boolean;
   runId?: string;
@@ -57,7 +57,7 @@ interface RunFlags extends CostFlags {
 }
 
 /** Run a plan file locally and print the table (or the summary JSON). */
-export async function runPlanFile(flags: RunFlags): Promise<number> {
+export async function runPlanFile(flags: RunFlags & { plan: string }): Promise<number> {
   const loaded = await loadPlanFile(flags.plan);
   if (!loaded.ok) fail(`plan ${flags.plan} is invalid:\n${loaded.problems.map((p) => `  ${p}`).join('\n')}`);
   if (flags.runId) {
@@ -173,23 +173,15 @@ export function registerLocal(program: Command): void {
   for (const [flag, help] of COST_OPTIONS) run.option(flag, help);
   run
     .description('run a plan through the state machine')
-    .requiredOption('--plan <file>', 'plan JSON file')
+    .option('--plan <file>', 'plan JSON file (default: the lab plan when the lab can run here, else the loopback plan)')
     .option('--local', 'use the local driver (the default; AWS runs use `pathbench start`)', true)
     .option('--data <dir>', 'data directory (local object store)', DEFAULT_DATA_DIR)
     .option('--run-id <id>', 'run id (default: time-based)')
     .option('--json', 'print the summary JSON on stdout and nothing else there')
     .option('--verbose', 'structured logs on stderr')
-    .action(async (o: RunFlags) => exitAfterFlush(await runPlanFile(o)));
-
-  program
-    .command('demo')
-    .description(
-      'what `npm start` runs: the lab plan when the lab can run here, else the loopback plan with its own listeners',
-    )
-    .option('--plan <name>', 'a plans/ file name to run instead of the automatic choice')
-    .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
-    .option('--json', 'print the summary JSON on stdout')
-    .action(async (o: { plan?: string; data: string; json?: boolean }) => process.exit(await demo(o)));
+    .action(async (o: RunFlags) =>
+      exitAfterFlush(await (o.plan ? runPlanFile({ ...o, plan: o.plan }) : runDefault(o))),
+    );
 }
 
 export async function reportLocal(runId: string, o: { data: string; json?: boolean }): Promise<number> {
@@ -226,18 +218,17 @@ async function labUsable(): Promise<{ ok: boolean; reason?: string }> {
   }
 }
 
-async function demo(o: { plan?: string; data: string; json?: boolean }): Promise<number> {
-  let planName = o.plan;
-  if (!planName) {
-    const lab = await labUsable();
-    planName = lab.ok ? 'lab-seed-000' : 'local-loopback';
-    process.stderr.write(
-      lab.ok
-        ? 'pathbench: root and iproute2 are here, so this runs the namespace lab (plans/lab-seed-000.json)\n'
-        : `pathbench: the lab cannot run here (${lab.reason}); running the loopback plan (plans/local-loopback.json)\n`,
-    );
-  }
-  const file = join(ROOT, 'plans', planName.endsWith('.json') ? planName : `${planName}.json`);
-  if (!existsSync(file)) fail(`no plan ${file}`);
-  return runPlanFile({ plan: file, data: o.data, json: o.json });
+/**
+ * `run --local` with no plan (what `npm start` runs): the seed's lab plan when the lab can run
+ * here (root, iproute2), else the loopback plan with its own listeners; says which it chose.
+ */
+async function runDefault(flags: RunFlags): Promise<number> {
+  const lab = await labUsable();
+  const planName = lab.ok ? 'lab-seed-000' : 'local-loopback';
+  process.stderr.write(
+    lab.ok
+      ? 'pathbench: root and iproute2 are here, so this runs the namespace lab (plans/lab-seed-000.json)\n'
+      : `pathbench: the lab cannot run here (${lab.reason}); running the loopback plan (plans/local-loopback.json)\n`,
+  );
+  return runPlanFile({ ...flags, plan: join(ROOT, 'plans', `${planName}.json`) });
 }
