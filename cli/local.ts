@@ -13,9 +13,10 @@ import type { Summary } from '../core/run-summary.js';
 import { stderrLogger } from '../functions/log.js';
 import { judgeStored } from '../functions/pipeline/regressions.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
+import { labProfileForPlan } from '../lab/plan-profile.js';
 import { DirStore } from '../local/dir-store.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
-import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal, usesLab } from '../local/local-driver.js';
+import { DEFAULT_DATA_DIR, type LocalRunResult, runLocal } from '../local/local-driver.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
 import { renderTable, runNotes } from '../report/report-text.js';
 import { ROOT } from './cli-root.js';
@@ -121,16 +122,27 @@ function nothingMeasured(r: LocalRunResult): boolean {
  * already listens there). Returns the clean-up.
  */
 async function prepareTargets(plan: ResolvedPlan): Promise<() => Promise<void>> {
-  if (usesLab(plan)) {
+  const profile = labProfileForPlan(plan);
+  if (profile) {
     const lab = await import('../lab/index.js');
-    if ((await lab.labStatus()).healthy) return async () => undefined;
-    process.stderr.write('pathbench: bringing the lab up (as `pathbench lab up`; the first time calibrates delays)\n');
+    const st = await lab.labStatus();
+    if (st.healthy && st.profile === profile) return async () => undefined;
+    if (st.up && st.profile !== profile) {
+      fail(
+        `the lab is up with profile ${st.profile ?? '(unknown)'}${st.healthy ? '' : ' (unhealthy)'}; plan "${plan.name}" needs ${profile}: \`npx pathbench lab up --profile ${profile}\``,
+      );
+    }
+    process.stderr.write(
+      `pathbench: bringing the lab up (as \`pathbench lab up --profile ${profile}\`; the first time calibrates delays)\n`,
+    );
     const status = liveStatus('  lab: ');
     try {
-      await lab.labUp({ profile: 'seed-000', onProgress: (l: string) => status.update(l) });
+      await lab.labUp({ profile, onProgress: (l: string) => status.update(l) });
     } finally {
       status.done();
     }
+    // A lab that was up (only unhealthy, now repaired) stays up.
+    if (st.up) return async () => undefined;
     return async () => {
       // Leave the machine as we found it: a lab we brought up goes down again.
       await lab.labDown();

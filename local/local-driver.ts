@@ -14,6 +14,7 @@ import { readSummary, type Summary } from '../core/run-summary.js';
 import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
+import { labProfileForPlan } from '../lab/plan-profile.js';
 import { loadDefinition } from '../statemachine/asl.js';
 import { type RunMachineOptions, runStateMachine } from './asl-interpreter.js';
 import { LocalCommandRunner } from './child-command-runner.js';
@@ -86,8 +87,9 @@ async function runningManifests(store: ObjectStore): Promise<string[]> {
   return out;
 }
 
+/** The plan runs in the namespace lab: its clients are lab namespaces (`labProfileForPlan`). */
 export function usesLab(plan: ResolvedPlan): boolean {
-  return plan.paths.some((p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via));
+  return labProfileForPlan(plan) !== undefined;
 }
 
 export interface LocalRunOptions {
