@@ -56,7 +56,8 @@ async function run(fn: () => Promise<void>): Promise<number> {
     return 0;
   } catch (e) {
     if (e instanceof PlanInvalidError) {
-      process.stderr.write(`pathbench: ${e.message}\n`);
+      // One problem is one line (`plan get` of a name that is not stored); a bad plan lists each.
+      process.stderr.write(`pathbench: ${e.problems.length === 1 ? e.problems[0] : e.message}\n`);
       return 2;
     }
     throw e;
