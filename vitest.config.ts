@@ -8,7 +8,15 @@ import { defineConfig } from 'vitest/config';
 //   *.lab.test.ts    lab: network namespaces (root)
 //   *.emu.test.ts    emulator: the AWS adapters with the real SDK against dynalite / s3rver on loopback
 //   *.fault.test.ts  faults: the real ASL through the local driver with adapters failing on cue
-const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.emu.test.ts', '**/*.fault.test.ts'];
+//   *.accept.test.ts accept: README and docs/ commands as typed, through bash and npx, on a clean tree
+const SLOW = [
+  '**/*.int.test.ts',
+  '**/*.synth.test.ts',
+  '**/*.lab.test.ts',
+  '**/*.emu.test.ts',
+  '**/*.fault.test.ts',
+  '**/*.accept.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -49,6 +57,15 @@ export default defineConfig({
           include: ['test/**/*.lab.test.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'accept',
+          include: ['test/accept/**/*.accept.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
           fileParallelism: false,
         },
       },
