@@ -5,11 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
 import type { SampleRecord } from '../../core/sample-record.js';
-import { assertProbeKind, parseRawLenient } from '../../probes/index.js';
+import { assertProbeKind, PROBE_KINDS, parseRawLenient } from '../../probes/index.js';
 
 /** Exit code for unusable input (unknown kind, unreadable file, no line of it usable). */
 const EXIT_BAD_INPUT = 2;
@@ -34,8 +35,11 @@ export function registerParse(program: Command): void {
   program
     .command('parse')
     .description('parse one raw probe output file and print normalized sample records as JSONL')
-    .argument('<kind>', 'probe kind: tcp-connect, iperf3, http, sockperf, mtu')
-    .argument('<file>', 'raw output file, e.g. .pathbench/raw/path=a/run=r/tcp-connect/1.jsonl')
+    .argument('<kind>', `probe kind: ${PROBE_KINDS.join(', ')}`)
+    .argument(
+      '<file>',
+      'raw output file (plain or .gz), e.g. .pathbench/raw/path=a/run=r/client=c/tcp-connect/1.jsonl.gz',
+    )
     .option('--run <id>', 'run id written into each record', 'local')
     .option('--path <id>', 'path id written into each record', 'local')
     .option('--probe <name>', 'probe name (default: the file’s directory name, else the kind)')
@@ -82,7 +86,9 @@ function parseFile(
   const probe = opts.probe ?? (numbered && /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(dir) ? dir : kind);
   let raw: string;
   try {
-    raw = readFileSync(file, 'utf8');
+    // Raw files are stored gzipped (`1.jsonl.gz`): read them as the collect step does.
+    const bytes = readFileSync(file);
+    raw = (file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
   } catch (e) {
     throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`);
   }

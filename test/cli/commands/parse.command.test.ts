@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerParse } from '../../../cli/commands/parse.command.js';
@@ -36,6 +37,18 @@ async function parse(...args: string[]): Promise<{ code: number; stdout: string;
     process.exitCode = undefined;
   }
 }
+
+describe('pathbench parse of a stored (gzipped) raw file', () => {
+  it('reads 1.csv.gz as the plain file', async () => {
+    const plain = join(FIXTURES, 'sockperf', 'udp-mps50.csv');
+    const gz = join(dir, '1.csv.gz');
+    await writeFile(gz, gzipSync(readFileSync(plain)));
+    const a = await parse('sockperf', plain, '--trial', '1');
+    const b = await parse('sockperf', gz, '--probe', 'sockperf');
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stdout).toBe(a.stdout);
+  });
+});
 
 describe('pathbench parse with damaged lines', () => {
   it('prints every good sockperf record, names the one bad line and exits 1', async () => {
