@@ -12,6 +12,14 @@ export class ExitRequest extends Error {
   }
 }
 
+/** Input the user can fix (no such run, no data directory, a bad option value): one line, exit 2. */
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
 /** End the command with `code` (after the streams drain): a `never` for synchronous call sites. */
 export function exitWith(code: number): never {
   throw new ExitRequest(code);

@@ -2,8 +2,8 @@
  * Local commands: `run --local` (with no `--plan` it is what `npm start` runs), and `reportLocal` behind
  * `report --local` (the command is registered in ./commands/report.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage, OverBudgetError, PlanInvalidError, RunLockedError } from '../core/errors.js';
 import { checkRunId, keys } from '../core/keys.js';
@@ -59,6 +59,7 @@ interface RunFlags extends CostFlags {
 
 /** Run a plan file locally and print the table (or the summary JSON). */
 export async function runPlanFile(flags: RunFlags & { plan: string }): Promise<number> {
+  if (!existsSync(flags.plan)) fail(noPlanFile(flags.plan));
   const loaded = await loadPlanFile(flags.plan);
   if (!loaded.ok) fail(`plan ${flags.plan} is invalid:\n${loaded.problems.map((p) => `  ${p}`).join('\n')}`);
   if (flags.runId) {
@@ -108,6 +109,31 @@ export async function runPlanFile(flags: RunFlags & { plan: string }): Promise<n
   printResult(result, flags.json ?? false);
   for (const n of result.summary ? runNotes(result.summary) : []) process.stderr.write(`pathbench: ${n}\n`);
   return exitFor(result);
+}
+
+/** One line for a plan file that is not there: the closest file of plans/ when one is close. */
+function noPlanFile(file: string): string {
+  const dir = join(ROOT, 'plans');
+  const names = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+  const want = basename(file);
+  const best = names
+    .map((n) => ({ n, d: editDistance(n, want) }))
+    .sort((a, b) => a.d - b.d)
+    .at(0);
+  const hint = best && best.d <= 3 ? `; did you mean plans/${best.n}?` : `; plans/ has ${names.join(', ')}`;
+  return `no plan file ${file}${hint}`;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
 }
 
 /** No sample of any path succeeded (the summary carries a note saying why). */
