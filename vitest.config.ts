@@ -66,7 +66,9 @@ export default defineConfig({
           include: ['test/accept/**/*.accept.test.ts'],
           testTimeout: 600_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          // The lab file and the loopback file side by side (namespaces vs 127.0.0.1, each its
+          // own clean tree and data directory): the suite takes the longer of the two.
+          maxWorkers: 2,
         },
       },
     ],

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/run-summary.js';
+import { ALL_ROLES, DEFAULT_PREFIX } from '../../lab/topology.js';
 import { docCommand } from './claims.js';
 import { type Ran, say, sh } from './shell.js';
 import { cleanTree } from './tree.js';
@@ -23,6 +24,16 @@ afterAll(async () => {
 });
 
 const run = (command: string) => sh(command, tree.dir, 420_000);
+
+/** The default lab's namespaces still present (other prefixes are other runs' labs). */
+async function labNamespaces(): Promise<string[]> {
+  const mine = new Set(ALL_ROLES.map((r) => `${DEFAULT_PREFIX}${r}`));
+  const list = await run('ip netns list');
+  return list.stdout
+    .split('\n')
+    .map((l) => l.split(' ')[0])
+    .filter((n) => mine.has(n));
+}
 
 /** The run id a table run printed (`run <id>: <status>`). */
 function runIdOf(r: Ran): string {
@@ -80,8 +91,7 @@ describe.sequential('README.md and docs/lab.md, the namespace lab', () => {
     const c = docCommand('docs/lab.md', 'npx pathbench lab down');
     const r = await run(c);
     expect(r.code, r.stderr).toBe(0);
-    const ns = await run('ip netns list');
-    expect(ns.stdout).not.toMatch(/^pb-/m);
+    expect(await labNamespaces()).toEqual([]);
     const st = await run('npx pathbench lab status');
     expect(st.stdout).toMatch(/is down/);
     say(r, st.stdout.trim());
@@ -112,6 +122,6 @@ describe.sequential('README.md and docs/lab.md, the namespace lab', () => {
     say(t, `${t.stdout.trim().split('\n').length} lines`);
     const down = await run('npx pathbench lab down');
     expect(down.code, down.stderr).toBe(0);
-    expect((await run('ip netns list')).stdout).not.toMatch(/^pb-/m);
+    expect(await labNamespaces()).toEqual([]);
   });
 });

@@ -43,6 +43,12 @@ export function sh(command: string, cwd: string, timeoutMs = 300_000): Promise<R
   });
 }
 
+/** The command's stdout as a slow reader gets it through a pipe (`| (sleep 1; cat)`). */
+export async function slowPiped(command: string, cwd: string): Promise<string> {
+  const r = await sh(`${command} | (sleep 1; cat)`, cwd);
+  return r.stdout;
+}
+
 /** Bytes of the command's stdout through `| wc -c` (with a slow reader in front). */
 export async function pipedBytes(command: string, cwd: string): Promise<number> {
   const r = await sh(`${command} | (sleep 1; wc -c)`, cwd);
