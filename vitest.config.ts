@@ -8,7 +8,15 @@ import { defineConfig } from 'vitest/config';
 //   *.lab.test.ts    lab: network namespaces (root)
 //   *.emu.test.ts    emulator: the AWS adapters with the real SDK against dynalite / s3rver on loopback
 //   *.fault.test.ts  faults: the real ASL through the local driver with adapters failing on cue
-const SLOW = ['**/*.int.test.ts', '**/*.synth.test.ts', '**/*.lab.test.ts', '**/*.emu.test.ts', '**/*.fault.test.ts'];
+//   *.accept.test.ts accept: README and docs/ commands as typed, through bash and npx, on a clean tree
+const SLOW = [
+  '**/*.int.test.ts',
+  '**/*.synth.test.ts',
+  '**/*.lab.test.ts',
+  '**/*.emu.test.ts',
+  '**/*.fault.test.ts',
+  '**/*.accept.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -50,6 +58,17 @@ export default defineConfig({
           testTimeout: 300_000,
           hookTimeout: 300_000,
           fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'accept',
+          include: ['test/accept/**/*.accept.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+          // The lab file and the loopback file side by side (namespaces vs 127.0.0.1, each its
+          // own clean tree and data directory): the suite takes the longer of the two.
+          maxWorkers: 2,
         },
       },
     ],

@@ -14,6 +14,7 @@ import { runLocal } from '../local/local-driver.js';
 import type { ExecutionEvent } from '../local/local-execution.js';
 import { startLoopbackTargets } from '../local/targets.js';
 import { ROOT } from './cli-root.js';
+import { exitAfterFlush } from './exit.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus } from './progress.js';
 
@@ -241,7 +242,7 @@ export function registerBench(program: Command): void {
         } finally {
           await lab?.down();
         }
-        process.exit(failed ? 1 : 0);
+        await exitAfterFlush(failed ? 1 : 0);
       },
     );
 }

@@ -24,6 +24,7 @@ import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
 import { betweenRuns, cleanFigures, judgedPercentiles } from '../functions/pipeline/regressions.js';
 import type { Deps } from '../functions/ports.js';
 import { loadQuery } from '../queries/sql.js';
+import { InputError } from './exit.js';
 
 /** Run B − run A for one path, probe and metric (units as in the results). */
 export interface RunDiff {
@@ -117,8 +118,8 @@ export async function compareRuns(
   checkRunId(runA);
   checkRunId(runB);
   const [a, b] = await Promise.all([figures(deps, runA), figures(deps, runB)]);
-  if (a.rows.size === 0) throw new Error(`run ${runA} has no samples here`);
-  if (b.rows.size === 0) throw new Error(`run ${runB} has no samples here`);
+  if (a.rows.size === 0) throw new InputError(`run ${runA} has no samples here`);
+  if (b.rows.size === 0) throw new InputError(`run ${runB} has no samples here`);
   const diffs: RunDiff[] = [];
   for (const [key, rb] of b.rows) {
     const ra = a.rows.get(key);

@@ -1,9 +1,9 @@
 /**
- * Local commands: `run --local`, `demo` (what `npm start` runs), and `reportLocal` behind
+ * Local commands: `run --local` (with no `--plan` it is what `npm start` runs), and `reportLocal` behind
  * `report --local` (the command is registered in ./commands/report.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage, OverBudgetError, PlanInvalidError, RunLockedError } from '../core/errors.js';
 import { checkRunId, keys, newRunId } from '../core/keys.js';
@@ -14,12 +14,14 @@ import type { Summary } from '../core/run-summary.js';
 import { stderrLogger } from '../functions/log.js';
 import { judgeStored } from '../functions/pipeline/regressions.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
+import { labProfileForPlan } from '../lab/plan-profile.js';
 import { DirStore } from '../local/dir-store.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
 import { DEFAULT_DATA_DIR, type LocalRunResult, localPollSeconds, runLocal, usesLab } from '../local/local-driver.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
 import { renderTable, runNotes } from '../report/report-text.js';
 import { ROOT } from './cli-root.js';
+import { exitAfterFlush, exitWith } from './exit.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus, RunProgress } from './progress.js';
 import { preflightAndPrint, SETTINGS_OPTIONS, type SettingsFlags, settingsFrom } from './run-settings.js';
@@ -32,7 +34,7 @@ export const EXIT = { ok: 0, runFailed: 1, badInput: 2, locked: 3, interrupted: 
 
 export function fail(message: string, code: number = EXIT.badInput): never {
   process.stderr.write(`pathbench: ${printable(message)}\n`);
-  process.exit(code);
+  exitWith(code);
 }
 
 function exitFor(r: LocalRunResult): number {
@@ -49,7 +51,7 @@ function exitFor(r: LocalRunResult): number {
 }
 
 interface RunFlags extends SettingsFlags {
-  plan: string;
+  plan?: string;
   data?: string;
   json?: boolean;
   runId?: string;
@@ -57,7 +59,8 @@ interface RunFlags extends SettingsFlags {
 }
 
 /** Run a plan file locally and print the table (or the summary JSON). */
-export async function runPlanFile(flags: RunFlags): Promise<number> {
+export async function runPlanFile(flags: RunFlags & { plan: string }): Promise<number> {
+  if (!existsSync(flags.plan)) fail(noPlanFile(flags.plan));
   const loaded = await loadPlanFile(flags.plan);
   if (!loaded.ok) fail(`plan ${flags.plan} is invalid:\n${loaded.problems.map((p) => `  ${p}`).join('\n')}`);
   let runId: string;
@@ -111,6 +114,31 @@ export async function runPlanFile(flags: RunFlags): Promise<number> {
   return exitFor(result);
 }
 
+/** One line for a plan file that is not there: the closest file of plans/ when one is close. */
+function noPlanFile(file: string): string {
+  const dir = join(ROOT, 'plans');
+  const names = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+  const want = basename(file);
+  const best = names
+    .map((n) => ({ n, d: editDistance(n, want) }))
+    .sort((a, b) => a.d - b.d)
+    .at(0);
+  const hint = best && best.d <= 3 ? `; did you mean plans/${best.n}?` : `; plans/ has ${names.join(', ')}`;
+  return `no plan file ${file}${hint}`;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
+}
+
 /** No sample of any path succeeded (the summary carries a note saying why). */
 function nothingMeasured(r: LocalRunResult): boolean {
   return !!r.summary && !r.summary.paths.some((p) => p.results.some((x) => x.n > 0));
@@ -123,16 +151,27 @@ function nothingMeasured(r: LocalRunResult): boolean {
  * already listens there). Returns the clean-up.
  */
 async function prepareTargets(plan: ResolvedPlan): Promise<() => Promise<void>> {
-  if (usesLab(plan)) {
+  const profile = labProfileForPlan(plan);
+  if (profile) {
     const lab = await import('../lab/index.js');
-    if ((await lab.labStatus()).healthy) return async () => undefined;
-    process.stderr.write('pathbench: bringing the lab up (as `pathbench lab up`; the first time calibrates delays)\n');
+    const st = await lab.labStatus();
+    if (st.healthy && st.profile === profile) return async () => undefined;
+    if (st.up && st.profile !== profile) {
+      fail(
+        `the lab is up with profile ${st.profile ?? '(unknown)'}${st.healthy ? '' : ' (unhealthy)'}; plan "${plan.name}" needs ${profile}: \`npx pathbench lab up --profile ${profile}\``,
+      );
+    }
+    process.stderr.write(
+      `pathbench: bringing the lab up (as \`pathbench lab up --profile ${profile}\`; the first time calibrates delays)\n`,
+    );
     const status = liveStatus('  lab: ');
     try {
-      await lab.labUp({ profile: 'seed-000', onProgress: (l: string) => status.update(l) });
+      await lab.labUp({ profile, onProgress: (l: string) => status.update(l) });
     } finally {
       status.done();
     }
+    // A lab that was up (only unhealthy, now repaired) stays up.
+    if (st.up) return async () => undefined;
     return async () => {
       // Leave the machine as we found it: a lab we brought up goes down again.
       await lab.labDown();
@@ -175,23 +214,15 @@ export function registerLocal(program: Command): void {
   for (const [flag, help] of SETTINGS_OPTIONS) run.option(flag, help);
   run
     .description('run a plan through the state machine')
-    .requiredOption('--plan <file>', 'plan JSON file')
+    .option('--plan <file>', 'plan JSON file (default: the lab plan when the lab can run here, else the loopback plan)')
     .option('--local', 'use the local driver (the default; AWS runs use `pathbench start`)', true)
     .option('--data <dir>', 'data directory (local object store)', DEFAULT_DATA_DIR)
     .option('--run-id <id>', 'run id (default: time-based)')
     .option('--json', 'print the summary JSON on stdout and nothing else there')
     .option('--verbose', 'structured logs on stderr')
-    .action(async (o: RunFlags) => process.exit(await runPlanFile(o)));
-
-  program
-    .command('demo')
-    .description(
-      'what `npm start` runs: the lab plan when the lab can run here, else the loopback plan with its own listeners',
-    )
-    .option('--plan <name>', 'a plans/ file name to run instead of the automatic choice')
-    .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
-    .option('--json', 'print the summary JSON on stdout')
-    .action(async (o: { plan?: string; data: string; json?: boolean }) => process.exit(await demo(o)));
+    .action(async (o: RunFlags) =>
+      exitAfterFlush(await (o.plan ? runPlanFile({ ...o, plan: o.plan }) : runDefault(o))),
+    );
 }
 
 export async function reportLocal(runId: string, o: { data: string; json?: boolean }): Promise<number> {
@@ -228,18 +259,17 @@ async function labUsable(): Promise<{ ok: boolean; reason?: string }> {
   }
 }
 
-async function demo(o: { plan?: string; data: string; json?: boolean }): Promise<number> {
-  let planName = o.plan;
-  if (!planName) {
-    const lab = await labUsable();
-    planName = lab.ok ? 'lab-seed-000' : 'local-loopback';
-    process.stderr.write(
-      lab.ok
-        ? 'pathbench: root and iproute2 are here, so this runs the namespace lab (plans/lab-seed-000.json)\n'
-        : `pathbench: the lab cannot run here (${lab.reason}); running the loopback plan (plans/local-loopback.json)\n`,
-    );
-  }
-  const file = join(ROOT, 'plans', planName.endsWith('.json') ? planName : `${planName}.json`);
-  if (!existsSync(file)) fail(`no plan ${file}`);
-  return runPlanFile({ plan: file, data: o.data, json: o.json });
+/**
+ * `run --local` with no plan (what `npm start` runs): the seed's lab plan when the lab can run
+ * here (root, iproute2), else the loopback plan with its own listeners; says which it chose.
+ */
+async function runDefault(flags: RunFlags): Promise<number> {
+  const lab = await labUsable();
+  const planName = lab.ok ? 'lab-seed-000' : 'local-loopback';
+  process.stderr.write(
+    lab.ok
+      ? 'pathbench: root and iproute2 are here, so this runs the namespace lab (plans/lab-seed-000.json)\n'
+      : `pathbench: the lab cannot run here (${lab.reason}); running the loopback plan (plans/local-loopback.json)\n`,
+  );
+  return runPlanFile({ ...flags, plan: join(ROOT, 'plans', `${planName}.json`) });
 }

@@ -17,6 +17,7 @@ import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
 import { LAB_POLL_SECONDS } from '../lab/lab-fleet.js';
+import { labProfileForPlan } from '../lab/plan-profile.js';
 import { loadDefinition } from '../statemachine/asl.js';
 import { type RunMachineOptions, runStateMachine } from './asl-interpreter.js';
 import { LocalCommandRunner } from './child-command-runner.js';
@@ -94,8 +95,9 @@ export function localPollSeconds(plan: ResolvedPlan): number {
   return usesLab(plan) ? LAB_POLL_SECONDS : LOOPBACK_POLL_SECONDS;
 }
 
+/** The plan runs in the namespace lab: its clients are lab namespaces (`labProfileForPlan`). */
 export function usesLab(plan: ResolvedPlan): boolean {
-  return plan.paths.some((p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via));
+  return labProfileForPlan(plan) !== undefined;
 }
 
 export interface LocalRunOptions {

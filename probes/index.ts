@@ -95,14 +95,15 @@ export function parseRaw(kind: string, raw: string, meta: ParseMeta): SampleReco
   return PROBES[kind].parse(raw, meta);
 }
 
-/** Parse one raw file of `kind` leniently: every good line's records, and the counts. */
+/** Parse one raw file of `kind` leniently: every good line's records, and the counts (each rejection to `onReject`). */
 export function parseRawLenient(
   kind: string,
   raw: string,
   meta: ParseMeta,
+  onReject?: (reason: string) => void,
 ): { records: SampleRecord[]; stats: ParseStats } {
   assertProbeKind(kind);
-  return parseText(kind, PROBES[kind].lines, raw, meta);
+  return parseText(kind, PROBES[kind].lines, raw, meta, onReject);
 }
 
 /** A streaming parse of one raw file of `kind`: feed it lines, then end it. */

@@ -4,6 +4,7 @@
  */
 import { errorMessage } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
+import { ExitRequest, exitAfterFlush } from '../exit.js';
 
 const EXIT_USAGE = 2;
 
@@ -41,11 +42,14 @@ export function explainAwsError(e: unknown): AwsCliError {
 
 /** Run an action and exit with its code; any failure becomes one line on stderr and exit 2. */
 export async function guarded(fn: () => Promise<number>): Promise<never> {
+  let code: number;
   try {
-    process.exit(await fn());
+    code = await fn();
   } catch (e) {
+    if (e instanceof ExitRequest) throw e;
     const err = explainAwsError(e);
     process.stderr.write(`pathbench: ${printable(err.message)}\n`);
-    process.exit(EXIT_USAGE);
+    code = EXIT_USAGE;
   }
+  return exitAfterFlush(code);
 }

@@ -10,11 +10,12 @@ import { type LabStatus, labAvailable, labCalibrate, labDown, labStatus, labUp }
 import { LabInputError, LabUnavailableError } from '../../lab/lab-errors.js';
 import { LabRoutes } from '../../lab/lab-routes.js';
 import { LAB_PROFILES } from '../../lab/profiles/lab-profile.js';
+import { exitWith } from '../exit.js';
 import { liveStatus } from '../progress.js';
 
 function fail(e: unknown): never {
   process.stderr.write(`pathbench lab: ${printable(errorMessage(e).split('\n')[0])}\n`);
-  process.exit(e instanceof LabUnavailableError || e instanceof LabInputError ? 2 : 1);
+  exitWith(e instanceof LabUnavailableError || e instanceof LabInputError ? 2 : 1);
 }
 
 async function requireLab(): Promise<void> {

@@ -23,6 +23,7 @@ import { guarded } from '../aws/aws-errors.js';
 import { makeClients } from '../aws/clients.js';
 import { cronLine, resolveScheduleTargets, Schedules, scheduleName } from '../aws/schedules.js';
 import { type CommonFlags, commonOptions, resolveStackConfig } from '../aws/stack-config.js';
+import { exitAfterFlush } from '../exit.js';
 
 interface PlanFlags extends CommonFlags {
   aws?: boolean;
@@ -55,7 +56,8 @@ async function run(fn: () => Promise<void>): Promise<number> {
     return 0;
   } catch (e) {
     if (e instanceof PlanInvalidError) {
-      process.stderr.write(`pathbench: ${e.message}\n`);
+      // One problem is one line (`plan get` of a name that is not stored); a bad plan lists each.
+      process.stderr.write(`pathbench: ${e.problems.length === 1 ? e.problems[0] : e.message}\n`);
       return 2;
     }
     throw e;
@@ -63,7 +65,7 @@ async function run(fn: () => Promise<void>): Promise<number> {
 }
 
 const exitWith = (o: { aws?: boolean }, fn: () => Promise<void>) =>
-  o.aws ? guarded(() => run(fn)) : run(fn).then((code) => process.exit(code));
+  o.aws ? guarded(() => run(fn)) : run(fn).then(exitAfterFlush);
 
 function planOptions(cmd: Command): Command {
   return commonOptions(
@@ -183,7 +185,7 @@ export function registerPlan(program: Command): void {
         if (o.out) (await import('node:fs')).writeFileSync(o.out, text);
         else out(text);
         for (const l of lines) process.stderr.write(`pathbench: ${l}\n`);
-      }).then((code) => process.exit(code)),
+      }).then(exitAfterFlush),
     );
   planOptions(plan.command('put').description('validate a plan file and store it under its name'))
     .argument('<name>', 'the plan\'s name (as in its "name" field)')

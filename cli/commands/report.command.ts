@@ -9,6 +9,7 @@ import { DEFAULT_DATA_DIR } from '../../local/local-driver.js';
 import { guarded } from '../aws/aws-errors.js';
 import { reportAws } from '../aws/aws-summary.js';
 import { type CommonFlags, commonOptions } from '../aws/stack-config.js';
+import { exitAfterFlush } from '../exit.js';
 import { reportLocal } from '../local.js';
 
 export interface ReportFlags extends CommonFlags {
@@ -25,7 +26,7 @@ export interface ReportActions {
 }
 
 const reportActions: ReportActions = {
-  local: async (runId, o) => process.exit(await reportLocal(runId, o)),
+  local: async (runId, o) => exitAfterFlush(await reportLocal(runId, o)),
   aws: (runId, o) => guarded(() => reportAws(runId, o, process.env, (t) => process.stdout.write(printable(t)))),
 };
 

@@ -11,6 +11,7 @@ import {
   type AzMatrixProbe,
   DEFAULT_AZ_MATRIX_PROBE,
 } from '../../infra/testbed/az-matrix.js';
+import { exitWith } from '../exit.js';
 import { OutputsFileError, readOutputsFile } from '../outputs-file.js';
 import { destroyTestbed } from '../testbed/deploy-testbed.js';
 import { readDeployedOutputs } from '../testbed/deployed-outputs.js';
@@ -24,7 +25,7 @@ const EXIT_BAD_INPUT = 2;
 function fail(e: unknown): never {
   if (e instanceof TestbedCliError || e instanceof OutputsFileError) {
     process.stderr.write(`pathbench: ${printable(e.message)}\n`);
-    process.exit(EXIT_BAD_INPUT);
+    exitWith(EXIT_BAD_INPUT);
   }
   throw e;
 }

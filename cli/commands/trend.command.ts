@@ -10,6 +10,7 @@ import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { DEFAULT_DATA_DIR } from '../../local/local-driver.js';
 import { compareText } from '../compare.js';
 import { compareRuns } from '../compare-runs.js';
+import { InputError } from '../exit.js';
 import { trendRows, trendText } from '../trend.js';
 
 interface TrendFlags {
@@ -24,14 +25,14 @@ interface TrendFlags {
 
 function dataDir(d: string): string {
   const dir = resolve(d);
-  if (!existsSync(dir)) throw new Error(`no data directory ${dir}`);
+  if (!existsSync(dir)) throw new InputError(`no data directory ${dir}`);
   return dir;
 }
 
 export async function trendAction(o: TrendFlags, out: (t: string) => void): Promise<void> {
   const runs = o.runs === undefined ? undefined : Number(o.runs);
   if (runs !== undefined && !(Number.isInteger(runs) && runs > 0))
-    throw new Error(`--runs: expected a positive integer, got ${JSON.stringify(o.runs)}`);
+    throw new InputError(`--runs: expected a positive integer, got ${JSON.stringify(o.runs)}`);
   const rows = await trendRows(new DirStore(dataDir(o.data)), {
     plan: o.plan,
     path: o.path,

@@ -27,6 +27,8 @@ export class FileParse {
     readonly kind: string,
     factory: LineParserFactory,
     meta: ParseMeta,
+    /** Told every rejection's reason (the stats keep only the first). */
+    private readonly onReject?: (reason: string) => void,
   ) {
     this.parser = factory(meta);
   }
@@ -34,6 +36,7 @@ export class FileParse {
   private reject(reason: string): void {
     this.stats.rejected++;
     this.stats.firstRejection ??= oneLine(reason);
+    this.onReject?.(oneLine(reason));
   }
 
   /** Keep `records` only when each passes the record check; otherwise reject them all as `at`. */
@@ -95,8 +98,9 @@ export function parseText(
   factory: LineParserFactory,
   raw: string,
   meta: ParseMeta,
+  onReject?: (reason: string) => void,
 ): { records: SampleRecord[]; stats: ParseStats } {
-  const f = new FileParse(kind, factory, meta);
+  const f = new FileParse(kind, factory, meta, onReject);
   const records: SampleRecord[] = [];
   for (const l of splitText(raw)) for (const r of f.line(l)) records.push(r);
   for (const r of f.end()) records.push(r);

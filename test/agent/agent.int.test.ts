@@ -217,7 +217,7 @@ describe('agent bundle', () => {
     expect(new Set(noka.map((r) => r.local_port)).size).toBe(50);
   });
 
-  it('`pathbench parse` prints the records of a raw file, and rejects bad input with exit 2', async () => {
+  it('`pathbench parse` prints the records of a raw file, names bad lines (exit 1), rejects unusable input with exit 2', async () => {
     const raw = path.join(dir, 'out', 'closed', '1.jsonl');
     const broken = path.join(dir, 'broken.jsonl');
     await writeFile(broken, '{"seq":1,"t_start":1,"t_end":2,"ok":true,"rtt_ms":0.1}\n{"seq":2,\n');
@@ -254,9 +254,14 @@ describe('agent bundle', () => {
       error: 'refused',
     });
 
+    // One good line and one bad: the good record printed, the bad line named, exit 1.
+    const partial = await cli('tcp-connect', broken);
+    expect(partial.code).toBe(1);
+    expect(partial.stdout.trim().split('\n')).toHaveLength(1);
+    expect(partial.stderr).toMatch(/tcp-connect line 2: /);
+
     for (const args of [
       ['traceroute', raw],
-      ['tcp-connect', broken],
       ['http', path.join(dir, 'missing.jsonl')],
     ]) {
       const bad = await cli(...args);

@@ -1,6 +1,6 @@
 /**
  * `npm start` is the README's main job: this runs the exact command line of package.json's
- * `start` script (the loopback plan chosen explicitly, so no namespaces are needed here; the
+ * `start` script, `run --local` (the loopback plan chosen explicitly, so no namespaces are needed here; the
  * lab suite runs it with the automatic choice) and checks what a user gets.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -29,12 +29,13 @@ describe('npm start', () => {
     const r = await runCommand([...argv, '--help']);
     expect(r.code, r.stderr).toBe(0);
     // The subcommand's own help, not the program's (an unknown command would print that).
-    expect(r.stdout).toMatch(new RegExp(`^Usage: pathbench ${argv.at(-1)} \\[options\\]`, 'm'));
+    expect(argv.slice(-2)).toEqual(['run', '--local']);
+    expect(r.stdout).toMatch(/^Usage: pathbench run \[options\]/m);
   });
 
   it('runs the loopback plan end to end: its own listeners, a summary table, reports on disk', async () => {
     const data = join(dir, 'data');
-    const r = await runCommand([...npmStartArgv(), '--plan', 'local-loopback', '--data', data]);
+    const r = await runCommand([...npmStartArgv(), '--plan', 'plans/local-loopback.json', '--data', data]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/loopback targets: /);
     expect(r.stdout).toMatch(/^run \S+: succeeded/m);
@@ -46,7 +47,7 @@ describe('npm start', () => {
     const s = JSON.parse(readFileSync(join(data, 'reports', `run=${runId}`, 'summary.json'), 'utf8')) as Summary;
     expect(s.paths.map((p) => p.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expectHonestComparisons(s);
-    // Nothing left listening: the demo's own targets are gone with it.
+    // Nothing left listening: the run's own targets are gone with it.
     for (const port of [LOOPBACK_PORTS.tcp, LOOPBACK_PORTS.slowAccept, LOOPBACK_PORTS.http]) {
       const server = net.createServer();
       await new Promise<void>((ok, bad) => server.once('error', bad).listen(port, '127.0.0.1', () => ok()));

@@ -1,0 +1,38 @@
+/**
+ * Which doc commands the acceptance suite runs. A case names the command as the doc prints it
+ * (`docCommand` fails when the doc no longer has it, so a doc edit cannot silently drop a case)
+ * and runs a concrete instance of it (placeholders such as RUN_ID filled in).
+ */
+import { expect } from 'vitest';
+import { ROOT } from '../helpers/repo.js';
+import { commandOf, docBlocks } from './docs-blocks.js';
+
+/**
+ * The docs whose every ```sh block is run by a case or marked `<!-- not run: REASON -->`
+ * (coverage.accept.test.ts). The other docs/*.md pages are still to be added.
+ */
+export const COVERED_DOCS = ['README.md', 'docs/local.md', 'docs/lab.md'] as const;
+
+/**
+ * Single commands of a run block that no case here runs, and why (printed by the coverage test):
+ * where they run as typed instead, or what covers them.
+ */
+export const NOT_RUN_HERE: Record<string, string> = {
+  'npx pathbench run --local --plan plans/lab-seed-002.json':
+    '9 paths of ~45 s, over the time budget; test/lab/seed002.lab.test.ts runs this plan through the pipeline',
+  'npx pathbench lab calibrate':
+    'takes ~1 min, over the time budget; the first `lab up` of the seed-000 case calibrates the same way',
+  'npm ci && npm start':
+    'npm ci is what CI (.ci/run) does on the fresh clone before anything; npm start (package.json start script, `run --local`) runs as typed in .ci/run and in test/cli/npm-start.int.test.ts and npm-start.lab.test.ts',
+  'npm test': 'the command that runs this suite',
+};
+
+/**
+ * The command `line` as `doc` prints it (trailing comment removed); fails when the doc lost it.
+ * coverage.accept.test.ts finds each call's command in the case files' source.
+ */
+export function docCommand(doc: string, line: string): string {
+  const all = docBlocks(ROOT, doc).flatMap((b) => b.commands);
+  expect(all, `${doc} no longer has: ${line}`).toContain(commandOf(line));
+  return commandOf(line);
+}

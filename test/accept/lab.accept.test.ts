@@ -1,0 +1,128 @@
+/**
+ * The namespace lab as README.md and docs/lab.md type it (root): `lab up`, the seed's plan,
+ * `lab status`, `lab down`, `lab up --profile seed-002`, and the seed-004 AZ-pair flow (`lab up
+ * --profile seed-004`, its plan, report, trend, `lab down`). Each run's figures come from `report --local RUN_ID --json`.
+ * Nothing of the lab is left afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Summary } from '../../core/run-summary.js';
+import { DEFAULT_PREFIX } from '../../lab/namespace-names.js';
+import { ALL_ROLES } from '../../lab/profiles/profile-by-name.js';
+import { docCommand } from './claims.js';
+import { type Ran, say, sh } from './shell.js';
+import { cleanTree } from './tree.js';
+
+let tree: ReturnType<typeof cleanTree>;
+beforeAll(async () => {
+  tree = cleanTree('lab');
+  // A lab someone left up would be reused as it is: start from none, as a new user does.
+  const down = await sh('npx pathbench lab down', tree.dir);
+  expect(down.code, down.stderr).toBe(0);
+});
+afterAll(async () => {
+  if (tree) await sh('npx pathbench lab down', tree.dir);
+  tree?.remove();
+});
+
+const run = (command: string) => sh(command, tree.dir, 420_000);
+
+/** The default lab's namespaces still present (other prefixes are other runs' labs). */
+async function labNamespaces(): Promise<string[]> {
+  const mine = new Set(ALL_ROLES.map((r) => `${DEFAULT_PREFIX}${r}`));
+  const list = await run('ip netns list');
+  return list.stdout
+    .split('\n')
+    .map((l) => l.split(' ')[0])
+    .filter((n) => mine.has(n));
+}
+
+/** The run id a table run printed (`run <id>: <status>`). */
+function runIdOf(r: Ran): string {
+  const id = /^run (\S+): /m.exec(r.stdout)?.[1];
+  expect(id, r.stdout.slice(0, 500)).toBeDefined();
+  return id as string;
+}
+
+/** The run's figures through `report --local RUN_ID --json`: every path n > 0. */
+async function everyPathMeasured(runId: string): Promise<string> {
+  const r = await run(`npx pathbench report --local ${runId} --json`);
+  expect(r.code, r.stderr).toBe(0);
+  const s = JSON.parse(r.stdout) as Summary;
+  for (const p of s.paths) {
+    const n = Math.max(0, ...p.results.map((x) => x.n));
+    expect(n, `path ${p.id}: ${p.error ?? ''}`).toBeGreaterThan(0);
+  }
+  const figure = s.paths.map((p) => `${p.id} n=${Math.max(0, ...p.results.map((x) => x.n))}`).join(', ');
+  say(r, figure);
+  return figure;
+}
+
+describe.sequential('README.md and docs/lab.md, the namespace lab', () => {
+  it('brings the seed-000 lab up, runs its plan and measures every path', async () => {
+    docCommand(
+      'docs/lab.md',
+      'npx pathbench lab up [--profile seed-000|seed-002|seed-004|mesh] [--prefix pb-] [--no-calibrate]',
+    );
+    docCommand('docs/lab.md', 'npx pathbench run --local --plan plans/lab-seed-000.json');
+    const c = docCommand(
+      'README.md',
+      'npx pathbench lab up && npx pathbench run --local --plan plans/lab-seed-000.json',
+    );
+    const r = await run(c);
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stdout).toMatch(/^run \S+: succeeded$/m);
+    say(r, `run ${runIdOf(r)} succeeded`);
+    await everyPathMeasured(runIdOf(r));
+  });
+
+  it('says the lab is up and healthy, as text and as JSON', async () => {
+    const c = docCommand('docs/lab.md', 'npx pathbench lab status [--json]');
+    const t = await run(c.replace(' [--json]', ''));
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout).toMatch(/seed-000 .* healthy/);
+    say(t, t.stdout.split('\n')[0]);
+    const j = await run(c.replace(' [--json]', ' --json'));
+    expect(j.code, j.stderr).toBe(0);
+    const st = JSON.parse(j.stdout) as { healthy: boolean; profile: string };
+    expect(st).toMatchObject({ healthy: true, profile: 'seed-000' });
+    say(j, `healthy ${st.healthy}, profile ${st.profile}`);
+  });
+
+  it('takes it down, leaving no namespace', async () => {
+    const c = docCommand('docs/lab.md', 'npx pathbench lab down');
+    const r = await run(c);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await labNamespaces()).toEqual([]);
+    const st = await run('npx pathbench lab status');
+    expect(st.stdout).toMatch(/is down/);
+    say(r, st.stdout.trim());
+  });
+
+  it('brings up the seed-002 profile (its real proxies) and takes it down', async () => {
+    docCommand('README.md', 'npx pathbench lab up --profile seed-002');
+    const up = await run(docCommand('docs/lab.md', 'npx pathbench lab up --profile seed-002'));
+    expect(up.code, up.stderr.slice(-2000)).toBe(0);
+    const st = await run('npx pathbench lab status --json');
+    expect(JSON.parse(st.stdout)).toMatchObject({ healthy: true, profile: 'seed-002' });
+    say(up, 'healthy, profile seed-002');
+    const down = await run('npx pathbench lab down');
+    expect(down.code, down.stderr).toBe(0);
+  });
+
+  it('runs the seed-004 AZ pairs: every path measured by sockperf; report, trend, lab down', async () => {
+    const up = await run('npx pathbench lab up --profile seed-004');
+    expect(up.code, up.stderr.slice(-2000)).toBe(0);
+    say(up, up.stdout.trim().split('\n').at(-1) ?? '');
+    const r = await run('npx pathbench run --local --plan plans/lab-seed-004.json');
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    say(r, `run ${runIdOf(r)}: ${/^run \S+: (\S+)$/m.exec(r.stdout)?.[1]}`);
+    await everyPathMeasured(runIdOf(r));
+    const t = await run('npx pathbench trend --plan lab-seed-004 --runs 1');
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout).toContain(runIdOf(r));
+    say(t, `${t.stdout.trim().split('\n').length} lines`);
+    const down = await run('npx pathbench lab down');
+    expect(down.code, down.stderr).toBe(0);
+    expect(await labNamespaces()).toEqual([]);
+  });
+});
