@@ -17,7 +17,7 @@ import { buildSummary } from '../functions/pipeline/summary.js';
 import { labProfileForPlan } from '../lab/plan-profile.js';
 import { DirStore } from '../local/dir-store.js';
 import { DuckDbQueryEngine } from '../local/duckdb-query.js';
-import { DEFAULT_DATA_DIR, type LocalRunResult, localPollSeconds, runLocal, usesLab } from '../local/local-driver.js';
+import { DEFAULT_DATA_DIR, type LocalRunResult, localPollSeconds, runLocal } from '../local/local-driver.js';
 import { listening, loopbackTargetPorts, startLoopbackTargets } from '../local/targets.js';
 import { renderTable, runNotes } from '../report/report-text.js';
 import { ROOT } from './cli-root.js';

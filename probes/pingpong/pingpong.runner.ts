@@ -16,7 +16,7 @@ import { TARGET_PORTS } from '../../core/target-ports.js';
 import { runPingpong, TcpingArgumentError } from '../native/tcping.js';
 import { ensureTcping } from '../native/tcping-build.js';
 import { gzipInPlace } from '../run-kit/compress.js';
-import type { ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
+import type { ProbeRunner } from '../run-kit/runner-types.js';
 import { resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
 import type { PingpongProbe } from './pingpong.schema.js';
 
