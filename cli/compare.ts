@@ -36,7 +36,7 @@ export function compareText(c: RunComparison): string {
       .trimEnd();
   const out = [head, '', line(COMPARE_HEAD), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
   out.push(
-    'B − A per percentile (% of A) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost',
+    'B − A per percentile (% of A) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost; "no verdict" (and why) when too few samples lie around the percentile to judge',
   );
   const spread = c.diffs.filter((d) => d.betweenRuns);
   if (spread.length) {

@@ -265,8 +265,8 @@ export function noVerdictReason(
 ): string | undefined {
   const n = Math.min(na, nb);
   if (column === 'p50' && n < FEW_SAMPLES_P50) return `p50 of ${n} samples, under ${FEW_SAMPLES_P50}`;
-  if (column !== 'p50' && tailCounts(n)[column] < THIN_TAIL_SAMPLES)
-    return `thin tail, ${tailCounts(n)[column]} samples beyond ${column}`;
+  const beyond = column === 'p50' ? Number.POSITIVE_INFINITY : tailCounts(n)[column];
+  if (beyond < THIN_TAIL_SAMPLES) return `thin tail, ${beyond} sample${beyond === 1 ? '' : 's'} beyond ${column}`;
   if (!(ci[1] > ci[0])) return 'zero-width interval';
   return undefined;
 }

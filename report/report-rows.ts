@@ -125,7 +125,7 @@ export function diffRows(s: Summary): string[][] {
 export const INTERVAL_NOTE =
   '[…] = 95 % interval (distribution-free, order statistics); thin-tail:pXX = fewer than 10 samples beyond that percentile';
 export const DIFF_NOTE =
-  'path − baseline per percentile (% of baseline) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost';
+  'path − baseline per percentile (% of baseline) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost; "no verdict" (and why) when too few samples lie around the percentile to judge';
 
 /** The regression table's columns: this run against the plan's baseline band (regressions.ts). */
 export const REGRESSION_HEAD = [
