@@ -140,9 +140,11 @@ export function registerBench(program: Command): void {
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
     .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
     .option('--shifted-runs <n>', 'runs per shift size of the regressions bench', '20')
+    .option('--list', 'print the parts, one per line, and run none')
     .action(
       async (o: {
         only?: string;
+        list?: boolean;
         samples: string;
         collectLines: string;
         meshSites: string;
@@ -209,7 +211,19 @@ export function registerBench(program: Command): void {
             },
           },
         ];
-        const only = o.only?.split(',');
+        if (o.list) {
+          process.stdout.write(`${parts.map((p) => p.name).join('\n')}\n`);
+          return exitAfterFlush(0);
+        }
+        const only = o.only?.split(',').map((x) => x.trim());
+        // A misspelt part ran nothing and succeeded: say which names exist instead.
+        const unknown = (only ?? []).filter((x) => !parts.some((p) => p.name === x));
+        if (unknown.length) {
+          process.stderr.write(
+            `pathbench: no bench part ${unknown.map((x) => JSON.stringify(x)).join(', ')}; the parts: ${parts.map((p) => p.name).join(', ')}\n`,
+          );
+          return exitAfterFlush(2);
+        }
         const chosen = parts.filter((p) => !only || only.includes(p.name));
         // The precision, pingpong and http parts also measure lab paths; bring a lab up for them when this
         // machine can run one and none is up, and take it down again afterwards.

@@ -30,6 +30,7 @@ const CASES: [command: string, line: RegExp][] = [
   ['npx pathbench plan get no-such-plan', /^pathbench: name: no plan named "no-such-plan"$/],
   ['npx pathbench parse traceroute README.md', /^pathbench parse: /],
   ['npx pathbench lab up --profile seed-005', /^pathbench lab: unknown lab profile "seed-005"/],
+  ['npx pathbench bench --only percentile', /^pathbench: no bench part "percentile"; the parts: percentiles, /],
 ];
 
 describe.concurrent('wrong input: one clear line, exit 2', () => {
