@@ -4,6 +4,7 @@
  * CloudFormation one; a saved `cdk deploy --outputs-file` works without any AWS access.
  */
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { z } from 'zod';
 import { errorMessage } from '../../core/errors.js';
 import type { Outputs } from '../outputs-file.js';
 import { TestbedCliError } from './testbed-cli-error.js';
@@ -40,10 +41,10 @@ export async function readDeployedOutputs(opts: {
     const name = outputsParameter(stack);
     try {
       const res = await ssmFor(region).send(new GetParameterCommand({ Name: name }));
-      const value: unknown = JSON.parse(res.Parameter?.Value ?? '{}');
-      if (typeof value !== 'object' || value === null) throw new Error('not a JSON object');
+      const value = z.record(z.string(), z.unknown()).safeParse(JSON.parse(res.Parameter?.Value ?? '{}'));
+      if (!value.success) throw new Error('not a JSON object');
       out[stack] = Object.fromEntries(
-        Object.entries(value as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+        Object.entries(value.data).filter((e): e is [string, string] => typeof e[1] === 'string'),
       );
     } catch (e: unknown) {
       if (isCredentialsError(e))
