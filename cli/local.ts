@@ -11,6 +11,7 @@ import { formatProblems } from '../core/plan.js';
 import { printable } from '../core/printable.js';
 import type { ResolvedPlan } from '../core/resolved-plan.js';
 import type { Summary } from '../core/run-summary.js';
+import { parseSettings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
 import { judgeStored } from '../functions/pipeline/regressions.js';
 import { buildSummary } from '../functions/pipeline/summary.js';
@@ -24,7 +25,7 @@ import { ROOT } from './cli-root.js';
 import { exitAfterFlush, exitWith } from './exit.js';
 import { loadPlanFile } from './plan-file.js';
 import { liveStatus, RunProgress } from './progress.js';
-import { preflightAndPrint, SETTINGS_OPTIONS, type SettingsFlags, settingsFrom } from './run-settings.js';
+import { preflightAndPrint, SETTINGS_OPTIONS, type SettingsFlags } from './run-settings.js';
 
 /**
  * Exit codes: 0 ok, 1 the run failed or was partial, 2 bad input (nothing written), 3 another run
@@ -72,9 +73,9 @@ export async function runPlanFile(flags: RunFlags & { plan: string }): Promise<n
   const raw = JSON.parse(readFileSync(flags.plan, 'utf8').replace(/^\uFEFF/, ''));
   // The settings, parsed once, and the checks ValidatePlan will make (limits, the cost guard):
   // refused here, with the estimate printed, before anything starts.
-  let settings: ReturnType<typeof settingsFrom>;
+  let settings: ReturnType<typeof parseSettings>;
   try {
-    settings = settingsFrom(flags, process.env);
+    settings = parseSettings(flags, process.env);
     preflightAndPrint(raw, settings, { runId, pollSeconds: localPollSeconds(loaded.plan) }, (t) =>
       process.stderr.write(printable(t)),
     );

@@ -6,15 +6,10 @@
  */
 import { formatEstimate } from '../core/cost.js';
 import { OverBudgetError } from '../core/errors.js';
-import { parseSettings, type Settings, type SettingsFlags } from '../core/settings.js';
+import type { Settings, SettingsFlags } from '../core/settings.js';
 import { type Preflight, type PreflightOptions, preflight } from '../functions/pipeline/preflight.js';
 
 export type { SettingsFlags };
-
-/** The settings from flags over the environment; a bad value is a one-line Error naming where it came from. */
-export function settingsFrom(flags: SettingsFlags, env: Record<string, string | undefined>): Settings {
-  return parseSettings(flags, env);
-}
 
 /**
  * Preflight a plan as ValidatePlan will, printing the estimate and, when the override is used,

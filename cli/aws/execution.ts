@@ -17,9 +17,10 @@ import { z } from 'zod';
 import { PlanInvalidError } from '../../core/errors.js';
 import { checkRunId, newRunId } from '../../core/keys.js';
 import { formatProblems } from '../../core/plan.js';
+import { parseSettings } from '../../core/settings.js';
 import { AWS_POLL_SECONDS, executionArn } from '../../functions/adapters/aws/aws-deps.js';
 import { loadPlanFile } from '../plan-file.js';
-import { preflightAndPrint, type SettingsFlags, settingsFrom } from '../run-settings.js';
+import { preflightAndPrint, type SettingsFlags } from '../run-settings.js';
 import { AwsCliError, explainAwsError } from './aws-errors.js';
 import { fetchSummary, summaryText } from './aws-summary.js';
 import { type ClientsFor, makeClients } from './clients.js';
@@ -135,7 +136,7 @@ export async function startRun(
     // ValidatePlan's own checks (limits on the machine it will run on, the cost guard), before an
     // execution exists; ValidatePlan makes them again with the stack's default budget.
     try {
-      preflightAndPrint(plan, settingsFrom(flags, env), { runId, pollSeconds: AWS_POLL_SECONDS }, err);
+      preflightAndPrint(plan, parseSettings(flags, env), { runId, pollSeconds: AWS_POLL_SECONDS }, err);
     } catch (e) {
       if (e instanceof PlanInvalidError)
         throw new AwsCliError(`plan ${flags.plan} is invalid:\n${formatProblems(e.problems)}`);

@@ -10,11 +10,12 @@ import { applicableBudget, estimateRun, formatEstimate } from '../../core/cost.j
 import { formatProblems } from '../../core/plan.js';
 import { shippedPrices } from '../../core/prices.js';
 import { printable } from '../../core/printable.js';
+import { parseSettings } from '../../core/settings.js';
 import { guarded } from '../aws/aws-errors.js';
 import { ROOT } from '../cli-root.js';
 import { fail } from '../local.js';
 import { loadPlanFile } from '../plan-file.js';
-import { SETTINGS_OPTIONS, type SettingsFlags, settingsFrom } from '../run-settings.js';
+import { SETTINGS_OPTIONS, type SettingsFlags } from '../run-settings.js';
 
 export const PRICE_TABLE_FILE = join(ROOT, 'core', 'prices.json');
 
@@ -47,9 +48,9 @@ export function registerPrices(program: Command): void {
   estimate.action(async (o: SettingsFlags & { plan: string }) => {
     const loaded = await loadPlanFile(o.plan);
     if (!loaded.ok) fail(`plan ${o.plan} is invalid:\n${formatProblems(loaded.problems)}`);
-    let defaults: ReturnType<typeof settingsFrom>;
+    let defaults: ReturnType<typeof parseSettings>;
     try {
-      defaults = settingsFrom(o, process.env);
+      defaults = parseSettings(o, process.env);
     } catch (e) {
       fail((e as Error).message);
     }

@@ -17,6 +17,7 @@ import { runPingpong, TcpingArgumentError } from '../native/tcping.js';
 import { ensureTcping } from '../native/tcping-build.js';
 import { gzipInPlace } from '../run-kit/compress.js';
 import type { ProbeRunner } from '../run-kit/runner-types.js';
+import { runTrials, type TrialResult } from '../run-kit/trials.js';
 import { resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
 import type { PingpongProbe } from './pingpong.schema.js';
 
@@ -49,41 +50,15 @@ async function readTail(file: string, bytes = 1 << 16): Promise<string> {
   }
 }
 
-export const runPingpongProbe: ProbeRunner<PingpongProbe> = async (probe, ctx) => {
-  const trials = probe.trials ?? 1;
-  const files: string[] = [];
-  const failures: string[] = [];
-  let binary: string | undefined;
-  for (let trial = 1; trial <= trials; trial++) {
-    const out = await pingpongTrial(probe, ctx, trial);
-    files.push(...out.files);
-    binary ??= out.binary;
-    if (out.reason) failures.push(`trial ${trial}: ${out.reason}`);
-    // No address or no helper: the other trials would fail the same way.
-    if (out.fatal) {
-      for (let t = trial + 1; t <= trials; t++) failures.push(`trial ${t}: not run`);
-      break;
-    }
-  }
-  const allFailed = failures.length >= trials;
-  const firstReason = failures[0]?.replace(/^trial \d+: /, '');
-  return {
-    status: allFailed ? 'failed' : 'ok',
-    files,
-    trials,
-    ...(failures.length
-      ? { reason: allFailed ? firstReason : `${failures.length} of ${trials} trials failed: ${failures.join('; ')}` }
-      : {}),
-    ...(binary ? { tools: { tcping: binary } } : {}),
-  };
-};
+export const runPingpongProbe: ProbeRunner<PingpongProbe> = (probe, ctx) =>
+  runTrials(probe.trials ?? 1, 'tcping', (trial) => pingpongTrial(probe, ctx, trial));
 
 /** One series: `<trial>.csv.gz` (the helper's log) and `<trial>.meta.json`. */
 async function pingpongTrial(
   probe: PingpongProbe,
   ctx: Parameters<ProbeRunner<PingpongProbe>>[1],
   trial: number,
-): Promise<{ files: string[]; reason?: string; fatal?: boolean; binary?: string }> {
+): Promise<TrialResult> {
   const dir = path.join(ctx.outDir, probe.name);
   await mkdir(dir, { recursive: true });
   const csv = path.join(dir, `${trial}.csv`);
@@ -152,5 +127,5 @@ async function pingpongTrial(
   });
   files.push(`${probe.name}/${trial}.meta.json`);
   ctx.log('pingpong done', { probe: probe.name, trial, exchanges: sum.exchanges, ok: sum.ok });
-  return { files, binary, ...(reason ? { reason } : {}) };
+  return { files, version: binary, ...(reason ? { reason } : {}) };
 }

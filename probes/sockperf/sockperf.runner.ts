@@ -15,6 +15,7 @@ import path from 'node:path';
 import { gzipInPlace } from '../run-kit/compress.js';
 import { runTool } from '../run-kit/run-tool.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
+import { runTrials, type TrialResult } from '../run-kit/trials.js';
 import type { SockperfProbe } from './sockperf.schema.js';
 
 /** epoch ms − CLOCK_MONOTONIC ms (process.hrtime is CLOCK_MONOTONIC on Linux). */
@@ -34,14 +35,6 @@ function cut(s: string, n = 20_000): string {
   return s.length > n ? `${s.slice(0, n)}…[${s.length - n} more chars]` : s;
 }
 
-/** One trial's outcome: its files and, when it failed, why. */
-interface TrialOutcome {
-  files: string[];
-  reason?: string;
-  version?: string;
-  notFound: boolean;
-}
-
 /** Runner with an explicit executable (tests point it at a missing name). */
 export async function runSockperfWith(
   probe: SockperfProbe,
@@ -59,31 +52,7 @@ export async function runSockperfWith(
   } catch {
     dns = 'dns';
   }
-  const files: string[] = [];
-  const failures: string[] = [];
-  let version: string | undefined;
-  for (let trial = 1; trial <= trials; trial++) {
-    const out = await runTrial(probe, ctx, opt.command, dir, ip, trial, dns);
-    files.push(...out.files);
-    version ??= out.version;
-    if (out.reason) failures.push(`trial ${trial}: ${out.reason}`);
-    // Missing, or no address: the other trials would fail the same way.
-    if (out.notFound || dns) {
-      for (let t = trial + 1; t <= trials; t++) failures.push(`trial ${t}: not run`);
-      break;
-    }
-  }
-  const allFailed = failures.length >= trials;
-  const firstReason = failures[0]?.replace(/^trial \d+: /, '');
-  return {
-    status: allFailed ? 'failed' : 'ok',
-    files,
-    trials,
-    ...(failures.length
-      ? { reason: allFailed ? firstReason : `${failures.length} of ${trials} trials failed: ${failures.join('; ')}` }
-      : {}),
-    ...(version ? { tools: { sockperf: version } } : {}),
-  };
+  return runTrials(trials, 'sockperf', (trial) => runTrial(probe, ctx, opt.command, dir, ip, trial, dns));
 }
 
 /** One `sockperf ping-pong` run: `<trial>.csv.gz` (its full log) and `<trial>.meta.json`. */
@@ -95,7 +64,7 @@ async function runTrial(
   ip: string,
   trial: number,
   dns: string | undefined,
-): Promise<TrialOutcome> {
+): Promise<TrialResult> {
   const port = probe.port ?? ctx.target.port;
   const csv = path.join(dir, `${trial}.csv`);
   const files: string[] = [];
@@ -148,7 +117,9 @@ async function runTrial(
   await writeFile(path.join(dir, `${trial}.meta.json`), `${JSON.stringify(sidecar, null, 2)}\n`);
   files.push(`${probe.name}/${trial}.meta.json`);
   if (reason) ctx.log('sockperf failed', { probe: probe.name, trial, reason, exitCode: res?.exitCode });
-  return { files, notFound: res?.notFound ?? false, ...(reason ? { reason } : {}), ...(version ? { version } : {}) };
+  // sockperf missing, or no address: the other trials would fail the same way.
+  const fatal = dns !== undefined || (res?.notFound ?? false);
+  return { files, fatal, ...(reason ? { reason } : {}), ...(version ? { version } : {}) };
 }
 
 /** The sockperf probe runner (see module header). */

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../cli/cli-root.js';
-import type { MeshSummary, Summary } from '../../core/run-summary.js';
+import type { MeshSummary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
 import {
@@ -43,7 +43,7 @@ export async function runLabMesh(opts: { prefix: string; dataDir: string; runId?
     routes: ports.routes,
     wrap: ports.wrap,
   });
-  const mesh = (result.summary as Summary | undefined)?.mesh;
+  const mesh = result.summary?.mesh;
   const rows = mesh ? labMeshRows(mesh) : [];
   const errs = rows.filter((r) => r.error !== null).map((r) => Math.abs(r.error!));
   const lines = mesh
