@@ -61,10 +61,12 @@ describe('parseTcpConnect on real agent output (Node path)', () => {
       // The value is the wall time between the stamps (stamps are rounded to 1 µs).
       expect(Math.abs((r.value as number) - (r.t_end - r.t_start))).toBeLessThan(0.005);
     }
-    // Open-loop schedule: starts are ~5 ms apart and do not drift with the connect time.
-    const gap = (recs[19].t_start - recs[9].t_start) / 10;
-    expect(gap).toBeGreaterThan(4);
-    expect(gap).toBeLessThan(10);
+    // Open-loop schedule: attempt i starts no earlier than i × 5 ms after the first (less a
+    // little for the first attempt's own set-up). Not an upper bound: on a busy host a late start
+    // is followed by quick catch-up starts, as an absolute schedule should do.
+    for (let i = 1; i < recs.length; i++) {
+      expect(recs[i].t_start - recs[0].t_start, `start ${i}`).toBeGreaterThanOrEqual(i * 5 - 2.5);
+    }
   });
 
   it('keeps refused connects as failed samples with reason "refused"', async () => {
