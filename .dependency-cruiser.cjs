@@ -127,6 +127,14 @@ module.exports = {
       to: { path: '^test/' },
     },
     {
+      name: 'charts-loaded-lazily',
+      severity: 'error',
+      comment:
+        'ECharts is thousands of ES modules: html-charts.ts (its only importer) is reached by a dynamic import from report-html.ts, so commands that draw no chart never load it (test/cli/startup.test.ts checks what the CLI loads).',
+      from: { pathNot: '^test/' },
+      to: { path: '^report/html-charts\\.ts$', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       from: {},

@@ -17,8 +17,9 @@ import type {
   SummaryPath,
   TrendSeries,
 } from '../core/run-summary.js';
+import { gbps, PCTS, type Pct, unitLabel } from './chart-units.js';
 import { esc } from './html-escape.js';
-import { fmt, unitOf } from './report-rows.js';
+import { fmt } from './report-rows.js';
 
 echarts.use([
   BarChart,
@@ -31,14 +32,8 @@ echarts.use([
   SVGRenderer,
 ]);
 
-export type Pct = 'p50' | 'p95' | 'p99';
-
-export const PCTS: Pct[] = ['p50', 'p95', 'p99'];
-
 /** Values as the tables show them: throughput in Gbit/s, the rest in the result's unit. */
 const scale = (metric: string) => (metric === 'throughput_bps' ? 1e-9 : 1);
-export const unitLabel = (metric: string, unit: string) => unitOf({ metric, unit });
-export const gbps = (bps: number) => `${(bps / 1e9).toFixed(3)} Gbit/s`;
 
 /** One chart as inline SVG; dispose() releases the instance (an undisposed one keeps a timer alive). */
 function svgChart(option: echarts.EChartsCoreOption, width: number, height: number): string {

@@ -5,17 +5,7 @@
  * in the summary.
  */
 import type { Comparison, Distribution, MeshSummary, ResultRow, Summary } from '../core/run-summary.js';
-import {
-  distributionCharts,
-  gbps,
-  meshCharts,
-  PCTS,
-  type Pct,
-  relativeCharts,
-  seriesCharts,
-  trendCharts,
-  unitLabel,
-} from './html-charts.js';
+import { gbps, PCTS, type Pct, unitLabel } from './chart-units.js';
 import { esc } from './html-escape.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
@@ -198,8 +188,14 @@ function azPairTable(s: Summary): string {
   return `<h2>AZ pairs</h2>\n<p>${esc(AZ_NOTE)}</p>\n<table class="az"><thead><tr>${AZ_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
 }
 
-/** A self-contained page (no scripts, no external assets) for people who open reports in a browser. */
-export function renderHtml(s: Summary): string {
+/**
+ * A self-contained page (no scripts, no external assets) for people who open reports in a browser.
+ * ECharts (thousands of ES modules) is imported here, when a page is drawn, not when the CLI starts.
+ */
+export async function renderHtml(s: Summary): Promise<string> {
+  const { distributionCharts, meshCharts, relativeCharts, seriesCharts, trendCharts } = await import(
+    './html-charts.js'
+  );
   const page = s;
   const comparisons = page.comparisons ?? [];
   const distributions = page.distributions ?? [];

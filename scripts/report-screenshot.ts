@@ -23,7 +23,7 @@ try {
   const source = process.argv[2] ?? join(root, 'test/fixtures/summary-full.json');
   const summary = parseDocument(source, await readFile(source, 'utf8'), summarySchema, 'run summary');
   const file = join(dir, 'summary.html');
-  await writeFile(file, renderHtml(summary));
+  await writeFile(file, await renderHtml(summary));
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 1 });
   await page.goto(pathToFileURL(file).href);
   // The differences, the relative chart and the CDF: the page's answers at a glance.

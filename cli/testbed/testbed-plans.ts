@@ -21,7 +21,7 @@ import {
   MESH_HOST_OUTPUT,
   meshCostNote,
   meshPlanFromOutputs,
-} from '../../infra/testbed/mesh-testbed.js';
+} from '../../infra/testbed/mesh-plan.js';
 import {
   planFromTestbedOutputs,
   TESTBED_OUTPUTS,

@@ -173,7 +173,7 @@ function likelyCause(error: string): string {
 /** Store summary.json / .md / .csv / .html under reports/run=<id>/. */
 export async function storeReports(deps: Pick<Deps, 'store'>, summary: Summary): Promise<void> {
   await storeTextReports(deps, summary);
-  await deps.store.put(keys.report(summary.runId, 'html'), renderHtml(summary), 'text/html');
+  await deps.store.put(keys.report(summary.runId, 'html'), await renderHtml(summary), 'text/html');
 }
 
 /** Compute the summary of a run and store its reports. */

@@ -107,7 +107,7 @@ describe('the full fixture page in Chromium', () => {
   beforeAll(async () => {
     summary = JSON.parse(await readFile(join(ROOT, 'test/fixtures/summary-full.json'), 'utf8'));
     file = join(dir, 'summary.html');
-    await writeFile(file, renderHtml(summary));
+    await writeFile(file, await renderHtml(summary));
     opened = await open(file);
   });
 

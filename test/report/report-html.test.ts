@@ -10,7 +10,7 @@ import { chartsIn } from '../helpers/report-html.js';
 const fixture = (): Summary & Record<string, unknown> =>
   JSON.parse(readFileSync(join(FIXTURES, 'summary-full.json'), 'utf8'));
 const full = fixture();
-const html = renderHtml(full);
+const html = await renderHtml(full);
 const charts = chartsIn(html);
 const ofKind = (k: string) => charts.filter((c) => c.kind === k);
 
@@ -80,7 +80,7 @@ describe('summary.html of a full summary', () => {
 });
 
 describe('summary.html escapes what the data says', () => {
-  it('escapes labels, path ids and notes in tables and charts alike', () => {
+  it('escapes labels, path ids and notes in tables and charts alike', async () => {
     const s = fixture();
     const bad = '<img src=x onerror=alert(1)>&"';
     const rename = (x: { path?: string; baseline?: string; id?: string }) => {
@@ -92,7 +92,7 @@ describe('summary.html escapes what the data says', () => {
       list.forEach(rename);
     s.paths[0].label = '<b>label</b>';
     s.paths[1].notes = ['<script>alert(1)</script>'];
-    const page = renderHtml(s);
+    const page = await renderHtml(s);
     expect(page).not.toContain('<img');
     expect(page).not.toContain('<b>label');
     expect(page).not.toContain('<script');
@@ -105,7 +105,7 @@ describe('summary.html escapes what the data says', () => {
 });
 
 describe('summary.html of a minimal summary', () => {
-  it('renders the table without charts or empty sections', () => {
+  it('renders the table without charts or empty sections', async () => {
     const s: Summary = {
       runId: 'r1',
       status: 'succeeded',
@@ -142,7 +142,7 @@ describe('summary.html of a minimal summary', () => {
         },
       ],
     };
-    const page = renderHtml(s);
+    const page = await renderHtml(s);
     expect(page).not.toMatch(/<figure|<svg/);
     expect(page).not.toMatch(
       /Differences|Relative to|Latency distributions|Throughput per interval|Provenance|own cost/,

@@ -72,8 +72,8 @@ describe('regressions in the reports', () => {
     );
   });
 
-  it('the HTML page has the regression table and a trend chart with the band and the flagged point', () => {
-    const html = renderHtml(summary);
+  it('the HTML page has the regression table and a trend chart with the band and the flagged point', async () => {
+    const html = await renderHtml(summary);
     expect(html).toContain('<h2>Regressions</h2>');
     expect(html).toContain('<table class="regressions">');
     const charts = html.match(/data-chart="trend"/g) ?? [];
@@ -83,9 +83,9 @@ describe('regressions in the reports', () => {
     expect(fig).toMatch(/<svg/);
     // the flagged figure's symbol in red; without a regression there is none
     expect(fig).toMatch(/stroke="#b5281c"/);
-    const calm = renderHtml({ ...summary, regressions: [] });
+    const calm = await renderHtml({ ...summary, regressions: [] });
     expect(calm.slice(calm.indexOf('data-chart="trend"'))).not.toMatch(/#b5281c/);
-    expect(renderHtml({ ...summary, regressions: [], trend: [] })).not.toContain('data-chart="trend"');
+    expect(await renderHtml({ ...summary, regressions: [], trend: [] })).not.toContain('data-chart="trend"');
   });
 
   it('says when a run was not judged yet', () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOutputsFile } from '../../../cli/outputs-file.js';
 import { loadPlanFile } from '../../../cli/plan-file.js';
 import { writePlanFromOutputs, writeSeed002Plan } from '../../../cli/testbed/testbed-plans.js';
-import { MESH_HOST_OUTPUT } from '../../../infra/testbed/mesh-testbed.js';
+import { MESH_HOST_OUTPUT } from '../../../infra/testbed/mesh-plan.js';
 
 const FIXTURE = join(__dirname, '..', '..', 'fixtures', 'seed-002-outputs.json');
 const SEED000_FIXTURE = join(__dirname, '..', '..', 'fixtures', 'testbed-outputs.json');

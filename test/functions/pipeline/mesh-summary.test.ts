@@ -149,8 +149,8 @@ describe('meshSummary', () => {
     expect(csv.slice(at + 1).filter((l) => l.startsWith('mesh-run,'))).toHaveLength(6);
   });
 
-  it('draws latency vs distance (points + fit) and throughput vs RTT (points + bound + fit) in summary.html', () => {
-    const html = renderHtml(summary);
+  it('draws latency vs distance (points + fit) and throughput vs RTT (points + bound + fit) in summary.html', async () => {
+    const html = await renderHtml(summary);
     const charts = chartsIn(html).filter((c) => c.kind.startsWith('mesh-'));
     expect(charts.map((c) => c.kind)).toEqual(['mesh-latency-distance', 'mesh-throughput-rtt']);
     expect(charts[0].names).toEqual(['pairs', 'fit (r = 1.000)']);

@@ -56,7 +56,7 @@ describe('a run that measured nothing', () => {
         /^nothing was measured: every sample of every path failed \(refused ×10, timeout ×1\); likely cause: nothing listens/,
       ),
     ]);
-    for (const text of [renderTable(s), renderMarkdown(s), renderHtml(s)])
+    for (const text of [renderTable(s), renderMarkdown(s), await renderHtml(s)])
       expect(text).toContain('nothing was measured');
   });
 

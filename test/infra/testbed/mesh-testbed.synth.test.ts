@@ -10,13 +10,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { meshRoundLowerBound } from '../../../core/mesh-schedule.js';
 import { parsePlan } from '../../../core/plan.js';
-import {
-  addMeshTestbed,
-  MESH_HOST_OUTPUT,
-  type MeshRegionStack,
-  meshCostNote,
-  meshPlanFromOutputs,
-} from '../../../infra/testbed/mesh-testbed.js';
+import { MESH_HOST_OUTPUT, meshCostNote, meshPlanFromOutputs } from '../../../infra/testbed/mesh-plan.js';
+import { addMeshTestbed, type MeshRegionStack } from '../../../infra/testbed/mesh-testbed.js';
 
 const REGIONS = ['us-east-1', 'eu-west-1', 'ap-northeast-1'];
 let stacks: MeshRegionStack[];
