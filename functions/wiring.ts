@@ -9,7 +9,8 @@
 /**
  * What a Lambda touches. CDK grants each one as a fixed set of IAM statements
  * (infra/grants.ts), and nothing else; the local runner ignores them.
- *   store:read, store:write  the data bucket's run prefixes
+ *   store:read, store:write  the data bucket's run prefixes (raw output is the clients' to write)
+ *   parquet   rewrite a path's Parquet copy whole: deleted when the path has no samples
  *   fleet     stop, start and describe the client instances (and their types' bandwidth)
  *   fleet:read  describe only: the client's instance type, AZ and bandwidth (no stop/start)
  *   routes    change route entries (and put them back), on the allowed route tables only
@@ -25,6 +26,7 @@
 export type Capability =
   | 'store:read'
   | 'store:write'
+  | 'parquet'
   | 'fleet'
   | 'fleet:read'
   | 'routes'
@@ -45,6 +47,7 @@ export type Capability =
 export const PORT_OF = {
   'store:read': 'store',
   'store:write': 'store',
+  parquet: 'store',
   fleet: 'fleet',
   'fleet:read': 'fleet',
   routes: 'routes',
@@ -144,7 +147,7 @@ export const TASKS = {
   },
   CollectOutput: {
     entry: 'functions/handlers/collect-output.lambda.ts',
-    needs: ['store:read', 'store:write', 'query'],
+    needs: ['store:read', 'store:write', 'parquet', 'query'],
     // Streams raw → samples line by line: ~35 MB of heap whatever the file size. The handler
     // then writes the Parquet copy with its rank columns (two passes over the samples): a 1 M-line
     // sockperf log took 5 s + 39 s on the bench machine (docs/benchmarks.md), so 900 s (Lambda's
@@ -156,7 +159,7 @@ export const TASKS = {
   RecordPathFailure: {
     entry: 'functions/handlers/record-path-failure.lambda.ts',
     // After a failed probe command it parses what raw output arrived (like CollectOutput).
-    needs: ['store:read', 'store:write', 'query'],
+    needs: ['store:read', 'store:write', 'parquet', 'query'],
     timeoutSeconds: 900,
     memoryMB: 512,
     description: 'record which step of a path failed and why; keep samples of probes that finished',
@@ -196,8 +199,8 @@ export const CLEANUP_LATE_SWEEP_MARGIN_SECONDS = 10;
 export const CLEANUP = {
   name: 'CleanupAfterExecution',
   entry: 'functions/handlers/cleanup-after-execution.lambda.ts',
-  // runner:cancel and query: it cancels the probing path's command and salvages its output.
-  needs: ['store:read', 'store:write', 'routes', 'lock', 'runner:cancel', 'query'],
+  // runner:cancel, parquet and query: it cancels the probing path's command and salvages its output.
+  needs: ['store:read', 'store:write', 'parquet', 'routes', 'lock', 'runner:cancel', 'query'],
   // Waits for the late route sweep (SwapRoutes' 120 s timeout + margin after the stop), then sweeps.
   timeoutSeconds: 300,
   description: 'after a FAILED/TIMED_OUT/ABORTED execution: restore its routes, mark it failed, release its lock',

@@ -16,6 +16,9 @@ import { ATHENA_RESULTS, DATA_PREFIXES, PLANS_PREFIX } from './constructs/data-l
 import type { PathbenchFunction } from './constructs/pathbench-function.js';
 import { ack, arnRef } from './nag.js';
 
+/** The data prefixes functions write: raw/ and ssm-output/ are written by the clients only. */
+const WRITABLE_PREFIXES = DATA_PREFIXES.filter((p) => p !== 'raw/' && p !== 'ssm-output/');
+
 /** Tag every instance and route table pathbench may touch; IAM only allows those. */
 export const MANAGED_TAG = { key: 'pathbench:managed', value: 'true' } as const;
 
@@ -73,12 +76,20 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       wildcards: objects(DATA_PREFIXES),
     },
     'store:write': {
-      // No s3:DeleteObject: no task deletes objects (a retried step overwrites the same key).
+      // No s3:DeleteObject (a retried step overwrites the same key; the Parquet copy is `parquet`).
+      // Not raw/ nor ssm-output/: the clients write those. AbortMultipartUpload: a streamed
+      // write (S3ObjectStore.putStream) that fails aborts its upload.
       grant: statements({
-        actions: ['s3:PutObject'],
-        resources: DATA_PREFIXES.filter((p) => p !== 'ssm-output/').map((p) => bucket.arnForObjects(`${p}*`)),
+        actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+        resources: WRITABLE_PREFIXES.map((p) => bucket.arnForObjects(`${p}*`)),
       }),
-      wildcards: objects(DATA_PREFIXES),
+      wildcards: objects(WRITABLE_PREFIXES),
+    },
+    // A path's Parquet copy is rewritten whole, and deleted when the path has no samples
+    // (functions/pipeline/parquet-copy.ts): the only object a function deletes.
+    parquet: {
+      grant: statements({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects('parquet/*')] }),
+      wildcards: objects(['parquet/']),
     },
     fleet: {
       grant: statements(
@@ -91,9 +102,15 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
       wildcards: ['Resource::*', 'Resource::arn:<AWS::Partition>:ec2:*:<AWS::AccountId>:instance/*'],
     },
     // The instance type's baseline / peak network bandwidth (BeginPath, the manifest's `client`).
+    // describe() also asks SSM whether the agent answers (DescribeInstanceInformation).
     'fleet:read': {
       grant: statements({
-        actions: ['ec2:DescribeInstances', 'ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypes'],
+        actions: [
+          'ec2:DescribeInstances',
+          'ec2:DescribeAvailabilityZones',
+          'ec2:DescribeInstanceTypes',
+          'ssm:DescribeInstanceInformation',
+        ],
         resources: ['*'],
       }),
       wildcards: ['Resource::*'],

@@ -477,10 +477,15 @@ describe('pipeline stack', () => {
     }
   });
 
-  it('grants s3:DeleteObject to no role: no task deletes objects', () => {
-    for (const task of [...TASK_NAMES, 'Cleanup']) {
-      expect(statementsOf(task).flatMap(actionsOf), task).not.toContain('s3:DeleteObject');
-    }
+  it('grants s3:DeleteObject only on parquet/*, to the functions that rewrite a Parquet copy', () => {
+    const deleters = [...TASK_NAMES, 'Cleanup'].filter((t) =>
+      statementsOf(t).flatMap(actionsOf).includes('s3:DeleteObject'),
+    );
+    expect(deleters.sort()).toEqual(['Cleanup', 'CollectOutput', 'RecordPathFailure']);
+    const del = statementsOf('CollectOutput').filter((s) => actionsOf(s).includes('s3:DeleteObject'));
+    expect(del).toHaveLength(1);
+    expect(actionsOf(del[0])).toEqual(['s3:DeleteObject']);
+    expect(JSON.stringify(del[0].Resource)).toMatch(/"\/parquet\/\*"\]/);
   });
 
   it('lets only PollProbe, SendProbe and the cleanup cancel a probe command: CancelCommand has no resource-level permissions', () => {
@@ -549,6 +554,7 @@ describe('pipeline stack', () => {
       lock: 'dynamodb:DeleteItem',
       fleet: 'ec2:StopInstances',
       'fleet:read': 'ec2:DescribeInstanceTypes',
+      parquet: 's3:DeleteObject',
     };
     for (const task of TASK_NAMES) {
       const actions = statementsOf(task).flatMap(actionsOf);
@@ -570,6 +576,7 @@ describe('pipeline stack', () => {
       'ec2:DescribeAvailabilityZones',
       'ec2:DescribeInstanceTypes',
       'ec2:DescribeInstances',
+      'ssm:DescribeInstanceInformation',
     ]);
     expect(begin.flatMap(actionsOf)).not.toContain('ec2:StopInstances');
     expect(statementsOf('CollectOutput').flatMap(actionsOf)).not.toContain('ec2:DescribeInstanceTypes');

@@ -170,7 +170,7 @@ describe("each Lambda's bundle", () => {
         ['@aws-sdk/client-ssm', uses(b.name, 'fleet', 'fleet:read', 'runner', 'runner:cancel', 'plans')],
         ['@aws-sdk/client-dynamodb', uses(b.name, 'lock', 'lock:read')],
         ['@aws-sdk/client-eventbridge', uses(b.name, 'publish')],
-        ['@aws-sdk/client-s3', uses(b.name, 'store:read', 'store:write')],
+        ['@aws-sdk/client-s3', uses(b.name, 'store:read', 'store:write', 'parquet')],
       ];
       for (const [client, wanted] of clients) {
         expect(has(b.closure, client), `${b.name} imports ${client}`).toBe(wanted);
