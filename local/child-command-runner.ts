@@ -42,6 +42,9 @@ const agentRecordSchema = z.object({
 });
 type AgentRecord = z.output<typeof agentRecordSchema>;
 
+/** Commands whose agent a runner of this process still watches (not yet exited and stored). */
+const watching = new Set<string>();
+
 /** What `recoverOrphans` collected of one agent. */
 export interface RecoveredAgent {
   runId: string;
@@ -161,6 +164,7 @@ export class LocalCommandRunner implements CommandRunner {
       env: { ...process.env, [MARKER]: commandId },
     });
     child.stdin?.on('error', () => undefined);
+    watching.add(commandId);
     const record: AgentRecord | undefined =
       this.opts.stateDir && child.pid
         ? {
@@ -231,6 +235,7 @@ export class LocalCommandRunner implements CommandRunner {
             record ? ' and the next run on this data directory stores it' : ''
           }`;
         }
+        watching.delete(commandId);
         if (running.status === 'InProgress') {
           if (running.ending) {
             running.status = running.ending.status;
@@ -295,11 +300,9 @@ export class LocalCommandRunner implements CommandRunner {
         continue;
       }
       if (runId !== undefined && r.runId !== runId) continue;
-      if (this.commands.has(r.commandId)) continue;
-      const ownerHere = r.owner.host === hostname();
-      if (!ownerHere) continue;
-      // Another live process runs it; this process's own earlier runner only when its run was abandoned.
-      if (r.owner.pid === process.pid ? runId === undefined : alive(r.owner.pid)) continue;
+      // A runner of this process still watches it, or another live process does.
+      if (r.owner.host !== hostname() || watching.has(r.commandId)) continue;
+      if (r.owner.pid !== process.pid && alive(r.owner.pid)) continue;
       const killed = await this.killMarked(r.commandId);
       let files = 0;
       try {

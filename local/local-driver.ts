@@ -106,6 +106,33 @@ async function cleanUpRun(
   }
 }
 
+/** ValidatePlan's refusals: the run wrote no manifest of its own (one there is another run's). */
+const REFUSED = new Set(['PlanInvalidError', 'RunExistsError', 'RunLockedError', 'OverBudgetError']);
+
+/**
+ * An execution that failed where no Catch took it (a full disk under the store) ran no finish
+ * states: its manifest still says `running` and its lock may be held. Clean up after it here, as
+ * the next run would, but with its real cause in the manifest rather than an "abandoned" guess.
+ * When even that cannot write, it says so; the next run cleans up.
+ */
+async function finishUnfinished(deps: Deps, runId: string, execution: RunMachineResult, log: Logger): Promise<void> {
+  if (execution.status === 'SUCCEEDED' || REFUSED.has(execution.error?.name ?? '')) return;
+  let status: string | undefined;
+  try {
+    status = (await readManifest(deps.store, runId))?.status;
+  } catch {
+    return; // unreadable: the next run judges it
+  }
+  if (status !== 'running') return;
+  const cause = execution.error ? `${execution.error.name}: ${execution.error.message}` : undefined;
+  try {
+    const out = await cleanupAfterExecution(deps, { runId, status: execution.status, cause });
+    log.warn(`run ${runId} ended without finishing (${cause ?? execution.status}): ${out.notes.join('; ')}`);
+  } catch (e) {
+    log.error(`run ${runId} ended without finishing and could not be cleaned up: ${errorMessage(e)}`);
+  }
+}
+
 /** Run ids whose manifest says `running`. */
 async function runningManifests(store: ObjectStore): Promise<string[]> {
   const out: string[] = [];
@@ -286,6 +313,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       },
     });
     await runner.drain();
+    await finishUnfinished(deps, runId, execution, log);
     return {
       runId,
       dataDir,
