@@ -2,7 +2,7 @@
  * Entry point of the probe agent bundle (dist/agent.cjs). It runs on the client instance
  * (through SSM Run Command) and locally as a child process, with node built-ins only.
  *
- *   agent.cjs run --spec FILE --out DIR
+ *   agent.cjs run --spec FILE --out DIR [--with-parent]
  *   agent.cjs serve [--host H] [--tcp PORT] [--http PORT] [--slow-accept PORT:MS] [--pingpong PORT] [--ready-file F]
  *   agent.cjs version
  *
@@ -10,6 +10,7 @@
  * 1 only for agent errors (bad spec, unwritable output). Progress goes to stderr; stdout
  * carries only the one-line result (agent.json path, or "ready" for serve).
  */
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +22,7 @@ import { AGENT_VERSION, type AgentLog, runSpec } from './run.js';
 import { type ServeOptions, startServers } from './server.js';
 
 const USAGE = `usage:
-  agent run --spec FILE --out DIR
+  agent run --spec FILE --out DIR [--with-parent]
   agent serve [--host H] [--tcp PORT] [--http PORT] [--slow-accept PORT:MS] [--pingpong PORT] [--ready-file F]
   agent version`;
 
@@ -72,9 +73,40 @@ async function writeJson(file: string, value: unknown): Promise<void> {
   await rename(tmp, file);
 }
 
+/**
+ * `--with-parent`: the process that started the agent holds its stdin open and nothing is ever
+ * written there; end of file means that process is gone (a kill -9 runs no clean-up of its
+ * own). The agent then ends at once with every tool it started (its process group, when it
+ * leads one), so it does not probe on unwatched. What it wrote stays in its output directory
+ * for the next run to collect.
+ */
+function endWithParent(): void {
+  const leader = (() => {
+    try {
+      const stat = readFileSync('/proc/self/stat', 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === process.pid;
+    } catch {
+      return false;
+    }
+  })();
+  const end = (): void => {
+    log('parent gone: stopping', { pid: process.pid });
+    if (leader) process.kill(-process.pid, 'SIGKILL');
+    process.exit(EXIT_AGENT_ERROR);
+  };
+  process.stdin.on('end', end);
+  process.stdin.on('error', end);
+  process.stdin.resume();
+}
+
 async function cmdRun(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { spec: { type: 'string' }, out: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { spec: { type: 'string' }, out: { type: 'string' }, 'with-parent': { type: 'boolean' } },
+    strict: true,
+  });
   if (!values.spec || !values.out) throw new ConfigError('run needs --spec FILE and --out DIR');
+  if (values['with-parent']) endWithParent();
   let raw: string;
   try {
     raw = await readFile(values.spec, 'utf8');

@@ -27,6 +27,8 @@ export type TrendResult = z.output<typeof trendResultSchema>;
 export const trendPointSchema = z.object({
   runId: z.string(),
   planName: z.string(),
+  /** What the whole plan measured, hashed (functions/pipeline/regressions.ts planFingerprint): only runs with the same one are its history. */
+  planFingerprint: z.string().optional(),
   startedAt: z.string().optional(),
   /** The plan's own regression settings when it had any (they apply to judging this run). */
   settings: regressionSettingsSchema.optional(),

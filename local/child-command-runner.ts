@@ -4,15 +4,87 @@
  * child ends, every file it wrote is copied into the store under the raw prefix — the local
  * equivalent of the document's `aws s3 cp --recursive` — even after a failure or timeout. A
  * command reads as ended (Success, Failed, TimedOut, Cancelled) only once that copy is done.
+ *
+ * The agent holds its stdin from this process (`--with-parent`) and ends with its tools when this
+ * process is gone. Each agent is recorded in the state directory (`<data>/.agents/`: process,
+ * output directory, raw prefix) until its output is stored, so after a kill -9 of this process
+ * the next run ends whatever of it still runs and stores what it measured (`recoverOrphans`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { RunAbortedError } from '../core/errors.js';
+import { z } from 'zod';
+import { errorMessage, RunAbortedError } from '../core/errors.js';
 import { setLongTimeout } from '../core/long-timer.js';
 import type { ClientRef } from '../core/resolved-plan.js';
+import { parseDocument } from '../core/stored-document.js';
 import type { CommandInvocation, CommandRunner, Logger, ObjectStore, ProbeCommand } from '../functions/ports.js';
+
+/** Environment variable every agent (and each tool it starts) carries: its command id. */
+const MARKER = 'PATHBENCH_AGENT_COMMAND';
+
+/** `<stateDir>/<commandId>.json`: an agent whose output is not stored yet. */
+const agentRecordSchema = z.object({
+  commandId: z.string().regex(/^[A-Za-z0-9._-]+$/),
+  runId: z.string(),
+  pathId: z.string(),
+  rawPrefix: z.string(),
+  /** The agent's process id, which is also its process group's (it is started detached). */
+  pid: z.number().int().positive(),
+  /** The temporary directory holding the spec and the output directory. */
+  work: z.string(),
+  outDir: z.string(),
+  /** The process that started it. */
+  owner: z.object({ pid: z.number().int(), host: z.string() }),
+  startedAt: z.string(),
+});
+type AgentRecord = z.output<typeof agentRecordSchema>;
+
+/** Commands whose agent a runner of this process still watches (not yet exited and stored). */
+const watching = new Set<string>();
+
+/** What `recoverOrphans` collected of one agent. */
+export interface RecoveredAgent {
+  runId: string;
+  pathId: string;
+  commandId: string;
+  /** The agent (or a tool it started) was still running and was killed. */
+  killed: boolean;
+  /** Raw files stored from its output directory. */
+  files: number;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Live processes that carry `MARKER=commandId` in their environment (Linux /proc). */
+function markedProcesses(commandId: string): number[] {
+  const want = `${MARKER}=${commandId}`;
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/environ`, 'latin1').split('\0').includes(want)) out.push(Number(e));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
+}
 
 export interface LocalCommandRunnerOptions {
   agentPath: string;
@@ -22,6 +94,8 @@ export interface LocalCommandRunnerOptions {
   wrap?: (argv: string[], client: ClientRef) => string[];
   /** Receives the agent's progress lines (stderr). */
   onAgentLine?: (line: string, cmd: ProbeCommand) => void;
+  /** Where each running agent is recorded until its output is stored (`<data>/.agents`); none when absent. */
+  stateDir?: string;
 }
 
 interface Running {
@@ -81,9 +155,40 @@ export class LocalCommandRunner implements CommandRunner {
     const specFile = join(work, 'spec.json');
     const outDir = join(work, 'out');
     await writeFile(specFile, specText);
-    const base = [process.execPath, this.opts.agentPath, 'run', '--spec', specFile, '--out', outDir];
+    const base = [process.execPath, this.opts.agentPath, 'run', '--spec', specFile, '--out', outDir, '--with-parent'];
     const argv = this.opts.wrap ? this.opts.wrap(base, cmd.client) : base;
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // stdin stays open for the agent's life: its end tells the agent this process is gone.
+    const child = spawn(argv[0], argv.slice(1), {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, [MARKER]: commandId },
+    });
+    child.stdin?.on('error', () => undefined);
+    watching.add(commandId);
+    const record: AgentRecord | undefined =
+      this.opts.stateDir && child.pid
+        ? {
+            commandId,
+            runId: cmd.runId,
+            pathId: cmd.pathId,
+            rawPrefix: cmd.rawPrefix,
+            pid: child.pid,
+            work,
+            outDir,
+            owner: { pid: process.pid, host: hostname() },
+            startedAt: new Date().toISOString(),
+          }
+        : undefined;
+    if (record) {
+      try {
+        await this.writeRecord(record);
+      } catch (e) {
+        // Unrecorded, a kill -9 of this process would lose its output: do not measure at all.
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        await rm(work, { recursive: true, force: true });
+        throw new Error(`could not record the agent in ${this.opts.stateDir}: ${errorMessage(e)}`);
+      }
+    }
     const running: Running = {
       child,
       pathId: cmd.pathId,
@@ -122,11 +227,15 @@ export class LocalCommandRunner implements CommandRunner {
         try {
           await this.upload(outDir, cmd.rawPrefix);
           await rm(work, { recursive: true, force: true });
+          if (record) await rm(this.recordFile(commandId), { force: true });
         } catch (e) {
-          // Keep the agent's only copy: nothing measured is lost.
+          // Keep the agent's only copy, and its record: the next run stores it (recoverOrphans).
           running.status = 'Failed';
-          running.detail = `could not store raw output (${(e as Error).message}); it is kept in ${outDir}`;
+          running.detail = `could not store raw output (${(e as Error).message}); it is kept in ${outDir}${
+            record ? ' and the next run on this data directory stores it' : ''
+          }`;
         }
+        watching.delete(commandId);
         if (running.status === 'InProgress') {
           if (running.ending) {
             running.status = running.ending.status;
@@ -146,12 +255,100 @@ export class LocalCommandRunner implements CommandRunner {
     return { commandId };
   }
 
-  private async upload(outDir: string, prefix: string): Promise<void> {
+  private recordFile(commandId: string): string {
+    return join(this.opts.stateDir ?? '', `${commandId}.json`);
+  }
+
+  private async writeRecord(r: AgentRecord): Promise<void> {
+    const dir = this.opts.stateDir ?? '';
+    await mkdir(dir, { recursive: true });
+    const tmp = join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    try {
+      await writeFile(tmp, `${JSON.stringify(r)}\n`);
+      await rename(tmp, this.recordFile(r.commandId));
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  /**
+   * Agents recorded by a process that is gone (kill -9, a crash, a full disk that kept their
+   * output from being stored), or — with `runId` — by a run found abandoned: end what of them
+   * still runs (every process carrying the agent's mark: the agent and the tools it started),
+   * store their output under the raw prefix (never over a file already there), then remove their
+   * temporary directory and record. An agent of a live process, or one this runner still
+   * watches, is left alone. Returns what was collected, for the caller to salvage into the path.
+   */
+  async recoverOrphans(runId?: string): Promise<RecoveredAgent[]> {
+    const dir = this.opts.stateDir;
+    if (!dir) return [];
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+    } catch {
+      return [];
+    }
+    const out: RecoveredAgent[] = [];
+    for (const name of names.sort()) {
+      const file = join(dir, name);
+      let r: AgentRecord;
+      try {
+        r = parseDocument(file, await readFile(file, 'utf8'), agentRecordSchema, 'agent record');
+      } catch (e) {
+        this.opts.log.warn(`agent record ${file} unreadable, left alone: ${errorMessage(e)}`);
+        continue;
+      }
+      if (runId !== undefined && r.runId !== runId) continue;
+      // A runner of this process still watches it, or another live process does.
+      if (r.owner.host !== hostname() || watching.has(r.commandId)) continue;
+      if (r.owner.pid !== process.pid && alive(r.owner.pid)) continue;
+      const killed = await this.killMarked(r.commandId);
+      let files = 0;
+      try {
+        files = await this.upload(r.outDir, r.rawPrefix);
+      } catch (e) {
+        this.opts.log.error(
+          `could not store the output of agent ${r.commandId} (run ${r.runId}, path ${r.pathId}): ${errorMessage(e)}; it stays in ${r.outDir}`,
+        );
+        continue;
+      }
+      await rm(r.work, { recursive: true, force: true });
+      await rm(file, { force: true });
+      this.opts.log.warn(
+        `agent ${r.commandId} of run ${r.runId} outlived its run${killed ? ' and was killed' : ''}: stored ${files} raw file(s) of path ${r.pathId}`,
+      );
+      out.push({ runId: r.runId, pathId: r.pathId, commandId: r.commandId, killed, files });
+    }
+    return out;
+  }
+
+  /** SIGKILL every process marked with this command id until none is left; true when one ran. */
+  private async killMarked(commandId: string): Promise<boolean> {
+    let killed = false;
+    for (let i = 0; i < 50; i++) {
+      const pids = markedProcesses(commandId);
+      if (!pids.length) return killed;
+      killed = true;
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`agent ${commandId}: its processes keep running after SIGKILL`);
+  }
+
+  /** Files stored (0 when the agent wrote nothing). */
+  private async upload(outDir: string, prefix: string): Promise<number> {
     let files: string[];
     try {
       files = await filesUnder(outDir);
     } catch {
-      return; // the agent wrote nothing
+      return 0; // the agent wrote nothing
     }
     const kept: string[] = [];
     for (const f of files) {
@@ -163,6 +360,7 @@ export class LocalCommandRunner implements CommandRunner {
     if (kept.length) {
       this.opts.log.warn('raw files already stored by another agent were kept, not overwritten', { prefix, kept });
     }
+    return files.length - kept.length;
   }
 
   async status(commandId: string): Promise<CommandInvocation> {

@@ -10,6 +10,23 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from '../functions/ports.js';
 
+/** Errors of the file system that say the disk (or its inodes, or the user's quota) is used up. */
+const FULL = new Set(['ENOSPC', 'EDQUOT']);
+
+/**
+ * A write's error naming the object and its file, and saying plainly when the disk is full
+ * (Node's own says only "ENOSPC: no space left on device, write"). The code is kept. An error
+ * that is not the file system's (the body's stream failed) passes through unchanged.
+ */
+function writeError(key: string, file: string, e: unknown): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (typeof code !== 'string' || !/^E[A-Z]+$/.test(code)) return e;
+  const why = FULL.has(code)
+    ? `no space left on the disk of the data directory (${code}): free some space and run again`
+    : (e as Error).message;
+  return Object.assign(new Error(`could not store ${key}: writing ${file}: ${why}`, { cause: e }), { code });
+}
+
 export class DirStore implements ObjectStore {
   constructor(readonly root: string) {}
 
@@ -26,10 +43,16 @@ export class DirStore implements ObjectStore {
 
   async put(key: string, body: string | Uint8Array): Promise<void> {
     const f = this.file(key);
-    await mkdir(dirname(f), { recursive: true });
     const tmp = `${f}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-    await writeFile(tmp, body);
-    await rename(tmp, f);
+    try {
+      await mkdir(dirname(f), { recursive: true });
+      await writeFile(tmp, body);
+      await rename(tmp, f);
+    } catch (e) {
+      // A failed write leaves nothing behind: half a temporary file would hold on to the space.
+      await rm(tmp, { force: true });
+      throw writeError(key, f, e);
+    }
   }
 
   /** The file streamed in chunks; a missing key is undefined (checked by opening it first). */
@@ -47,14 +70,14 @@ export class DirStore implements ObjectStore {
   /** Streamed to a temporary file and renamed into place: whole or not at all, like put(). */
   async putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void> {
     const f = this.file(key);
-    await mkdir(dirname(f), { recursive: true });
     const tmp = `${f}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
     try {
+      await mkdir(dirname(f), { recursive: true });
       await pipeline(Readable.from(body, { objectMode: false }), createWriteStream(tmp));
       await rename(tmp, f);
     } catch (e) {
       await rm(tmp, { force: true });
-      throw e;
+      throw writeError(key, f, e);
     }
   }
 

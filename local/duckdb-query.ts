@@ -1,6 +1,6 @@
 /**
  * Local QueryEngine: an in-memory DuckDB over the object-store directory, so the same SQL files
- * that run on Athena run here unchanged. Two views, hive-partitioned by path and run like the
+ * that run on Athena run here unchanged. Two views, partitioned by path and run (from each file's key) like the
  * Glue tables: `samples` (the Parquet copies, what the queries read) and
  * `samples_jsonl` (the raw JSONL contract).
  */
@@ -90,6 +90,20 @@ export function rankColumnsSql(): string[] {
 }
 
 /**
+ * The partition columns (path, run), read from the last directories of each file's name, which
+ * are the key's (`…/path=A/run=R/file`). Not DuckDB's hive partitioning: it takes the first
+ * `run=` of the whole file name, so a data directory below a directory named `run=…` read every
+ * sample as that run's.
+ */
+function partitionColumnsSql(partitions: SqlColumn[]): string[] {
+  const re = `/${partitions.map((c) => `${c.name}=([^/]*)`).join('/')}/[^/]*$`;
+  return partitions.map(
+    (c, i) =>
+      `CAST(regexp_extract(filename, ${sqlString(re)}, ${i + 1}) AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`,
+  );
+}
+
+/**
  * SELECT over JSONL files with the DDL's column types (nothing depends on DuckDB's sniffing);
  * with `ranks`, the rank columns too (computed, see RANK_WINDOWS), in the Parquet table's order.
  */
@@ -100,12 +114,11 @@ function jsonlSelect(files: string[], ranks = false): string {
   // Explicit column types: keys a record has beyond these are ignored, missing ones are NULL,
   // and nothing depends on DuckDB's type sniffing of whichever file it samples first.
   const columnTypes = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
-  const hiveTypes = partitions.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
   const raw = [
-    `SELECT ${all.map((c) => sqlIdent(c.name)).join(', ')} FROM read_json(`,
+    `SELECT ${[...columns.map((c) => sqlIdent(c.name)), ...partitionColumnsSql(partitions)].join(', ')} FROM read_json(`,
     `[${files.map(sqlString).join(', ')}],`,
     `format = 'newline_delimited', columns = {${columnTypes}},`,
-    `hive_partitioning = true, hive_types = {${hiveTypes}}, hive_types_autocast = false)`,
+    `hive_partitioning = false, filename = true)`,
   ].join(' ');
   if (!ranks) return raw;
   const cols = [
@@ -119,12 +132,13 @@ function jsonlSelect(files: string[], ranks = false): string {
 /** SELECT over Parquet files (Parquet copies), each column cast to the DDL's type. */
 function parquetSelect(files: string[]): string {
   const { columns, ranks, partitions } = samplesColumns();
-  const all: SqlColumn[] = [...columns, ...ranks, ...partitions];
-  const hiveTypes = partitions.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
+  const stored = [...columns, ...ranks].map(
+    (c) => `CAST(${sqlIdent(c.name)} AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`,
+  );
   return [
-    `SELECT ${all.map((c) => `CAST(${sqlIdent(c.name)} AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ')}`,
+    `SELECT ${[...stored, ...partitionColumnsSql(partitions)].join(', ')}`,
     `FROM read_parquet([${files.map(sqlString).join(', ')}],`,
-    `hive_partitioning = true, hive_types = {${hiveTypes}}, hive_types_autocast = false, union_by_name = true)`,
+    `hive_partitioning = false, filename = true, union_by_name = true)`,
   ].join(' ');
 }
 

@@ -19,7 +19,7 @@ import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { RunLockedError } from '../core/errors.js';
+import { errorMessage, RunLockedError } from '../core/errors.js';
 import { parseDocument } from '../core/stored-document.js';
 import type { LockInfo, Logger, RunLock } from '../functions/ports.js';
 
@@ -101,8 +101,8 @@ export class FileLock implements RunLock {
   private async write(gen: number, g: Generation): Promise<boolean> {
     await mkdir(this.lockDir, { recursive: true });
     const tmp = join(this.lockDir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    await writeFile(tmp, `${JSON.stringify(g)}\n`);
     try {
+      await writeFile(tmp, `${JSON.stringify(g)}\n`);
       await link(tmp, join(this.lockDir, name(gen)));
     } catch (e) {
       if (code(e) === 'EEXIST') return false;
@@ -166,7 +166,15 @@ export class FileLock implements RunLock {
     const top = await this.top();
     if (!top || !this.mine(top.g, runId, startedAt)) return;
     // No one else writes the next generation while this live process holds the lock.
-    await this.write(top.gen + 1, this.record());
+    try {
+      await this.write(top.gen + 1, this.record());
+    } catch (e) {
+      // Writing failed (a full disk): release by removing this holder's generation instead, so
+      // the lock is never left held by a run that has ended. The one before it is free or names
+      // a holder that is gone (taken over), which the next run handles as it did then.
+      await rm(join(this.lockDir, name(top.gen)), { force: true });
+      this.log?.warn(`lock on ${this.what} released by removing its generation: writing failed (${errorMessage(e)})`);
+    }
   }
 
   /**

@@ -4,9 +4,9 @@
  * fleet and routes.
  */
 
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ensureAgentBundle, ensureEcsWorkerBundle } from '../agent/bundle.js';
-import { PlanInvalidError } from '../core/errors.js';
+import { errorMessage, PlanInvalidError } from '../core/errors.js';
 import { newRunId } from '../core/keys.js';
 import { parsePlan } from '../core/plan.js';
 import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
@@ -15,6 +15,8 @@ import { readSummary, type Summary } from '../core/run-summary.js';
 import { costSettings, type Settings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
+import { writeParquetCopy } from '../functions/pipeline/parquet-copy.js';
+import { salvageOutput } from '../functions/pipeline/salvage.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
 import { LAB_POLL_SECONDS } from '../lab/lab-fleet.js';
 import { labProfileForPlan } from '../lab/plan-profile.js';
@@ -53,25 +55,81 @@ function countRun(dataDir: string, runId: string, by: 1 | -1): void {
  * other manifest still `running` (its lock already gone: deleted by hand, lost with the host's
  * /run, taken over and released) is abandoned too and cleaned up the same way.
  */
-async function cleanUpAbandoned(deps: Deps, lock: FileLock, dataDir: string, log: Logger): Promise<void> {
+async function cleanUpAbandoned(
+  deps: Deps,
+  lock: FileLock,
+  runner: LocalCommandRunner,
+  dataDir: string,
+  log: Logger,
+): Promise<void> {
   const active = new Set(activeRuns.get(dataDir)?.keys());
   const holder = await lock.abandonedHolder(active);
-  if (holder) await cleanUpRun(deps, holder, 'its process is gone, its lock still held', log);
+  if (holder) await cleanUpRun(deps, runner, holder, 'its process is gone, its lock still held', log);
   // A live run holds the lock: its manifest is running for real, and the others wait for a free lock.
   if (await lock.current()) return;
   for (const runId of await runningManifests(deps.store)) {
     if (active.has(runId) || runId === holder) continue;
-    await cleanUpRun(deps, runId, 'its manifest says running, no process runs it and the lock is free', log);
+    await cleanUpRun(deps, runner, runId, 'its manifest says running, no process runs it and the lock is free', log);
+  }
+  // Agents of finished runs whose output could not be stored then (a full disk): stored now and
+  // kept on their path, which already ended failed.
+  for (const a of await runner.recoverOrphans()) {
+    if (a.files === 0) continue;
+    try {
+      const ref = { runId: a.runId, pathId: a.pathId };
+      const { samples } = await salvageOutput(deps, ref, 'the probe output could not be stored during the run');
+      if (samples > 0) await writeParquetCopy(deps, ref);
+      log.warn(
+        `run ${a.runId}, path ${a.pathId}: kept ${samples} sample(s) its agent measured but could not store then`,
+      );
+    } catch (e) {
+      log.error(`run ${a.runId}, path ${a.pathId}: its stored raw output could not be collected: ${errorMessage(e)}`);
+    }
   }
 }
 
-async function cleanUpRun(deps: Deps, runId: string, why: string, log: Logger): Promise<void> {
+async function cleanUpRun(
+  deps: Deps,
+  runner: LocalCommandRunner,
+  runId: string,
+  why: string,
+  log: Logger,
+): Promise<void> {
   log.warn(`run ${runId} was abandoned (${why}): cleaning up after it`);
   try {
+    // Its agents first: ended, and their output stored, so the cleanup's salvage finds it.
+    await runner.recoverOrphans(runId);
     const out = await cleanupAfterExecution(deps, { runId, status: 'ABORTED' });
     log.warn(`cleanup after abandoned run ${runId}: ${out.notes.join('; ') || 'nothing to do'}`);
   } catch (e) {
     log.error(`cleanup after abandoned run ${runId} failed: ${(e as Error).message}`);
+  }
+}
+
+/** ValidatePlan's refusals: the run wrote no manifest of its own (one there is another run's). */
+const REFUSED = new Set(['PlanInvalidError', 'RunExistsError', 'RunLockedError', 'OverBudgetError']);
+
+/**
+ * An execution that failed where no Catch took it (a full disk under the store) ran no finish
+ * states: its manifest still says `running` and its lock may be held. Clean up after it here, as
+ * the next run would, but with its real cause in the manifest rather than an "abandoned" guess.
+ * When even that cannot write, it says so; the next run cleans up.
+ */
+async function finishUnfinished(deps: Deps, runId: string, execution: RunMachineResult, log: Logger): Promise<void> {
+  if (execution.status === 'SUCCEEDED' || REFUSED.has(execution.error?.name ?? '')) return;
+  let status: string | undefined;
+  try {
+    status = (await readManifest(deps.store, runId))?.status;
+  } catch {
+    return; // unreadable: the next run judges it
+  }
+  if (status !== 'running') return;
+  const cause = execution.error ? `${execution.error.name}: ${execution.error.message}` : undefined;
+  try {
+    const out = await cleanupAfterExecution(deps, { runId, status: execution.status, cause });
+    log.warn(`run ${runId} ended without finishing (${cause ?? execution.status}): ${out.notes.join('; ')}`);
+  } catch (e) {
+    log.error(`run ${runId} ended without finishing and could not be cleaned up: ${errorMessage(e)}`);
   }
 }
 
@@ -183,6 +241,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     log,
     wrap,
     onAgentLine: opts.onAgentLine ? (l) => opts.onAgentLine?.(l) : undefined,
+    stateDir: join(dataDir, '.agents'),
   });
   const dirLock = new FileLock(dataDir, log);
   // Task clients (kind ecs-task): a loopback queue and one ECS worker process per service.
@@ -232,7 +291,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     : undefined;
   let counted = false;
   try {
-    await cleanUpAbandoned(deps, dirLock, dataDir, log);
+    await cleanUpAbandoned(deps, dirLock, runner, dataDir, log);
     countRun(dataDir, runId, 1);
     counted = true;
     const mode = opts.mode ?? (resolved.paths.some((p) => p.mesh) ? 'mesh' : 'sequential');
@@ -254,6 +313,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       },
     });
     await runner.drain();
+    await finishUnfinished(deps, runId, execution, log);
     return {
       runId,
       dataDir,

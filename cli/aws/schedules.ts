@@ -48,6 +48,12 @@ export function checkExpression(expr: string): string {
       throw new AwsCliError(
         `--cron: EventBridge cron has 6 fields (minutes hours day-of-month month day-of-week year), got ${fields.length} in ${JSON.stringify(expr)}`,
       );
+    // Digits, names and cron's * ? , - / L W #: nothing a crontab line would read otherwise (%).
+    const bad = fields.find((f) => !/^[0-9A-Za-z*?,/#-]+$/.test(f));
+    if (bad !== undefined)
+      throw new AwsCliError(
+        `--cron: field ${JSON.stringify(bad)} has a character cron does not take, in ${JSON.stringify(expr)}`,
+      );
     return expr;
   }
   if (/^rate\(\s*[1-9]\d*\s+(minute|minutes|hour|hours|day|days)\s*\)$/.test(expr)) return expr;
@@ -233,6 +239,23 @@ export class Schedules {
  * cron without its year field; rate(n unit) as the nearest cron). Cron runs in the machine's
  * time zone, so a time zone other than it is stated in a comment.
  */
+/**
+ * `--timezone`: an IANA time zone name this Node knows (Europe/Berlin, UTC). Anything else — a
+ * typo, or a newline that would add a line of its own to a crontab — is refused.
+ */
+export function checkTimeZone(tz: string): string {
+  if (/^[A-Za-z0-9_+-]+(\/[A-Za-z0-9_+-]+)*$/.test(tz)) {
+    try {
+      // Node's ICU knows every IANA name and alias (US/Eastern too) and throws on others.
+      new Intl.DateTimeFormat('en-US', { timeZone: tz });
+      return tz;
+    } catch {
+      // not a time zone
+    }
+  }
+  throw new AwsCliError(`--timezone: expected an IANA time zone such as Europe/Berlin, got ${JSON.stringify(tz)}`);
+}
+
 export function cronLine(expression: string, planName: string, dataDir: string, timezone?: string): string {
   checkExpression(expression);
   let five: string;
@@ -245,8 +268,10 @@ export function cronLine(expression: string, planName: string, dataDir: string, 
     const [, n, unit] = /^rate\(\s*(\d+)\s+(\w+?)s?\s*\)$/.exec(expression) ?? [];
     five = unit === 'minute' ? `*/${n} * * * *` : unit === 'hour' ? `0 */${n} * * *` : `0 0 */${n} * *`;
   }
+  if (timezone !== undefined) checkTimeZone(timezone);
   const tz = timezone && timezone !== 'UTC' ? `CRON_TZ=${timezone}\n` : '';
-  const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+  // Quoted for the shell, then % escaped: cron turns an unescaped % of the command into a newline.
+  const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`.replace(/%/g, '\\%');
   // The stored plan is a plan file in the data directory (plans/<name>.json): `run` reads it as is.
   const file = join(dataDir, keys.namedPlan(planName));
   return `${tz}${five} cd ${q(process.cwd())} && npx pathbench run --local --plan ${q(file)} --data ${q(dataDir)}\n`;

@@ -21,7 +21,7 @@ import { DirStore } from '../../local/dir-store.js';
 import { DEFAULT_DATA_DIR } from '../../local/local-driver.js';
 import { guarded } from '../aws/aws-errors.js';
 import { makeClients } from '../aws/clients.js';
-import { cronLine, resolveScheduleTargets, Schedules, scheduleName } from '../aws/schedules.js';
+import { checkTimeZone, cronLine, resolveScheduleTargets, Schedules, scheduleName } from '../aws/schedules.js';
 import { type CommonFlags, commonOptions, resolveStackConfig } from '../aws/stack-config.js';
 import { exitAfterFlush } from '../exit.js';
 
@@ -255,6 +255,7 @@ export function registerPlan(program: Command): void {
       ) =>
         exitWith(o, async () => {
           if (!!o.cron === !!o.rate) throw new PlanInvalidError(['schedule: give exactly one of --cron or --rate']);
+          checkTimeZone(o.timezone);
           const expression = o.cron ?? `rate(${String(o.rate).replace(/^rate\((.*)\)$/, '$1')})`;
           const { plans } = await planStoreFor({ ...o, data: o.data });
           const text = await plans.text(planName);

@@ -35,6 +35,8 @@ export interface CleanupInput {
   lateSweepAfterMs?: number;
   /** The execution's start time ($$.Execution.StartTime): only the lock this execution took is released. */
   startedAt?: string;
+  /** Why the execution ended, when known (its error): said in the manifest's notes. */
+  cause?: string;
 }
 
 /** Statuses after which a task of the execution may still be running (Step Functions does not stop it). */
@@ -80,8 +82,8 @@ export async function cleanupAfterExecution(deps: Deps, input: CleanupInput): Pr
         const salvaged = await salvageRunning(deps, manifest, status);
         probing = salvaged.paths;
         notes.push(...salvaged.notes);
-        await markFailed(deps, runId, status);
-        notes.push(`manifest marked failed (execution ${status})`);
+        await markFailed(deps, runId, status, input.cause);
+        notes.push(`manifest marked failed (execution ${status}${input.cause ? `: ${input.cause}` : ''})`);
       }
       // The lock stays held through the late sweep, so no next run records a late swap as original.
       // A path that was probing is salvaged again then: the document's stop trap may still have
@@ -261,9 +263,9 @@ async function executionManifest(
   return m;
 }
 
-async function markFailed(deps: Deps, runId: string, status: string): Promise<void> {
+async function markFailed(deps: Deps, runId: string, status: string, cause?: string): Promise<void> {
   const at = deps.now().toISOString();
-  const note = `execution ${status}`;
+  const note = `execution ${status}${cause ? `: ${cause}` : ''}`;
   await updateManifest(deps.store, runId, (m) => {
     m.status = 'failed';
     m.endedAt = at;

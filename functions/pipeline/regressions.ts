@@ -87,12 +87,26 @@ export function pathFingerprint(p: ResolvedPath): string {
   return createHash('sha256').update(JSON.stringify({ client, target, routes, probes })).digest('hex').slice(0, 16);
 }
 
+/**
+ * What a whole plan measures, as a short hash: each path as resolved (client, target, routes,
+ * probes, reboot, credit wait, mesh round, zones), without labels, the plan's name or its
+ * regression settings. Runs of a plan name with another fingerprint are another plan's (an inline
+ * plan named like a scheduled one): they neither enter its baseline nor are judged against it.
+ */
+export function planFingerprint(plan: ResolvedPlan): string {
+  const paths = [...plan.paths]
+    .map(({ label: _label, ...p }) => p)
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(paths)).digest('hex').slice(0, 16);
+}
+
 /** The projection of a summary a trend point stores (with each path's fingerprint when the plan is known). */
 export function trendPoint(s: Summary, plan?: ResolvedPlan): TrendPoint | undefined {
   if (!s.planName) return undefined;
   return {
     runId: s.runId,
     planName: s.planName,
+    ...(plan ? { planFingerprint: planFingerprint(plan) } : {}),
     ...(s.startedAt ? { startedAt: s.startedAt } : {}),
     ...(s.regressionSettings ? { settings: { ...s.regressionSettings } } : {}),
     paths: s.paths.map((p) => {
@@ -294,9 +308,14 @@ export function judge(
   // Only runs before this one (a summary computed again later must not judge against its
   // future), of the same plan, and for each path only runs that measured it the same way.
   const before = (h: TrendPoint) => !current.startedAt || !h.startedAt || h.startedAt < current.startedAt;
-  const past = newestFirst(
-    history.filter((h) => h.runId !== current.runId && h.planName === current.planName && before(h)),
-  ).slice(0, MAX_HISTORY_RUNS);
+  // The same plan: its name, and its fingerprint where both points have one (older points have none).
+  const samePlan = (h: TrendPoint) =>
+    h.planName === current.planName &&
+    (!current.planFingerprint || !h.planFingerprint || h.planFingerprint === current.planFingerprint);
+  const past = newestFirst(history.filter((h) => h.runId !== current.runId && samePlan(h) && before(h))).slice(
+    0,
+    MAX_HISTORY_RUNS,
+  );
   const sameMeasurement = (path: TrendPoint['paths'][number], h: TrendPoint) => {
     const hp = h.paths.find((p) => p.id === path.id);
     return hp && (!path.fingerprint || !hp.fingerprint || hp.fingerprint === path.fingerprint) ? hp : undefined;

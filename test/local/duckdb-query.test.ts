@@ -140,6 +140,26 @@ describe('DuckDbQueryEngine', () => {
     expect(sqlString("a'b")).toBe("'a''b'");
   });
 
+  it('takes path and run from the key only, not from directories above the data directory', async () => {
+    for (const parquet of [false, true]) {
+      const parent = await dataDir(`outer-${parquet}`);
+      const dir = path.join(parent, 'run=outer', 'path=outer', 'data');
+      await writeSamples(dir, [record(), record({ seq: 1 }), record({ path_id: 'B', run_id: 'r2' })], { parquet });
+      const engine = await open(dir);
+      const rows = await engine.query(
+        'SELECT path, run, count(*) AS c FROM samples GROUP BY path, run ORDER BY path',
+        [],
+        'count',
+      );
+      expect(rows, `parquet: ${parquet}`).toEqual([
+        { path: 'A', run: 'r1', c: 2 },
+        { path: 'B', run: 'r2', c: 1 },
+      ]);
+      const raw = await engine.query('SELECT DISTINCT run FROM samples_jsonl ORDER BY run', [], 'runs');
+      expect(raw).toEqual([{ run: 'r1' }, { run: 'r2' }]);
+    }
+  });
+
   it('ignores files outside the path=/run= layout', async () => {
     const dir = await dataDir('stray');
     await writeSamples(dir, [record()]);

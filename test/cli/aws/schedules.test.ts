@@ -187,10 +187,30 @@ describe('where the schedules come from', () => {
 describe('schedule locally', () => {
   it('prints the crontab line that runs the stored plan file', () => {
     expect(cronLine('cron(0 18 ? * SUN *)', 'weekly tokyo', '/data')).toMatch(
-      /^0 18 \* \* SUN cd '.*' && npx pathbench run --local --plan '\/data\/plans\/weekly%20tokyo\.json' --data '\/data'\n$/,
+      /^0 18 \* \* SUN cd '.*' && npx pathbench run --local --plan '\/data\/plans\/weekly\\%20tokyo\.json' --data '\/data'\n$/,
     );
     expect(cronLine('rate(6 hours)', 'p', '/d', 'Asia/Tokyo')).toMatch(/^CRON_TZ=Asia\/Tokyo\n0 \*\/6 \* \* \* /);
     expect(cronLine('rate(15 minutes)', 'p', '/d')).toMatch(/^\*\/15 \* \* \* \* /);
     expect(() => cronLine('cron(1 2 3)', 'p', '/d')).toThrow(/6 fields/);
+  });
+
+  it('escapes % in the command (cron reads an unescaped one as a newline)', () => {
+    const line = cronLine('rate(1 day)', 'weekly tokyo', '/data/50%');
+    expect(line).toContain(`--plan '/data/50\\%/plans/weekly\\%20tokyo.json' --data '/data/50\\%'`);
+    // Every % of the command is escaped, and the line is one line.
+    expect(line.replace(/\\%/g, '')).not.toContain('%');
+    expect(line.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a time zone that is not an IANA name (a newline would inject a second crontab line)', () => {
+    expect(() => cronLine('rate(1 day)', 'p', '/d', 'UTC\n* * * * * rm -rf /')).toThrow(
+      /--timezone: expected an IANA time zone such as Europe\/Berlin, got "UTC\\n\* \* \* \* \* rm -rf \/"/,
+    );
+    expect(() => cronLine('rate(1 day)', 'p', '/d', 'Mars/Olympus')).toThrow(/--timezone/);
+    expect(cronLine('rate(1 day)', 'p', '/d', 'Europe/Berlin')).toMatch(/^CRON_TZ=Europe\/Berlin\n0 0 /);
+  });
+
+  it('refuses cron fields with characters cron does not take', () => {
+    expect(() => cronLine('cron(0 18 ? * SUN% *)', 'p', '/d')).toThrow(/--cron/);
   });
 });

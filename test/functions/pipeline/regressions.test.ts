@@ -7,6 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../core/keys.js';
+import type { ResolvedPlan } from '../../../core/resolved-plan.js';
 import type { Summary } from '../../../core/run-summary.js';
 import { readTrendPoints, type TrendPoint, type TrendResult } from '../../../core/trend-point.js';
 import {
@@ -17,6 +18,7 @@ import {
   judgedPercentiles,
   mad,
   median,
+  planFingerprint,
   REGRESSION_RULE,
   ruleFor,
 } from '../../../functions/pipeline/regressions.js';
@@ -239,6 +241,50 @@ describe('judge', () => {
     expect(j.regressions.map((g) => g.path)).not.toContain('C');
     expect(j.regressions.map((g) => g.path)).toContain('B');
     expect(j.trend.find((t) => t.path === 'C' && t.percentile === 'p50')?.band).toBeUndefined();
+  });
+
+  it('judges a run only against runs of the same plan, not another plan of that name (its plan fingerprint)', () => {
+    const of = (p: TrendPoint, planFingerprint: string): TrendPoint => ({ ...p, planFingerprint });
+    const shifted = run(9, rand, (id, r) => (latency(r) && id === 'C' ? scaled(r, 1.5) : r));
+    const history = clean.map((p) => of(p, 'scheduled'));
+    expect(judge(of(shifted, 'scheduled'), history).regressions.map((g) => g.path)).toContain('C');
+    // An inline plan named like the scheduled one neither is judged against its runs…
+    const inline = judge(of(shifted, 'inline'), history);
+    expect(inline.regressions).toEqual([]);
+    expect(inline.trend.find((t) => t.path === 'C' && t.percentile === 'p50')?.band).toBeUndefined();
+    // …nor enters their baseline: a wild inline run among them changes nothing.
+    const wild = of(
+      run(8, rand, (_, r) => (latency(r) ? scaled(r, 400) : r)),
+      'inline',
+    );
+    const poisoned = [...history.slice(0, 5), wild];
+    expect(judge(of(run(9, rand), 'scheduled'), poisoned).regressions).toEqual(
+      judge(of(run(9, rand), 'scheduled'), history.slice(0, 5)).regressions,
+    );
+  });
+
+  it('a plan fingerprint covers how each path is measured, not labels or regression settings', () => {
+    const plan = (over: Record<string, unknown> = {}, label = 'a'): ResolvedPlan => ({
+      name: 'nightly',
+      paths: [
+        {
+          id: 'A',
+          label,
+          client: { instanceId: 'i-1', region: 'local' },
+          target: { host: '127.0.0.1', port: 1 },
+          routes: [],
+          probes: [{ kind: 'tcp-connect', name: 'tcp', count: 10, intervalMs: 10, timeoutMs: 100 }],
+          skipped: [],
+          reboot: false,
+          creditWaitSeconds: 0,
+          ...over,
+        } as ResolvedPlan['paths'][number],
+      ],
+    });
+    expect(planFingerprint(plan({}, 'a'))).toBe(planFingerprint(plan({}, 'renamed')));
+    expect(planFingerprint({ ...plan(), regression: { runs: 10 } } as ResolvedPlan)).toBe(planFingerprint(plan()));
+    expect(planFingerprint(plan({ reboot: true }))).not.toBe(planFingerprint(plan()));
+    expect(planFingerprint(plan({ target: { host: '127.0.0.2', port: 1 } }))).not.toBe(planFingerprint(plan()));
   });
 
   it('a failed path neither enters the baseline nor is judged', () => {
