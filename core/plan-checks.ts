@@ -10,6 +10,17 @@ import { quoted, SAFE_ID } from './fields.js';
 import { printable } from './printable.js';
 import { formatPath, isRecord, type Key, type Problem, type Rec } from './zod-problems.js';
 
+/** At most this many names in a message's list ("paths: a, b, … and 190 more"). */
+const MAX_LISTED = 10;
+
+/** Names for a message: the first few, then how many more; "none" for an empty list. */
+export function listed(names: readonly string[]): string {
+  if (names.length === 0) return 'none';
+  const shown = names.slice(0, MAX_LISTED).map((n) => printable(n.length > 63 ? `${n.slice(0, 60)}...` : n));
+  const more = names.length - shown.length;
+  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+}
+
 const isKind = (v: unknown): v is ProbeKind => typeof v === 'string' && (PROBE_KINDS as readonly string[]).includes(v);
 
 /**
@@ -70,11 +81,14 @@ export function crossProblems(raw: unknown): Problem[] {
   out.push(...meshProblems(paths));
   const reference = isRecord(raw.regression) ? raw.regression.reference : undefined;
   if (typeof reference === 'string' && reference !== '') {
-    const ids = paths.filter(isRecord).map((p) => p.id);
+    const ids = paths
+      .filter(isRecord)
+      .map((p) => p.id)
+      .filter((x): x is string => typeof x === 'string');
     if (!ids.includes(reference))
       out.push({
         path: ['regression', 'reference'],
-        message: `${quoted(reference)} is not a path of this plan (paths: ${printable(ids.filter((x) => typeof x === 'string').join(', ')) || 'none'})`,
+        message: `${quoted(reference)} is not a path of this plan (paths: ${listed(ids)})`,
       });
   }
 
@@ -162,14 +176,14 @@ export function crossProblems(raw: unknown): Problem[] {
     if (!Array.isArray(p.skipProbes)) return;
     const items = eff.items as unknown[];
     const known = names.filter((n): n is string => n !== undefined);
+    const matchable = new Set<unknown>([...known, ...items.map((item) => (isRecord(item) ? item.kind : undefined))]);
     p.skipProbes.forEach((skip, j) => {
       if (!isRecord(skip) || typeof skip.probe !== 'string' || skip.probe === '') return;
       const target = skip.probe;
-      const hits = items.filter((item, k) => names[k] === target || (isRecord(item) && item.kind === target));
-      if (hits.length === 0)
+      if (!matchable.has(target))
         out.push({
           path: at('skipProbes', j, 'probe'),
-          message: `${quoted(target)} matches no probe name or kind in this path (probes: ${printable(known.join(', ')) || 'none'})`,
+          message: `${quoted(target)} matches no probe name or kind in this path (probes: ${listed(known)})`,
         });
     });
   });
@@ -224,16 +238,18 @@ function compareProblems(compare: unknown, paths: unknown[]): Problem[] {
     .filter(isRecord)
     .map((p) => p.id)
     .filter((id): id is string => typeof id === 'string');
+  const known = new Set(ids);
+  const shownIds = listed(ids);
   const out: Problem[] = [];
   const first = new Map<string, number>();
   compare.forEach((c, i) => {
     if (!isRecord(c)) return;
     for (const field of ['path', 'baseline'] as const) {
       const id = c[field];
-      if (typeof id === 'string' && id !== '' && !ids.includes(id))
+      if (typeof id === 'string' && id !== '' && !known.has(id))
         out.push({
           path: ['compare', i, field],
-          message: `${quoted(id)} is not a path of this plan (paths: ${printable(ids.join(', ')) || 'none'})`,
+          message: `${quoted(id)} is not a path of this plan (paths: ${shownIds})`,
         });
     }
     if (typeof c.path === 'string' && c.path !== '' && c.path === c.baseline)

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { probeInputSchema } from '../probes/index.js';
-import { intIn, matching, quoted, safeId } from './fields.js';
+import { intIn, matching, quoted, safeId, typeName } from './fields.js';
 import { firstUnprintable } from './printable.js';
 import { type RouteVia, targetSchema, VIA_KEYS, type ViaKey } from './resolved-plan.js';
 
@@ -80,12 +80,19 @@ const clientSchema = z.union([instanceClientSchema, taskClientSchema], {
     'expected { "instanceId", "region" } (an EC2 instance) or { "kind": "ecs-task", "cluster", "service", "region", "queueUrl"? } (a task of an ECS service)',
 });
 
+/**
+ * The highest mesh round number: far above what a mesh's parent execution can hold (about
+ * 3,000 rounds of history, functions/pipeline/limits.ts), low enough that laying out the rounds
+ * costs nothing before the limits judge them.
+ */
+export const MAX_MESH_ROUND = 9_999;
+
 /** A mesh pair's facts (`plan mesh`): client and target regions, great-circle distance, round. */
 const meshSchema = z.strictObject({
   from: cloudId,
   to: cloudId,
   distanceKm: z.number().nonnegative(),
-  round: z.number().int().nonnegative(),
+  round: intIn(0, MAX_MESH_ROUND),
 });
 
 const viaSchema = z
@@ -215,7 +222,15 @@ export const planInputSchema = z.strictObject({
   /** Comparisons to report; without it every other path is compared with the first. */
   compare: z.array(compareSchema).optional(),
   /** The most this plan's run may cost (USD, the estimate of core/cost.ts); over it is refused. */
-  budgetUsd: z.number().positive({ error: 'expected a positive amount in USD' }).optional(),
+  budgetUsd: z
+    .number({
+      error: (iss) =>
+        typeof iss.input === 'number'
+          ? `expected a finite positive amount in USD, got ${iss.input}`
+          : `expected a positive amount in USD, got ${typeName(iss.input)}`,
+    })
+    .positive({ error: 'expected a positive amount in USD' })
+    .optional(),
   /** The plan's own regression thresholds (functions/pipeline/regressions.ts); unset: the rule's defaults. */
   regression: z
     .strictObject({

@@ -11,7 +11,7 @@ import { planInputSchema } from './plan-input.js';
 import { resolvePlan } from './plan-resolve.js';
 import { printable } from './printable.js';
 import type { ResolvedPlan } from './resolved-plan.js';
-import { fallbackMessage, issueProblems, problemLines } from './zod-problems.js';
+import { fallbackMessage, issueProblems, problemCount, problemLines } from './zod-problems.js';
 
 export type PlanResult = { ok: true; plan: ResolvedPlan } | { ok: false; problems: string[] };
 
@@ -51,8 +51,9 @@ export function parsePlanText(text: string): PlanResult {
   return parsePlan(json);
 }
 
-/** Problems as printable text: a count line, then one problem per line, indented. */
+/** Problems as printable text: a count line (every problem, listed or not), then one problem per line, indented. */
 export function formatProblems(problems: readonly string[]): string {
-  const head = `plan has ${problems.length} problem${problems.length === 1 ? '' : 's'}:`;
+  const n = problemCount(problems);
+  const head = `plan has ${n.toLocaleString('en-US')} problem${n === 1 ? '' : 's'}:`;
   return [head, ...problems.map((p) => `  ${p}`)].join('\n');
 }

@@ -10,6 +10,7 @@ import { port, probeName } from '../probes/probe-fields.js';
 import { isValidHost, quoted } from './fields.js';
 import { keys } from './keys.js';
 import { type DocumentStore, jsonNumber, readStored } from './stored-document.js';
+import { forbiddenTarget } from './target-policy.js';
 
 /** The route target keys a plan may use in `via`; exactly one per route. */
 export const VIA_KEYS = [
@@ -64,11 +65,22 @@ export const clientRefSchema = z.object({
 });
 export type ClientRef = z.output<typeof clientRefSchema>;
 
-/** A path's target: the host (a hostname or an IP literal; it reaches tool command lines) and port. */
+/**
+ * A path's target: the host (a hostname or an IP literal; it reaches tool command lines) and
+ * port. Addresses no measurement needs (multicast, broadcast, link-local with the instance
+ * metadata service …) are refused everywhere a target is read (core/target-policy.ts).
+ */
 export const targetSchema = z.strictObject({
-  host: z.string().refine(isValidHost, {
-    error: (iss) => `expected a hostname or an IPv4/IPv6 address, got ${quoted(iss.input)}`,
-  }),
+  host: z
+    .string()
+    .refine(isValidHost, {
+      error: (iss) => `expected a hostname or an IPv4/IPv6 address, got ${quoted(iss.input)}`,
+      abort: true,
+    })
+    .superRefine((host, ctx) => {
+      const never = forbiddenTarget(host);
+      if (never) ctx.addIssue({ code: 'custom', input: host, message: never });
+    }),
   port,
 });
 

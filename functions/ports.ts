@@ -8,6 +8,7 @@ import type { ClientRef, RouteEntry, RouteTarget } from '../core/resolved-plan.j
 import type { AllowedRoute } from '../core/route-policy.js';
 import type { Summary } from '../core/run-summary.js';
 import type { CostSettings } from '../core/settings.js';
+import type { AllowedTargets } from '../core/target-policy.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
@@ -180,6 +181,11 @@ export interface Deps {
    * SwapRoutes refuse any other. Undefined: no restriction (local runs).
    */
   allowedRoutes?: readonly AllowedRoute[];
+  /**
+   * Targets the operator allowed at deploy (core/target-policy.ts); preflight refuses any other.
+   * Undefined: every target that is not forbidden (local runs).
+   */
+  allowedTargets?: AllowedTargets;
   /** The account a task client's queue lives in when the plan gives no queueUrl (AWS: PATHBENCH_ACCOUNT_ID). */
   accountId?: string;
   /**

@@ -7,12 +7,14 @@
  * or mesh for a mesh plan), clientRoleArns and
  * clientInstanceIds (comma separated), meshRegions (comma separated: the agent's document and
  * bundle in each, infra/agent-region-stack.ts), allowedRoutes (JSON: [{ region, routeTableId,
- * destination, targets: ["kind:id", …] }], docs/aws.md), budgetUsd and clientInstanceType (the
+ * destination, targets: ["kind:id", …] }], docs/aws.md), allowedTargets (JSON: ["10.1.0.0/16",
+ * "host.example", …]), budgetUsd and clientInstanceType (the
  * cost guard's stack default), clientQueueArns (comma separated; default: queues named
  * pathbench-client-* of the stack's account and region).
  */
 import { App } from 'aws-cdk-lib';
 import { parseAllowedRoutes } from '../core/route-policy.js';
+import { parseAllowedTargets } from '../core/target-policy.js';
 import { addAgentRegions, parseMeshRegions } from './agent-region-stack.js';
 import type { ScheduleMachine } from './constructs/schedule.js';
 import { PipelineStack } from './pipeline-stack.js';
@@ -31,6 +33,12 @@ function allowedRoutesContext(): string | undefined {
   const v: unknown = app.node.tryGetContext('allowedRoutes');
   if (v === undefined || v === null || v === '') return undefined;
   return typeof v === 'string' ? v : JSON.stringify(v);
+}
+/** `-c allowedTargets='[…]'` arrives as a string, cdk.json context as JSON already; checked by the stack. */
+function allowedTargetsContext(): readonly string[] | undefined {
+  const v: unknown = app.node.tryGetContext('allowedTargets');
+  if (v === undefined || v === null || v === '') return undefined;
+  return parseAllowedTargets(typeof v === 'string' ? v : JSON.stringify(v), 'context allowedTargets').entries;
 }
 /** Context scheduleMachine: which state machine the stack's schedule starts. */
 function scheduleMachine(v: string | undefined): ScheduleMachine | undefined {
@@ -52,6 +60,7 @@ const pipeline = new PipelineStack(app, ctx('stackName') ?? 'Pathbench', {
   clientInstanceIds: ctx('clientInstanceIds')?.split(',').filter(Boolean),
   alarmEmail: ctx('alarmEmail'),
   allowedRoutes: parseAllowedRoutes(allowedRoutesContext(), 'context allowedRoutes'),
+  allowedTargets: allowedTargetsContext(),
   budgetUsd: ctx('budgetUsd') === undefined ? undefined : Number(ctx('budgetUsd')),
   clientInstanceType: ctx('clientInstanceType'),
   clientQueueArns: ctx('clientQueueArns')?.split(',').filter(Boolean),

@@ -54,6 +54,11 @@ export interface PipelineStackProps extends StackProps {
    * (docs/aws.md "Who can change which route"). None when absent: plans with routes are refused.
    */
   allowedRoutes?: readonly AllowedRoute[];
+  /**
+   * The targets runs may probe: CIDRs for addresses, names for hostnames (docs/aws.md "Who can
+   * be a target"). None when absent: every plan is refused.
+   */
+  allowedTargets?: readonly string[];
   /** The cost guard's default budget in USD (context budgetUsd), enforced by ValidatePlan. */
   budgetUsd?: number;
   /** The clients' instance type the cost estimate prices (context clientInstanceType). */
@@ -107,6 +112,7 @@ export class PipelineStack extends Stack {
       lake,
       probe,
       allowedRoutes: props.allowedRoutes,
+      allowedTargets: props.allowedTargets,
       budgetUsd: props.budgetUsd,
       clientInstanceType: props.clientInstanceType,
       clientQueueArns: props.clientQueueArns,

@@ -1,4 +1,5 @@
 /** `pathbench deploy [--testbed] [--allow-plan FILE…]`: the pipeline stack with cdk, saving its outputs for the other commands. */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { errorMessage } from '../../core/errors.js';
 import type { ResolvedPlan } from '../../core/resolved-plan.js';
@@ -14,7 +15,7 @@ export interface DeployFlags {
   testbed?: boolean;
   yes?: boolean;
   stack?: string;
-  /** Plans whose route swaps and clients the stack allows (context allowedRoutes, clientInstanceIds). */
+  /** Plans whose route swaps, targets and clients the stack allows (context allowedRoutes, allowedTargets, clientInstanceIds). */
   allowPlan?: string[];
 }
 
@@ -23,18 +24,23 @@ const TESTBED_PLAN = path.resolve(ROOT, 'plans/tokyo-osaka.json');
 
 /**
  * The stack configuration that allows exactly what the plans do: every route a path swaps, with
- * the targets the plans point it at, and every client instance (it may upload raw output only
- * under its own prefix). Nothing else is allowed (docs/aws.md "Who can change which route").
+ * the targets the plans point it at, every host a path probes (an address as its /32 or /128, a
+ * hostname by name), and every client instance (it may upload raw output only under its own
+ * prefix). Nothing else is allowed (docs/aws.md "Who can change which route", "Who can be a target").
  */
 export function allowFromPlans(plans: readonly ResolvedPlan[]): {
   allowedRoutes: AllowedRoute[];
+  allowedTargets: string[];
   clientInstanceIds: string[];
 } {
   const routes = new Map<string, AllowedRoute>();
   const clients = new Set<string>();
+  const targets = new Set<string>();
   for (const plan of plans) {
     for (const path of plan.paths) {
       clients.add(path.client.instanceId);
+      const host = path.target.host;
+      targets.add(isIP(host) === 0 ? host : `${host}/${isIP(host) === 4 ? 32 : 128}`);
       for (const r of path.routes) {
         const key = `${r.region} ${r.routeTableId} ${r.destination}`;
         const entry = routes.get(key) ?? {
@@ -49,7 +55,11 @@ export function allowFromPlans(plans: readonly ResolvedPlan[]): {
       }
     }
   }
-  return { allowedRoutes: [...routes.values()], clientInstanceIds: [...clients].sort() };
+  return {
+    allowedRoutes: [...routes.values()],
+    allowedTargets: [...targets].sort(),
+    clientInstanceIds: [...clients].sort(),
+  };
 }
 
 /** `-c` arguments for cdk from the plan files; a plan that does not validate stops the deploy, naming the file. */
@@ -61,10 +71,12 @@ export async function allowContextArgs(files: readonly string[]): Promise<string
     if (!r.ok) throw new AwsCliError(`--allow-plan ${file}: the plan is invalid:\n  ${r.problems.join('\n  ')}`);
     plans.push(r.plan);
   }
-  const { allowedRoutes, clientInstanceIds } = allowFromPlans(plans);
+  const { allowedRoutes, allowedTargets, clientInstanceIds } = allowFromPlans(plans);
   return [
     '-c',
     `allowedRoutes=${JSON.stringify(allowedRoutes)}`,
+    '-c',
+    `allowedTargets=${JSON.stringify(allowedTargets)}`,
     ...(clientInstanceIds.length ? ['-c', `clientInstanceIds=${clientInstanceIds.join(',')}`] : []),
   ];
 }

@@ -15,6 +15,7 @@ import { parsePlan, parsePlanText } from '../../core/plan.js';
 import { COMMERCIAL_REGIONS, REGIONS, regionByCode } from '../../core/regions.js';
 import { checkDocument } from '../../core/stored-document.js';
 import { TARGET_PORTS } from '../../core/target-ports.js';
+import { AWS_POLL_SECONDS } from '../../functions/adapters/aws/aws-deps.js';
 import { S3ObjectStore } from '../../functions/adapters/aws/s3-store.js';
 import { PlanStore } from '../../functions/pipeline/plan-store.js';
 import { DirStore } from '../../local/dir-store.js';
@@ -43,7 +44,7 @@ export async function planStoreFor(o: PlanFlags, env = process.env): Promise<{ p
   if (o.aws) {
     const cfg = await resolveStackConfig(o, env);
     const store = new S3ObjectStore(makeClients(cfg.region).s3, cfg.bucket);
-    return { plans: new PlanStore(store), where: store.location };
+    return { plans: new PlanStore(store, { pollSeconds: AWS_POLL_SECONDS }), where: store.location };
   }
   const store = new DirStore(resolve(o.data));
   return { plans: new PlanStore(store, { copyHistory: true }), where: store.location };

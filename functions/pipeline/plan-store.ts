@@ -1,7 +1,8 @@
 /**
  * Named plans in the object store (`pathbench plan put|get|list|rm`): one object per name,
- * `plans/<name>.json` (keys.ts), validated before it is stored, the text kept as written. No
- * size limit worth the name (an S3 object; the SSM parameter of before held 4 KB). History: on
+ * `plans/<name>.json` (keys.ts), validated before it is stored, the text kept as written: the
+ * plan's own rules and the service limits every run of it is held to (preflight.ts fitLimits), so
+ * a stored plan is one a run would accept (its budget and targets are the run's to judge). History: on
  * AWS the data bucket is versioned and plans/ is left out of the expiry of old versions
  * (infra/constructs/data-lake.ts); a directory has no versions, so the local store copies the
  * plan it replaces or removes to `plans/history/<name>/<time>.json` first.
@@ -10,6 +11,7 @@ import { PlanInvalidError } from '../../core/errors.js';
 import { keys } from '../../core/keys.js';
 import { parsePlanText } from '../../core/plan.js';
 import type { ObjectStore, PlanSource } from '../ports.js';
+import { fitLimits } from './preflight.js';
 
 const PREFIX = 'plans/';
 
@@ -27,6 +29,11 @@ export interface PlanStoreOptions {
   /** Copy a replaced or removed plan under plans/history/ (a store without versions). */
   copyHistory?: boolean;
   now?: () => Date;
+  /**
+   * The poll interval of the fleet the plan will run on (the limits depend on it); default 1 s,
+   * the strictest any fleet amounts to (every limit polls at least a second apart).
+   */
+  pollSeconds?: number;
 }
 
 export class PlanStore implements PlanSource {
@@ -44,6 +51,8 @@ export class PlanStore implements PlanSource {
       throw new PlanInvalidError([
         `name: the plan calls itself ${JSON.stringify(parsed.plan.name)}, not ${JSON.stringify(name)}; store it under its own name`,
       ]);
+    // The limits ValidatePlan holds every run of it to: a plan no run would accept is not stored.
+    fitLimits(parsed.plan, { pollSeconds: this.opts.pollSeconds ?? 1 });
     const key = planKey(name);
     const previous = await this.store.getText(key);
     if (previous !== undefined) await this.keep(name, previous);

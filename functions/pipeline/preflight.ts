@@ -11,6 +11,7 @@ import { parsePlan } from '../../core/plan.js';
 import type { ResolvedPath, ResolvedPlan } from '../../core/resolved-plan.js';
 import type { CostRecord } from '../../core/run-manifest.js';
 import type { Settings } from '../../core/settings.js';
+import { type AllowedTargets, targetRefusal } from '../../core/target-policy.js';
 import { planLimitProblems } from './limits.js';
 
 /** Which state machine runs the plan: one path after another, or the mesh's rounds. */
@@ -79,6 +80,11 @@ export interface PreflightOptions {
   pollSeconds: number;
   /** Where a mesh run's round lists go (its name is in the state); unknown: the longest a name can be. */
   bucket?: string;
+  /**
+   * The targets the operator allowed at deploy (core/target-policy.ts; ValidatePlan's
+   * Deps.allowedTargets). Undefined: no list (local runs), every target not forbidden.
+   */
+  allowedTargets?: AllowedTargets;
 }
 
 export interface Preflight {
@@ -104,6 +110,33 @@ export function preflight(raw: unknown, settings: Settings, opts: PreflightOptio
   const result = parsePlan(raw);
   if (!result.ok) throw new PlanInvalidError(result.problems);
   const plan = result.plan;
+  // Targets: only those the operator allowed (the clients would send to any host a plan names).
+  const refused = plan.paths.flatMap((p, i) => {
+    const refusal = targetRefusal(opts.allowedTargets, p.target.host);
+    return refusal ? [`paths[${i}].target.host: ${refusal}`] : [];
+  });
+  if (refused.length > 0) throw new PlanInvalidError(refused);
+  const { mode, rounds, output } = fitLimits(plan, opts);
+  // The cost guard: over budget without the caller's override is refused.
+  const estimate = estimateRun(plan, settings);
+  const budget = applicableBudget(plan, settings.budgetUsd);
+  const cost = enforceBudget(estimate, budget, settings.allowOverBudget);
+  return { plan, mode, output, rounds, estimate, ...(budget ? { budget } : {}), cost };
+}
+
+/** The longest a run id can be (core/keys.ts): the stand-in for a run not started yet. */
+const LONGEST_RUN_ID = 'r'.repeat(80);
+
+/**
+ * A valid plan held to the service limits of the machine that will run it (history events,
+ * payload size, SSM and execution timeouts): its mode, round lists and ValidatePlan's output as
+ * measured, or PlanInvalidError with the number that breaks. Also `plan put`'s check
+ * (functions/pipeline/plan-store.ts), before a run exists: `runId` defaults to the longest one.
+ */
+export function fitLimits(
+  plan: ResolvedPlan,
+  opts: Pick<PreflightOptions, 'mode' | 'pollSeconds' | 'bucket'> & { runId?: string },
+): { mode: RunMode; rounds: PathItem[][]; output: ValidateOutput } {
   const mode = opts.mode ?? (plan.paths.some((p) => p.mesh) ? 'mesh' : 'sequential');
   if (mode === 'mesh' && !plan.paths.some((p) => p.mesh))
     throw new PlanInvalidError([
@@ -111,16 +144,12 @@ export function preflight(raw: unknown, settings: Settings, opts: PreflightOptio
     ]);
   const rounds = mode === 'mesh' ? meshRounds(plan) : [];
   const output = validateOutput(
-    opts.runId,
+    opts.runId ?? LONGEST_RUN_ID,
     plan,
     mode === 'mesh' ? { bucket: opts.bucket ?? LONGEST_BUCKET, rounds: rounds.length, round: 0 } : undefined,
   );
   // Service limits (history events, payload size, SSM and execution timeouts), with the number that breaks.
   const limits = planLimitProblems(plan.paths, output, opts.pollSeconds, mode);
   if (limits.length > 0) throw new PlanInvalidError(limits);
-  // The cost guard: over budget without the caller's override is refused.
-  const estimate = estimateRun(plan, settings);
-  const budget = applicableBudget(plan, settings.budgetUsd);
-  const cost = enforceBudget(estimate, budget, settings.allowOverBudget);
-  return { plan, mode, output, rounds, estimate, ...(budget ? { budget } : {}), cost };
+  return { mode, rounds, output };
 }

@@ -74,6 +74,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       mode: input.mode === 'mesh' ? 'mesh' : 'sequential',
       pollSeconds: deps.fleet.pollSeconds,
       bucket: deps.store.bucket ?? deps.store.location,
+      ...(deps.allowedTargets ? { allowedTargets: deps.allowedTargets } : {}),
     },
   );
   const refused = await routeProblems(deps, plan);

@@ -18,6 +18,7 @@ import { Construct } from 'constructs';
 import { TASK_QUEUE_PREFIX } from '../../core/ecs-client.js';
 import { type AllowedRoute, checkAllowedRoutes } from '../../core/route-policy.js';
 import { parseSettings, settingsEnv } from '../../core/settings.js';
+import { checkAllowedTargets } from '../../core/target-policy.js';
 import { DEFAULT_PLAN_PREFIX, ENV } from '../../functions/adapters/aws/aws-deps.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
@@ -35,6 +36,8 @@ export interface OrchestrationProps {
   probe: Probe;
   /** The route changes the operator allows (checked at synth); none when absent. */
   allowedRoutes?: readonly AllowedRoute[];
+  /** The targets runs may probe: CIDRs and hostnames (checked at synth); none when absent. */
+  allowedTargets?: readonly string[];
   /** The cost guard's stack default: budget in USD for plans without budgetUsd (none: no limit). */
   budgetUsd?: number;
   /** The clients' instance type the cost estimate prices (default c6i.large). */
@@ -85,11 +88,20 @@ export class Orchestration extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    { lake, probe, allowedRoutes: given, budgetUsd, clientInstanceType, clientQueueArns }: OrchestrationProps,
+    {
+      lake,
+      probe,
+      allowedRoutes: given,
+      allowedTargets = [],
+      budgetUsd,
+      clientInstanceType,
+      clientQueueArns,
+    }: OrchestrationProps,
   ) {
     super(scope, id);
     const stack = Stack.of(this);
     const allowedRoutes = checkAllowedRoutes(given ?? [], 'allowedRoutes');
+    checkAllowedTargets(allowedTargets, 'allowedTargets');
 
     this.lockTable = new dynamodb.Table(this, 'RunLock', {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
@@ -122,6 +134,7 @@ export class Orchestration extends Construct {
       [ENV.planPrefix]: DEFAULT_PLAN_PREFIX,
       [ENV.stateMachineArn]: stateMachineArn,
       [ENV.allowedRoutes]: JSON.stringify(allowedRoutes),
+      [ENV.allowedTargets]: JSON.stringify(allowedTargets),
       // A task client's queue URL when the plan gives none (core/ecs-client.ts taskQueueUrl).
       [ENV.accountId]: stack.account,
       ...settingsEnv({

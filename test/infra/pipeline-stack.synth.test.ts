@@ -69,6 +69,7 @@ beforeAll(() => {
     env: { account: '123456789012', region: 'ap-northeast-1' },
     alarmEmail: 'netops@example.com',
     allowedRoutes: ALLOWED_ROUTES,
+    allowedTargets: ['10.1.0.0/16', 'target.example.internal'],
     clientInstanceIds: ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2'],
     agentRegions: AGENT_REGIONS,
   });
@@ -505,6 +506,7 @@ describe('pipeline stack', () => {
     for (const [, fn] of fns) {
       const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       expect(JSON.parse(vars.PATHBENCH_ALLOWED_ROUTES as string)).toEqual(ALLOWED_ROUTES);
+      expect(JSON.parse(vars.PATHBENCH_ALLOWED_TARGETS as string)).toEqual(['10.1.0.0/16', 'target.example.internal']);
     }
     const validate = statementsOf('ValidatePlan').flatMap(actionsOf);
     expect(validate).toContain('ec2:DescribeRouteTables');
@@ -519,6 +521,15 @@ describe('pipeline stack', () => {
       (p.Properties.PolicyDocument.Statement as Record<string, unknown>[]).flatMap(actionsOf),
     );
     for (const a of ['ec2:ReplaceRoute', 'ec2:CreateRoute', 'ec2:DeleteRoute']) expect(actions).not.toContain(a);
+    // No allowedTargets: the functions get an empty list, and ValidatePlan allows no target.
+    const validatePlan = Object.entries(Template.fromStack(bare).findResources('AWS::Lambda::Function')).find(([id]) =>
+      id.startsWith('ValidatePlanFn'),
+    );
+    const env = (validatePlan?.[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env.PATHBENCH_ALLOWED_TARGETS).toBe('[]');
+    expect(() => new PipelineStack(new App(), 'BadTargets', { allowedTargets: ['169.254.0.0/99'] })).toThrow(
+      /allowedTargets\[0\]: expected a CIDR/,
+    );
     expect(
       () =>
         new PipelineStack(new App(), 'Bad', {

@@ -9,6 +9,7 @@
 import { ConfigError } from '../../../core/errors.js';
 import { parseAllowedRoutes } from '../../../core/route-policy.js';
 import { costSettings, parseSettings } from '../../../core/settings.js';
+import { parseAllowedTargets } from '../../../core/target-policy.js';
 import { jsonLogger } from '../../log.js';
 import { depsForNeeds } from '../../needs.js';
 import type { Deps, Logger, ObjectStore } from '../../ports.js';
@@ -38,6 +39,8 @@ export const ENV = {
   stateMachineArn: 'PATHBENCH_STATE_MACHINE_ARN',
   /** The route changes the operator allowed (JSON, core/route-policy.ts); absent: none. */
   allowedRoutes: 'PATHBENCH_ALLOWED_ROUTES',
+  /** The targets the operator allowed (JSON list of CIDRs and hostnames, core/target-policy.ts); absent: none. */
+  allowedTargets: 'PATHBENCH_ALLOWED_TARGETS',
   /** The account of task clients' queues when a plan gives no queueUrl (core/ecs-client.ts). */
   accountId: 'PATHBENCH_ACCOUNT_ID',
 } as const;
@@ -176,6 +179,7 @@ export function awsDeps<N extends LambdaName>(
       log,
       driver: 'aws',
       allowedRoutes: parseAllowedRoutes(env[ENV.allowedRoutes], ENV.allowedRoutes),
+      allowedTargets: parseAllowedTargets(env[ENV.allowedTargets], ENV.allowedTargets),
       ...(env[ENV.accountId] ? { accountId: env[ENV.accountId] } : {}),
       // The stack's defaults; the override is each execution's own input (ValidatePlan reads it).
       cost: costSettings(parseSettings({}, env)),

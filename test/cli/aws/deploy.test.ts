@@ -10,6 +10,7 @@ import { allowFromPlans, deploy } from '../../../cli/aws/deploy.js';
 import { parsePlanText } from '../../../core/plan.js';
 import type { ResolvedPlan } from '../../../core/resolved-plan.js';
 import { parseAllowedRoutes, routeRefusal } from '../../../core/route-policy.js';
+import { parseAllowedTargets, targetRefusal } from '../../../core/target-policy.js';
 
 const ROUTE = { region: 'ap-northeast-1', routeTableId: 'rtb-0abc', destination: '10.1.0.0/16' };
 const plan = {
@@ -53,7 +54,11 @@ afterEach(async () => {
 
 describe('allowFromPlans', () => {
   it('allows each swapped route with the targets the plan uses, and no other', () => {
-    const { allowedRoutes, clientInstanceIds } = allowFromPlans([resolved()]);
+    const { allowedRoutes, allowedTargets, clientInstanceIds } = allowFromPlans([resolved()]);
+    expect(allowedTargets).toEqual(['10.1.0.10/32', '10.1.0.11/32']);
+    const targets = parseAllowedTargets(JSON.stringify(allowedTargets), 'test');
+    expect(targetRefusal(targets, '10.1.0.10')).toBeUndefined();
+    expect(targetRefusal(targets, '10.1.0.12')).toMatch(/not in the stack's allowedTargets/);
     expect(allowedRoutes).toEqual([
       { ...ROUTE, targets: ['vpcPeeringConnectionId:pcx-0abc', 'transitGatewayId:tgw-0abc'] },
     ]);
@@ -84,6 +89,7 @@ describe('deploy --allow-plan', () => {
     expect(args.slice(0, 2)).toEqual(['deploy', 'Pathbench']);
     const ctx = (k: string) => args[args.indexOf('-c', args.findIndex((a) => a.startsWith(`${k}=`)) - 1) + 1];
     expect(JSON.parse(ctx('allowedRoutes').slice('allowedRoutes='.length))).toHaveLength(1);
+    expect(ctx('allowedTargets')).toBe('allowedTargets=["10.1.0.10/32","10.1.0.11/32"]');
     expect(ctx('clientInstanceIds')).toBe('clientInstanceIds=i-0123456789abcdef0,i-0fedcba9876543210');
   });
 

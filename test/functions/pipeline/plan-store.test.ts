@@ -89,14 +89,30 @@ describe('PlanStore', () => {
     await plans.put(name, text);
     expect(await plans.text(name)).toBe(text);
     const big = JSON.parse(plan('big'));
-    big.paths = Array.from({ length: 40 }, (_, i) => ({
+    // 10 paths: within one execution's history (plan put holds plans to the limits runs are held to).
+    big.paths = Array.from({ length: 10 }, (_, i) => ({
       id: `P${i}`,
-      label: `path ${i} `.repeat(8),
+      label: `path ${i} `.repeat(24).trim(),
+      skipProbes: [{ probe: 'tcp-connect', reason: 'kept short here '.repeat(10).trim() }],
       target: { host: '10.0.0.1', port: 7000 },
     }));
     const bigText = JSON.stringify(big, null, 2);
     expect(Buffer.byteLength(bigText)).toBeGreaterThan(4096);
     expect((await plans.put('big', bigText)).bytes).toBe(Buffer.byteLength(bigText));
     expect(await plans.get('big')).toEqual(big);
+  });
+
+  it('refuses a plan no run would accept (over the service limits), storing nothing', async () => {
+    // Prepare: valid path by path, but 2,000 paths are far over one execution's history.
+    const { plans } = await store();
+    const big = JSON.parse(plan('huge'));
+    big.paths = Array.from({ length: 2_000 }, (_, i) => ({ id: `p${i}`, target: { host: '10.0.0.1', port: 7000 } }));
+
+    // Act + Assess
+    await expect(plans.put('huge', JSON.stringify(big))).rejects.toThrow(
+      /paths: 2,000 paths need up to [\d,]+ execution history events .* over Step Functions' limit of 25,000 events per execution; the first \d+ paths fit — split the plan/,
+    );
+    expect(await plans.list()).toEqual([]);
+    await expect(plans.put('huge', plan('huge'))).resolves.toMatchObject({ replaced: false });
   });
 });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OverBudgetError, PlanInvalidError } from '../../../core/errors.js';
+import { parseAllowedTargets } from '../../../core/target-policy.js';
 import { preflight } from '../../../functions/pipeline/preflight.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -103,5 +104,63 @@ describe('preflight', () => {
       { runId: 'r1', pollSeconds: 10 },
     );
     expect(big.estimate.totalUsd).toBeGreaterThan(small.estimate.totalUsd);
+  });
+
+  it("refuses a target outside the operator's allowedTargets, naming the field; no list allows every target not forbidden", () => {
+    // Prepare
+    const raw = planFile('local-loopback');
+    const allowedTargets = parseAllowedTargets('["10.1.0.0/16", "target.example.internal"]', 'test');
+    const hosts = (hs: string[]) => ({
+      ...raw,
+      paths: (raw.paths as Record<string, unknown>[]).slice(0, hs.length).map((p, i) => ({
+        ...p,
+        target: { ...(p.target as object), host: hs[i] },
+      })),
+    });
+
+    // Act
+    let thrown: unknown;
+    try {
+      preflight(hosts(['127.0.0.1', '10.1.2.3', 'other.example.internal']), noSettings, {
+        runId: 'r1',
+        pollSeconds: 1,
+        allowedTargets,
+      });
+    } catch (e) {
+      thrown = e;
+    }
+
+    // Assess
+    expect(thrown).toBeInstanceOf(PlanInvalidError);
+    expect((thrown as PlanInvalidError).problems).toEqual([
+      'paths[0].target.host: "127.0.0.1" is not in the stack\'s allowedTargets (allowed: 10.1.0.0/16, target.example.internal); redeploy with it to allow it',
+      'paths[2].target.host: "other.example.internal" is not in the stack\'s allowedTargets (allowed: 10.1.0.0/16, target.example.internal); redeploy with it to allow it',
+    ]);
+    const ok = preflight(hosts(['10.1.2.3', 'TARGET.example.internal']), noSettings, {
+      runId: 'r1',
+      pollSeconds: 1,
+      allowedTargets,
+    });
+    expect(ok.plan.paths).toHaveLength(2);
+    expect(preflight(hosts(['127.0.0.1']), noSettings, { runId: 'r1', pollSeconds: 1 }).plan.paths).toHaveLength(1);
+    expect(() =>
+      preflight(hosts(['10.1.2.3']), noSettings, {
+        runId: 'r1',
+        pollSeconds: 1,
+        allowedTargets: parseAllowedTargets(undefined, 'PATHBENCH_ALLOWED_TARGETS'),
+      }),
+    ).toThrow(/not in the stack's allowedTargets \(none allowed\)/);
+  });
+
+  it('lays out a mesh of the highest round number without running out of room', () => {
+    // Rounds are laid out one list per number up to the highest: a bounded number bounds that.
+    const bad = { name: 'mesh', paths: [{ ...meshPair, mesh: { ...meshPair.mesh, round: 1e12 } }] };
+    expect(() => preflight(bad, noSettings, { runId: 'r1', pollSeconds: 10 })).toThrow(
+      /paths\[0\]\.mesh\.round: expected an integer 0–9999, got 1000000000000/,
+    );
+    const highest = { name: 'mesh', paths: [{ ...meshPair, mesh: { ...meshPair.mesh, round: 9_999 } }] };
+    expect(() => preflight(highest, noSettings, { runId: 'r1', pollSeconds: 10 })).toThrow(
+      /paths: 10,000 rounds need [\d,]+ history events in the parent execution/,
+    );
   });
 });

@@ -43,6 +43,14 @@ describe('awsDeps', () => {
     expect(deps.driver).toBe('aws');
     expect(deps.store.location).toBe('s3://pb-data');
     expect(deps.plans).toBeInstanceOf(FirstPlanSource);
+    // No PATHBENCH_ALLOWED_TARGETS: no target is allowed (the stack always sets the list).
+    expect(deps.allowedTargets?.entries).toEqual([]);
+    const listed = awsDeps(
+      'ValidatePlan',
+      { store: s3Store, routes: ec2Routes, lock: dynamoLock, plans: namedPlans },
+      { ...fullEnv, [ENV.allowedTargets]: '["10.1.0.0/16"]' },
+    );
+    expect(listed.allowedTargets?.entries).toEqual(['10.1.0.0/16']);
     // ValidatePlan has no fleet: only the poll interval its limits are computed with.
     expect(deps.fleet.pollSeconds).toBe(AWS_POLL_SECONDS);
     expect(() => deps.fleet.describe({ region: 'ap-northeast-1', instanceId: 'i-1' })).toThrow(
