@@ -88,7 +88,7 @@ const FIELDS: (string | number)[][] = (() => {
 /** The fixture with every free-text field set to `text(i)` (i: the field's index); the fields' names. */
 function withText(text: (i: number) => string): { s: Summary; fields: string[] } {
   const s = base();
-  FIELDS.forEach((path, i) => setAt(s, path, text(i)));
+  for (const [i, path] of FIELDS.entries()) setAt(s, path, text(i));
   return { s: summarySchema.parse(s), fields: FIELDS.map((p) => p.join('.')) };
 }
 
