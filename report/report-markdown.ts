@@ -1,4 +1,9 @@
-/** The run summary as Markdown: the results, mesh, AZ, difference and regression tables, then each path's notes. */
+/**
+ * The run summary as Markdown: the results, mesh, AZ, difference and regression tables, then each
+ * path's notes. Every text taken from the summary goes through mdText: the summary carries what
+ * targets, tools and plans said (skip reasons, errors, notes, labels), and none of it may become
+ * a link, an image, HTML, a heading or a table cell of its own in a Markdown viewer.
+ */
 import type { Summary } from '../core/run-summary.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
@@ -17,14 +22,42 @@ import {
 } from './report-rows.js';
 import { runNotes } from './report-text.js';
 
-const mdRow = (r: string[]) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+/** Line breaks, control and format characters (bidi overrides, zero-width) and line separators. */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}]+/gu;
+
+/**
+ * Text shown as it reads in a Markdown viewer, never acting as Markdown or HTML: on one line;
+ * `&`, `<`, `>` as entities (no HTML, no autolink, no entity of the text's own); backslash,
+ * backtick, `*`, `|`, `~`, a `]` right before `(` (what makes `[text](url)` a link and
+ * `![alt](url)` an image) and a `_` that could open or close emphasis (not one inside a word, as
+ * in connect_rtt_ms) backslash-escaped, so no link, image, code span, emphasis or table cell
+ * starts inside it. Other brackets stay as they read ("[ms]", "[0.209–0.211]"): without a link
+ * destination they are text, and a reference definition would need a line of its own.
+ */
+export function mdText(text: string): string {
+  return text
+    .replace(UNPRINTABLE, ' ')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[\\`*|~]|\](?=\()|_(?![\p{L}\p{N}])|(?<![\p{L}\p{N}])_/gu, '\\$&');
+}
+
+/**
+ * Text inside a code span: one line, no backtick to close it early; nothing else acts there, but
+ * `&`, `<`, `>` are entities still, for viewers that do not keep to CommonMark.
+ */
+const mdCode = (text: string) =>
+  text.replace(UNPRINTABLE, ' ').replace(/`/g, "'").replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+const mdRow = (r: string[]) => `| ${r.map(mdText).join(' | ')} |`;
 
 export function renderMarkdown(s: Summary): string {
   const rows = tableRows(s);
   const md = [
-    `# pathbench run ${s.runId}`,
+    `# pathbench run ${mdText(s.runId)}`,
     '',
-    `status: **${s.status}**${s.planName ? ` · plan: ${s.planName}` : ''}${s.startedAt ? ` · started ${s.startedAt}` : ''}`,
+    `status: **${mdText(s.status)}**${s.planName ? ` · plan: ${mdText(s.planName)}` : ''}${s.startedAt ? ` · started ${mdText(s.startedAt)}` : ''}`,
     '',
     `| ${HEAD.join(' | ')} |`,
     `|${HEAD.map((_, i) => (i >= 3 && i <= 9 ? '---:' : '---')).join('|')}|`,
@@ -32,7 +65,7 @@ export function renderMarkdown(s: Summary): string {
     '',
     `_${INTERVAL_NOTE}_`,
     '',
-    ...runNotes(s).map((n) => `**note:** ${n}\n`),
+    ...runNotes(s).map((n) => `**note:** ${mdText(n)}\n`),
   ];
   if (s.mesh) {
     const [head, ...rows] = meshMatrix(s.mesh);
@@ -41,11 +74,11 @@ export function renderMarkdown(s: Summary): string {
       '',
       'Latency p50 / throughput p50, client region (row) to target region (column).',
       '',
-      `| ${head.join(' | ')} |`,
+      mdRow(head),
       `|${head.map((_, i) => (i > 0 ? '---:' : '---')).join('|')}|`,
       ...rows.map(mdRow),
       '',
-      ...meshFitLines(s.mesh).map((l) => `- ${l}`),
+      ...meshFitLines(s.mesh).map((l) => `- ${mdText(l)}`),
       '',
     );
   }
@@ -86,12 +119,14 @@ export function renderMarkdown(s: Summary): string {
       '',
     );
   const trend = trendLine(s);
-  if (trend) md.push(`_${trend}_`, '');
+  if (trend) md.push(`_${mdText(trend)}_`, '');
   for (const p of s.paths) {
-    if (p.error) md.push(`- **${p.id}** failed at \`${p.failedStep}\`: ${p.error}`);
-    for (const l of overheadLines(p)) md.push(`- **${p.id}** probe's own cost: ${l}`);
-    for (const n of p.notes ?? []) md.push(`- **${p.id}** note: ${n}`);
-    for (const k of p.skipped ?? []) md.push(`- **${p.id}** skipped ${k.probe}: ${k.reason ?? 'no reason given'}`);
+    const id = mdText(p.id);
+    if (p.error) md.push(`- **${id}** failed at \`${mdCode(p.failedStep ?? '')}\`: ${mdText(p.error)}`);
+    for (const l of overheadLines(p)) md.push(`- **${id}** probe's own cost: ${mdText(l)}`);
+    for (const n of p.notes ?? []) md.push(`- **${id}** note: ${mdText(n)}`);
+    for (const k of p.skipped ?? [])
+      md.push(`- **${id}** skipped ${mdText(k.probe)}: ${mdText(k.reason ?? 'no reason given')}`);
   }
   return `${md.join('\n')}\n`;
 }

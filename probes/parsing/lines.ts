@@ -14,22 +14,34 @@ export interface RawLine {
   complete: boolean;
 }
 
-/** Split a stream of UTF-8 chunks into lines; a multi-byte character split across chunks is kept whole. */
+/**
+ * Split a stream of UTF-8 chunks into lines; a multi-byte character split across chunks is kept
+ * whole. A line longer than a chunk is kept as its pieces and joined once when its newline (or
+ * the end) comes, and each chunk is searched only for its own newlines: linear in the input
+ * however long a line is (re-joining the pending piece on every chunk made a 32 MB line
+ * quadratic).
+ */
 export async function* splitLines(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<RawLine> {
   const decoder = new TextDecoder('utf-8');
-  let rest = '';
+  let pending: string[] = [];
   let n = 0;
   for await (const chunk of chunks) {
-    const text = rest + (typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', start)) {
-      const end = i > start && text.charCodeAt(i - 1) === 13 ? i - 1 : i;
-      yield { text: text.slice(start, end), n: ++n, complete: true };
+      let line = text.slice(start, i);
+      if (pending.length) {
+        pending.push(line);
+        line = pending.join('');
+        pending = [];
+      }
+      yield { text: line.endsWith('\r') ? line.slice(0, -1) : line, n: ++n, complete: true };
       start = i + 1;
     }
-    rest = text.slice(start);
+    if (start < text.length) pending.push(text.slice(start));
   }
-  rest += decoder.decode();
+  pending.push(decoder.decode());
+  const rest = pending.join('');
   if (rest !== '') yield { text: rest, n: ++n, complete: false };
 }
 

@@ -28,6 +28,7 @@ export function recordProblem(r: SampleRecord): string | undefined {
   if (!Number.isSafeInteger(r.seq) || r.seq < 0) return `seq must be an integer 0 … 2^53−1, got ${r.seq}`;
   if (!Number.isFinite(r.t_start)) return 't_start must be a finite number';
   if (!Number.isFinite(r.t_end)) return 't_end must be a finite number';
+  if (r.t_end < r.t_start) return `t_end must not be before t_start (${r.t_end} < ${r.t_start})`;
   if (typeof r.ok !== 'boolean') return 'ok must be true or false';
   if (r.value !== null) {
     if (typeof r.value !== 'number' || !Number.isFinite(r.value)) return 'value must be a finite number or null';

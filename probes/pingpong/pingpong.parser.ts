@@ -20,6 +20,7 @@
  */
 import { ParseError } from '../../core/errors.js';
 import type { SampleRecord } from '../../core/sample-record.js';
+import { decimal } from '../parsing/numbers.js';
 import type { LineParser, ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';
 
@@ -73,11 +74,11 @@ export function pingpongLines(meta: ParseMeta): LineParser {
       const f = text.split(',');
       if (f.length !== 4)
         throw new ParseError(`pingpong line ${n}: ${f.length} fields, expected 4 (seq,tx_ns,rtt_ns,status)`);
-      const seq = Number(f[0]);
+      const seq = decimal(f[0]);
       if (f[0] === '' || !Number.isSafeInteger(seq) || seq < 0) {
         throw new ParseError(`pingpong line ${n}: seq must be an integer ≥ 0, got ${f[0].slice(0, 30)}`);
       }
-      const tx = Number(f[1]);
+      const tx = decimal(f[1]);
       if (f[1] === '' || !Number.isFinite(tx)) {
         throw new ParseError(`pingpong line ${n}: tx_ns is not a number: ${f[1].slice(0, 30)}`);
       }
@@ -87,7 +88,7 @@ export function pingpongLines(meta: ParseMeta): LineParser {
       const ok = status === 'ok';
       let rttUs: number | null = null;
       if (ok) {
-        const rtt = Number(f[2]);
+        const rtt = decimal(f[2]);
         if (f[2] === '' || !Number.isFinite(rtt) || rtt < 0) {
           throw new ParseError(
             `pingpong line ${n}: rtt_ns must be a number ≥ 0 on an ok row, got ${f[2].slice(0, 30)}`,

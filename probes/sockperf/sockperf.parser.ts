@@ -22,6 +22,7 @@
 import { ParseError } from '../../core/errors.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { readSidecar } from '../iperf3/iperf3.parser.js';
+import { decimal } from '../parsing/numbers.js';
 import type { LineParser, ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';
 
@@ -84,7 +85,7 @@ export function sockperfLines(meta: ParseMeta): LineParser {
       }
       const v = [0, 0, 0, 0];
       for (let i = 0; i < 4; i++) {
-        v[i] = f[i].trim() === '' ? Number.NaN : Number(f[i]);
+        v[i] = decimal(f[i]);
         if (!Number.isFinite(v[i])) {
           throw new ParseError(`sockperf line ${n}: ${COLUMNS[i]} is not a number: ${f[i].trim().slice(0, 30)}`);
         }
