@@ -39,6 +39,8 @@ export interface TrendRow {
   value: number | null;
   /** Why the figure is not in any baseline (path failed, credit-flagged, thin tail, no samples). */
   excluded?: string;
+  /** Where the path ran in its run (0: first), when the plan set an order (`order`). */
+  position?: number;
   /** The figure's judgement against the runs before it, when it was flagged. */
   flagged?: Pick<Regression, 'baseline' | 'band' | 'runsInBaseline' | 'change_pct' | 'direction'>;
 }
@@ -85,6 +87,7 @@ export async function trendRows(store: ObjectStore, f: TrendFilters = {}): Promi
               unit: r.unit,
               percentile,
               value: r[percentile],
+              ...(p.position !== undefined ? { position: p.position } : {}),
               ...(why ? { excluded: why } : {}),
               ...(g
                 ? {
@@ -119,6 +122,28 @@ export function betweenRunsLine(g: readonly TrendRow[]): string {
   return `between runs: median ${f(b.median)}, robust sd ${b.sd_pct.toFixed(1)} % over ${b.runs} clean runs; one run within [${f(b.ci95[0])}, ${f(b.ci95[1])}] (95 %); runs needed for ±5 %: ${runsNeeded(b, 5)}, for ±1 %: ${runsNeeded(b, 1)}`;
 }
 
+/**
+ * Position effects: the same figure by where its path ran, over runs whose plan set an order
+ * (rotated or shuffled: seed 000's credit trap shows as a path slower after a long iperf3).
+ * "position 1: median 1.234 (3 runs) · position 2: …"; undefined without positions.
+ */
+export function positionLine(g: readonly TrendRow[]): string | undefined {
+  const by = new Map<number, number[]>();
+  for (const r of g)
+    if (r.position !== undefined && r.value !== null && !r.excluded)
+      by.set(r.position, [...(by.get(r.position) ?? []), r.value]);
+  if (by.size === 0) return undefined;
+  const median = (v: number[]) => {
+    const s = [...v].sort((a, b) => a - b);
+    const m = s.length >> 1;
+    return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  };
+  const parts = [...by.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([pos, v]) => `${pos + 1}: ${fmt(median(v), g[0].metric)} (${v.length} run${v.length === 1 ? '' : 's'})`);
+  return `by position run (median of clean runs): ${parts.join(' · ')}`;
+}
+
 /** The rows as text: one block per plan and series, one line per run, then its between-run spread. */
 export function trendText(rows: TrendRow[]): string {
   if (rows.length === 0) return 'no trend yet: no run of a named plan has been summarized in this data directory\n';
@@ -143,10 +168,12 @@ export function trendText(rows: TrendRow[]): string {
           ? `(not in baselines: ${r.excluded})`
           : '';
       lines.push(
-        `  ${r.runId.padEnd(width)}  ${(r.startedAt ?? '').padEnd(24)}  ${fmt(r.value, r.metric).padStart(9)}  ${note}`.trimEnd(),
+        `  ${r.runId.padEnd(width)}  ${(r.startedAt ?? '').padEnd(24)}  ${fmt(r.value, r.metric).padStart(9)}  ${r.position !== undefined ? `#${r.position + 1} ` : ''}${note}`.trimEnd(),
       );
     }
     lines.push(`  ${betweenRunsLine(g)}`);
+    const positions = positionLine(g);
+    if (positions) lines.push(`  ${positions}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -234,6 +234,36 @@ export function differenceInterval(a: Estimate, b: Estimate): [number, number] {
   return [lo, hi];
 }
 
+/**
+ * The 95 % interval of a / b for two independent positive percentiles: the MOVER difference
+ * interval of their logarithms, exponentiated (a ratio's interval is skewed the way its
+ * figures are). Undefined when a figure or a bound is not positive (no logarithm).
+ */
+export function ratioInterval(a: Estimate, b: Estimate): [number, number] | undefined {
+  if (!(a.lo > 0 && b.lo > 0 && a.value > 0 && b.value > 0)) return undefined;
+  const log = (e: Estimate): Estimate => ({ value: Math.log(e.value), lo: Math.log(e.lo), hi: Math.log(e.hi) });
+  const [lo, hi] = differenceInterval(log(a), log(b));
+  return [Math.exp(lo), Math.exp(hi)];
+}
+
+/**
+ * The verdict on a ratio a / b at `column` (a and b of one path, `na` and `nb` samples): as for
+ * a difference, with the interval [lo, hi] around 1 instead of 0 and the noise (the probes' own
+ * cost) taken on a − b.
+ */
+export function judgeRatio(
+  column: IntervalColumn,
+  na: number,
+  nb: number,
+  a: number,
+  b: number,
+  ci: readonly [number, number],
+  noise: number,
+  higherIsBetter: boolean,
+): { verdict: Verdict; why?: string } {
+  return judgeDifference(column, na, nb, a - b, [(ci[0] - 1) * b, (ci[1] - 1) * b], noise, higherIsBetter);
+}
+
 export type Verdict = DiffCell['verdict'];
 
 /**

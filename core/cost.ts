@@ -19,7 +19,7 @@ import {
   type PriceTable,
   shippedPrices,
 } from './prices.js';
-import type { ResolvedPath, ResolvedPlan } from './resolved-plan.js';
+import type { Method, ResolvedPath, ResolvedPlan } from './resolved-plan.js';
 import type { CostRecord } from './run-manifest.js';
 
 /** The instance type assumed for clients when the caller names none: the seed-000 testbed's. */
@@ -167,6 +167,62 @@ export function pathLink(path: ResolvedPath, t: PriceTable): { from: string; to:
   if (viaIgw || !privateHost(path.target.host))
     return { from, to: 'internet', link: 'internet', perGb: internetPerGb(t, from) };
   return { from, to: from, link: 'cross-az', perGb: crossAzPerGb(t) };
+}
+
+/** The seed's month: 730 hours. */
+export const HOURS_PER_MONTH = 730;
+
+/** Lab next hops (lab/) named after the method they stand in for. */
+const LAB_HOP_METHODS: Record<string, Method> = {
+  peering: 'vpc-peering',
+  tgw: 'transit-gateway',
+  privatelink: 'privatelink',
+  endpoint: 'privatelink',
+  nlb: 'nlb',
+  nat: 'nat-gateway',
+};
+
+/**
+ * How a path gets to its target: the plan's `method`, else its routes' target (peering, Transit
+ * Gateway, NAT or internet gateway, VPC endpoint, a lab next hop named after one), else its
+ * target's name (a PrivateLink endpoint, an ELB, a Lattice service), else `direct`.
+ */
+export function pathMethod(path: ResolvedPath): Method {
+  if (path.method) return path.method;
+  for (const r of path.routes) {
+    const via = r.via;
+    if ('vpcPeeringConnectionId' in via) return 'vpc-peering';
+    if ('transitGatewayId' in via) return 'transit-gateway';
+    if ('natGatewayId' in via) return 'nat-gateway';
+    if ('vpcEndpointId' in via) return 'privatelink';
+    if ('gatewayId' in via && via.gatewayId.startsWith('igw-')) return 'internet';
+    if ('labNextHop' in via && LAB_HOP_METHODS[via.labNextHop]) return LAB_HOP_METHODS[via.labNextHop];
+  }
+  const host = path.target.host.toLowerCase();
+  if (/\.vpce(-svc)?\.amazonaws\.com$|^vpce-/.test(host)) return 'privatelink';
+  if (/\.elb\.([a-z0-9-]+\.)?amazonaws\.com$/.test(host)) return 'nlb';
+  if (/\.vpc-lattice-svcs\.[a-z0-9-]+\.on\.aws$/.test(host)) return 'lattice';
+  return 'direct';
+}
+
+/**
+ * What a path's method costs: its fixed monthly bill (the table's hourly figure × 730; 0 for a
+ * method with none) and $/GB (the link's transfer plus the method's processing). Null fixed
+ * cost when the table carries no method prices at all (a table of an earlier version).
+ */
+export function methodCost(
+  path: ResolvedPath,
+  t: PriceTable = shippedPrices(),
+): { method: Method; link: Link; fixedUsdPerMonth: number | null; usdPerGb: number } {
+  const method = pathMethod(path);
+  const link = pathLink(path, t);
+  const perHour = t.methodPerHour ? (t.methodPerHour[method] ?? 0) : null;
+  return {
+    method,
+    link: link.link,
+    fixedUsdPerMonth: perHour === null ? null : round6(perHour * HOURS_PER_MONTH),
+    usdPerGb: round6(link.perGb + (t.methodPerGb?.[method] ?? 0)),
+  };
 }
 
 /** Wall time of a mesh plan's rounds: per round its slowest pair, summed over the rounds. */

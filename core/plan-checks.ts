@@ -78,6 +78,11 @@ export function crossProblems(raw: unknown): Problem[] {
   });
 
   out.push(...compareProblems(raw.compare, paths));
+  if (raw.orderSeed !== undefined && raw.order !== 'shuffled')
+    out.push({
+      path: ['orderSeed'],
+      message: `applies only to "order": "shuffled" (order is ${raw.order === undefined ? 'as-written' : printable(JSON.stringify(raw.order))})`,
+    });
   out.push(...meshProblems(paths));
   const reference = isRecord(raw.regression) ? raw.regression.reference : undefined;
   if (typeof reference === 'string' && reference !== '') {

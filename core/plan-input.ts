@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { probeInputSchema } from '../probes/index.js';
 import { intIn, matching, quoted, safeId, typeName } from './fields.js';
 import { firstUnprintable } from './printable.js';
-import { type RouteVia, targetSchema, VIA_KEYS, type ViaKey } from './resolved-plan.js';
+import { METHODS, ORDER_MODES, type RouteVia, targetSchema, VIA_KEYS, type ViaKey } from './resolved-plan.js';
 
 /** Plan names may contain spaces (they are shown, not used as keys). */
 export const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/;
@@ -206,10 +206,14 @@ const pathSchema = z.strictObject({
   creditWaitSeconds: creditWaitSeconds.optional(),
   mesh: meshSchema.optional(),
   az: azPairInputSchema.optional(),
+  method: z.enum(METHODS, { error: () => `expected one of ${METHODS.join(', ')}` }).optional(),
 });
 
 /** One comparison: `path` − `baseline` (both path ids of the plan; a path may be its own baseline). */
 const compareSchema = z.strictObject({ path: safeId, baseline: safeId });
+
+/** One ratio: `probe` ÷ `baseline`, two probes (or matrix cells) of one path; without `path`, of every path that has both. */
+const ratioInputSchema = z.strictObject({ path: safeId.optional(), probe: safeId, baseline: safeId });
 
 /** The plan as written (before defaults are merged into paths). */
 export const planInputSchema = z.strictObject({
@@ -221,6 +225,12 @@ export const planInputSchema = z.strictObject({
   paths: z.array(pathSchema).min(1, { error: 'at least one path is required' }),
   /** Comparisons to report; without it every other path is compared with the first. */
   compare: z.array(compareSchema).optional(),
+  /** Within-path ratios to report (summary.ratios); names are probe names after matrix cells are expanded. */
+  ratios: z.array(ratioInputSchema).optional(),
+  /** The order paths run in, per run: as written (default), reversed, rotated or shuffled (with `orderSeed`). */
+  order: z.enum(ORDER_MODES, { error: () => `expected one of ${ORDER_MODES.join(', ')}` }).optional(),
+  /** The seed of a shuffled order (any integer; the run's index varies the order from run to run). */
+  orderSeed: z.number().int({ error: 'expected an integer' }).optional(),
   /** The most this plan's run may cost (USD, the estimate of core/cost.ts); over it is refused. */
   budgetUsd: z
     .number({

@@ -7,9 +7,12 @@ import { matrixCells } from '../probes/http/http.schema.js';
 import type { ProbeInput, ProbeSpec } from '../probes/index.js';
 import { IPERF3_UDP_DEFAULT_BITRATE } from '../probes/iperf3/iperf3.schema.js';
 import { type PlanClient, resolveClient } from './ecs-client.js';
+import { quoted } from './fields.js';
 import { probeNames } from './plan-checks.js';
 import type { PlanInput } from './plan-input.js';
-import type { PathPair, ResolvedPath, ResolvedPlan, SkippedProbe } from './resolved-plan.js';
+import { printable } from './printable.js';
+import type { PathPair, ProbePair, ResolvedPath, ResolvedPlan, SkippedProbe } from './resolved-plan.js';
+import type { Problem } from './zod-problems.js';
 
 /** The plan's comparisons, or every other path vs the first path. */
 function resolveCompare(plan: PlanInput): PathPair[] {
@@ -70,8 +73,66 @@ function resolvePaths(plan: PlanInput): ResolvedPath[] {
     };
     if (p.mesh) path.mesh = { ...p.mesh };
     if (p.az) path.az = { from: { ...p.az.from }, to: { ...p.az.to } };
+    if (p.method) path.method = p.method;
     return path;
   });
+}
+
+/**
+ * The plan's `ratios`, one per path that has both probes (a ratio with `path`: that path's), and
+ * the problems: a path not in the plan, a probe or baseline no path (or not the named path) has,
+ * a probe divided by itself, a duplicate. A skipped probe counts as the path's (its ratio is
+ * simply not measured).
+ */
+export function resolveRatios(
+  input: PlanInput,
+  paths: readonly ResolvedPath[],
+): { pairs: ProbePair[]; problems: Problem[] } {
+  const pairs: ProbePair[] = [];
+  const problems: Problem[] = [];
+  const names = (p: ResolvedPath) => [...p.probes.map((x) => x.name), ...p.skipped.map((x) => x.name)];
+  const seen = new Map<string, number>();
+  (input.ratios ?? []).forEach((r, i) => {
+    if (r.probe === r.baseline) {
+      problems.push({
+        path: ['ratios', i],
+        message: `divides ${quoted(r.probe)} by itself (1 by construction); name another probe as the baseline`,
+      });
+      return;
+    }
+    const key = JSON.stringify([r.path ?? null, r.probe, r.baseline]);
+    const prev = seen.get(key);
+    if (prev !== undefined) {
+      problems.push({ path: ['ratios', i], message: `duplicate ratio (also ratios[${prev}])` });
+      return;
+    }
+    seen.set(key, i);
+    const chosen = r.path === undefined ? paths : paths.filter((p) => p.id === r.path);
+    if (r.path !== undefined && chosen.length === 0) {
+      problems.push({
+        path: ['ratios', i, 'path'],
+        message: `${quoted(r.path)} is not a path of this plan (paths: ${printable(paths.map((p) => p.id).join(', '))})`,
+      });
+      return;
+    }
+    const all = [...new Set(chosen.flatMap(names))];
+    const where = r.path === undefined ? 'any path' : `path ${quoted(r.path)}`;
+    let bad = false;
+    for (const field of ['probe', 'baseline'] as const)
+      if (!all.includes(r[field])) {
+        bad = true;
+        problems.push({
+          path: ['ratios', i, field],
+          message: `${quoted(r[field])} is not a probe of ${where} (probes: ${printable(all.join(', ')) || 'none'})`,
+        });
+      }
+    if (bad) return;
+    const both = chosen.filter((p) => names(p).includes(r.probe) && names(p).includes(r.baseline));
+    if (both.length === 0)
+      problems.push({ path: ['ratios', i], message: `no path has both ${quoted(r.probe)} and ${quoted(r.baseline)}` });
+    for (const p of both) pairs.push({ path: p.id, probe: r.probe, baseline: r.baseline });
+  });
+  return { pairs, problems };
 }
 
 /** The resolved plan of a valid plan input. */
@@ -79,6 +140,10 @@ export function resolvePlan(input: PlanInput): ResolvedPlan {
   const plan: ResolvedPlan = { name: input.name, paths: resolvePaths(input) };
   const compare = resolveCompare(input);
   if (compare.length > 0) plan.compare = compare;
+  const ratios = resolveRatios(input, plan.paths).pairs;
+  if (ratios.length > 0) plan.ratios = ratios;
+  if (input.order !== undefined && input.order !== 'as-written')
+    plan.order = { mode: input.order, ...(input.orderSeed !== undefined ? { seed: input.orderSeed } : {}) };
   if (input.budgetUsd !== undefined) plan.budgetUsd = input.budgetUsd;
   if (input.regression && Object.keys(input.regression).length > 0) plan.regression = { ...input.regression };
   return plan;

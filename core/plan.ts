@@ -8,7 +8,7 @@
 import { PlanInvalidError } from './errors.js';
 import { crossProblems } from './plan-checks.js';
 import { planInputSchema } from './plan-input.js';
-import { resolvePlan } from './plan-resolve.js';
+import { resolvePlan, resolveRatios } from './plan-resolve.js';
 import { printable } from './printable.js';
 import type { ResolvedPlan } from './resolved-plan.js';
 import { fallbackMessage, issueProblems, problemCount, problemLines } from './zod-problems.js';
@@ -23,7 +23,11 @@ export function parsePlan(input: unknown): PlanResult {
   const parsed = planInputSchema.safeParse(input, { error: fallbackMessage });
   const problems = [...(parsed.success ? [] : issueProblems(parsed.error.issues)), ...crossProblems(input)];
   if (problems.length > 0 || !parsed.success) return { ok: false, problems: problemLines(input, problems, 'plan') };
-  return { ok: true, plan: resolvePlan(parsed.data) };
+  const plan = resolvePlan(parsed.data);
+  // Ratios name probes after matrix cells are expanded and skips applied: checked on the resolved paths.
+  const ratioProblems = resolveRatios(parsed.data, plan.paths).problems;
+  if (ratioProblems.length > 0) return { ok: false, problems: problemLines(input, ratioProblems, 'plan') };
+  return { ok: true, plan };
 }
 
 /**

@@ -33,6 +33,14 @@ export const priceTableSchema = z.strictObject({
   instancePerHour: z.record(z.string(), byRegion),
   /** Peak ("up to") network bandwidth per instance type, Gbps (EC2 instance type documentation). */
   instanceBandwidthGbps: z.record(z.string(), z.number().positive()),
+  /**
+   * A method's fixed hourly bill on top of the instances (Tokyo, seed 000 §3.6 and the public
+   * price pages): Transit Gateway two VPC attachments, PrivateLink an endpoint in two AZs plus
+   * its NLB, an NLB, a Lattice service, a NAT gateway. Methods not listed cost nothing fixed.
+   */
+  methodPerHour: z.record(z.string(), rate).optional(),
+  /** A method's data processing per GB on top of the link's transfer (Transit Gateway, PrivateLink, Lattice). */
+  methodPerGb: z.record(z.string(), rate).optional(),
 });
 export type PriceTable = z.output<typeof priceTableSchema>;
 

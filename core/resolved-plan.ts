@@ -113,6 +113,34 @@ export type MeshFacts = z.output<typeof meshFactsSchema>;
 export const pathPairSchema = z.object({ path: z.string(), baseline: z.string() });
 export type PathPair = z.output<typeof pathPairSchema>;
 
+/** One within-path ratio of a plan's `ratios`, resolved per path: `probe` ÷ `baseline` (summary.ratios). */
+export const probePairSchema = z.object({ path: z.string(), probe: z.string(), baseline: z.string() });
+export type ProbePair = z.output<typeof probePairSchema>;
+
+/** The ways of getting from a client to a target the selection table prices (core/cost.ts methodCost). */
+export const METHODS = [
+  'same-vpc',
+  'vpc-peering',
+  'transit-gateway',
+  'privatelink',
+  'nlb',
+  'service-connect',
+  'lattice',
+  'nat-gateway',
+  'internet',
+  'direct',
+] as const;
+export type Method = (typeof METHODS)[number];
+
+/**
+ * The order a run measures its paths in: as written, reversed, rotated by one more each run, or
+ * shuffled (seeded; functions/pipeline/path-order.ts). Rotation and shuffle take the run's index.
+ */
+export const ORDER_MODES = ['as-written', 'reversed', 'rotated', 'shuffled'] as const;
+export type OrderMode = (typeof ORDER_MODES)[number];
+export const pathOrderSchema = z.object({ mode: z.enum(ORDER_MODES), seed: z.number().int().optional() });
+export type PathOrder = z.output<typeof pathOrderSchema>;
+
 /**
  * What a plan may set of the regression rule: the smallest change called a regression, as a
  * share of the baseline (`minRelative`) and, for time metrics, in milliseconds (`minAbsoluteMs`:
@@ -144,6 +172,8 @@ export const resolvedPathSchema = z.object({
   mesh: meshFactsSchema.optional(),
   /** The AZ pair the path measures, when the plan says (AZ-pair plans). */
   az: azPairSchema.optional(),
+  /** How the path gets to its target, when the plan says (else inferred: core/cost.ts pathMethod). */
+  method: z.enum(METHODS).optional(),
 });
 export type ResolvedPath = z.output<typeof resolvedPathSchema>;
 
@@ -152,6 +182,10 @@ export const resolvedPlanSchema = z.object({
   paths: z.array(resolvedPathSchema),
   /** The comparisons to report: the plan's `compare`, or every other path vs the first; absent when there are none. */
   compare: z.array(pathPairSchema).optional(),
+  /** Within-path ratios, one per path that has both probes (the plan's `ratios`). */
+  ratios: z.array(probePairSchema).optional(),
+  /** The order the paths run in; absent: as written. */
+  order: pathOrderSchema.optional(),
   /** The plan's own cost ceiling in USD (core/cost.ts). */
   budgetUsd: z.number().optional(),
   /** The plan's own thresholds for regression detection (functions/pipeline/regressions.ts). */

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { keys } from './keys.js';
 import { pathManifestSchema } from './path-manifest.js';
-import { pathPairSchema, regressionSettingsSchema } from './resolved-plan.js';
+import { ORDER_MODES, pathPairSchema, probePairSchema, regressionSettingsSchema } from './resolved-plan.js';
 import { type DocumentStore, parseDocument, readStored } from './stored-document.js';
 
 export const routeChangeSchema = z.object({
@@ -61,6 +61,10 @@ export const runManifestSchema = z.object({
   notes: z.array(z.string()).optional(),
   /** The resolved plan's comparisons (path − baseline), for the summary. */
   compare: z.array(pathPairSchema).optional(),
+  /** The resolved plan's within-path ratios (probe ÷ baseline probe), for the summary. */
+  ratios: z.array(probePairSchema).optional(),
+  /** The plan's path order and this run's index in it (paths above are in the order they ran). */
+  order: z.object({ mode: z.enum(ORDER_MODES), index: z.number().int(), seed: z.number().int().optional() }).optional(),
   /** The cost estimate ValidatePlan made, the budget it was held to, and whether it was overridden. */
   cost: costRecordSchema.optional(),
   /** The plan's regression settings, for the summary step's judgement. */

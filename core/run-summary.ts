@@ -85,6 +85,64 @@ export const comparisonSchema = z.object({
 });
 export type Comparison = z.output<typeof comparisonSchema>;
 
+/** One percentile of a within-path ratio: probe ÷ baseline probe, its 95 % interval and verdict. */
+export const ratioCellSchema = z.object({
+  ratio: jsonNumber,
+  ci95: interval,
+  /** As a comparison's: `slower` when the probe's figure is worse than the baseline probe's; `no verdict` says why. */
+  verdict: diffCellSchema.shape.verdict,
+  why: z.string().optional(),
+});
+export type RatioCell = z.output<typeof ratioCellSchema>;
+
+/** probe ÷ baselineProbe, two cells of one path's probe matrix (summary.ratios; the plan's `ratios`). */
+export const ratioSchema = z.object({
+  path: z.string(),
+  probe: z.string(),
+  baselineProbe: z.string(),
+  metric: z.string(),
+  unit: z.string(),
+  p50: ratioCellSchema,
+  p95: ratioCellSchema,
+  p99: ratioCellSchema,
+});
+export type Ratio = z.output<typeof ratioSchema>;
+
+/**
+ * One row of the selection table (summary.selection, seed 000 §8): a path's method, its latency
+ * (p50/p99 with intervals, from its first latency probe in the order ping, sockperf, pingpong,
+ * tcp-connect, http), throughput, loss and MTU, and what the method costs (core/cost.ts).
+ */
+export const selectionRowSchema = z.object({
+  path: z.string(),
+  method: z.string(),
+  label: z.string(),
+  latency: z
+    .object({
+      probe: z.string(),
+      metric: z.string(),
+      unit: z.string(),
+      p50: figure,
+      p99: figure,
+      p50_ci95: interval.optional(),
+      p99_ci95: interval.optional(),
+      /** Share of the probe's attempts that failed (0–1). */
+      loss: jsonNumber,
+    })
+    .nullable(),
+  /** The highest p50 throughput of the path's iperf3 probes, bit/s. */
+  throughputBps: figure,
+  /** The path MTU the mtu probe found, bytes. */
+  mtuBytes: figure,
+  /** The method's fixed bill (per hour × 730), USD; null where the price table has no figure. */
+  fixedUsdPerMonth: figure,
+  /** Transfer ($/GB of the path's link) plus the method's processing, USD per GB. */
+  usdPerGb: figure,
+  /** The link the transfer price is for (core/cost.ts pathLink). */
+  link: z.string().optional(),
+});
+export type SelectionRow = z.output<typeof selectionRowSchema>;
+
 /** One latency distribution: log-spaced histogram bins and nearest-rank CDF points (queries/histogram.sql, cdf.sql). */
 export const distributionSchema = z.object({
   path: z.string(),
@@ -218,6 +276,12 @@ export const summarySchema = z.looseObject({
   paths: z.array(summaryPathSchema),
   /** Differences between paths per percentile, with intervals and verdicts (functions/pipeline/comparisons.ts). */
   comparisons: z.array(comparisonSchema).optional(),
+  /** Ratios between two probes of one path, per percentile, with intervals and verdicts (the plan's `ratios`). */
+  ratios: z.array(ratioSchema).optional(),
+  /** Per path: method, latency, throughput, loss, MTU and the method's cost (functions/pipeline/selection.ts). */
+  selection: z.array(selectionRowSchema).optional(),
+  /** The order the paths ran in, when the plan set one (`order`): the rule and this run's index. */
+  order: z.object({ mode: z.string(), index: z.number(), paths: z.array(z.string()) }).optional(),
   /** Per path, probe and latency metric: histogram and CDF (functions/pipeline/distributions.ts). */
   distributions: z.array(distributionSchema).optional(),
   /** Per iperf3 trial: throughput per interval (functions/pipeline/distributions.ts). */

@@ -32,10 +32,14 @@ export const trendPointSchema = z.object({
   startedAt: z.string().optional(),
   /** The plan's own regression settings when it had any (they apply to judging this run). */
   settings: regressionSettingsSchema.optional(),
+  /** The plan's path order when it set one (rotated, shuffled …): positions below are comparable across runs. */
+  order: z.string().optional(),
   paths: z.array(
     z.object({
       id: z.string(),
       status: z.string(),
+      /** Where the path ran in this run (0: first), when the plan set an order. */
+      position: z.number().int().optional(),
       /** What the path measured (its client, target, routes and probes), hashed: only runs with the same one are its history. */
       fingerprint: z.string().optional(),
       results: z.array(trendResultSchema),

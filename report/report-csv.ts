@@ -67,6 +67,41 @@ export const CSV_DIFF_HEAD = [
   ...['p50', 'p95', 'p99'].flatMap((p) => [`${p}_diff`, `${p}_pct`, `${p}_ci_lo`, `${p}_ci_hi`, `${p}_verdict`]),
 ];
 
+/** The within-path ratios' header: probe ÷ baseline probe per percentile. */
+export const CSV_RATIO_HEAD = [
+  'run_id',
+  'ratio',
+  'path',
+  'probe',
+  'baseline_probe',
+  'metric',
+  'unit',
+  ...['p50', 'p95', 'p99'].flatMap((p) => [`${p}_ratio`, `${p}_ci_lo`, `${p}_ci_hi`, `${p}_verdict`]),
+];
+
+/** The selection table's header: one line per path. */
+export const CSV_SELECTION_HEAD = [
+  'run_id',
+  'selection',
+  'method',
+  'label',
+  'latency_probe',
+  'latency_metric',
+  'latency_unit',
+  'p50',
+  'p50_ci_lo',
+  'p50_ci_hi',
+  'p99',
+  'p99_ci_lo',
+  'p99_ci_hi',
+  'loss',
+  'throughput_bps',
+  'mtu_bytes',
+  'fixed_usd_per_month',
+  'usd_per_gb',
+  'link',
+];
+
 /**
  * The results, one line per path × result × subset; then, after an empty line, the differences
  * (their own header, first column `comparison`) when the run has any.
@@ -107,6 +142,25 @@ export function renderCsv(s: Summary): string {
     for (const c of s.comparisons) {
       const cells: unknown[] = [s.runId, `${c.path} - ${c.baseline}`, c.path, c.baseline, c.probe, c.metric, c.unit];
       for (const d of [c.p50, c.p95, c.p99]) cells.push(d.diff, d.pct, d.ci95[0], d.ci95[1], d.verdict);
+      lines.push(cells.map(csvCell).join(','));
+    }
+  }
+  if (s.ratios?.length) {
+    lines.push('', CSV_RATIO_HEAD.join(','));
+    for (const r of s.ratios) {
+      const cells: unknown[] = [s.runId, `${r.probe} / ${r.baselineProbe}`, r.path, r.probe, r.baselineProbe];
+      cells.push(r.metric, r.unit);
+      for (const c of [r.p50, r.p95, r.p99]) cells.push(c.ratio, c.ci95[0], c.ci95[1], c.verdict);
+      lines.push(cells.map(csvCell).join(','));
+    }
+  }
+  if (s.selection?.length) {
+    lines.push('', CSV_SELECTION_HEAD.join(','));
+    for (const r of s.selection) {
+      const l = r.latency;
+      const cells: unknown[] = [s.runId, r.path, r.method, r.label, l?.probe, l?.metric, l?.unit];
+      cells.push(l?.p50, l?.p50_ci95?.[0], l?.p50_ci95?.[1], l?.p99, l?.p99_ci95?.[0], l?.p99_ci95?.[1], l?.loss);
+      cells.push(r.throughputBps, r.mtuBytes, r.fixedUsdPerMonth, r.usdPerGb, r.link);
       lines.push(cells.map(csvCell).join(','));
     }
   }

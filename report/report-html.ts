@@ -9,7 +9,20 @@ import { gbps, PCTS, type Pct, unitLabel } from './chart-units.js';
 import { esc } from './html-escape.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
-import { fmt, REGRESSION_HEAD, REGRESSION_NOTE, regressionRows, trendLine, unitOf } from './report-rows.js';
+import {
+  fmt,
+  RATIO_HEAD,
+  RATIO_NOTE,
+  REGRESSION_HEAD,
+  REGRESSION_NOTE,
+  ratioRows,
+  regressionRows,
+  SELECTION_HEAD,
+  SELECTION_NOTE,
+  selectionRows,
+  trendLine,
+  unitOf,
+} from './report-rows.js';
 import { runNotes } from './report-text.js';
 import { runMetaHtml } from './run-meta-html.js';
 
@@ -34,6 +47,15 @@ function regressionTable(s: Summary): string {
     )
     .join('\n');
   return `<h2>Regressions</h2>\n<p>${esc(REGRESSION_NOTE)}</p>\n<table class="regressions"><thead><tr>${REGRESSION_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${cells}\n</tbody></table>`;
+}
+
+/** A plain table of text rows under a heading and its note; nothing when there are no rows. */
+function textTable(title: string, note: string, head: string[], rows: string[][], cssClass: string): string {
+  if (!rows.length) return '';
+  const body = rows.map(
+    (r) => `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`,
+  );
+  return `<h2>${esc(title)}</h2>\n<p>${esc(note)}</p>\n<table class="${cssClass}"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body.join('\n')}\n</tbody></table>`;
 }
 
 function resultsTable(s: Summary): string {
@@ -225,6 +247,9 @@ ${runMetaHtml(s)}
 ${resultsTable(s)}
 ${azPairTable(s)}
 ${comparisons.length ? `<h2>Differences</h2>\n<p>Each path minus its baseline; an interval that contains 0 (or a difference within the probes' own cost) is no clear difference.</p>\n${differenceTable(comparisons)}` : ''}
+${textTable('Ratios within a path', RATIO_NOTE, RATIO_HEAD, ratioRows(s), 'ratios')}
+${textTable('Selection', SELECTION_NOTE, SELECTION_HEAD, selectionRows(s), 'selection')}
+${s.order ? `<p>${esc(`Paths ran in ${s.order.mode} order (run index ${s.order.index}): ${s.order.paths.join(', ')}`)}</p>` : ''}
 ${s.mesh ? `<h2>Mesh pairs</h2>\n<p>Latency p50 / throughput p50, client region (row) to target region (column).</p>\n${meshTable(s.mesh)}` : ''}
 ${s.mesh ? section('Mesh: latency and throughput', 'Latency against great-circle distance with the least-squares line; throughput against RTT with the fitted a/RTT + b curve and the window bound.', meshCharts(s.mesh)) : ''}
 ${section('Relative to the baseline', 'p50, p95 and p99 of each path as a percentage of its baseline path.', comparisons.length ? relativeCharts(comparisons) : [])}

@@ -14,9 +14,15 @@ import {
   HEAD,
   INTERVAL_NOTE,
   overheadLines,
+  RATIO_HEAD,
+  RATIO_NOTE,
   REGRESSION_HEAD,
   REGRESSION_NOTE,
+  ratioRows,
   regressionRows,
+  SELECTION_HEAD,
+  SELECTION_NOTE,
+  selectionRows,
   tableRows,
   trendLine,
 } from './report-rows.js';
@@ -106,6 +112,32 @@ export function renderMarkdown(s: Summary): string {
       `_${DIFF_NOTE}_`,
       '',
     );
+  const ratios = ratioRows(s);
+  if (ratios.length)
+    md.push(
+      '## Ratios within a path',
+      '',
+      `| ${RATIO_HEAD.join(' | ')} |`,
+      `|${RATIO_HEAD.map((_, i) => (i >= 3 ? '---:' : '---')).join('|')}|`,
+      ...ratios.map(mdRow),
+      '',
+      `_${RATIO_NOTE}_`,
+      '',
+    );
+  const selection = selectionRows(s);
+  if (selection.length)
+    md.push(
+      '## Selection',
+      '',
+      `| ${SELECTION_HEAD.join(' | ')} |`,
+      `|${SELECTION_HEAD.map((_, i) => (i >= 3 ? '---:' : '---')).join('|')}|`,
+      ...selection.map(mdRow),
+      '',
+      `_${SELECTION_NOTE}_`,
+      '',
+    );
+  if (s.order)
+    md.push(`_paths ran in ${s.order.mode} order (run index ${s.order.index}): ${s.order.paths.join(', ')}_`, '');
   const regressions = regressionRows(s);
   if (regressions.length)
     md.push(

@@ -3,7 +3,7 @@
  * percentile with its interval, flags and trial spread), the differences, the regressions,
  * the trend line and the probes' own cost, with their heads and notes.
  */
-import type { Comparison, DiffCell, ResultRow, Summary, SummaryPath } from '../core/run-summary.js';
+import type { Comparison, DiffCell, RatioCell, ResultRow, Summary, SummaryPath } from '../core/run-summary.js';
 
 /**
  * "tcp-connect p50 2.0 µs / p99 5.0 µs (method)" per calibrated kind: shown next to the results
@@ -121,6 +121,68 @@ export function diffRows(s: Summary): string[][] {
     diffText(c.p99, c.metric),
   ]);
 }
+
+/** The ratio table's columns: probe ÷ baseline probe of one path per percentile (seed 002's keep-alive off ÷ on). */
+export const RATIO_HEAD = ['path', 'ratio', 'metric', 'p50', 'p95', 'p99'];
+
+/** "3.52× [3.30, 3.77] slower" */
+export function ratioText(c: RatioCell): string {
+  const x = (v: number) => `${v.toFixed(v >= 10 ? 1 : 2)}×`;
+  return `${x(c.ratio)} [${x(c.ci95[0])}, ${x(c.ci95[1])}] ${c.why ? `${c.verdict}: ${c.why}` : c.verdict}`;
+}
+
+/** Rows of the ratio table: one per path, probe pair and metric. */
+export function ratioRows(s: Summary): string[][] {
+  return (s.ratios ?? []).map((r) => [
+    r.path,
+    `${r.probe} ÷ ${r.baselineProbe}`,
+    `${r.metric} [${unitOf(r)}]`,
+    ratioText(r.p50),
+    ratioText(r.p95),
+    ratioText(r.p99),
+  ]);
+}
+
+export const RATIO_NOTE =
+  'probe ÷ baseline probe of the same path per percentile [95 % interval]; "slower" when the probe\'s figure is worse, "no clear difference" when the interval contains 1; "no verdict" (and why) when too few samples lie around the percentile';
+
+/** The selection table's columns (seed 000 §8): per path its method, figures and cost. */
+export const SELECTION_HEAD = [
+  'path',
+  'method',
+  'latency',
+  'p50 [95% CI]',
+  'p99 [95% CI]',
+  'loss',
+  'Gbit/s',
+  'MTU',
+  '$/month',
+  '$/GB',
+];
+
+const money = (v: number | null, digits: number) => (v === null ? '–' : `$${v.toFixed(digits)}`);
+
+/** Rows of the selection table: one per path. */
+export function selectionRows(s: Summary): string[][] {
+  return (s.selection ?? []).map((r) => {
+    const l = r.latency;
+    return [
+      r.path,
+      r.method,
+      l ? `${l.probe} [${l.unit}]` : '–',
+      l ? withInterval(l.p50, l.p50_ci95, l.metric) : '–',
+      l ? withInterval(l.p99, l.p99_ci95, l.metric) : '–',
+      l ? `${(l.loss * 100).toFixed(1)}%` : '–',
+      fmt(r.throughputBps, 'throughput_bps'),
+      r.mtuBytes === null ? '–' : String(r.mtuBytes),
+      money(r.fixedUsdPerMonth, 2),
+      money(r.usdPerGb, 4),
+    ];
+  });
+}
+
+export const SELECTION_NOTE =
+  "latency from the path's most direct probe (ping, sockperf, pingpong, tcp-connect, http); Gbit/s the best iperf3 p50; $/month the method's fixed bill (730 h, on top of the instances) and $/GB the link's transfer plus the method's processing, from the shipped price table (core/prices.json)";
 
 export const INTERVAL_NOTE =
   '[…] = 95 % interval (distribution-free, order statistics); thin-tail:pXX = fewer than 10 samples beyond that percentile';

@@ -15,16 +15,18 @@ import {
   type IntervalColumn,
   interpolateAt,
   judgeDifference,
+  judgeRatio,
   microsecondsIn,
   percentileRanks,
   type RankInterval,
+  ratioInterval,
   spreadRanks,
   tailCounts,
   thinTailFlags,
 } from '../../core/confidence.js';
 import type { PathPair } from '../../core/resolved-plan.js';
 import type { RunManifest } from '../../core/run-manifest.js';
-import type { Comparison, DiffCell, ResultRow, SummaryPath } from '../../core/run-summary.js';
+import type { Comparison, DiffCell, Ratio, RatioCell, ResultRow, SummaryPath } from '../../core/run-summary.js';
 import { isProbeKind } from '../../probes/index.js';
 import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';
@@ -94,7 +96,7 @@ export async function trialSpreads(deps: Pick<Deps, 'query'>, runId: string): Pr
 }
 
 /** A result's percentile with its sampling-spread bounds, for a difference. */
-interface Spreads {
+export interface Spreads {
   kind: string | null;
   estimates: Record<IntervalColumn, Estimate>;
 }
@@ -127,7 +129,8 @@ export function overheadNoise(
 
 /**
  * Fill ci95, tail, thin-tail flags and trials on every result with samples (in place), and
- * return the comparisons. `rows` are queries/percentiles.sql's rows for the run.
+ * return the comparisons between paths and the manifest's within-path ratios. `rows` are
+ * queries/percentiles.sql's rows for the run.
  */
 export async function addConfidence(
   deps: Pick<Deps, 'query'>,
@@ -135,9 +138,9 @@ export async function addConfidence(
   rows: readonly Row[],
   paths: SummaryPath[],
   manifest?: RunManifest,
-): Promise<Comparison[]> {
+): Promise<{ comparisons: Comparison[]; ratios: Ratio[] }> {
   const groups = rows.filter((r) => r.subset === 'all' && Number(r.n) > 0);
-  if (groups.length === 0) return [];
+  if (groups.length === 0) return { comparisons: [], ratios: [] };
   // Independent of each other: on Athena they run side by side.
   const [values, spreads] = await Promise.all([valuesAroundPercentiles(deps, runId), trialSpreads(deps, runId)]);
 
@@ -181,7 +184,11 @@ export async function addConfidence(
       estimates.set(key, { kind: kinds.get(key) ?? null, estimates: est });
     }
   }
+  return { comparisons: betweenPaths(paths, estimates, manifest), ratios: withinPaths(paths, estimates, manifest) };
+}
 
+/** path − baseline per probe and metric, for the plan's comparisons (never a path with itself). */
+function betweenPaths(paths: SummaryPath[], estimates: Map<string, Spreads>, manifest?: RunManifest): Comparison[] {
   const comparisons: Comparison[] = [];
   const byId = new Map(paths.map((p) => [p.id, p]));
   for (const pair of comparePairs(
@@ -229,4 +236,51 @@ export async function addConfidence(
     }
   }
   return comparisons;
+}
+
+/**
+ * probe ÷ baseline probe of one path, per metric both measured in the same unit, for the
+ * manifest's ratios: the ratio of the percentiles, its interval (ratioInterval) and verdict
+ * (judged as the comparisons are: none where the samples are too few or the interval has no width).
+ */
+export function withinPaths(paths: SummaryPath[], estimates: Map<string, Spreads>, manifest?: RunManifest): Ratio[] {
+  const out: Ratio[] = [];
+  for (const pair of manifest?.ratios ?? []) {
+    const path = paths.find((p) => p.id === pair.path);
+    if (!path) continue;
+    for (const result of path.results) {
+      if (result.probe !== pair.probe || !comparable(result.unit)) continue;
+      const base = path.results.find(
+        (r) => r.probe === pair.baseline && r.metric === result.metric && r.unit === result.unit,
+      );
+      const a = estimates.get(groupKey(path.id, result.probe, result.metric, result.unit));
+      const b = base && estimates.get(groupKey(path.id, base.probe, base.metric, base.unit));
+      if (!base || !a || !b) continue;
+      const cells: Partial<Record<IntervalColumn, RatioCell>> = {};
+      for (const { column } of INTERVAL_PERCENTILES) {
+        const ea = a.estimates[column];
+        const eb = b.estimates[column];
+        const ci95 = ea && eb ? ratioInterval(ea, eb) : undefined;
+        if (!ea || !eb || !ci95) break;
+        const noise = overheadNoise([path], a.kind, column, result.unit);
+        cells[column] = {
+          ratio: ea.value / eb.value,
+          ci95,
+          ...judgeRatio(column, result.n, base.n, ea.value, eb.value, ci95, noise, higherIsBetter(result.metric)),
+        };
+      }
+      if (!cells.p50 || !cells.p95 || !cells.p99) continue;
+      out.push({
+        path: path.id,
+        probe: result.probe,
+        baselineProbe: base.probe,
+        metric: result.metric,
+        unit: result.unit,
+        p50: cells.p50,
+        p95: cells.p95,
+        p99: cells.p99,
+      });
+    }
+  }
+  return out;
 }

@@ -7,6 +7,7 @@
  */
 import { applicableBudget, type Budget, enforceBudget, estimateRun, type RunEstimate } from '../../core/cost.js';
 import { PlanInvalidError } from '../../core/errors.js';
+import { orderPlan, runIndexOf } from '../../core/path-order.js';
 import { parsePlan } from '../../core/plan.js';
 import type { ResolvedPath, ResolvedPlan } from '../../core/resolved-plan.js';
 import type { CostRecord } from '../../core/run-manifest.js';
@@ -78,6 +79,8 @@ export interface PreflightOptions {
   mode?: RunMode;
   /** The fleet's poll interval (the execution-time limits depend on it). */
   pollSeconds: number;
+  /** The run's index for a rotated or shuffled path order (a run counter); default: from the run id. */
+  runIndex?: number;
   /** Where a mesh run's round lists go (its name is in the state); unknown: the longest a name can be. */
   bucket?: string;
   /**
@@ -98,6 +101,8 @@ export interface Preflight {
   budget?: Budget;
   /** What the manifest records of the cost guard (estimate, budget, whether the override was used). */
   cost: CostRecord;
+  /** The plan's path order and this run's index (plan.paths are in that order); absent: as written. */
+  order?: { mode: NonNullable<ResolvedPlan['order']>['mode']; index: number; seed?: number };
 }
 
 /**
@@ -109,7 +114,10 @@ export interface Preflight {
 export function preflight(raw: unknown, settings: Settings, opts: PreflightOptions): Preflight {
   const result = parsePlan(raw);
   if (!result.ok) throw new PlanInvalidError(result.problems);
-  const plan = result.plan;
+  const index = opts.runIndex ?? runIndexOf(opts.runId);
+  // The paths in this run's order: the state machine runs them as listed.
+  const plan = orderPlan(result.plan, index);
+  const order = plan.order ? { ...plan.order, index } : undefined;
   // Targets: only those the operator allowed (the clients would send to any host a plan names).
   const refused = plan.paths.flatMap((p, i) => {
     const refusal = targetRefusal(opts.allowedTargets, p.target.host);
@@ -121,7 +129,7 @@ export function preflight(raw: unknown, settings: Settings, opts: PreflightOptio
   const estimate = estimateRun(plan, settings);
   const budget = applicableBudget(plan, settings.budgetUsd);
   const cost = enforceBudget(estimate, budget, settings.allowOverBudget);
-  return { plan, mode, output, rounds, estimate, ...(budget ? { budget } : {}), cost };
+  return { plan, mode, output, rounds, estimate, ...(budget ? { budget } : {}), cost, ...(order ? { order } : {}) };
 }
 
 /** The longest a run id can be (core/keys.ts): the stand-in for a run not started yet. */

@@ -109,11 +109,14 @@ export function trendPoint(s: Summary, plan?: ResolvedPlan): TrendPoint | undefi
     ...(plan ? { planFingerprint: planFingerprint(plan) } : {}),
     ...(s.startedAt ? { startedAt: s.startedAt } : {}),
     ...(s.regressionSettings ? { settings: { ...s.regressionSettings } } : {}),
+    ...(s.order ? { order: s.order.mode } : {}),
     paths: s.paths.map((p) => {
       const resolved = plan?.paths.find((x) => x.id === p.id);
+      const position = s.order?.paths.indexOf(p.id) ?? -1;
       return {
         id: p.id,
         status: p.status,
+        ...(position >= 0 ? { position } : {}),
         ...(resolved ? { fingerprint: pathFingerprint(resolved) } : {}),
         results: p.results.map((r) => ({
           probe: r.probe,

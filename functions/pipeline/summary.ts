@@ -5,6 +5,7 @@
  */
 import { AT_BASELINE_FLAG, formatCreditFlag } from '../../core/credit.js';
 import { keys } from '../../core/keys.js';
+import { readResolvedPlan } from '../../core/resolved-plan.js';
 import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { ResultRow, Summary, SummaryPath } from '../../core/run-summary.js';
 import { loadQuery } from '../../queries/sql.js';
@@ -17,6 +18,7 @@ import { pathProvenance } from './provenance.js';
 import type { Row } from './query-rows.js';
 import { addRegressions, publishSummary } from './regressions.js';
 import { runStatus, storeTextReports } from './run-reports.js';
+import { selectionTable } from './selection.js';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -104,7 +106,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (mp?.az) sp.az = mp.az;
     return sp;
   });
-  const comparisons = await addConfidence(deps, runId, rows, paths, manifest);
+  const { comparisons, ratios } = await addConfidence(deps, runId, rows, paths, manifest);
   const summary: Summary = {
     runId,
     status: manifest ? (manifest.status === 'running' ? runStatus(manifest) : manifest.status) : 'succeeded',
@@ -118,6 +120,11 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     if (manifest.regression) summary.regressionSettings = manifest.regression;
   }
   if (comparisons.length > 0) summary.comparisons = comparisons;
+  if (ratios.length > 0) summary.ratios = ratios;
+  if (manifest?.order) summary.order = { mode: manifest.order.mode, index: manifest.order.index, paths: ids };
+  // The selection table prices each path's method from the resolved plan's routes and targets.
+  if (paths.some((p) => p.results.some((r) => r.n > 0)))
+    summary.selection = selectionTable(paths, manifest ? await readResolvedPlan(deps.store, runId) : undefined);
   const meshFacts = new Map((manifest?.paths ?? []).flatMap((p) => (p.mesh ? [[p.id, p.mesh] as const] : [])));
   const mesh = meshSummary(paths, meshFacts);
   if (mesh) summary.mesh = mesh;

@@ -66,17 +66,19 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   const raw = await planJson(deps, input.input);
   // Every check made before a run starts, the same as `run --local` and `start` made (preflight.ts);
   // refused before the lock is taken or anything is written.
-  const { plan, output, rounds, cost } = preflight(
-    raw,
-    { ...deps.cost, allowOverBudget: allowOverBudget(input.input) },
-    {
-      runId,
-      mode: input.mode === 'mesh' ? 'mesh' : 'sequential',
-      pollSeconds: deps.fleet.pollSeconds,
-      bucket: deps.store.bucket ?? deps.store.location,
-      ...(deps.allowedTargets ? { allowedTargets: deps.allowedTargets } : {}),
-    },
-  );
+  const settings = { ...deps.cost, allowOverBudget: allowOverBudget(input.input) };
+  const opts = {
+    runId,
+    mode: input.mode === 'mesh' ? ('mesh' as const) : ('sequential' as const),
+    pollSeconds: deps.fleet.pollSeconds,
+    bucket: deps.store.bucket ?? deps.store.location,
+    ...(deps.allowedTargets ? { allowedTargets: deps.allowedTargets } : {}),
+  };
+  let checked = preflight(raw, settings, opts);
+  // A rotated or shuffled order counts the plan's earlier runs (their trend points) as the run's index.
+  if (checked.order && (checked.order.mode === 'rotated' || checked.order.mode === 'shuffled'))
+    checked = preflight(raw, settings, { ...opts, runIndex: await earlierRuns(deps, checked.plan.name) });
+  const { plan, output, rounds, cost, order } = checked;
   const refused = await routeProblems(deps, plan);
   if (refused.length) throw new PlanInvalidError(refused);
 
@@ -121,6 +123,8 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       cost,
     };
     if (plan.compare) manifest.compare = plan.compare;
+    if (plan.ratios) manifest.ratios = plan.ratios;
+    if (order) manifest.order = order;
     if (plan.regression) manifest.regression = plan.regression;
     await saveManifest(deps.store, manifest);
     // Stopped while this task wrote: the cleanup may have found no manifest and no lock yet.
@@ -139,6 +143,11 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     await deps.lock.release(runId, startedAt);
     throw e;
   }
+}
+
+/** How many runs of the plan have a trend point (a run counter for the path order). */
+async function earlierRuns(deps: Pick<Deps, 'store'>, planName: string): Promise<number> {
+  return (await deps.store.list(keys.trendPrefix(planName))).filter((k) => k.endsWith('.json')).length;
 }
 
 /** A note per iperf3 UDP probe the plan asked to run unbounded: the report says what it measures. */

@@ -120,41 +120,62 @@ export function seed002Plan(
       probes: seed002HttpProbes(opts.count, opts.trials),
     },
     paths: [
-      { id: 'A', label: `same VPC, direct (${by})`, target: { host: hosts.A, port: http } },
-      { id: 'B', label: `VPC peering, direct (${by})`, target: { host: hosts.B, port: http } },
+      { id: 'A', method: 'same-vpc', label: `same VPC, direct (${by})`, target: { host: hosts.A, port: http } },
+      { id: 'B', method: 'vpc-peering', label: `VPC peering, direct (${by})`, target: { host: hosts.B, port: http } },
       {
         id: 'D',
+        method: 'service-connect',
         label: 'VPC peering + ECS Service Connect (Envoy on both sides)',
         target: { host: hosts.D, port: http },
       },
-      { id: 'F', label: `Transit Gateway, direct (${by})`, target: { host: hosts.F, port: http } },
+      {
+        id: 'F',
+        method: 'transit-gateway',
+        label: `Transit Gateway, direct (${by})`,
+        target: { host: hosts.F, port: http },
+      },
       {
         id: 'G',
+        method: 'privatelink',
         label: 'PrivateLink (interface endpoint → endpoint service → NLB)',
         target: { host: hosts.G, port: http },
       },
       {
         id: 'G-prime',
+        method: 'nlb',
         label: "VPC peering + the same internal NLB directly (G − G-prime is PrivateLink's own cost)",
         target: { host: hosts['G-prime'], port: http },
       },
-      { id: 'H', label: 'VPC Lattice (HTTP listener)', target: { host: hosts.H, port: 80 } },
+      { id: 'H', method: 'lattice', label: 'VPC Lattice (HTTP listener)', target: { host: hosts.H, port: 80 } },
       {
         id: 'L1',
+        method: 'same-vpc',
         label: 'same AZ (TCP connect)',
         target: { host: hosts.L1, port: TARGET_PORTS.tcp },
         probes: tcpConnect,
       },
       {
         id: 'L2',
+        method: 'same-vpc',
         label: 'cross AZ (TCP connect)',
         target: { host: hosts.L2, port: TARGET_PORTS.tcp },
         probes: tcpConnect,
       },
     ],
     compare: SEED002_COMPARE.map((c) => ({ ...c })),
+    ratios: SEED002_RATIOS.map((r) => ({ ...r })),
   };
 }
+
+/**
+ * Seed 002's within-path ratios, on every path with the HTTP matrix: keep-alive off ÷ on (a new
+ * TCP connection per request, ≈ 3.5× in the seed) and 16 connections ÷ 1 (≈ 4.0×), at 1 KB.
+ * The lab twin's plan asks for the same.
+ */
+export const SEED002_RATIOS = [
+  { probe: 'http-noka-c1-1k', baseline: 'http-ka-c1-1k' },
+  { probe: 'http-ka-c16-1k', baseline: 'http-ka-c1-1k' },
+] as const;
 
 /**
  * Seed 002's comparisons: B − A (peering), F − B (Transit Gateway), D − B (Service Connect),

@@ -15,11 +15,13 @@ import {
   INTERVAL_PERCENTILES,
   interpolateAt,
   judgeDifference,
+  judgeRatio,
   microsecondsIn,
   neededRanks,
   neighbourRanks,
   percentileRanks,
   rankWindow,
+  ratioInterval,
   spreadPct,
   spreadRanks,
   tailCounts,
@@ -326,4 +328,43 @@ describe('coverage by simulation (seeded)', () => {
       }
     });
   }
+});
+
+describe('ratios and their verdicts', () => {
+  const est = (value: number, lo: number, hi: number): Estimate => ({ value, lo, hi });
+
+  it('is the exponentiated MOVER interval of the logarithms, around the ratio', () => {
+    const a = est(3.5, 3.2, 3.9);
+    const b = est(1, 0.95, 1.06);
+    const ci = ratioInterval(a, b)!;
+    expect(ci[0]).toBeLessThan(3.5);
+    expect(ci[1]).toBeGreaterThan(3.5);
+    // log-space half-widths: hypot(ln 3.5 − ln 3.2, ln 1.06 − ln 1) below, hypot(ln 3.9 − ln 3.5, ln 1 − ln 0.95) above.
+    expect(ci[0]).toBeCloseTo(3.5 / Math.exp(Math.hypot(Math.log(3.5 / 3.2), Math.log(1.06))), 12);
+    expect(ci[1]).toBeCloseTo(3.5 * Math.exp(Math.hypot(Math.log(3.9 / 3.5), Math.log(1 / 0.95))), 12);
+    expect(ratioInterval(est(1, 0.9, 1.1), est(1, 0.9, 1.1))![0]).toBeLessThan(1);
+  });
+
+  it('has no interval where a figure or bound is not positive', () => {
+    expect(ratioInterval(est(1, 0, 2), est(1, 0.5, 1.5))).toBeUndefined();
+    expect(ratioInterval(est(1, 0.5, 2), est(0, 0, 1))).toBeUndefined();
+  });
+
+  it('judges against 1 as differences are judged against 0, with no verdict where the data cannot say', () => {
+    expect(judgeRatio('p50', 300, 300, 3.5, 1, [3.2, 3.8], 0, false)).toEqual({ verdict: 'slower' });
+    expect(judgeRatio('p50', 300, 300, 0.5, 1, [0.4, 0.6], 0, false)).toEqual({ verdict: 'faster' });
+    expect(judgeRatio('p50', 300, 300, 2e9, 1e9, [1.8, 2.2], 0, true)).toEqual({ verdict: 'faster' });
+    expect(judgeRatio('p50', 300, 300, 1.05, 1, [0.97, 1.1], 0, false)).toEqual({ verdict: 'no clear difference' });
+    // Within the probes' own cost (0.1 ms) the 0.05 ms between them is no difference.
+    expect(judgeRatio('p50', 300, 300, 1.05, 1, [1.01, 1.1], 0.1, false)).toEqual({ verdict: 'no clear difference' });
+    expect(judgeRatio('p50', 300, 300, 2, 1, [2, 2], 0, false)).toEqual({
+      verdict: 'no verdict',
+      why: 'zero-width interval',
+    });
+    expect(judgeRatio('p50', 300, 4, 2, 1, [1.5, 2.5], 0, false).verdict).toBe('no verdict');
+    expect(judgeRatio('p99', 300, 300, 2, 1, [1.5, 2.5], 0, false)).toEqual({
+      verdict: 'no verdict',
+      why: 'thin tail, 3 samples beyond p99',
+    });
+  });
 });

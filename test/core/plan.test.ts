@@ -1064,3 +1064,70 @@ describe('parsePlan: the pingpong probe', () => {
     expect(r).toMatchObject({ ok: false, problems: ['probes[0].wait: expected "busy" or "block", got 1'] });
   });
 });
+
+describe('parsePlan: within-path ratios', () => {
+  const matrixPlan = (ratios: unknown, more: Json = {}): Json => ({
+    name: 'ratios',
+    defaults: {
+      client: { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' },
+      probes: [{ kind: 'http', name: 'http', matrix: { keepAlive: [true, false], concurrency: [1, 16] } }],
+    },
+    paths: [
+      { id: 'A', target: { host: '10.0.0.1', port: 8080 } },
+      { id: 'B', target: { host: '10.0.0.2', port: 8080 } },
+      { id: 'L', target: { host: '10.0.0.3', port: 7000 }, probes: [{ kind: 'tcp-connect' }] },
+    ],
+    ratios,
+    ...more,
+  });
+
+  it('resolves a ratio without a path to every path that has both cells, and one with a path to that path', () => {
+    const plan = expectOk(
+      parsePlan(
+        matrixPlan([
+          { probe: 'http-noka-c1-1k', baseline: 'http-ka-c1-1k' },
+          { path: 'B', probe: 'http-ka-c16-1k', baseline: 'http-ka-c1-1k' },
+        ]),
+      ),
+    );
+    expect(plan.ratios).toEqual([
+      { path: 'A', probe: 'http-noka-c1-1k', baseline: 'http-ka-c1-1k' },
+      { path: 'B', probe: 'http-noka-c1-1k', baseline: 'http-ka-c1-1k' },
+      { path: 'B', probe: 'http-ka-c16-1k', baseline: 'http-ka-c1-1k' },
+    ]);
+    expect(expectOk(parsePlan(matrixPlan(undefined))).ratios).toBeUndefined();
+  });
+
+  it('names unknown probes (with the probes there are), unknown paths, self-ratios and duplicates', () => {
+    expect(
+      expectProblems(
+        parsePlan(
+          matrixPlan([
+            { probe: 'http-noka-c1-1m', baseline: 'http-ka-c1-1k' },
+            { path: 'Z', probe: 'http-ka-c16-1k', baseline: 'http-ka-c1-1k' },
+            { probe: 'http-ka-c1-1k', baseline: 'http-ka-c1-1k' },
+            { path: 'L', probe: 'tcp-connect', baseline: 'http-ka-c1-1k' },
+            { probe: 'tcp-connect', baseline: 'http-ka-c1-1k' },
+            { probe: 'http-noka-c16-1k', baseline: 'http-ka-c16-1k' },
+            { probe: 'http-noka-c16-1k', baseline: 'http-ka-c16-1k' },
+          ]),
+        ),
+      ),
+    ).toEqual([
+      'ratios[0].probe: "http-noka-c1-1m" is not a probe of any path (probes: http-ka-c1-1k, http-ka-c16-1k, http-noka-c1-1k, http-noka-c16-1k, tcp-connect)',
+      'ratios[1].path: "Z" is not a path of this plan (paths: A, B, L)',
+      'ratios[2]: divides "http-ka-c1-1k" by itself (1 by construction); name another probe as the baseline',
+      'ratios[3].baseline: "http-ka-c1-1k" is not a probe of path "L" (probes: tcp-connect)',
+      'ratios[4]: no path has both "tcp-connect" and "http-ka-c1-1k"',
+      'ratios[6]: duplicate ratio (also ratios[5])',
+    ]);
+  });
+
+  it('takes a method per path and names the methods it knows', () => {
+    const plan = expectOk(parsePlan(withPath({ method: 'transit-gateway' })));
+    expect(plan.paths[0].method).toBe('transit-gateway');
+    expect(expectProblems(parsePlan(withPath({ method: 'carrier-pigeon' })))[0]).toMatch(
+      /^paths\[0\]\.method: expected one of same-vpc, vpc-peering, transit-gateway/,
+    );
+  });
+});

@@ -11,6 +11,7 @@ import {
   INTERVAL_PERCENTILES,
   interpolateAt,
   percentileRanks,
+  ratioInterval,
   spreadRanks,
 } from '../../../core/confidence.js';
 import { keys } from '../../../core/keys.js';
@@ -200,4 +201,57 @@ describe('helpers', () => {
     expect(valueInRuns(runs, 2)).toBeUndefined();
     expect(valueInRuns(runs, 11)).toBeUndefined();
   });
+});
+
+describe('within-path ratios in the summary', () => {
+  const RUN2 = 'run-r';
+  // Path A's http again as a second probe three times as slow: the same ranks, every value × 3.
+  const base = comparisonRun(RUN2, 21);
+  const rows = [
+    ...base,
+    ...base
+      .filter((r) => r.path_id === 'A' && r.probe === 'http')
+      .map((r) => ({ ...r, probe: 'http-slow', value: r.value === null ? null : (r.value as number) * 3 })),
+  ];
+  const db = duckDbOver('ratios', () => rows);
+
+  it('reports probe ÷ baseline probe of one path per percentile, with the log-MOVER interval and a verdict', async () => {
+    const store = new DirStore(db.dir);
+    const m = manifest();
+    m.runId = RUN2;
+    m.ratios = [
+      { path: 'A', probe: 'http-slow', baseline: 'http' },
+      { path: 'A', probe: 'http', baseline: 'http-slow' },
+      { path: 'B', probe: 'http-slow', baseline: 'http' },
+    ];
+    await store.put(keys.manifest(RUN2), JSON.stringify(m));
+    const s = await buildSummary({ store, query: db.engine }, RUN2);
+    // B has no http-slow: nothing for it; comparisons still never pair a path with itself.
+    expect(s.ratios?.map((r) => `${r.path}:${r.probe}/${r.baselineProbe}:${r.metric}`)).toEqual([
+      'A:http-slow/http:http_latency_ms',
+      'A:http/http-slow:http_latency_ms',
+    ]);
+    expect(s.comparisons?.some((c) => c.path === c.baseline)).toBe(false);
+    const [slow, fast] = s.ratios ?? [];
+    const sorted = (probe: string) => sortedValues(rows, { path: 'A', probe, metric: 'http_latency_ms', unit: 'ms' });
+    for (const { column, perMille } of INTERVAL_PERCENTILES) {
+      const est = (v: ArrayLike<number>): Estimate => {
+        const r = percentileRanks(v.length, perMille)!;
+        const spread = spreadRanks(v.length, perMille)!;
+        const at = (k: number) => v[k - 1];
+        return { value: v[r.rank - 1], lo: interpolateAt(at, spread.lo), hi: interpolateAt(at, spread.hi) };
+      };
+      const a = est(sorted('http-slow'));
+      const b = est(sorted('http'));
+      expect(slow[column].ratio).toBeCloseTo(3, 12);
+      expect(slow[column].ci95).toEqual(ratioInterval(a, b));
+      expect(slow[column].ci95[0]).toBeLessThan(3);
+      expect(slow[column].ci95[1]).toBeGreaterThan(3);
+      expect(fast[column].ratio).toBeCloseTo(1 / 3, 12);
+    }
+    expect(slow.p50.verdict).toBe('slower');
+    expect(fast.p50.verdict).toBe('faster');
+    // about 1,160 samples: p99 has 11 beyond it, judged; the selection table lists every path
+    expect(s.selection?.map((r) => r.path)).toEqual(['A', 'B', 'C', 'single', 'dead']);
+  }, 120_000);
 });

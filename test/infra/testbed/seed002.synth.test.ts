@@ -19,6 +19,7 @@ import {
   SEED002_INVENTORY,
   SEED002_OUTPUTS,
   SEED002_PATH_IDS,
+  SEED002_RATIOS,
   seed002CostNote,
   seed002Plan,
 } from '../../../infra/testbed/seed002-plan.js';
@@ -183,6 +184,26 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     expect(pairs(plan.compare)).toEqual(['B-A', 'D-B', 'F-B', 'G-B', 'G-G-prime', 'H-B', 'L2-L1']);
     const lab = JSON.parse(readFileSync(path.join(ROOT, 'plans', 'lab-seed-002.json'), 'utf8'));
     expect(pairs(lab.compare)).toEqual(pairs(SEED002_COMPARE));
+    // The seed's within-path ratios (keep-alive off ÷ on, c16 ÷ c1) on every HTTP path, here and in the lab.
+    expect(lab.ratios).toEqual(SEED002_RATIOS);
+    expect(plan.ratios).toEqual(SEED002_RATIOS);
+    if (!parsed.ok) throw new Error('unreachable');
+    const http = ['A', 'B', 'D', 'F', 'G', 'G-prime', 'H'];
+    expect(parsed.plan.ratios?.map((r) => `${r.path}:${r.probe}`)).toEqual([
+      ...http.map((id) => `${id}:http-noka-c1-1k`),
+      ...http.map((id) => `${id}:http-ka-c16-1k`),
+    ]);
+    expect(parsed.plan.paths.map((p) => p.method)).toEqual([
+      'same-vpc',
+      'vpc-peering',
+      'service-connect',
+      'transit-gateway',
+      'privatelink',
+      'nlb',
+      'lattice',
+      'same-vpc',
+      'same-vpc',
+    ]);
     // The running tasks' IPs, when the operator adds them, replace the names.
     const withIps = seed002Plan({
       PathbenchTestbed002: {
