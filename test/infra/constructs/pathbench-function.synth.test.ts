@@ -183,8 +183,7 @@ describe("each Lambda's bundle", () => {
     expect(has(release?.sources ?? new Set(), '@aws-sdk/client-athena')).toBe(false);
   });
 
-  it('holds the Parquet writer only where samples are collected or salvaged', () => {
-    const writes = new Set<LambdaName>(['CollectOutput', 'RecordPathFailure', 'CleanupAfterExecution']);
-    for (const b of bundles.values()) expect(has(b.sources, 'hyparquet-writer'), b.name).toBe(writes.has(b.name));
+  it('ships no Parquet writer: the query engine writes the Parquet copy', () => {
+    for (const b of bundles.values()) expect(has(b.sources, 'hyparquet-writer'), b.name).toBe(false);
   });
 });
