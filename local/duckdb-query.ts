@@ -66,15 +66,15 @@ const VALUE_RANK = `CASE WHEN ${SUCCESS} THEN row_number() OVER (PARTITION BY ${
 const VALUE_COUNT = `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`;
 const UNFLAGGED_RANK = `CASE WHEN ${SUCCESS} AND flag IS NULL AND ${FLAGGED_GROUP} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`;
 const UNFLAGGED_COUNT = `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP}) END`;
-// The per-mille interval of a position (core/sample-ranks.ts permilleInterval); DuckDB's
+// The per-mille interval of a position (as queries/parquet_copy.sql computes it); DuckDB's
 // // is integer division, NULL where the position is.
 const lo = (rank: string, count: string) => `(1000 * ((${rank}) - 1)) // (${count})`;
 const hi = (rank: string, count: string) => `(1000 * (${rank})) // (${count})`;
 /**
  * The rank columns (queries/sql.ts RANK_COLUMNS) for rows that have no Parquet copy yet, by
- * window functions over the same groups: what the Parquet writer stores
- * (core/sample-ranks.ts), so queries/percentiles.sql reads both alike. row_number()
- * orders ties in some order, the writer in file order; the value at each rank is the same.
+ * window functions over the same groups: what the Parquet copy stores
+ * (queries/parquet_copy.sql), so queries/percentiles.sql reads both alike. row_number()
+ * orders ties in some order; the value at each rank is the same.
  */
 const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
   value_rank: VALUE_RANK,

@@ -421,7 +421,7 @@ export async function benchPercentiles(
     await conn.run(generateSql(samples));
     const generateMs = performance.now() - t;
     const [{ c: selected }] = await rowsOf(conn, 'SELECT count(*) AS c FROM samples WHERE run = ?', [RUN]);
-    // The rank columns the Parquet writer stores, here by DuckDB's window functions (the local
+    // The rank columns the Parquet copy stores, here by DuckDB's window functions (the local
     // engine's definition for rows without a Parquet copy).
     t = performance.now();
     await conn.run(withRanksSql('samples'));

@@ -4,8 +4,8 @@
  * is in the entry's import closure (an esbuild metafile of that entry alone); no agent, local
  * runner, lab, CLI or infra code and no probe runner in any (the layering rule functions/ obeys,
  * .dependency-cruiser.cjs); ECharts only where reports are rendered (SummarizeRun); an EC2 client
- * only where the needs touch instances or routes, Athena only where they query, the Parquet writer
- * only where samples are collected. Prints each function's bundle size.
+ * only where the needs touch instances or routes, Athena only where they query (the Parquet copy
+ * too: Athena writes it), no Parquet writer in any. Prints each function's bundle size.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
