@@ -70,7 +70,9 @@ export const keys = {
   samplesPrefix: (pathId: string, runId: string) => `samples/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
   samples: (pathId: string, runId: string, probe: string, trial: number) =>
     `${keys.samplesPrefix(pathId, runId)}${safe('probe name', probe)}-${trial}.jsonl`,
-  /** The partition's samples as one Parquet file (Parquet copy of the JSONL; rewritten whole, never appended). */
+  /** Where the partition's Parquet copy lives (the engine writes it whole, never appends). */
+  parquetPrefix: (pathId: string, runId: string) => `parquet/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
+  /** The partition's samples as one Parquet file, as DuckDB writes the copy (Athena's UNLOAD names its own files). */
   parquetCopy: (pathId: string, runId: string) =>
     `parquet/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/samples.parquet`,
   reportsPrefix: (runId: string) => `reports/run=${checkRunId(runId)}/`,

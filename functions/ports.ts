@@ -121,6 +121,14 @@ export interface QueryEngine {
   query(sql: string, params: QueryParam[], label: string): Promise<Record<string, unknown>[]>;
   /** Make (path, run) visible to queries (Athena: ADD IF NOT EXISTS PARTITION). */
   registerPartition(pathId: string, runId: string): Promise<void>;
+  /**
+   * Write the Parquet copy of (path, run) from its JSONL by the engine itself: the rows of
+   * queries/parquet_copy.sql (the records with their rank columns) under keys.parquetPrefix.
+   * The prefix must hold no copy (the caller empties it: Athena's UNLOAD refuses a non-empty
+   * location). `rows` is how many were written, when the engine says (DuckDB: always; Athena's
+   * UNLOAD: not), and nothing is left under the prefix when there are none.
+   */
+  copyToParquet(pathId: string, runId: string): Promise<{ rows?: number }>;
 }
 
 export interface LockInfo {

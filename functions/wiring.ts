@@ -148,10 +148,9 @@ export const TASKS = {
   CollectOutput: {
     entry: 'functions/handlers/collect-output.lambda.ts',
     needs: ['store:read', 'store:write', 'parquet', 'query'],
-    // Streams raw → samples line by line: ~35 MB of heap whatever the file size. The handler
-    // then writes the Parquet copy with its rank columns (two passes over the samples): a 1 M-line
-    // sockperf log took 5 s + 39 s on the bench machine (docs/benchmarks.md), so 900 s (Lambda's
-    // maximum) leaves room for about 7 M lines a path on a 512 MB Lambda's third of a vCPU.
+    // Streams raw → samples line by line: ~35 MB of heap whatever the file size (a 1 M-line
+    // sockperf log: 5 s on the bench machine, docs/benchmarks.md). The handler then has Athena
+    // write the Parquet copy (UNLOAD) and waits for it: the rows never pass through the Lambda.
     timeoutSeconds: 900,
     memoryMB: 512,
     description: 'parse raw tool output into sample records, register the partition',

@@ -4,12 +4,19 @@
  * Glue tables: `samples` (the Parquet copies, what the queries read) and
  * `samples_jsonl` (the raw JSONL contract).
  */
-import { readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { errorMessage, QueryFailedError } from '../core/errors.js';
+import { keys } from '../core/keys.js';
 import type { QueryEngine, QueryParam } from '../functions/ports.js';
-import { RANK_COLUMNS, type SqlColumn, samplesColumns } from '../queries/sql.js';
+import { loadQuery, RANK_COLUMNS, type SqlColumn, samplesColumns } from '../queries/sql.js';
+
+/**
+ * Rows per row group of a Parquet copy: several per file of a large partition, so a scan can
+ * split it; small enough that the writer holds little at once.
+ */
+export const ROW_GROUP_ROWS = 100_000;
 
 /** Glue/Hive type names in samples.ddl.sql mapped to DuckDB types. */
 const DUCKDB_TYPES: Record<string, string> = {
@@ -59,15 +66,15 @@ const VALUE_RANK = `CASE WHEN ${SUCCESS} THEN row_number() OVER (PARTITION BY ${
 const VALUE_COUNT = `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`;
 const UNFLAGGED_RANK = `CASE WHEN ${SUCCESS} AND flag IS NULL AND ${FLAGGED_GROUP} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`;
 const UNFLAGGED_COUNT = `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP}) END`;
-// The per-mille interval of a position (core/sample-ranks.ts permilleInterval); DuckDB's
+// The per-mille interval of a position (as queries/parquet_copy.sql computes it); DuckDB's
 // // is integer division, NULL where the position is.
 const lo = (rank: string, count: string) => `(1000 * ((${rank}) - 1)) // (${count})`;
 const hi = (rank: string, count: string) => `(1000 * (${rank})) // (${count})`;
 /**
  * The rank columns (queries/sql.ts RANK_COLUMNS) for rows that have no Parquet copy yet, by
- * window functions over the same groups: what the Parquet writer stores
- * (core/sample-ranks.ts), so queries/percentiles.sql reads both alike. row_number()
- * orders ties in some order, the writer in file order; the value at each rank is the same.
+ * window functions over the same groups: what the Parquet copy stores
+ * (queries/parquet_copy.sql), so queries/percentiles.sql reads both alike. row_number()
+ * orders ties in some order; the value at each rank is the same.
  */
 const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
   value_rank: VALUE_RANK,
@@ -294,6 +301,40 @@ export class DuckDbQueryEngine implements QueryEngine {
         return reader.getRowObjectsJS().map((row) => plain(row) as Record<string, unknown>);
       } catch (e) {
         // First line only: DuckDB appends a multi-line excerpt of the SQL, which stays in `cause`.
+        throw new QueryFailedError(`${label}: ${errorMessage(e).split('\n')[0]}`, { cause: e });
+      }
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /**
+   * The Parquet copy by DuckDB: COPY (queries/parquet_copy.sql) TO a temporary name in the
+   * partition's directory, renamed over samples.parquet when done, so a reader sees the old copy
+   * or the new one, never half of one. No rows: no file (a stale one is removed), as the JSONL
+   * has none. The JSONL files are listed afresh first, so the copy reads what collect just wrote.
+   */
+  copyToParquet(pathId: string, runId: string): Promise<{ rows: number }> {
+    const file = path.join(this.dataDir, ...keys.parquetCopy(pathId, runId).split('/'));
+    const label = `parquet copy ${pathId} ${runId}`;
+    const run = async () => {
+      await this.refreshView(label);
+      await mkdir(path.dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      try {
+        const select = loadQuery('parquet_copy', { path: pathId, run: runId });
+        const reader = await this.connection.runAndReadAll(
+          `COPY (${select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
+        );
+        const rows = Number(reader.getRowObjectsJS()[0]?.Count ?? 0);
+        if (rows === 0) {
+          await rm(tmp, { force: true });
+          await rm(file, { force: true });
+        } else await rename(tmp, file);
+        return { rows };
+      } catch (e) {
+        await rm(tmp, { force: true });
         throw new QueryFailedError(`${label}: ${errorMessage(e).split('\n')[0]}`, { cause: e });
       }
     };

@@ -14,7 +14,7 @@
 --
 -- How the value at that rank is found, without a sort: the samples table carries rank columns
 -- (docs/data.md, "Rank columns"), written with each partition's Parquet copy
--- (core/sample-ranks.ts) and computed by window functions for rows that have no copy
+-- (queries/parquet_copy.sql) and computed by window functions for rows that have no copy
 -- yet (local/duckdb-query.ts). value_rank is the row's position r among the group's n
 -- successful values in ascending order (ties in some order), and value_permille_lo / _hi the
 -- per-mille interval (lo, hi] it covers: lo = floor(1000 (r - 1) / n), hi = floor(1000 r / n).

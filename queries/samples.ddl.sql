@@ -1,11 +1,11 @@
 -- The samples table the queries read: the Parquet copy of each (path, run) partition's JSONL
--- (functions/pipeline/parquet-copy.ts), one row per sample record (SampleRecord in
+-- (queries/parquet_copy.sql, written by the engine), one row per sample record (SampleRecord in
 -- core/model.ts, docs/data.md). The raw JSONL has the same columns in samples_jsonl
 -- (samples_jsonl.ddl.sql).
 -- Single source of truth for the columns: infra builds both Glue tables from this file, the
--- Parquet writer takes its column types from it, and the local DuckDB views read their column
+-- Parquet copy follows its column order, and the local DuckDB views read their column
 -- types from it (queries/sql.ts samplesColumns()).
--- The last ten columns are not in the records: the Parquet writer computes them per (probe,
+-- The last ten columns are not in the records: parquet_copy.sql computes them per (probe,
 -- metric, unit) group of the partition, so queries/percentiles.sql finds an exact percentile by
 -- a filter instead of a sort (docs/data.md, "Rank columns"). queries/sql.ts RANK_COLUMNS names them.
 -- ${database} and ${location} are filled in by code; keep one column per line.

@@ -49,7 +49,7 @@ export interface SqlColumn {
 }
 
 /**
- * The Parquet table's last columns, computed by the Parquet writer per (probe, metric, unit)
+ * The Parquet table's last columns, computed by queries/parquet_copy.sql per (probe, metric, unit)
  * group of a partition rather than read from the records (docs/data.md, "Rank columns"): each
  * successful value's position in the group's ascending order and how many there are, the same
  * among the unflagged values, the group's rows and unflagged rows, and the per-mille interval

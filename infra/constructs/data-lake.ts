@@ -150,7 +150,15 @@ export class DataLake extends Construct {
         description: `queries/${name}.sql`,
         database: this.databaseName,
         workGroup: this.workgroupName,
-        queryString: loadQuery(name, { database: this.databaseName, location: parquet, jsonlLocation: samples }),
+        // parquet_copy's partition is filled in per path by the pipeline; the named query shows
+        // it with stand-ins to replace.
+        queryString: loadQuery(name, {
+          database: this.databaseName,
+          location: parquet,
+          jsonlLocation: samples,
+          path: 'PATH_ID',
+          run: 'RUN_ID',
+        }),
       });
       q.node.addDependency(this.workgroup);
       q.node.addDependency(database);

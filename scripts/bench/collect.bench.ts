@@ -5,6 +5,9 @@
  * (4 probes: keep-alive on/off × concurrency 1/16, 3 trials each: 120,000 lines in 12 files),
  * each in a child process under `node --max-old-space-size=512` (a Lambda-sized heap), through
  * the real directory store and DuckDB engine. Prints lines/s and the peak heap and RSS.
+ * Then, for n samples of one path as collect writes them, the time to make them queryable with
+ * exact percentiles (the engine's Parquet copy, then queries/percentiles.sql) against DuckDB's
+ * own quantile_disc over the same JSONL, as a ratio taken in one run.
  */
 import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -19,10 +22,13 @@ import { type AgentSpec, readSpec } from '../../core/agent-spec.js';
 import { keys } from '../../core/keys.js';
 import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
+import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { validatePlanStep } from '../../functions/pipeline/validate.js';
 import type { Deps } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
+import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { FileLock } from '../../local/file-lock.js';
+import { loadQuery } from '../../queries/sql.js';
 
 const CHILD = join(import.meta.dirname, 'collect-child.bench.ts');
 /** The heap limit the bench runs the collect step under (the collect Lambda's memory, infra). */
@@ -160,6 +166,85 @@ async function runChild(dataDir: string, runId: string, pathId: string): Promise
   );
 }
 
+/** n sample records of one sockperf path, as collect writes them (one JSONL file). */
+function* sampleLines(n: number, runId: string, pathId: string): Generator<string> {
+  let x = 12345;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const t = 1000 + i / 830;
+    const failed = x % 1000 === 0;
+    yield `${JSON.stringify({
+      run_id: runId,
+      path_id: pathId,
+      probe: 'sockperf-udp',
+      kind: 'sockperf',
+      trial: 1,
+      seq: i,
+      t_start: t,
+      t_end: t + 0.0001,
+      metric: 'rtt_us',
+      value: failed ? null : 30 + (x % 4000) / 100,
+      unit: 'us',
+      ok: !failed,
+      ...(failed ? { error: 'lost' } : {}),
+      clock: 'sockperf',
+    })}\n`;
+  }
+}
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+/**
+ * The engine's Parquet copy of n samples of one path (DuckDB COPY of queries/parquet_copy.sql)
+ * and percentiles.sql on it, against quantile_disc straight from the same JSONL; the copy and
+ * quantile_disc take turns twice and the better of each counts, so a slow minute of this shared
+ * machine weighs less. The figures must agree.
+ */
+export async function benchEngineCopy(dir: string, n: number): Promise<string[]> {
+  const runId = 'bench-engine';
+  const pathId = 'one';
+  await writeLines(
+    join(dir, ...keys.samples(pathId, runId, 'sockperf-udp', 1).split('/')),
+    sampleLines(n, runId, pathId),
+  );
+  const query = await DuckDbQueryEngine.open(dir);
+  const deps = { store: new DirStore(dir), log: silentLogger, query };
+  const quantileDisc =
+    'SELECT quantile_disc(value, [0.5, 0.95, 0.99, 0.999]) AS q, max(value) AS mx FROM samples_jsonl ' +
+    `WHERE path = '${pathId}' AND run = '${runId}' AND ok AND value IS NOT NULL`;
+  const copies: number[] = [];
+  const discs: number[] = [];
+  let figures: Record<string, unknown>[] = [];
+  let disc: Record<string, unknown>[] = [];
+  let pctMs = 0;
+  try {
+    for (let round = 0; round < 2; round++) {
+      let t = performance.now();
+      disc = await query.query(quantileDisc, [], 'quantile_disc');
+      discs.push(performance.now() - t);
+      t = performance.now();
+      await writeParquetCopy(deps, { runId, pathId });
+      const copyMs = performance.now() - t;
+      t = performance.now();
+      figures = await query.query(loadQuery('percentiles'), [runId], 'percentiles');
+      pctMs = performance.now() - t;
+      copies.push(copyMs + pctMs);
+    }
+  } finally {
+    query.close();
+  }
+  const all = figures.find((r) => r.subset === 'all');
+  const [q, mx] = [disc[0]?.q as number[], disc[0]?.mx];
+  const agree =
+    all !== undefined && JSON.stringify([all.p50, all.p95, all.p99, all.p999, all.max]) === JSON.stringify([...q, mx]);
+  const best = (xs: number[]) => Math.min(...xs);
+  return [
+    `${n.toLocaleString('en-US')} samples of one path, queryable with exact percentiles:`,
+    `  engine Parquet copy + percentiles.sql ${secs(best(copies))} (rounds ${copies.map(secs).join(', ')}; the query alone ${secs(pctMs)}) · ` +
+      `DuckDB quantile_disc on the JSONL ${secs(best(discs))} (rounds ${discs.map(secs).join(', ')}) · ratio ${(best(copies) / best(discs)).toFixed(1)}× · figures ${agree ? 'agree' : 'DIFFER'}`,
+  ];
+}
+
 const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
 
 export async function benchCollect(opts: { sockperfLines?: number } = {}): Promise<{ lines: string[] }> {
@@ -237,6 +322,7 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
           `${Math.round(r.lines / r.seconds).toLocaleString('en-US')} lines/s · then Parquet, ${r.parquetRows.toLocaleString('en-US')} rows with ranks, in ${r.parquetSeconds.toFixed(1)} s · peak heap ${mb(r.peakHeapBytes)} · peak RSS ${mb(r.peakRssBytes)} (heap limit ${mb(r.heapLimitBytes)})`,
       );
     }
+    out.push(...(await benchEngineCopy(join(dir, 'engine'), n)));
     return { lines: out };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -3,8 +3,8 @@
  * computation (core/stats.ts) over the same 10 million synthetic samples, checking
  * that every number agrees exactly; then the same samples as JSONL and as the pipeline's
  * Parquet copies (bytes, write time, the query on each through the local engine) against numpy
- * (scripts/bench/percentiles_numpy.py), and on one group the query's peak memory and the Parquet
- * writer's rank step. Run directly: `npx tsx scripts/bench/percentiles.bench.ts [--n N]`.
+ * (scripts/bench/percentiles_numpy.py), and on one group the query's peak memory.
+ * Run directly: `npx tsx scripts/bench/percentiles.bench.ts [--n N]`.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -16,7 +16,6 @@ import { promisify } from 'node:util';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { z } from 'zod';
 import { keys } from '../../core/keys.js';
-import { Growable } from '../../core/sample-ranks.js';
 import { compareRows, median, type PercentileRow, percentileRow } from '../../core/stats.js';
 import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
@@ -24,6 +23,29 @@ import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine, rankColumnsSql, sqlString } from '../../local/duckdb-query.js';
 import { loadQuery, RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
+
+/** A typed array that grows by doubling. */
+class Growable<T extends Float64Array | Uint8Array> {
+  length = 0;
+  constructor(
+    private data: T,
+    private readonly make: (size: number) => T,
+  ) {}
+
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = this.make(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+
+  /** The filled part (a view of the buffer, no copy). */
+  view(): T {
+    return this.data.subarray(0, this.length) as T;
+  }
+}
 
 const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -74,9 +96,6 @@ export interface ParquetFigures {
   /** Peak RSS growth (bytes) of percentiles.sql over one group of `oneGroupSamples` on Parquet, in a child process. */
   oneGroupPeakBytes?: number;
   oneGroupMs?: number;
-  /** The Parquet writer's rank step (both passes) on the same group, in a child process. */
-  oneGroupRanksPeakBytes?: number;
-  oneGroupRanksMs?: number;
   oneGroupSamples: number;
 }
 
@@ -351,21 +370,17 @@ async function oneGroupMemory(
     `COPY (SELECT * EXCLUDE (path, run) FROM (${withRanksSelect(`read_parquet(${sqlString(file)})`)})) TO ${sqlString(ranked)} (FORMAT PARQUET)`,
   );
   await rename(ranked, file);
-  return oneGroupChild(n, dir, 'query');
+  return oneGroupChild(n, dir);
 }
 
 /** What the one-group child (percentiles-one-group.bench.ts) prints as its last line. */
 const oneGroupSchema = z.object({ peakBytes: z.number(), ms: z.number() });
 
-/** Run scripts/bench/percentiles-one-group.bench.ts in `mode` on n samples: its peak RSS growth and time. */
-async function oneGroupChild(
-  n: number,
-  dir: string,
-  mode: 'query' | 'ranks',
-): Promise<{ peakBytes: number; ms: number }> {
+/** Run scripts/bench/percentiles-one-group.bench.ts on n samples: its peak RSS growth and time. */
+async function oneGroupChild(n: number, dir: string): Promise<{ peakBytes: number; ms: number }> {
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.bench.ts'), String(n), dir, mode],
+    ['--import', 'tsx', path.join(HERE, 'percentiles-one-group.bench.ts'), String(n), dir],
     { maxBuffer: 1 << 20 },
   );
   return parseDocument(
@@ -406,7 +421,7 @@ export async function benchPercentiles(
     await conn.run(generateSql(samples));
     const generateMs = performance.now() - t;
     const [{ c: selected }] = await rowsOf(conn, 'SELECT count(*) AS c FROM samples WHERE run = ?', [RUN]);
-    // The rank columns the Parquet writer stores, here by DuckDB's window functions (the local
+    // The rank columns the Parquet copy stores, here by DuckDB's window functions (the local
     // engine's definition for rows without a Parquet copy).
     t = performance.now();
     await conn.run(withRanksSql('samples'));
@@ -448,7 +463,7 @@ export async function benchPercentiles(
           const store = new DirStore(path.join(dir, 'data'));
           t = performance.now();
           for (const [pathId, runId] of partitions) {
-            await writeParquetCopy({ store, log: silentLogger }, { pathId, runId });
+            await writeParquetCopy({ store, log: silentLogger, query: engine }, { pathId, runId });
           }
           const writeMs = performance.now() - t;
           const parquetBytes = await dirBytes(path.join(dir, 'data', 'parquet'));
@@ -484,7 +499,6 @@ export async function benchPercentiles(
           const sqlParquetMs = median(sqlParquetRuns);
           const oneGroupSamples = opts.oneGroup ?? samples;
           const one = await oneGroupMemory(conn, oneGroupSamples, path.join(dir, 'one-group'));
-          const oneRanks = await oneGroupChild(oneGroupSamples, path.join(dir, 'one-group'), 'ranks');
           parquet = {
             jsonlBytes,
             parquetBytes,
@@ -499,8 +513,6 @@ export async function benchPercentiles(
             numpyVersion,
             oneGroupPeakBytes: one.peakBytes,
             oneGroupMs: one.ms,
-            oneGroupRanksPeakBytes: oneRanks.peakBytes,
-            oneGroupRanksMs: oneRanks.ms,
             oneGroupSamples,
           };
         } finally {
@@ -558,12 +570,6 @@ export async function benchPercentiles(
         rows.push(
           [`one group of ${fmt(c.oneGroupSamples)}, Parquet SQL (ms)`, fmt(c.oneGroupMs)],
           [`one group of ${fmt(c.oneGroupSamples)}, peak RSS growth (MB)`, mb(c.oneGroupPeakBytes)],
-        );
-      }
-      if (c.oneGroupRanksPeakBytes !== undefined && c.oneGroupRanksMs !== undefined) {
-        rows.push(
-          [`one group of ${fmt(c.oneGroupSamples)}, writer's rank step (ms)`, fmt(c.oneGroupRanksMs)],
-          [`one group of ${fmt(c.oneGroupSamples)}, rank step peak RSS growth (MB)`, mb(c.oneGroupRanksPeakBytes)],
         );
       }
     }

@@ -15,7 +15,8 @@ export function duckDbOver(prefix: string, records: () => Record<string, unknown
     db.dir = await tempDataDir(prefix);
     await writeSamples(db.dir, records(), opts);
     db.engine = await DuckDbQueryEngine.open(db.dir);
-  });
+    // Each partition's Parquet copy is a DuckDB COPY with window functions: seconds on a busy machine.
+  }, 120_000);
   afterAll(async () => {
     db.engine?.close();
     if (db.dir) await rm(db.dir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { keys } from '../../core/keys.js';
 import { silentLogger } from '../../functions/log.js';
 import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
+import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 
 /** mulberry32: small, seeded, good enough to vary test data reproducibly. */
 export function prng(seed: number): () => number {
@@ -48,9 +49,14 @@ export async function writeSamples(
   if (opts.parquet) {
     const partitions = new Set(records.map((r) => JSON.stringify([String(r.path_id), String(r.run_id)])));
     const store = new DirStore(dir);
-    for (const p of partitions) {
-      const [pathId, runId] = JSON.parse(p) as [string, string];
-      await writeParquetCopy({ store, log: silentLogger }, { pathId, runId });
+    const query = await DuckDbQueryEngine.open(dir);
+    try {
+      for (const p of partitions) {
+        const [pathId, runId] = JSON.parse(p) as [string, string];
+        await writeParquetCopy({ store, log: silentLogger, query }, { pathId, runId });
+      }
+    } finally {
+      query.close();
     }
   }
   return [...files.keys()];

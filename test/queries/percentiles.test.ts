@@ -310,7 +310,8 @@ describe.each([
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // Seconds of DuckDB per partition's Parquet copy, and this machine is shared: more than the default.
+  }, 120_000);
 
   it('agrees at every rank boundary: n where k * n / 1000 is a whole number, and its neighbours', async () => {
     // A position's per-mille interval (lo, hi] has k at its edge (k * n / 1000 a whole number)
@@ -361,7 +362,8 @@ describe.each([
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // Seconds of DuckDB per partition's Parquet copy, and this machine is shared: more than the default.
+  }, 120_000);
 
   it('agrees on many random runs of random sizes', async () => {
     const rand = prng(99);

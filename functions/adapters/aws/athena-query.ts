@@ -15,7 +15,8 @@ import {
 } from '@aws-sdk/client-athena';
 import { QueryFailedError } from '../../../core/errors.js';
 import { SAFE_ID } from '../../../core/fields.js';
-import { checkRunId } from '../../../core/keys.js';
+import { checkRunId, keys } from '../../../core/keys.js';
+import { loadQuery } from '../../../queries/sql.js';
 import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 import type { AwsPort } from './aws-deps.js';
 
@@ -72,6 +73,19 @@ function typed(value: string | undefined, column: ColumnInfo | undefined): unkno
   return value;
 }
 
+/**
+ * The UNLOAD statement that writes the Parquet copy of (path, run) from the JSONL table: the
+ * SELECT of queries/parquet_copy.sql, Snappy-compressed Parquet under the partition's prefix.
+ * Also what the state machine would send through its Athena integration (docs/architecture.md).
+ */
+export function unloadParquetCopy(bucket: string, pathId: string, runId: string): string {
+  const select = loadQuery('parquet_copy', { path: pathId, run: runId });
+  return (
+    `UNLOAD (${select}) TO 's3://${bucket}/${keys.parquetPrefix(pathId, runId)}' ` +
+    "WITH (format = 'PARQUET', compression = 'SNAPPY')"
+  );
+}
+
 export class AthenaQueryEngine implements QueryEngine {
   private readonly table: string;
   private readonly jsonlTable: string;
@@ -114,6 +128,22 @@ export class AthenaQueryEngine implements QueryEngine {
       const id = await this.start(sql, [], clientRequestToken(label, sql, [], this.salt()), label);
       await this.wait(id, label);
     }
+  }
+
+  /**
+   * The Parquet copy by Athena: UNLOAD of queries/parquet_copy.sql (the same SELECT DuckDB
+   * copies locally) into the partition's parquet/ prefix, which the caller has emptied (UNLOAD
+   * refuses a location that holds objects). UNLOAD names its own files; the Parquet table reads
+   * every file of the partition's location. Athena does not say how many rows it wrote.
+   */
+  async copyToParquet(pathId: string, runId: string): Promise<{ rows?: number }> {
+    if (!SAFE_ID.test(pathId)) throw new QueryFailedError(`unsafe path id: ${JSON.stringify(pathId)}`);
+    checkRunId(runId);
+    const sql = unloadParquetCopy(this.config.bucket, pathId, runId);
+    const label = `parquet-copy-${pathId}-${runId}`;
+    const id = await this.start(sql, [], clientRequestToken(label, sql, [], this.salt()), label);
+    await this.wait(id, label);
+    return {};
   }
 
   private async start(sql: string, literals: string[], token: string, label: string): Promise<string> {

@@ -1,13 +1,17 @@
 /**
  * `pathbench parquet RUN_ID` (cli/commands/parquet.command.ts): a run whose Parquet copies predate the
- * rank columns gets them rewritten from its JSONL, in a data directory and in S3 (s3rver on
- * loopback, the real SDK), and the percentiles read the same as from the JSONL.
+ * rank columns gets them rewritten from its JSONL by the engine: DuckDB in a data directory (the
+ * percentiles read the same as from the JSONL), and in S3 (s3rver on loopback, the real SDK) the
+ * old objects removed and Athena (mocked at the SDK) sent the UNLOAD.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { AthenaClient, GetQueryExecutionCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
+import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewriteParquetCopies } from '../../../cli/commands/parquet.command.js';
 import { keys } from '../../../core/keys.js';
+import { AthenaQueryEngine, unloadParquetCopy } from '../../../functions/adapters/aws/athena-query.js';
 import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
@@ -89,12 +93,12 @@ describe('pathbench parquet', () => {
         );
       }
       const out: string[] = [];
-      expect(await rewriteParquetCopies('r1', store, (t) => out.push(t))).toBe(0);
+      expect(await rewriteParquetCopies('r1', { store, query: engine }, (t) => out.push(t))).toBe(0);
       expect(out.join('')).toBe(
         [
           `rewriting the Parquet copies of run r1 in ${dir} from its JSONL`,
-          `  A: 500 rows, ${(await readFile(path.join(dir, keys.parquetCopy('A', 'r1')))).length} bytes → ${keys.parquetCopy('A', 'r1')}`,
-          `  B: 30 rows, ${(await readFile(path.join(dir, keys.parquetCopy('B', 'r1')))).length} bytes → ${keys.parquetCopy('B', 'r1')}`,
+          `  A: 500 rows → ${keys.parquetPrefix('A', 'r1')}`,
+          `  B: 30 rows → ${keys.parquetPrefix('B', 'r1')}`,
           '  C: no samples, no copy',
           '3 paths, 530 rows',
           '',
@@ -110,33 +114,53 @@ describe('pathbench parquet', () => {
     }
   });
 
-  it('rewrites the copies in S3 (s3rver) from the JSONL there', async () => {
+  it('in S3 (s3rver) removes the old copy, then has Athena UNLOAD the new one from the JSONL table', async () => {
     const store = new S3ObjectStore(s3.client, 'pathbench-data');
-    const recs = records('A', 200, 3);
-    await store.put(
-      keys.samples('A', 'r2', 'tcp', 1),
-      `${recs.map((r) => JSON.stringify({ ...r, run_id: 'r2' })).join('\n')}\n`,
-    );
     await store.put(keys.manifest('r2'), manifest('r2', ['A']));
     await store.put(keys.parquetCopy('A', 'r2'), new Uint8Array([1, 2, 3]));
-    const out: string[] = [];
-    expect(await rewriteParquetCopies('r2', store, (t) => out.push(t))).toBe(0);
-    expect(out[0]).toBe('rewriting the Parquet copies of run r2 in s3://pathbench-data from its JSONL\n');
-    expect(out.at(-1)).toBe('1 paths, 200 rows\n');
-    const bytes = await store.get(keys.parquetCopy('A', 'r2'));
-    const engine = await DuckDbQueryEngine.open(dir);
+    await store.put(`${keys.parquetPrefix('A', 'r2')}20261201_unload_part0.parquet`, new Uint8Array([4]));
+    const athena = mockClient(AthenaClient);
     try {
-      expect((await parquetColumns(engine, dir, bytes ?? new Uint8Array())).slice(-RANK_COLUMNS.length)).toEqual([
-        ...RANK_COLUMNS,
+      athena.on(StartQueryExecutionCommand).callsFake(async () => {
+        // UNLOAD refuses a location that holds objects: it must be empty when the query starts.
+        expect(await store.list(keys.parquetPrefix('A', 'r2'))).toEqual([]);
+        return { QueryExecutionId: 'q-unload' };
+      });
+      athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+      const query = new AthenaQueryEngine(new AthenaClient({ region: 'ap-northeast-1' }), {
+        workgroup: 'pathbench',
+        database: 'pathbench',
+        bucket: 'pathbench-data',
+        sleep: async () => {},
+      });
+      const out: string[] = [];
+      expect(await rewriteParquetCopies('r2', { store, query }, (t) => out.push(t))).toBe(0);
+      expect(out).toEqual([
+        'rewriting the Parquet copies of run r2 in s3://pathbench-data from its JSONL\n',
+        `  A: written → ${keys.parquetPrefix('A', 'r2')}\n`,
+        '1 paths\n',
       ]);
+      const [start] = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input);
+      expect(start.QueryString).toBe(unloadParquetCopy('pathbench-data', 'A', 'r2'));
+      expect(start.QueryString).toMatch(
+        /^UNLOAD \(WITH partition_rows AS \(\s+SELECT[\s\S]*FROM samples_jsonl\s+WHERE path = 'A' AND run = 'r2'[\s\S]*\) TO 's3:\/\/pathbench-data\/parquet\/path=A\/run=r2\/' WITH \(format = 'PARQUET', compression = 'SNAPPY'\)$/,
+      );
+      expect(start).toMatchObject({ WorkGroup: 'pathbench', QueryExecutionContext: { Database: 'pathbench' } });
     } finally {
-      engine.close();
+      athena.restore();
     }
   });
 
   it('refuses a bad run id and names a run without a manifest', async () => {
     const store = new DirStore(dir);
-    await expect(rewriteParquetCopies('../x', store, () => {})).rejects.toThrow(/run id/i);
-    await expect(rewriteParquetCopies('nope', store, () => {})).rejects.toThrow(/run nope has no manifest/);
+    const query = await DuckDbQueryEngine.open(dir);
+    try {
+      await expect(rewriteParquetCopies('../x', { store, query }, () => {})).rejects.toThrow(/run id/i);
+      await expect(rewriteParquetCopies('nope', { store, query }, () => {})).rejects.toThrow(
+        /run nope has no manifest/,
+      );
+    } finally {
+      query.close();
+    }
   });
 });

@@ -53,6 +53,7 @@ function counting(engine: QueryEngine): { query: QueryEngine; labels: string[] }
         return engine.query(sql, params, label);
       },
       registerPartition: (p, r) => engine.registerPartition(p, r),
+      copyToParquet: (p, r) => engine.copyToParquet(p, r),
     },
   };
 }

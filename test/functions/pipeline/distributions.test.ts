@@ -83,6 +83,7 @@ describe('distributions in the summary', () => {
         return engine.query(sql, params, label);
       },
       registerPartition: (p, r) => engine.registerPartition(p, r),
+      copyToParquet: (p, r) => engine.copyToParquet(p, r),
     };
     try {
       const s = await buildSummary({ store: new DirStore(dir), query: counting }, 'r1');

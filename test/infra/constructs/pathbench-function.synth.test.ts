@@ -4,8 +4,8 @@
  * is in the entry's import closure (an esbuild metafile of that entry alone); no agent, local
  * runner, lab, CLI or infra code and no probe runner in any (the layering rule functions/ obeys,
  * .dependency-cruiser.cjs); ECharts only where reports are rendered (SummarizeRun); an EC2 client
- * only where the needs touch instances or routes, Athena only where they query, the Parquet writer
- * only where samples are collected. Prints each function's bundle size.
+ * only where the needs touch instances or routes, Athena only where they query (the Parquet copy
+ * too: Athena writes it), no Parquet writer in any. Prints each function's bundle size.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -183,8 +183,7 @@ describe("each Lambda's bundle", () => {
     expect(has(release?.sources ?? new Set(), '@aws-sdk/client-athena')).toBe(false);
   });
 
-  it('holds the Parquet writer only where samples are collected or salvaged', () => {
-    const writes = new Set<LambdaName>(['CollectOutput', 'RecordPathFailure', 'CleanupAfterExecution']);
-    for (const b of bundles.values()) expect(has(b.sources, 'hyparquet-writer'), b.name).toBe(writes.has(b.name));
+  it('ships no Parquet writer: the query engine writes the Parquet copy', () => {
+    for (const b of bundles.values()) expect(has(b.sources, 'hyparquet-writer'), b.name).toBe(false);
   });
 });
