@@ -101,7 +101,7 @@ export function labErrorNote(t: LabTruth): string {
 export function addLabTruth(opts: LabOptions, summary: Summary, manifest: RunManifest, plan: PlanTargets): Summary {
   const { dir } = labLocation(opts);
   const state = readState(dir);
-  if (!state || state.delay.mechanism !== 'nfqueue') return summary;
+  if (state?.delay.mechanism !== 'nfqueue') return summary;
   const profile = labProfile(state.profile);
   const paths = summary.paths.map((p) => {
     const m = manifest.paths.find((x) => x.id === p.id);
