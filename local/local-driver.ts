@@ -6,7 +6,7 @@
 
 import { resolve } from 'node:path';
 import { ensureAgentBundle, ensureEcsWorkerBundle } from '../agent/bundle.js';
-import { PlanInvalidError } from '../core/errors.js';
+import { errorMessage, PlanInvalidError } from '../core/errors.js';
 import { newRunId } from '../core/keys.js';
 import { parsePlan } from '../core/plan.js';
 import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
@@ -267,8 +267,13 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     const manifest = summary && labTruth ? await readManifest(store, runId) : undefined;
     if (summary && manifest && labTruth) {
       // What the lab applied per path, next to its target: the reports are stored again with it.
-      summary = labTruth(summary, manifest, new Map(resolved.paths.map((p) => [p.id, p.target.host])));
-      await storeTextReports({ store }, summary);
+      // A lab whose state or logs cannot be read costs the run its lab figures, not its reports.
+      try {
+        summary = labTruth(summary, manifest, new Map(resolved.paths.map((p) => [p.id, p.target.host])));
+        await storeTextReports({ store }, summary);
+      } catch (e: unknown) {
+        log.warn(`the lab's applied delays could not be added to the summary: ${errorMessage(e)}`);
+      }
     }
     return {
       runId,
