@@ -219,6 +219,27 @@ export const pathProvenanceSchema = z.object({
 });
 export type PathProvenance = z.output<typeof pathProvenanceSchema>;
 
+/**
+ * What the namespace lab did to a path during its probes (local lab runs only): the round trip
+ * it was to emulate, and the one it achieved by its delay helper's clock — the median TCP
+ * handshake through the delay namespace plus the client's own link, or, where the helper holds
+ * one direction only, the median applied delay plus the bare topology.
+ */
+export const labTruthSchema = z.object({
+  targetRttMs: z.number(),
+  achievedRttMs: jsonNumber,
+  /** The helper's part of it (median applied delay summed over the directions) and its 10th–90th percentile range. */
+  appliedRttMs: jsonNumber.optional(),
+  appliedP10P90Ms: interval.optional(),
+  /** The rest of it: the topology's own cost (veths, stacks), achieved − applied. */
+  bareRttMs: jsonNumber.optional(),
+  /** Packets of the path the helper released in the window. */
+  packets: z.number().optional(),
+  /** achievedRttMs strays from targetRttMs by more than the lab's tolerance: a lab error, not a measurement. */
+  labError: z.boolean().optional(),
+});
+export type LabTruth = z.output<typeof labTruthSchema>;
+
 export const summaryPathSchema = z.looseObject({
   id: z.string(),
   label: z.string(),
@@ -237,6 +258,8 @@ export const summaryPathSchema = z.looseObject({
   skipped: z.array(z.object({ probe: z.string(), reason: z.string().optional() })).optional(),
   /** The path's notes from the manifest (degraded tools, rejected lines, salvage …). */
   notes: z.array(z.string()).optional(),
+  /** Lab runs: the round trip the lab was to emulate and the one it applied (lab/lab-truth.ts). */
+  lab: labTruthSchema.optional(),
 });
 export type SummaryPath = z.output<typeof summaryPathSchema>;
 

@@ -7,10 +7,13 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { median } from '../core/stats.js';
+import { appliedLogPath, appliedRtt, readAppliedWindow } from './applied-delay.js';
 import type { LabBuilder } from './builder.js';
 import { applyDelays } from './delay.js';
 import { LabCommandError } from './lab-errors.js';
 import type { DelayMechanism } from './lab-state.js';
+import { BARE_RTT_GUESS_MS } from './lab-truth.js';
 import { type ConnectMeter, type MeterClock, robustP50 } from './measure.js';
 import { setNextHop } from './next-hop.js';
 import type { LabPathDef } from './profiles/lab-profile.js';
@@ -20,12 +23,6 @@ import type { LabPathDef } from './profiles/lab-profile.js';
  * connects 10 ms apart, so up to two rounds spoiled by a neighbour's load burst do not count.
  */
 const CALIBRATION_SAMPLING = { rounds: 5, count: 20, intervalMs: 10 };
-
-/**
- * Starting point for a path's added delay before any calibration: the bare topology (veths,
- * two NFQUEUE trips) measures about this much by the kernel clock here.
- */
-const BARE_RTT_GUESS_MS = 0.08;
 
 /** `<state dir>/calibration.json`: the last calibration's delays, a starting point for the next (any other shape: none). */
 const savedCalibrationSchema = z.object({
@@ -57,16 +54,35 @@ export function seedDelays(b: LabBuilder, clock: MeterClock): void {
     b.state.delay.addedRttUs[p.id] = prev?.[p.id] ?? Math.max(0, Math.round((p.rttMs - BARE_RTT_GUESS_MS) * 1000));
 }
 
+/** Per path: the probe's p50 and, with the NFQUEUE helper, the round trip it applied meanwhile (ms). */
+type Measured = Record<string, { p50: number; applied?: number; handshake?: number }>;
+
 /**
  * Connect p50 per path from the client: the median of several short rounds' p50s, so a
- * burst of load on a busy machine moves one round, not the calibration.
+ * burst of load on a busy machine moves one round, not the calibration; and the delay the
+ * helper applied to the path's packets over the same time (lab/applied-delay.ts).
  */
-async function measureAll(b: LabBuilder, meter: ConnectMeter): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+async function measureAll(b: LabBuilder, meter: ConnectMeter): Promise<Measured> {
+  const out: Measured = {};
   const measureOne = async (p: LabPathDef) => {
     try {
+      const from = Date.now();
       const r = await robustP50(meter, b.ns('client'), p.targetIp, b.profile.ports.tcp, CALIBRATION_SAMPLING);
-      out[p.id] = r.p50;
+      const to = Date.now();
+      const applied =
+        b.state.delay.mechanism === 'nfqueue'
+          ? appliedRtt(
+              readAppliedWindow(appliedLogPath(b.dir, p.delayRole), from, to).filter(
+                (x) => x.dst === p.targetIp || x.src === p.targetIp,
+              ),
+              p.queue,
+            )
+          : undefined;
+      out[p.id] = {
+        p50: r.p50,
+        ...(applied ? { applied: applied.rttMs } : {}),
+        ...(applied?.handshakeMs !== undefined ? { handshake: applied.handshakeMs } : {}),
+      };
     } catch (e: unknown) {
       throw new LabCommandError(`calibration of path ${p.id}: ${(e as Error).message}`, { cause: e });
     }
@@ -89,16 +105,28 @@ export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: stri
   const { profile, state } = b;
   const tolerance = (target: number) => Math.max(0.01 * target, 0.02);
   let measured: Record<string, number> = {};
+  let applied: Record<string, number | undefined> = {};
+  // The bare topology per round and path: probe − applied (what a run's achieved figure adds).
+  const bare: Record<string, number[]> = {};
+  // The client's link per round and path: probe − the handshake through the delay namespace.
+  const clientLeg: Record<string, number[]> = {};
   const rounds = 6;
   for (let round = 1; round <= rounds; round++) {
-    measured = await measureAll(b, meter);
+    const m = await measureAll(b, meter);
+    measured = Object.fromEntries(Object.entries(m).map(([id, v]) => [id, v.p50]));
+    applied = Object.fromEntries(Object.entries(m).map(([id, v]) => [id, v.applied]));
+    for (const [id, v] of Object.entries(m)) {
+      if (v.applied !== undefined) bare[id] = [...(bare[id] ?? []), v.p50 - v.applied];
+      if (v.handshake !== undefined) clientLeg[id] = [...(clientLeg[id] ?? []), v.p50 - v.handshake];
+    }
     // A path already at zero added delay cannot get faster: the bare topology is the floor.
     const off = profile.paths.filter(
       (p) =>
         Math.abs(measured[p.id] - p.rttMs) > tolerance(p.rttMs) &&
         !(measured[p.id] > p.rttMs && (state.delay.addedRttUs[p.id] ?? 0) === 0),
     );
-    const line = `calibration round ${round} (${meter.clock}): ${profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}`).join(' ')} ms`;
+    const appliedText = (id: string) => (applied[id] === undefined ? '' : ` (applied ${applied[id]!.toFixed(3)})`);
+    const line = `calibration round ${round} (${meter.clock}): ${profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}${appliedText(p.id)}`).join(' ')} ms`;
     b.log(line);
     // Kept next to the state so a later accuracy complaint can be traced to how it converged.
     appendFileSync(join(b.dir, 'calibration.log'), `${new Date().toISOString()} ${line}\n`);
@@ -116,8 +144,20 @@ export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: stri
     await applyDelays(b, nfqBin);
   }
   state.delay.calibration = Object.fromEntries(
-    profile.paths.map((p) => [p.id, { targetMs: p.rttMs, measuredMs: Number(measured[p.id].toFixed(4)) }]),
+    profile.paths.map((p) => [
+      p.id,
+      {
+        targetMs: p.rttMs,
+        measuredMs: Number(measured[p.id].toFixed(4)),
+        ...(applied[p.id] === undefined ? {} : { appliedMs: Number(applied[p.id]!.toFixed(4)) }),
+      },
+    ]),
   );
+  // The median over the rounds: the bare topology does not change with the delays.
+  const us = (per: Record<string, number[]>) =>
+    Object.fromEntries(Object.entries(per).map(([id, xs]) => [id, Math.round(median(xs) * 1000)]));
+  state.delay.bareRttUs = us(bare);
+  state.delay.clientLegUs = us(clientLeg);
   b.save();
   writeFileSync(
     join(b.dir, 'calibration.json'),

@@ -3,6 +3,7 @@
  * NFQUEUE delay helper (lab/native/nfq-delay.c) behind iptables rules, one per delay namespace.
  */
 
+import { appliedLogPath } from './applied-delay.js';
 import { buildHelper } from './build-helpers.js';
 import type { LabBuilder } from './builder.js';
 import { LabCommandError, LabInputError, LabUnavailableError } from './lab-errors.js';
@@ -99,7 +100,9 @@ export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Pr
     });
     const procRole = `delay-${role}`;
     await b.stopRole(procRole);
-    const proc = b.spawn(procRole, b.ns(role), [nfqBin, '--cpu', String(labCpu()), ...args]);
+    // Every released packet's applied delay goes to the log (lab/applied-delay.ts reads it).
+    const log = ['--log', appliedLogPath(b.dir, role)];
+    const proc = b.spawn(procRole, b.ns(role), [nfqBin, '--cpu', String(labCpu()), ...log, ...args]);
     await waitFor(
       `nfq-delay in ${b.ns(role)}`,
       () => {

@@ -8,6 +8,7 @@ import type { Fleet, Routes } from '../functions/ports.js';
 import { labClientWrap } from './client.js';
 import { LabFleet, type LabFleetOptions } from './lab-fleet.js';
 import { LabRoutes } from './lab-routes.js';
+import { addLabTruth, type LabTruthFn } from './lab-truth.js';
 
 export { parseIpRoute } from './ip-route.js';
 export type { LabOptions, LabStatus, LabUpOptions } from './lab.js';
@@ -23,12 +24,15 @@ export async function createLabPorts(opts: LabFleetOptions = {}): Promise<{
   wrap: (argv: string[], client: ClientRef) => string[];
   /** Put back routes a killed run left changed (lab/lab-routes.ts); one line per route. */
   recoverLeftovers: () => Promise<string[]>;
+  /** A run's summary with what the lab applied per path (lab/lab-truth.ts). */
+  truth: LabTruthFn;
 }> {
   const routes = new LabRoutes(opts);
   return {
     fleet: new LabFleet(opts),
     routes,
     recoverLeftovers: () => routes.recoverLeftovers(),
+    truth: (summary, manifest, plan) => addLabTruth(opts, summary, manifest, plan),
     wrap: (argv, client) => labClientWrap(client)(argv),
   };
 }

@@ -62,8 +62,24 @@ export const labStateSchema = z.object({
     clock: z.enum(['kernel-tcpi_rtt', 'tcp-rtt-c']).optional(),
     /** Why the fallback clock is in use (absent with the precise helper). */
     note: z.string().optional(),
-    /** Last calibration measurement per path: target and measured p50 (ms). */
-    calibration: z.record(z.string(), z.object({ targetMs: z.number(), measuredMs: z.number() })).optional(),
+    /**
+     * Last calibration measurement per path: target and measured p50, and the delay the helper
+     * applied meanwhile (ms; NFQUEUE only).
+     */
+    calibration: z
+      .record(z.string(), z.object({ targetMs: z.number(), measuredMs: z.number(), appliedMs: z.number().optional() }))
+      .optional(),
+    /**
+     * The bare topology's round trip per path (µs): probe p50 − applied delay at the last
+     * calibration. A run's achieved round trip is this plus the delay applied during it.
+     */
+    bareRttUs: z.record(z.string(), z.number()).optional(),
+    /**
+     * The client's own link per path (µs): probe p50 − the median handshake through the delay
+     * namespace (SYN arrival → SYN-ACK release) at the last calibration; paths whose helper holds
+     * both directions only.
+     */
+    clientLegUs: z.record(z.string(), z.number()).optional(),
   }),
   /** Router namespace → next-hop name → gateway address (what LabRoutes maps). */
   routers: z.record(z.string(), z.record(z.string(), z.string())),

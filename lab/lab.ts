@@ -237,7 +237,9 @@ export async function labDown(opts: LabOptions = {}): Promise<{ removed: string[
     // The namespaces are gone, and their routes with them: no route is left to put back.
     rmSync(journalPath(dir), { force: true });
     // The proxies' configs (lab/proxies.ts) went with their processes.
-    for (const f of readdirSync(dir)) if (/^haproxy-.*\.cfg$/.test(f)) rmSync(join(dir, f), { force: true });
+    // So did the delay helpers, whose logs of applied delays go with them (lab/applied-delay.ts).
+    for (const f of readdirSync(dir))
+      if (/^haproxy-.*\.cfg$|^applied-.*\.bin(\.1)?$/.test(f)) rmSync(join(dir, f), { force: true });
     removed.push(`state ${statePath(dir)}`);
   }
   return { removed };

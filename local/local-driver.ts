@@ -17,8 +17,10 @@ import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
 import { writeParquetCopy } from '../functions/pipeline/parquet-copy.js';
 import { salvageOutput } from '../functions/pipeline/salvage.js';
+import { storeTextReports } from '../functions/pipeline/run-reports.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
 import { LAB_POLL_SECONDS } from '../lab/lab-fleet.js';
+import type { LabTruthFn } from '../lab/lab-truth.js';
 import { labProfileForPlan } from '../lab/plan-profile.js';
 import { loadDefinition } from '../statemachine/asl.js';
 import { type RunMachineOptions, runStateMachine } from './asl-interpreter.js';
@@ -170,6 +172,11 @@ export interface LocalRunOptions {
   onSamples?: (progress: { pathId: string; samples: number }) => void;
   /** Replace the fleet/routes (tests, the lab). */
   fleet?: Fleet;
+  /**
+   * Adds the lab's truth to a lab run's summary (what the delay helper applied per path:
+   * `createLabPorts().truth`); taken from the lab's own ports when runLocal builds them.
+   */
+  labTruth?: LabTruthFn;
   routes?: Routes;
   wrap?: (argv: string[], client: ClientRef) => string[];
   /**
@@ -221,6 +228,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   let fleet = opts.fleet;
   let routes = opts.routes;
   let wrap = opts.wrap;
+  let labTruth = opts.labTruth;
   if (usesLab(resolved) && (!fleet || !routes)) {
     const lab = await import('../lab/index.js');
     const ports = await lab.createLabPorts();
@@ -232,6 +240,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     fleet ??= ports.fleet;
     routes ??= ports.routes;
     wrap ??= ports.wrap;
+    labTruth ??= ports.truth;
   }
   const store = opts.decorate?.store ? opts.decorate.store(new DirStore(dataDir)) : new DirStore(dataDir);
   const query = await DuckDbQueryEngine.open(dataDir);
@@ -314,11 +323,23 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     });
     await runner.drain();
     await finishUnfinished(deps, runId, execution, log);
+    let summary = await readSummary(store, runId);
+    const manifest = summary && labTruth ? await readManifest(store, runId) : undefined;
+    if (summary && manifest && labTruth) {
+      // What the lab applied per path, next to its target: the reports are stored again with it.
+      // A lab whose state or logs cannot be read costs the run its lab figures, not its reports.
+      try {
+        summary = labTruth(summary, manifest, new Map(resolved.paths.map((p) => [p.id, p.target.host])));
+        await storeTextReports({ store }, summary);
+      } catch (e: unknown) {
+        log.warn(`the lab's applied delays could not be added to the summary: ${errorMessage(e)}`);
+      }
+    }
     return {
       runId,
       dataDir,
       execution,
-      summary: await readSummary(store, runId),
+      summary,
       interrupted: interrupts > 0,
     };
   } finally {
