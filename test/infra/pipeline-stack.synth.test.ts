@@ -525,7 +525,7 @@ describe('pipeline stack', () => {
     const validatePlan = Object.entries(Template.fromStack(bare).findResources('AWS::Lambda::Function')).find(([id]) =>
       id.startsWith('ValidatePlanFn'),
     );
-    const env = (validatePlan?.[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = (validatePlan![1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env.PATHBENCH_ALLOWED_TARGETS).toBe('[]');
     expect(() => new PipelineStack(new App(), 'BadTargets', { allowedTargets: ['169.254.0.0/99'] })).toThrow(
       /allowedTargets\[0\]: expected a CIDR/,
