@@ -71,7 +71,7 @@ describe('plan and schedule, locally', () => {
     expect(cli('plan', 'list').stdout).toBe('weekly tokyo\n');
     expect(JSON.parse(cli('plan', 'get', 'weekly tokyo').stdout)).toEqual(plan);
     const cron = cli('schedule', 'create', 'weekly tokyo', '--cron', 'cron(0 18 ? * SUN *)');
-    expect(cron.stdout).toMatch(/^0 18 \* \* SUN cd .* npx pathbench run --local --plan '.*weekly%20tokyo\.json'/);
+    expect(cron.stdout).toMatch(/^0 18 \* \* SUN cd .* npx pathbench run --local --plan '.*weekly\\%20tokyo\.json'/);
     writeFileSync(file, JSON.stringify({ ...plan, paths: [{ id: 'A', target: { host: '10.0.0.1', port: 0 } }] }));
     const bad = cli('plan', 'put', 'weekly tokyo', file);
     expect(bad.status).toBe(2);

@@ -4,6 +4,7 @@
  * through the real ASL and handlers (fakes only for the instance, routes and remote command);
  * a plan still in SSM (aws-sdk-client-mock at the SSM boundary) starts as before.
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/clie
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../../core/run-summary.js';
+import { AWS_POLL_SECONDS } from '../../../functions/adapters/aws/aws-deps.js';
 import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
 import { SsmPlanSource } from '../../../functions/adapters/aws/ssm-plans.js';
 import { FirstPlanSource, PlanStore } from '../../../functions/pipeline/plan-store.js';
@@ -67,7 +69,8 @@ describe('named plans in S3', () => {
   it('a plan over 4 KB stores in the bucket and runs by its name', async () => {
     const text = JSON.stringify(bigPlan(), null, 2);
     expect(Buffer.byteLength(text)).toBeGreaterThan(4096);
-    const plans = new PlanStore(new S3ObjectStore(s3, BUCKET));
+    // As `plan put --aws` stores it: held to the limits at the AWS fleet's poll interval.
+    const plans = new PlanStore(new S3ObjectStore(s3, BUCKET), { pollSeconds: AWS_POLL_SECONDS });
     await plans.put('weekly tokyo osaka', text);
     expect(await plans.list()).toEqual(['weekly tokyo osaka']);
     expect(await plans.text('weekly tokyo osaka')).toBe(text);
