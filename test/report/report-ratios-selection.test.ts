@@ -60,7 +60,7 @@ describe('ratios and selection in the reports', () => {
     expect(ratioText(summary.ratios![0].p99)).toBe('2.50× [1.90×, 3.60×] no verdict: thin tail, 3 samples beyond p99');
   });
 
-  it('has both tables in Markdown, CSV and HTML', () => {
+  it('has both tables in Markdown, CSV and HTML', async () => {
     const md = renderMarkdown(summary);
     expect(md).toContain('## Ratios within a path');
     expect(md).toContain(
@@ -77,7 +77,7 @@ describe('ratios and selection in the reports', () => {
     expect(csv).toContain(
       'run-rs,B,vpc-peering,peering,ping,icmp_rtt_ms,ms,8.89,8.8,9,9.5,9.2,9.9,0,4980000000,8500,0,0.09,inter-region',
     );
-    const html = renderHtml(summary);
+    const html = await renderHtml(summary);
     expect(html).toContain('<h2>Ratios within a path</h2>');
     expect(html).toContain('<h2>Selection</h2>');
     expect(html).toContain('<td>vpc-peering</td>');
