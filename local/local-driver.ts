@@ -322,7 +322,9 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       },
     });
     await runner.drain();
-    await finishUnfinished(deps, runId, execution, log);
+    // A machine aborted from outside stands for a kill -9 of this process (the fault suite's
+    // model): nothing of it runs afterwards, so the next run's cleanup is what finishes it.
+    if (!opts.machine?.signal?.aborted) await finishUnfinished(deps, runId, execution, log);
     let summary = await readSummary(store, runId);
     const manifest = summary && labTruth ? await readManifest(store, runId) : undefined;
     if (summary && manifest && labTruth) {

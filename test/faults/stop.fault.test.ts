@@ -10,10 +10,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { describe, expect, onTestFinished } from 'vitest';
 import type { RunManifest } from '../../core/run-manifest.js';
 import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
+import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import type { AwsWorld, WorldRoute } from './aws-world.js';
 import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 
@@ -238,7 +239,10 @@ describe.concurrent('stop while probing: the stop trap uploads after the cleanup
       const runId = 'fault-1';
       const input = { runId, status: 'ABORTED', stoppedAt: Date.now(), lateSweepAfterMs: 130_000 };
       // The late sweep's wait (the SwapRoutes timeout since the stop) outlasts the trap's upload.
-      const lateDeps = () => ({ ...(c.deps as NonNullable<FaultCase['deps']>), sleep: () => trapDone });
+      // It runs as its own invocation with its own query engine (the run's closes when the run ends).
+      const engine = await DuckDbQueryEngine.open(c.dir);
+      onTestFinished(() => engine.close());
+      const lateDeps = () => ({ ...(c.deps as NonNullable<FaultCase['deps']>), query: engine, sleep: () => trapDone });
       let cleanup: Promise<CleanupResult> | undefined;
       const r = await c.run(c.plan([{ id: 'a', count: 2000 }]), {
         runId,
