@@ -164,6 +164,15 @@ export class LocalCommandRunner implements CommandRunner {
       env: { ...process.env, [MARKER]: commandId },
     });
     child.stdin?.on('error', () => undefined);
+    // Listen before the first await below: an agent that ends at once (it cannot start, a wrapper
+    // that fails) would otherwise close before anyone hears it, and its command never end.
+    let startError: Error | undefined;
+    child.on('error', (e) => {
+      startError ??= e;
+    });
+    const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+      child.once('close', (code, signal) => res({ code, signal })),
+    );
     watching.add(commandId);
     const record: AgentRecord | undefined =
       this.opts.stateDir && child.pid
@@ -217,11 +226,13 @@ export class LocalCommandRunner implements CommandRunner {
       }
     }, cmd.timeoutSeconds * 1000);
     running.done = new Promise<void>((resolve) => {
-      child.on('error', (e) => {
+      const failedToStart = (e: Error) => {
         running.status = 'Failed';
         running.detail = `could not start the agent: ${e.message}`;
-      });
-      child.on('close', async (code, signal) => {
+      };
+      if (startError) failedToStart(startError);
+      child.on('error', failedToStart);
+      void closed.then(async ({ code, signal }) => {
         timer.clear();
         running.finalSamples = await this.countSamples(running);
         try {
