@@ -18,7 +18,7 @@ export function runIndexOf(runId: string): number {
 }
 
 /** mulberry32: a small seeded generator of floats in [0, 1). */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

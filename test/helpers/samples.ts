@@ -1,24 +1,17 @@
 /** Test helpers: a seeded PRNG and writing sample records in the contract's file layout. */
+
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { keys } from '../../core/keys.js';
+import { mulberry32 } from '../../core/path-order.js';
 import { silentLogger } from '../../functions/log.js';
 import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 
-/** mulberry32: small, seeded, good enough to vary test data reproducibly. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (core/path-order.ts): small, seeded, good enough to vary test data reproducibly. */
+export const prng = mulberry32;
 
 export async function tempDataDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(tmpdir(), `pb-${prefix}-`));
