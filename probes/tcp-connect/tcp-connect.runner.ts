@@ -228,6 +228,8 @@ export interface ConnectSeries {
   tEnd: Float64Array;
   rtt: Float64Array;
   error: (string | undefined)[];
+  /** Epoch ms of the schedule's origin: attempt i is due at origin + i × intervalMs. */
+  origin: number;
 }
 
 /**
@@ -246,6 +248,7 @@ export function connectSeries(
     tEnd: new Float64Array(count),
     rtt: new Float64Array(count),
     error: new Array(count).fill(undefined),
+    origin: Number.NaN,
   };
   if (count === 0) return Promise.resolve(out);
   const epoch = makeEpochClock();
@@ -254,6 +257,7 @@ export function connectSeries(
     let pending = count;
     let next = 0;
     const t0 = process.hrtime.bigint();
+    out.origin = epoch(t0);
 
     const attempt = (i: number): void => {
       let done = false;
@@ -282,12 +286,19 @@ export function connectSeries(
       start = process.hrtime.bigint();
     };
 
+    // Node's timers count whole milliseconds of a loop time cached per iteration, so a timer
+    // can fire up to ~1 ms before its due time on the hrtime clock: wait out the remainder with
+    // setImmediate (which still lets earlier attempts' completions be stamped) so no attempt
+    // ever starts ahead of its schedule.
+    const wait = (): void => {
+      const waitMs = Number(t0 + intervalNs * BigInt(next) - process.hrtime.bigint()) / 1e6;
+      if (waitMs <= 0) tick();
+      else if (waitMs > 1.5) setTimeout(wait, waitMs - 1);
+      else setImmediate(wait);
+    };
     const tick = (): void => {
       attempt(next++);
-      if (next >= count) return;
-      const due = t0 + intervalNs * BigInt(next);
-      const waitMs = Number(due - process.hrtime.bigint()) / 1e6;
-      setTimeout(tick, Math.max(waitMs, 0));
+      if (next < count) wait();
     };
     tick();
   });
