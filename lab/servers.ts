@@ -15,7 +15,7 @@ import { AGENT_BUNDLE, ensureAgentBundle } from '../agent/bundle.js';
 import type { LabBuilder } from './builder.js';
 import type { LabState } from './lab-state.js';
 import { targetRoles } from './profiles/lab-profile.js';
-import { listening, tryRun, waitFor } from './sys.js';
+import { labCpu, listening, tryRun, waitFor } from './sys.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AGENT_SOURCE = join(ROOT, 'agent', 'agent-main.ts');
@@ -42,8 +42,21 @@ export async function startServers(b: LabBuilder): Promise<void> {
     const ns = b.ns(role);
     b.spawn('iperf3', ns, ['iperf3', '-s', '-p', String(ports.iperf3)]);
     if (haveSockperf) {
-      b.spawn('sockperf-tcp', ns, ['sockperf', 'server', '--tcp', '-i', '0.0.0.0', '-p', String(ports.sockperf)]);
-      b.spawn('sockperf-udp', ns, ['sockperf', 'server', '-i', '0.0.0.0', '-p', String(ports.sockperf)]);
+      // Ping-pong servers on the client's and delay helpers' CPU (lab/client.ts): a reply from
+      // the other CPU costs a cross-CPU wake-up (~0.1 ms on a VM) on some exchanges only, a
+      // second host mode under every path's delay modes.
+      const pin = ['taskset', '-c', String(labCpu())];
+      b.spawn('sockperf-tcp', ns, [
+        ...pin,
+        'sockperf',
+        'server',
+        '--tcp',
+        '-i',
+        '0.0.0.0',
+        '-p',
+        String(ports.sockperf),
+      ]);
+      b.spawn('sockperf-udp', ns, [...pin, 'sockperf', 'server', '-i', '0.0.0.0', '-p', String(ports.sockperf)]);
     }
     const ready = join(b.dir, `${ns}.ready`);
     writeFileSync(ready, '');
