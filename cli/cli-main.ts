@@ -14,6 +14,7 @@ import { registerParse } from './commands/parse.command.js';
 import { registerPlan } from './commands/plan.command.js';
 import { registerPrices } from './commands/prices.command.js';
 import { registerReport } from './commands/report.command.js';
+import { registerSql } from './commands/sql.command.js';
 import { registerTestbed } from './commands/testbed.command.js';
 import { registerTrend } from './commands/trend.command.js';
 import { ExitRequest, exitAfterFlush, exitWith, InputError } from './exit.js';
@@ -33,6 +34,7 @@ const program = new Command('pathbench')
 registerLocal(program);
 registerReport(program);
 registerParquet(program);
+registerSql(program);
 registerTrend(program);
 registerPlan(program);
 registerPrices(program);

@@ -80,6 +80,10 @@ export const keys = {
   /** One run's judged figures, listed per plan for its trend and baseline (plan names may hold spaces: URI-encoded). */
   trendPrefix: (planName: string) => `trends/plan=${planSegment(planName)}/`,
   trendPoint: (planName: string, runId: string) => `${keys.trendPrefix(planName)}run=${checkRunId(runId)}.json`,
+  /** What the run was, one record (the `runs` table, queries/runs.ddl.sql; functions/pipeline/run-tables.ts). */
+  runsTable: (runId: string) => `tables/runs/${checkRunId(runId)}.json`,
+  /** What each of its paths was, one record per line (the `paths` table, queries/paths.ddl.sql). */
+  pathsTable: (runId: string) => `tables/paths/${checkRunId(runId)}.jsonl`,
   /** Named plans (pathbench plan put): one object per name, its history in the bucket's versions. */
   namedPlan: (planName: string) => `plans/${planSegment(planName)}.json`,
 };

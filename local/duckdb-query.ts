@@ -10,7 +10,16 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { errorMessage, QueryFailedError } from '../core/errors.js';
 import { keys } from '../core/keys.js';
 import type { QueryEngine, QueryParam } from '../functions/ports.js';
-import { loadQuery, RANK_COLUMNS, type SqlColumn, samplesColumns } from '../queries/sql.js';
+import {
+  loadQuery,
+  queryNames,
+  RANK_COLUMNS,
+  RUN_TABLES,
+  type RunTable,
+  runTableColumns,
+  type SqlColumn,
+  samplesColumns,
+} from '../queries/sql.js';
 
 /**
  * Rows per row group of a Parquet copy: several per file of a large partition, so a scan can
@@ -173,6 +182,36 @@ export function parquetViewSql(parquetFiles: string[], jsonlFiles: string[]): st
   return `CREATE OR REPLACE VIEW samples AS ${parts.join(' UNION ALL ')}`;
 }
 
+/**
+ * The `runs` or `paths` view over its objects (tables/<table>/<run id>.json[l]), with the DDL's
+ * column types; empty and typed with no files.
+ */
+export function runTableViewSql(table: RunTable, files: string[]): string {
+  const columns = runTableColumns(table);
+  if (files.length === 0) return `CREATE OR REPLACE VIEW ${table} AS ${emptySelect(columns)}`;
+  const columnTypes = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
+  return [
+    `CREATE OR REPLACE VIEW ${table} AS SELECT ${columns.map((c) => sqlIdent(c.name)).join(', ')} FROM read_json(`,
+    `[${files.map(sqlString).join(', ')}],`,
+    `format = 'newline_delimited', columns = {${columnTypes}}, hive_partitioning = false)`,
+  ].join(' ');
+}
+
+/** Every `<dataDir>/tables/<table>/*.json` or `*.jsonl` (one per run), sorted. */
+export async function listRunTableFiles(dataDir: string, table: RunTable): Promise<string[]> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await readdir(path.join(dataDir, 'tables', table), { withFileTypes: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  return entries
+    .filter((e) => e.isFile() && /\.jsonl?$/.test(e.name))
+    .map((e) => path.join(dataDir, 'tables', table, e.name))
+    .sort();
+}
+
 async function subdirs(dir: string, prefix: string): Promise<string[]> {
   let entries: import('node:fs').Dirent[];
   try {
@@ -274,19 +313,25 @@ export class DuckDbQueryEngine implements QueryEngine {
   }
 
   /** The views' last definitions: redefined only when the files behind them change. */
-  private views = { jsonl: '', samples: '' };
+  private views: Record<string, string> = {};
 
   private async refreshView(label: string): Promise<void> {
     try {
       const jsonl = await listSampleFiles(this.dataDir);
       const parquet = await this.rankedFiles(await listParquetCopies(this.dataDir));
-      const next = { jsonl: samplesViewSql(jsonl, 'samples_jsonl'), samples: parquetViewSql(parquet, jsonl) };
+      const next: Record<string, string> = {
+        samples_jsonl: samplesViewSql(jsonl, 'samples_jsonl'),
+        samples: parquetViewSql(parquet, jsonl),
+      };
+      for (const table of RUN_TABLES)
+        next[table] = runTableViewSql(table, await listRunTableFiles(this.dataDir, table));
+      // The analysts' views over those (queries/views/; on AWS they are named queries to run once).
+      for (const name of queryNames().filter((n) => n.startsWith('views/'))) next[name] = loadQuery(name);
       // A file rewritten in place needs no new view: DuckDB reads the files when a query runs.
-      if (next.jsonl !== this.views.jsonl) await this.connection.run(next.jsonl);
-      if (next.samples !== this.views.samples) await this.connection.run(next.samples);
+      for (const [name, sql] of Object.entries(next)) if (this.views[name] !== sql) await this.connection.run(sql);
       this.views = next;
     } catch (e) {
-      this.views = { jsonl: '', samples: '' };
+      this.views = {};
       throw new QueryFailedError(`${label}: cannot define the samples view: ${errorMessage(e)}`, { cause: e });
     }
   }

@@ -77,7 +77,7 @@ export interface SamplesColumns {
   partitions: SqlColumn[];
 }
 
-function parseColumnList(list: string, where: string): SqlColumn[] {
+function parseColumnList(list: string, where: string, file = 'samples.ddl.sql'): SqlColumn[] {
   return list
     .split(',')
     .map((part) => part.trim())
@@ -85,7 +85,7 @@ function parseColumnList(list: string, where: string): SqlColumn[] {
     .map((part) => {
       // Plain scalar types only (string, int, double, boolean …): enough for samples, and simple.
       const m = /^`?([A-Za-z_][A-Za-z0-9_]*)`?\s+([A-Za-z]+)$/.exec(part);
-      if (!m) throw new QueryFileError(`samples.ddl.sql: cannot read column ${JSON.stringify(part)} in ${where}`);
+      if (!m) throw new QueryFileError(`${file}: cannot read column ${JSON.stringify(part)} in ${where}`);
       return { name: m[1], type: m[2].toLowerCase() };
     });
 }
@@ -115,4 +115,24 @@ export function samplesColumns(): SamplesColumns {
   }
   cachedColumns = { columns, ranks, partitions };
   return cachedColumns;
+}
+
+/** The tables that say what each run and path was (queries/runs.ddl.sql, queries/paths.ddl.sql). */
+export const RUN_TABLES = ['runs', 'paths'] as const;
+export type RunTable = (typeof RUN_TABLES)[number];
+
+const cachedRunTables = new Map<RunTable, SqlColumn[]>();
+
+/** The columns of `runs` or `paths`, read from its DDL (unpartitioned: one object per run). */
+export function runTableColumns(table: RunTable): SqlColumn[] {
+  const cached = cachedRunTables.get(table);
+  if (cached) return cached;
+  const ddl = stripComments(loadQuery(`${table}.ddl`));
+  const m = new RegExp(`\\.${table}\\s*\\(([^)]*)\\)\\s*ROW\\s+FORMAT`, 'i').exec(ddl);
+  if (!m) throw new QueryFileError(`${table}.ddl.sql: expected "<db>.${table} (…) ROW FORMAT …"`);
+  const columns = parseColumnList(m[1], 'the column list', `${table}.ddl.sql`);
+  const dup = columns.find((c, i) => columns.findIndex((d) => d.name === c.name) !== i);
+  if (dup) throw new QueryFileError(`${table}.ddl.sql: column ${dup.name} is declared twice`);
+  cachedRunTables.set(table, columns);
+  return columns;
 }

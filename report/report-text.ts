@@ -36,7 +36,7 @@ export function runShiftNote(r: NonNullable<Summary['runShifts']>[number]): stri
 }
 
 /** A plain-text table: numeric columns (by index) right-aligned. */
-function textTable(head: string[], rows: string[][], right: (i: number) => boolean): string[] {
+export function textTable(head: string[], rows: string[][], right: (i: number) => boolean): string[] {
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
   const line = (r: string[]) =>

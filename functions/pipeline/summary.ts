@@ -18,6 +18,7 @@ import { pathProvenance } from './provenance.js';
 import type { Row } from './query-rows.js';
 import { addRegressions, publishSummary } from './regressions.js';
 import { runStatus, storeTextReports } from './run-reports.js';
+import { writeRunTables } from './run-tables.js';
 import { selectionTable } from './selection.js';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -192,6 +193,13 @@ export async function writeReports(
   // Trend point stored, then judged against the plan's earlier runs (regressions.ts).
   await addRegressions(deps, summary);
   await storeReports(deps, summary);
+  // What the run and its paths were, for analysts' joins (the runs and paths tables).
+  await writeRunTables(
+    deps.store,
+    summary,
+    await readManifest(deps.store, runId),
+    await readResolvedPlan(deps.store, runId),
+  );
   await publishSummary(deps, summary);
   return summary;
 }

@@ -1,7 +1,8 @@
 /**
  * DataLake: where measurements live and how they are queried. The data bucket (versioned,
  * retained with the stack, its access logs in a second bucket), the Glue database with the
- * samples tables (Parquet `samples`, raw JSONL `samples_jsonl`; columns from queries/samples.ddl.sql), the Athena workgroup with encrypted results and a
+ * samples tables (Parquet `samples`, raw JSONL `samples_jsonl`; columns from queries/samples.ddl.sql), the
+ * `runs` and `paths` tables (queries/runs.ddl.sql, paths.ddl.sql), the Athena workgroup with encrypted results and a
  * scan cutoff, and one named query per .sql file under queries/.
  */
 import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -9,7 +10,14 @@ import * as athena from 'aws-cdk-lib/aws-athena';
 import * as glue from 'aws-cdk-lib/aws-glue';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { loadQuery, queryNames, samplesColumns } from '../../queries/sql.js';
+import {
+  loadQuery,
+  queryNames,
+  RUN_TABLES,
+  type RunTable,
+  runTableColumns,
+  samplesColumns,
+} from '../../queries/sql.js';
 import { ack } from '../nag.js';
 
 /** Object prefixes of the data bucket (core/keys.ts) plus SSM command output. */
@@ -21,6 +29,7 @@ export const DATA_PREFIXES = [
   'parquet/',
   'reports/',
   'trends/',
+  'tables/',
   'ssm-output/',
 ] as const;
 /** Named plans (`pathbench plan put`): their noncurrent versions are the plans' history and never expire. */
@@ -127,6 +136,29 @@ export class DataLake extends Construct {
       },
     });
     jsonlTable.node.addDependency(database);
+    // What each run and path was (queries/runs.ddl.sql, queries/paths.ddl.sql): one JSON object
+    // per run under tables/<table>/, written by SummarizeRun; unpartitioned, nothing to register.
+    const tableLocation = (table: RunTable) => this.bucket.s3UrlForObject(`tables/${table}/`);
+    for (const name of RUN_TABLES) {
+      const t = new glue.CfnTable(this, `${name[0].toUpperCase()}${name.slice(1)}Table`, {
+        catalogId: Aws.ACCOUNT_ID,
+        databaseName: this.databaseName,
+        tableInput: {
+          name,
+          description: `what each ${name === 'runs' ? 'run' : 'path of each run'} was (queries/${name}.ddl.sql)`,
+          tableType: 'EXTERNAL_TABLE',
+          parameters: { classification: 'json', EXTERNAL: 'TRUE' },
+          storageDescriptor: {
+            columns: runTableColumns(name).map((c) => ({ name: c.name, type: c.type })),
+            location: tableLocation(name),
+            inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
+            outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
+            serdeInfo: { serializationLibrary: 'org.openx.data.jsonserde.JsonSerDe' },
+          },
+        },
+      });
+      t.node.addDependency(database);
+    }
 
     this.workgroup = new athena.CfnWorkGroup(this, 'Workgroup', {
       name: this.workgroupName,
@@ -154,7 +186,8 @@ export class DataLake extends Construct {
         // it with stand-ins to replace.
         queryString: loadQuery(name, {
           database: this.databaseName,
-          location: parquet,
+          location:
+            name === 'runs.ddl' ? tableLocation('runs') : name === 'paths.ddl' ? tableLocation('paths') : parquet,
           jsonlLocation: samples,
           path: 'PATH_ID',
           run: 'RUN_ID',

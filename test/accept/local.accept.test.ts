@@ -150,6 +150,22 @@ describe.sequential('README.md and docs/local.md, no lab', () => {
     say(r, `${r.stdout.trim().split('\n').length} lines`);
   });
 
+  it("asks what a run's paths were, in SQL over the data directory", async () => {
+    const c = docCommand(
+      'README.md',
+      `npx pathbench sql "SELECT path_id, method, status FROM paths WHERE run_id = 'RUN_ID'"`,
+    );
+    const r = await run(c.replace('RUN_ID', runs[1]));
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0].split(/\s+/)).toEqual(['path_id', 'method', 'status']);
+    // the loopback plan's three paths, each with its status, then the row count
+    expect(lines.at(-1)).toBe('(3 rows)');
+    for (const id of ['plain', 'slow-accept', 'closed']) expect(r.stdout).toMatch(new RegExp(`^${id}\\s`, 'm'));
+    await whole(r);
+    say(r, lines.at(-1) ?? '');
+  });
+
   it('stores, reads, lists and removes a named plan; prints the crontab line of a schedule', async () => {
     docCommand('README.md', 'npx pathbench plan put NAME FILE · schedule create NAME --cron "…"');
     docCommand('docs/local.md', 'npx pathbench plan put NAME FILE | get NAME | list | rm NAME');

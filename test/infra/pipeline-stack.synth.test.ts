@@ -16,7 +16,7 @@ import { CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orche
 import { MANAGED_TAG } from '../../infra/grants.js';
 import { QUERIES_DIR } from '../../infra/infra-paths.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
-import { RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
+import { RANK_COLUMNS, RUN_TABLES, runTableColumns, samplesColumns } from '../../queries/sql.js';
 import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -230,10 +230,18 @@ describe('pipeline stack', () => {
         return [input.Name, input];
       }),
     );
-    expect(Object.keys(tables).sort()).toEqual(['samples', 'samples_jsonl']);
+    expect(Object.keys(tables).sort()).toEqual(['paths', 'runs', 'samples', 'samples_jsonl']);
     const { columns, ranks } = samplesColumns();
     const glue = (list: typeof columns) => list.map((c) => ({ Name: c.name, Type: c.type }));
-    for (const input of Object.values(tables)) expect(input.PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
+    for (const name of ['samples', 'samples_jsonl'])
+      expect(tables[name].PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
+    // What each run and path was: JSON under tables/<name>/, the DDL's columns, no partitions.
+    for (const name of RUN_TABLES) {
+      expect(tables[name].PartitionKeys ?? []).toEqual([]);
+      expect(tables[name].StorageDescriptor.Columns).toEqual(glue(runTableColumns(name)));
+      expect(tables[name].StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.openx.data.jsonserde.JsonSerDe');
+      expect(JSON.stringify(tables[name].StorageDescriptor.Location)).toContain(`/tables/${name}/`);
+    }
     // The raw table has the records' columns; the Parquet table also the writer's rank columns.
     expect(tables.samples_jsonl.StorageDescriptor.Columns).toEqual(glue(columns));
     expect(tables.samples.StorageDescriptor.Columns).toEqual(glue([...columns, ...ranks]));
@@ -258,7 +266,8 @@ describe('pipeline stack', () => {
       .filter(([, q]) => String(q.Properties.Description).endsWith('.ddl.sql'))
       .map(([, q]) => JSON.stringify(q.Properties.QueryString));
     expect(ddl.find((q) => q.includes('STORED AS PARQUET'))).toContain('/parquet/');
-    expect(ddl.find((q) => q.includes('JsonSerDe'))).toContain('/samples/');
+    expect(ddl.find((q) => q.includes('.samples_jsonl'))).toContain('/samples/');
+    for (const name of RUN_TABLES) expect(ddl.find((q) => q.includes(`.${name} (`))).toContain(`/tables/${name}/`);
   });
 
   it('lets the query tasks read both tables and the Parquet objects', () => {

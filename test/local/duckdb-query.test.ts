@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QueryFailedError } from '../../core/errors.js';
 import { DuckDbQueryEngine, listSampleFiles, sqlString } from '../../local/duckdb-query.js';
-import { loadQuery, samplesColumns } from '../../queries/sql.js';
+import { loadQuery, RUN_TABLES, runTableColumns, samplesColumns } from '../../queries/sql.js';
 import { tempDataDir, writeSamples } from '../helpers/samples.js';
 
 const record = (over: Record<string, unknown> = {}) => ({
@@ -53,6 +53,45 @@ describe('DuckDbQueryEngine', () => {
     expect(described.find((r) => r.column_name === 'trial')?.column_type).toBe('INTEGER');
     expect(await engine.query(loadQuery('percentiles'), ['r1'], 'percentiles')).toEqual([]);
     expect(await engine.query(loadQuery('flags'), ['r1'], 'flags')).toEqual([]);
+    // the runs and paths tables and the analysts' views, empty and typed as their DDL says
+    for (const table of RUN_TABLES) {
+      const cols = await engine.query(`DESCRIBE ${table}`, [], 'describe');
+      expect(cols.map((r) => r.column_name)).toEqual(runTableColumns(table).map((c) => c.name));
+      expect(await engine.query(`SELECT count(*) AS c FROM ${table}`, [], 'count')).toEqual([{ c: 0 }]);
+    }
+    expect(await engine.query('SELECT count(*) AS c FROM credit_flagged_intervals', [], 'view')).toEqual([{ c: 0 }]);
+  });
+
+  it('reads a run written to the runs and paths tables, typed, and sees a later run without reopening', async () => {
+    const dir = await dataDir('tables');
+    const engine = await open(dir);
+    const write = async (runId: string, paths: string[]) => {
+      await mkdir(path.join(dir, 'tables', 'runs'), { recursive: true });
+      await mkdir(path.join(dir, 'tables', 'paths'), { recursive: true });
+      await writeFile(
+        path.join(dir, 'tables', 'runs', `${runId}.json`),
+        `${JSON.stringify({ run_id: runId, paths: paths.length, estimate_usd: 0.5 })}\n`,
+      );
+      await writeFile(
+        path.join(dir, 'tables', 'paths', `${runId}.jsonl`),
+        paths.map((p) => `${JSON.stringify({ run_id: runId, path_id: p, distance_km: 400 })}\n`).join(''),
+      );
+    };
+    await write('r1', ['A', 'B']);
+    expect(await engine.query('SELECT run_id, paths, estimate_usd, plan_name FROM runs', [], 'runs')).toEqual([
+      { run_id: 'r1', paths: 2, estimate_usd: 0.5, plan_name: null },
+    ]);
+    await write('r2', ['A']);
+    expect(
+      await engine.query(
+        'SELECT run_id, count(*) AS n, sum(distance_km) AS km FROM paths GROUP BY run_id ORDER BY run_id',
+        [],
+        'paths',
+      ),
+    ).toEqual([
+      { run_id: 'r1', n: 2, km: 800 },
+      { run_id: 'r2', n: 1, km: 400 },
+    ]);
   });
 
   it('reads the contract layout, partition columns from the key, extra keys ignored', async () => {

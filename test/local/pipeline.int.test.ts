@@ -170,6 +170,62 @@ describe('local driver, loopback plan', () => {
     expect(again.paths.map((p) => p.results)).toEqual((result.summary as Summary).paths.map((p) => p.results));
   });
 
+  it('says what the run and each path was in the runs and paths tables, joined with samples by `pathbench sql`', async () => {
+    const plan = JSON.parse(await readFile(planFile, 'utf8'));
+    const run = JSON.parse(await readFile(join(dir, 'tables/runs/it-loopback.json'), 'utf8'));
+    expect(run).toMatchObject({ run_id: 'it-loopback', plan_name: plan.name, driver: 'local', status: 'succeeded' });
+    expect(run.paths).toBe(plan.paths.length);
+    // the CLI, as an analyst types it: one row per path, the join over samples
+    const r = cli(
+      'sql',
+      '--data',
+      dir,
+      '--json',
+      `SELECT p.path_id, p.status, r.plan_name, count(s.value) AS n
+       FROM paths p JOIN runs r USING (run_id) LEFT JOIN samples s ON s.run = p.run_id AND s.path = p.path_id
+       GROUP BY ALL ORDER BY p.path_id`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const rows = JSON.parse(r.stdout) as { path_id: string; status: string; plan_name: string; n: number }[];
+    const summary = result.summary as Summary;
+    expect(rows.map((x) => x.path_id)).toEqual(summary.paths.map((p) => p.id).sort());
+    for (const row of rows) {
+      expect(row.plan_name).toBe(plan.name);
+      expect(row.status).toBe(summary.paths.find((p) => p.id === row.path_id)?.status);
+      // the samples' own count of successful values, as the summary has it
+      const n = summary.paths.find((p) => p.id === row.path_id)!.results.reduce((a, x) => a + x.n, 0);
+      expect(row.n).toBe(n);
+    }
+    const csv = cli('sql', '--data', dir, '--csv', 'SELECT path_id, target_host FROM paths ORDER BY path_id');
+    expect(csv.status, csv.stderr).toBe(0);
+    expect(csv.stdout.split('\n')[0]).toBe('path_id,target_host');
+    expect(csv.stdout.trim().split('\n')).toHaveLength(plan.paths.length + 1);
+    const table = cli('sql', '--data', dir, 'SELECT count(*) AS runs FROM runs');
+    expect(table.stdout).toMatch(/^runs\n-+\n\s*1\n\(1 row\)\n$/);
+    // bad SQL: one line naming the problem, exit 2, nothing on stdout
+    const bad = cli('sql', '--data', dir, 'SELECT nope FROM paths');
+    expect(bad.status).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/^pathbench: sql: .*nope/);
+  });
+
+  it('runs every SQL example of docs/data.md over this run (DuckDB), the joins with rows', async () => {
+    const doc = await readFile(join(ROOT, 'docs/data.md'), 'utf8');
+    const examples = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1].trim().replace(/;$/, ''));
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+    const engine = await DuckDbQueryEngine.open(dir);
+    try {
+      for (const sql of examples) {
+        const rows = await engine.query(sql, [], 'docs/data.md example');
+        // The joins over paths find this run's rows; the others name a run or method it lacks.
+        if (/JOIN paths/.test(sql) && /connect_rtt_ms/.test(sql)) expect(rows.length, sql).toBeGreaterThan(0);
+      }
+    } finally {
+      engine.close();
+    }
+  });
+
   it('`run --json` prints the summary contract on stdout and nothing else, exit 0', () => {
     const data = join(dir, 'cli');
     const r = cli('run', '--local', '--plan', planFile, '--data', data, '--run-id', 'it-cli', '--json');
