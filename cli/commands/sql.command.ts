@@ -7,6 +7,7 @@
  */
 import type { Command } from 'commander';
 import { printable } from '../../core/printable.js';
+import type { QueryEngine } from '../../functions/ports.js';
 import { DEFAULT_DATA_DIR } from '../../local/local-driver.js';
 import { csvCell } from '../../report/report-csv.js';
 import { textTable } from '../../report/report-text.js';
@@ -47,7 +48,19 @@ export function formatRows(rows: Row[], format: 'table' | 'csv' | 'json'): strin
   return `${lines.join('\n')}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
 }
 
-/** Run the statement and print it; returns the exit code. */
+/** Run the statement on the engine and print its rows; returns the exit code. */
+export async function runSqlOn(
+  sql: string,
+  query: Pick<QueryEngine, 'query'>,
+  format: 'table' | 'csv' | 'json',
+  out: (text: string) => void,
+): Promise<number> {
+  const rows = await query.query(sql, [], 'sql');
+  out(printable(formatRows(rows, format)));
+  return 0;
+}
+
+/** The command: flags checked, the engine opened (DuckDB or Athena), the statement run. */
 export async function runSql(
   sql: string,
   o: SqlFlags,
@@ -58,9 +71,7 @@ export async function runSql(
   if (sql.trim() === '') throw new ParquetCliError('no SQL given: pathbench sql "SELECT …"');
   const target = await parquetTarget(o, env);
   try {
-    const rows = await target.query.query(sql, [], 'sql');
-    out(printable(formatRows(rows, o.csv ? 'csv' : o.json ? 'json' : 'table')));
-    return 0;
+    return await runSqlOn(sql, target.query, o.csv ? 'csv' : o.json ? 'json' : 'table', out);
   } finally {
     target.close();
   }
