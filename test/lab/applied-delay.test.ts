@@ -19,6 +19,7 @@ import {
 } from '../../lab/applied-delay.js';
 import { labErrorNote, labTolerance, pathTruth } from '../../lab/lab-truth.js';
 import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
+import { seed004Profile } from '../../lab/profiles/seed-004-profile.js';
 
 interface Rec {
   /** Arrival, ms after T0. */
@@ -30,6 +31,8 @@ interface Rec {
   flags?: number;
   sport?: number;
   dport?: number;
+  /** The helper's delay class (a mixed path's route); 0 when not given. */
+  cls?: number;
 }
 
 /** Encode records exactly as the helper writes them (little-endian, addresses and ports in network order). */
@@ -44,7 +47,7 @@ function encode(recs: Rec[]): Buffer {
     Buffer.from(r.dst.split('.').map(Number)).copy(buf, at + 16);
     buf.writeUInt16LE(r.queue, at + 20);
     buf[at + 22] = r.flags ?? 0;
-    buf[at + 23] = 0x80;
+    buf[at + 23] = 0x80 | (r.cls ?? 0);
     buf.writeUInt16BE(r.sport ?? 0, at + 24);
     buf.writeUInt16BE(r.dport ?? 0, at + 26);
   });
@@ -158,5 +161,27 @@ describe('a path’s truth', () => {
     expect(pathTruth(dir, seed000Profile(), cal, A, T0 + 10_000, T0 + 20_000)).toBeUndefined();
     expect(labTolerance(0.21)).toBe(0.02);
     expect(labTolerance(13.32)).toBeCloseTo(0.3996, 6);
+  });
+
+  it('of a path of mixed routes is its own route’s (the first delay class), not the mixture’s median', () => {
+    dir = mkdtempSync(join(tmpdir(), 'applied-'));
+    const profile = seed004Profile();
+    const def = profile.paths.find((p) => (p.routes?.length ?? 0) > 0)!;
+    const [from] = def.match[0].filter((x) => /^\d/.test(x)).map((x) => x.replace('/32', ''));
+    // 45 % on the path's own route (class 0), 55 % on a longer one: the mixture's median is the longer
+    const recs: Rec[] = Array.from({ length: 100 }, (_, i) => ({
+      atMs: i,
+      appliedUs: i % 20 < 9 ? def.rttMs * 1000 - 60 : def.rttMs * 1000 + 200,
+      cls: i % 20 < 9 ? 0 : 1,
+      src: from,
+      dst: def.targetIp,
+      queue: def.queue,
+    }));
+    writeFileSync(appliedLogPath(dir, def.delayRole), encode(recs));
+    const t = pathTruth(dir, profile, { bareRttUs: { [def.id]: 60 } }, def.targetIp, T0 - 1, T0 + 2000)!;
+    expect(t.appliedRttMs).toBeCloseTo(def.rttMs - 0.06, 6);
+    expect(t.achievedRttMs).toBeCloseTo(def.rttMs, 6);
+    expect(t.labError).toBe(false);
+    expect(t.packets).toBe(45);
   });
 });
