@@ -83,15 +83,19 @@ export class Probe extends Construct {
             bucket.arnForObjects('specs/*'),
           ],
         }),
-        new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('ssm-output/*')] }),
-        // One statement per client: its own raw prefix, and only with that instance's role
-        // credentials (ec2:SourceInstanceARN is set on requests signed with an instance's role
-        // credentials). So no client can write another path's or client's raw output.
+        // One statement per client: its own raw prefix and its own SSM command output (the SSM
+        // agent writes <OutputS3KeyPrefix>/<command id>/<instance id>/…, functions/adapters/aws/
+        // ssm-runner.ts), and only with that instance's role credentials (ec2:SourceInstanceARN is
+        // set on requests signed with an instance's role credentials). So no client can write
+        // another path's or client's raw output, nor output in another instance's name.
         ...ids.map(
           (id) =>
             new iam.PolicyStatement({
               actions: ['s3:PutObject'],
-              resources: [bucket.arnForObjects(`raw/path=*/run=*/client=${id}/*`)],
+              resources: [
+                bucket.arnForObjects(`raw/path=*/run=*/client=${id}/*`),
+                bucket.arnForObjects(`ssm-output/run=*/path=*/*/${id}/*`),
+              ],
               conditions: {
                 StringLike: { 'ec2:SourceInstanceARN': `arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:instance/${id}` },
               },
@@ -103,9 +107,10 @@ export class Probe extends Construct {
     ack(
       this.clientInstancePolicy,
       'Specs are read and raw outputs written per run and path; keys are only known at run time.',
-      ...['specs/*', 'ssm-output/*', ...ids.map((id) => `raw/path=*/run=*/client=${id}/*`)].map(
-        (p) => `AwsSolutions-IAM5[Resource::${arnRef(bucket)}/${p}]`,
-      ),
+      ...[
+        'specs/*',
+        ...ids.flatMap((id) => [`raw/path=*/run=*/client=${id}/*`, `ssm-output/run=*/path=*/*/${id}/*`]),
+      ].map((p) => `AwsSolutions-IAM5[Resource::${arnRef(bucket)}/${p}]`),
     );
   }
 }

@@ -722,6 +722,24 @@ describe('IAM by simulation', () => {
           resource: s3obj(bucket, `${keys.rawPrefix(PATH, RUN)}tcp-connect/0.jsonl`),
           context: { 'ec2:SourceInstanceARN': instanceArn(REGION, a) },
         },
+        // SSM output only in its own instance's name, from that instance, under the run's prefix
+        {
+          action: 's3:PutObject',
+          resource: s3obj(
+            bucket,
+            `ssm-output/run=${RUN}/path=${PATH}/cmd-1/${b}/awsrunShellScript/0.awsrunShellScript/stdout`,
+          ),
+          context: { 'ec2:SourceInstanceARN': instanceArn(REGION, a) },
+        },
+        {
+          action: 's3:PutObject',
+          resource: s3obj(bucket, `ssm-output/run=${RUN}/path=${PATH}/cmd-1/${a}/stdout`),
+        },
+        {
+          action: 's3:PutObject',
+          resource: s3obj(bucket, 'ssm-output/anything.html'),
+          context: { 'ec2:SourceInstanceARN': instanceArn(REGION, a) },
+        },
         { action: 's3:PutObject', resource: s3obj(bucket, keys.manifest(RUN)) },
         { action: 's3:PutObject', resource: s3obj(bucket, keys.samples(PATH, RUN, 'tcp-connect', 0)) },
         { action: 's3:GetObject', resource: s3obj(bucket, keys.manifest(RUN)) },

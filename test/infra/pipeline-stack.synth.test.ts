@@ -62,6 +62,9 @@ function actionsOf(s: Record<string, unknown>): string[] {
   return ([] as string[]).concat(s.Action as string | string[]);
 }
 
+/** For the extra stacks that read no bundle: asset bundling skipped (the main stack bundles). */
+const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
 beforeAll(() => {
   outdir = mkdtempSync(path.join(tmpdir(), 'pb-cdk-'));
   const app = new App({ outdir });
@@ -178,7 +181,7 @@ describe('pipeline stack', () => {
       .map((st) => JSON.stringify(st.Resource));
     expect(started.join(' ')).toMatch(/Measurement/);
     expect(started.join(' ')).toMatch(/Mesh/);
-    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'pb-cdk-')) });
+    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'pb-cdk-')), context: NO_BUNDLING });
     const mesh = new PipelineStack(app, 'MeshScheduled', {
       env: { account: '123456789012', region: 'ap-northeast-1' },
       scheduleMachine: 'mesh',
@@ -523,7 +526,7 @@ describe('pipeline stack', () => {
   });
 
   it('a stack without allowedRoutes lets no function change a route, and refuses a malformed list at synth', () => {
-    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'pb-cdk-')) });
+    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'pb-cdk-')), context: NO_BUNDLING });
     const bare = new PipelineStack(app, 'Bare', { env: { account: '123456789012', region: 'ap-northeast-1' } });
     const policies = Template.fromStack(bare).findResources('AWS::IAM::Policy');
     const actions = Object.values(policies).flatMap((p) =>

@@ -27,7 +27,9 @@ let resources: Record<string, Resource>;
 
 beforeAll(() => {
   outdir = mkdtempSync(path.join(tmpdir(), 'pb-cdk-trend-'));
-  const app = new App({ outdir });
+  // No asset bundling (context aws:cdk:bundling-stacks): nothing here reads a bundle, and
+  // bundling every function took most of this file's minute.
+  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   stack = new PipelineStack(app, 'Pathbench', { env: { account: '123456789012', region: 'ap-northeast-1' } });
   app.synth();
   template = Template.fromStack(stack);
