@@ -16,8 +16,8 @@ import { costSettings, type Settings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
 import { cleanupAfterExecution } from '../functions/pipeline/abandoned-run.js';
 import { writeParquetCopy } from '../functions/pipeline/parquet-copy.js';
-import { storeTextReports } from '../functions/pipeline/run-reports.js';
 import { salvageOutput } from '../functions/pipeline/salvage.js';
+import { storeReports } from '../functions/pipeline/summary.js';
 import type { Deps, Fleet, Logger, ObjectStore, Routes } from '../functions/ports.js';
 import { LAB_POLL_SECONDS } from '../lab/lab-fleet.js';
 import type { LabTruthFn } from '../lab/lab-truth.js';
@@ -332,7 +332,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
       // A lab whose state or logs cannot be read costs the run its lab figures, not its reports.
       try {
         summary = labTruth(summary, manifest, new Map(resolved.paths.map((p) => [p.id, p.target.host])));
-        await storeTextReports({ store }, summary);
+        await storeReports({ store }, summary);
       } catch (e: unknown) {
         log.warn(`the lab's applied delays could not be added to the summary: ${errorMessage(e)}`);
       }

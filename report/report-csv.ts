@@ -5,6 +5,7 @@
  */
 import type { ResultRow, Summary } from '../core/run-summary.js';
 import { azCsvRows, CSV_AZ_HEAD } from './report-az.js';
+import { CSV_LAB_HEAD, labCsvRows } from './report-lab.js';
 
 /**
  * Text that a spreadsheet would run as a formula (OWASP, CSV injection): a cell starting with
@@ -176,6 +177,11 @@ export function renderCsv(s: Summary): string {
   if (az.length) {
     lines.push('', CSV_AZ_HEAD.join(','));
     for (const cells of az) lines.push(cells.map(csvCell).join(','));
+  }
+  const lab = labCsvRows(s);
+  if (lab.length) {
+    lines.push('', CSV_LAB_HEAD.join(','));
+    for (const cells of lab) lines.push(cells.map(csvCell).join(','));
   }
   if (s.regressions?.length) {
     lines.push('', CSV_REGRESSION_HEAD.join(','));

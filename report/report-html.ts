@@ -8,6 +8,7 @@ import type { Comparison, Distribution, MeshSummary, ResultRow, Summary } from '
 import { gbps, PCTS, type Pct, unitLabel } from './chart-units.js';
 import { esc } from './html-escape.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
+import { LAB_HEAD, LAB_NOTE, labNumeric, labTableRows } from './report-lab.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 import {
   fmt,
@@ -210,6 +211,25 @@ function azPairTable(s: Summary): string {
   return `<h2>AZ pairs</h2>\n<p>${esc(AZ_NOTE)}</p>\n<table class="az"><thead><tr>${AZ_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
 }
 
+/** The lab's truth per path (lab runs only): target, achieved, applied, bare, lab error. */
+function labTable(s: Summary): string {
+  const rows = labTableRows(s);
+  if (!rows.length) return '';
+  const body = rows
+    .map(
+      (r) =>
+        `<tr>${r
+          .map((c, i) => {
+            if (i === 0) return `<th scope="row">${esc(c)}</th>`;
+            const cls = labNumeric(i) ? 'n' : c === 'lab error' ? 'bad' : '';
+            return `<td${cls ? ` class="${cls}"` : ''}>${esc(c)}</td>`;
+          })
+          .join('')}</tr>`,
+    )
+    .join('\n');
+  return `<h2>Lab</h2>\n<p>${esc(LAB_NOTE)}</p>\n<table class="lab"><thead><tr>${LAB_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+}
+
 /**
  * A self-contained page (no scripts, no external assets) for people who open reports in a browser.
  * ECharts (thousands of ES modules) is imported here, when a page is drawn, not when the CLI starts.
@@ -246,6 +266,7 @@ ${runMetaHtml(s)}
 <h2>Results</h2>
 ${resultsTable(s)}
 ${azPairTable(s)}
+${labTable(s)}
 ${comparisons.length ? `<h2>Differences</h2>\n<p>Each path minus its baseline; an interval that contains 0 (or a difference within the probes' own cost) is no clear difference.</p>\n${differenceTable(comparisons)}` : ''}
 ${textTable('Ratios within a path', RATIO_NOTE, RATIO_HEAD, ratioRows(s), 'ratios')}
 ${textTable('Selection', SELECTION_NOTE, SELECTION_HEAD, selectionRows(s), 'selection')}

@@ -6,6 +6,7 @@
  */
 import type { Summary } from '../core/run-summary.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
+import { LAB_HEAD, LAB_NOTE, labNumeric, labTableRows } from './report-lab.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 import {
   DIFF_HEAD,
@@ -98,6 +99,18 @@ export function renderMarkdown(s: Summary): string {
       ...az.map(mdRow),
       '',
       `_${AZ_NOTE}_`,
+      '',
+    );
+  const lab = labTableRows(s);
+  if (lab.length)
+    md.push(
+      '## Lab',
+      '',
+      `| ${LAB_HEAD.join(' | ')} |`,
+      `|${LAB_HEAD.map((_, i) => (labNumeric(i) ? '---:' : '---')).join('|')}|`,
+      ...lab.map(mdRow),
+      '',
+      `_${LAB_NOTE}_`,
       '',
     );
   const diffs = diffRows(s);

@@ -5,6 +5,7 @@
  */
 import type { Summary } from '../core/run-summary.js';
 import { AZ_HEAD, AZ_NOTE, azNumeric, azTableRows } from './report-az.js';
+import { LAB_HEAD, LAB_NOTE, labNumeric, labTableRows } from './report-lab.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 import {
   DIFF_HEAD,
@@ -57,6 +58,8 @@ export function renderTable(s: Summary): string {
   }
   const az = azTableRows(s);
   if (az.length) text.push('', 'AZ pairs:', ...textTable(AZ_HEAD, az, azNumeric), AZ_NOTE);
+  const lab = labTableRows(s);
+  if (lab.length) text.push('', 'lab:', ...textTable(LAB_HEAD, lab, labNumeric), LAB_NOTE);
   const diffs = diffRows(s);
   if (diffs.length) text.push('', 'differences:', ...textTable(DIFF_HEAD, diffs, (i) => i >= 3), DIFF_NOTE);
   const regressions = regressionRows(s);
