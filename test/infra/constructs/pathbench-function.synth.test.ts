@@ -44,6 +44,8 @@ interface Bundle {
 
 let outdir: string;
 const bundles = new Map<LambdaName, Bundle>();
+/** Each function's asset directory (index.mjs and its map). */
+const bundleDirs = new Map<LambdaName, string>();
 
 const inNodeModules = (f: string) => {
   const i = f.lastIndexOf('node_modules/');
@@ -96,6 +98,7 @@ beforeAll(() => {
     expect(LAMBDA_NAMES).toContain(name);
     const dir = path.join(outdir, `asset.${(r.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '')}`);
     const entry = LAMBDAS[name].entry;
+    bundleDirs.set(name, dir);
     bundles.set(name, {
       name,
       bytes: statSync(path.join(dir, 'index.mjs')).size,
@@ -128,6 +131,11 @@ describe("each Lambda's bundle", () => {
       const files = readdirSync(path.join(outdir, dir));
       if (files.includes('index.mjs')) expect(files.sort(), dir).toEqual(['index.mjs', 'index.mjs.map']);
     }
+  });
+
+  it("keeps error class names through minification (the ASL's Catch and Retry match on them)", () => {
+    const dir = bundleDirs.get('ValidatePlan')!;
+    expect(readFileSync(path.join(dir, 'index.mjs'), 'utf8')).toContain('"RunLockedError"');
   });
 
   it("holds only files of its own entry's import closure, its own handler and no other", () => {
