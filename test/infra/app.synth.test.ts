@@ -70,7 +70,11 @@ describe('the CDK app on a clean tree', () => {
   for (const { testbed, context, bundles, stacks } of TESTBEDS) {
     it(`npx cdk synth -c testbed=${testbed} builds the bundles it needs (${bundles.join(', ')}) and succeeds`, () => {
       const tree = cleanTree();
-      const r = spawnSync('npx', ['cdk', 'synth', '-c', `testbed=${testbed}`, ...context, '--quiet'], {
+      // seed-000 as the README types it (every stack, every bundle); the others name their own
+      // stacks (-e), so the pipeline's Lambda bundles, built the same way each time, are not
+      // rebuilt per testbed. Each app still synthesizes whole, and builds what its stacks ask for.
+      const only = testbed === 'seed-000' ? [] : ['-e', ...stacks];
+      const r = spawnSync('npx', ['cdk', 'synth', ...only, '-c', `testbed=${testbed}`, ...context, '--quiet'], {
         cwd: tree,
         encoding: 'utf8',
         env: { ...process.env, CI: 'true' },
