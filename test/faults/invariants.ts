@@ -183,6 +183,13 @@ export async function checkInvariants(input: CheckInput): Promise<Outcome> {
           }
         }
       }
+      // A path called succeeded with samples has its Parquet copy (collect writes it first).
+      for (const p of manifest?.paths ?? []) {
+        const hasSamples = [...inFiles.keys()].some((k) => k.startsWith(`${p.id}/`));
+        if (p.status !== 'succeeded' || !hasSamples) continue;
+        if ((await store.list(keys.parquetPrefix(p.id, runId))).length === 0)
+          problems.push(`${runId} ${p.id}: succeeded with samples but no Parquet copy`);
+      }
       if (manifest?.status === 'running') problems.push(`${runId}: manifest still says running`);
       // A checker that saw no upload cannot vouch for anything (e.g. the raw key layout changed).
       const counted = manifest?.paths.reduce((n, p) => n + (p.probes ?? []).reduce((k, x) => k + x.samples, 0), 0) ?? 0;

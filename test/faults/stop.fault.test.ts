@@ -10,7 +10,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, onTestFinished } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { RunManifest } from '../../core/run-manifest.js';
 import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
@@ -240,33 +240,43 @@ describe.concurrent('stop while probing: the stop trap uploads after the cleanup
       const input = { runId, status: 'ABORTED', stoppedAt: Date.now(), lateSweepAfterMs: 130_000 };
       // The late sweep's wait (the SwapRoutes timeout since the stop) outlasts the trap's upload.
       // It runs as its own invocation with its own query engine (the run's closes when the run ends).
+      // Closed by this case itself: the global onTestFinished of a concurrent test may run when
+      // another test of the block finishes (vitest does not track concurrent tests in global
+      // hooks), and closed this engine under the late sweep in CI.
       const engine = await DuckDbQueryEngine.open(c.dir);
-      onTestFinished(() => engine.close());
-      const lateDeps = () => ({ ...(c.deps as NonNullable<FaultCase['deps']>), query: engine, sleep: () => trapDone });
-      let cleanup: Promise<CleanupResult> | undefined;
-      const r = await c.run(c.plan([{ id: 'a', count: 2000 }]), {
-        runId,
-        awsFleet: true,
-        signal: stop.signal,
-        waits: { WaitForProbe: 3000 },
-        onEvent: (e) => {
-          if (e.type !== 'StateEntered' || e.state?.name !== 'WaitForProbe' || cleanup) return;
-          // The EventBridge rule's cleanup runs while the agent still measures.
-          cleanup = new Promise((res) => setTimeout(res, 6000)).then(() => {
-            stop.abort();
-            return cleanupAfterExecution(lateDeps(), { ...input, stoppedAt: Date.now() });
-          });
-        },
-      });
-      expect(r.execution.status).toBe('ABORTED');
-      const out = await (cleanup as Promise<CleanupResult>);
-      expect(out.notes.join(' | ')).toMatch(/late sweep: path a: kept \d+ sample/);
-      // A retried cleanup counts nothing twice.
-      await cleanupAfterExecution(lateDeps(), input);
-      await c.settled();
-      const m = await manifest(c, r.runId);
-      expect(m.status).toBe('failed');
-      expect(m.paths[0].probes.reduce((n, p) => n + p.samples, 0)).toBeGreaterThan(0);
+      try {
+        const lateDeps = () => ({
+          ...(c.deps as NonNullable<FaultCase['deps']>),
+          query: engine,
+          sleep: () => trapDone,
+        });
+        let cleanup: Promise<CleanupResult> | undefined;
+        const r = await c.run(c.plan([{ id: 'a', count: 2000 }]), {
+          runId,
+          awsFleet: true,
+          signal: stop.signal,
+          waits: { WaitForProbe: 3000 },
+          onEvent: (e) => {
+            if (e.type !== 'StateEntered' || e.state?.name !== 'WaitForProbe' || cleanup) return;
+            // The EventBridge rule's cleanup runs while the agent still measures.
+            cleanup = new Promise((res) => setTimeout(res, 6000)).then(() => {
+              stop.abort();
+              return cleanupAfterExecution(lateDeps(), { ...input, stoppedAt: Date.now() });
+            });
+          },
+        });
+        expect(r.execution.status).toBe('ABORTED');
+        const out = await (cleanup as Promise<CleanupResult>);
+        expect(out.notes.join(' | ')).toMatch(/late sweep: path a: kept \d+ sample/);
+        // A retried cleanup counts nothing twice.
+        await cleanupAfterExecution(lateDeps(), input);
+        await c.settled();
+        const m = await manifest(c, r.runId);
+        expect(m.status).toBe('failed');
+        expect(m.paths[0].probes.reduce((n, p) => n + p.samples, 0)).toBeGreaterThan(0);
+      } finally {
+        engine.close();
+      }
     },
   );
 });
