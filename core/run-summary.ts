@@ -228,7 +228,10 @@ export type PathProvenance = z.output<typeof pathProvenanceSchema>;
 export const labTruthSchema = z.object({
   targetRttMs: z.number(),
   achievedRttMs: jsonNumber,
-  /** The helper's part of it (median applied delay summed over the directions) and its 10th–90th percentile range. */
+  /**
+   * The helper's part of it and its 10th–90th percentile range: of the handshakes where they made
+   * achievedRttMs, else the median applied delay summed over the directions.
+   */
   appliedRttMs: jsonNumber.optional(),
   appliedP10P90Ms: interval.optional(),
   /** The rest of it: the topology's own cost (veths, stacks), achieved − applied. */

@@ -121,24 +121,42 @@ export interface AppliedRtt {
    */
   handshakeMs?: number;
   handshakes?: number;
+  /**
+   * The helper's part of those handshakes (SYN's applied + SYN-ACK's applied), median and 10th /
+   * 90th percentile, ms: the applied delay of the packets the latency probes time, not of a bulk
+   * transfer's packets queued behind each other in the same window.
+   */
+  handshakeAppliedMs?: number;
+  handshakeAppliedP10P90Ms?: [number, number];
 }
 
 const SYN = 0x02;
 const ACK = 0x10;
 
-/** SYN arrival → its SYN-ACK's release, ms, for every handshake whose two packets are in `records`. */
-export function handshakeRtts(records: readonly AppliedRecord[]): number[] {
+/**
+ * Every handshake whose two packets are in `records`: SYN arrival → its SYN-ACK's release (ms),
+ * and the helper's part of it, the two packets' applied delays summed (ms).
+ */
+export function handshakes(records: readonly AppliedRecord[]): { rttMs: number; appliedMs: number }[] {
   const syns = new Map<string, AppliedRecord>();
   for (const r of records)
     if ((r.tcpFlags & (SYN | ACK)) === SYN) syns.set(`${r.src}:${r.sport}>${r.dst}:${r.dport}`, r);
-  const out: number[] = [];
+  const out: { rttMs: number; appliedMs: number }[] = [];
   for (const r of records) {
     if ((r.tcpFlags & (SYN | ACK)) !== (SYN | ACK)) continue;
     const syn = syns.get(`${r.dst}:${r.dport}>${r.src}:${r.sport}`);
     if (!syn || r.arrivalNs < syn.arrivalNs) continue;
-    out.push(Number(r.arrivalNs - syn.arrivalNs) / 1e6 + r.appliedNs / 1e6);
+    out.push({
+      rttMs: Number(r.arrivalNs - syn.arrivalNs) / 1e6 + r.appliedNs / 1e6,
+      appliedMs: (syn.appliedNs + r.appliedNs) / 1e6,
+    });
   }
   return out;
+}
+
+/** SYN arrival → its SYN-ACK's release, ms, for every handshake whose two packets are in `records`. */
+export function handshakeRtts(records: readonly AppliedRecord[]): number[] {
+  return handshakes(records).map((h) => h.rttMs);
 }
 
 /** A queue's applied round trip over `records` (undefined when none of its packets are there). */
@@ -156,9 +174,18 @@ export function appliedRtt(records: readonly AppliedRecord[], queue: number): Ap
     return { dst, packets: ms.length, medianMs: median(ms), p10: nearestRank(ms, 100)!, p90: nearestRank(ms, 900)! };
   });
   const sum = (f: (d: (typeof directions)[number]) => number) => directions.reduce((s, d) => s + f(d), 0);
-  const handshakes = handshakeRtts(mine);
+  const seen = handshakes(mine);
+  const rtts = seen.map((h) => h.rttMs).sort((a, b) => a - b);
+  const applied = seen.map((h) => h.appliedMs).sort((a, b) => a - b);
   return {
-    ...(handshakes.length > 0 ? { handshakeMs: median(handshakes), handshakes: handshakes.length } : {}),
+    ...(seen.length > 0
+      ? {
+          handshakeMs: median(rtts),
+          handshakes: seen.length,
+          handshakeAppliedMs: median(applied),
+          handshakeAppliedP10P90Ms: [nearestRank(applied, 100)!, nearestRank(applied, 900)!] as [number, number],
+        }
+      : {}),
     rttMs: sum((d) => d.medianMs),
     p10Ms: sum((d) => d.p10),
     p90Ms: sum((d) => d.p90),

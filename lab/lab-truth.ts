@@ -72,16 +72,21 @@ export function pathTruth(
   // delays plus the bare topology (both from the last calibration, else the usual guess).
   const leg = cal.clientLegUs?.[id];
   const bareUs = cal.bareRttUs?.[id];
-  const achieved =
-    applied.handshakeMs !== undefined && leg !== undefined
-      ? applied.handshakeMs + leg / 1000
-      : applied.rttMs + (bareUs === undefined ? BARE_RTT_GUESS_MS : bareUs / 1000);
-  const bareMs = achieved - applied.rttMs;
+  const byHandshake = applied.handshakeMs !== undefined && leg !== undefined;
+  const achieved = byHandshake
+    ? applied.handshakeMs! + leg / 1000
+    : applied.rttMs + (bareUs === undefined ? BARE_RTT_GUESS_MS : bareUs / 1000);
+  // The helper's part, of the same packets: the handshakes' own applied delays where they made
+  // the achieved figure (a bulk transfer's queued packets in the window would inflate the
+  // directions' medians past the handshake, and leave a negative bare part).
+  const appliedMs = byHandshake ? applied.handshakeAppliedMs! : applied.rttMs;
+  const range = byHandshake ? applied.handshakeAppliedP10P90Ms! : [applied.p10Ms, applied.p90Ms];
+  const bareMs = achieved - appliedMs;
   return {
     targetRttMs: target,
     achievedRttMs: round4(achieved),
-    appliedRttMs: round4(applied.rttMs),
-    appliedP10P90Ms: [round4(applied.p10Ms), round4(applied.p90Ms)],
+    appliedRttMs: round4(appliedMs),
+    appliedP10P90Ms: [round4(range[0]), round4(range[1])],
     bareRttMs: round4(bareMs),
     packets: applied.packets,
     labError: Math.abs(achieved - target) > labTolerance(target),

@@ -184,4 +184,27 @@ describe('a path’s truth', () => {
     expect(t.labError).toBe(false);
     expect(t.packets).toBe(45);
   });
+
+  it('takes the helper’s part from the handshakes themselves, not from a bulk transfer queued in the same window', () => {
+    dir = mkdtempSync(join(tmpdir(), 'applied-'));
+    // 100 handshakes (65 µs each way) and, meanwhile, 400 iperf3 segments each way held 200 µs
+    // (queued behind each other): the directions' medians say 0.4 ms, the handshakes 0.13 ms.
+    const bulk: Rec[] = Array.from({ length: 800 }, (_, i) => ({
+      atMs: i * 1.2,
+      appliedUs: 200,
+      src: i % 2 ? A : CLIENT,
+      dst: i % 2 ? CLIENT : A,
+      queue: 1,
+      flags: 0x10,
+      sport: i % 2 ? 5201 : 50000,
+      dport: i % 2 ? 50000 : 5201,
+    }));
+    writeFileSync(appliedLogPath(dir, 'router'), encode([...connects(100, 65, 20), ...bulk]));
+    const t = pathTruth(dir, seed000Profile(), { clientLegUs: { A: 50 }, bareRttUs: { A: 70 } }, A, T0 - 1, T0 + 2000)!;
+    expect(t.achievedRttMs).toBeCloseTo(0.2, 6);
+    expect(t.appliedRttMs).toBeCloseTo(0.13, 6);
+    expect(t.appliedP10P90Ms).toEqual([0.13, 0.13]);
+    // far side + client link: never negative
+    expect(t.bareRttMs).toBeCloseTo(0.07, 6);
+  });
 });
