@@ -17,7 +17,7 @@ import type {
   SummaryPath,
   TrendSeries,
 } from '../core/run-summary.js';
-import { gbps, PCTS, type Pct, unitLabel } from './chart-units.js';
+import { gbps, PCTS, unitLabel } from './chart-units.js';
 import { esc } from './html-escape.js';
 import { fmt } from './report-rows.js';
 
