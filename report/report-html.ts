@@ -50,11 +50,22 @@ function regressionTable(s: Summary): string {
   return `<h2>Regressions</h2>\n<p>${esc(REGRESSION_NOTE)}</p>\n<table class="regressions"><thead><tr>${REGRESSION_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${cells}\n</tbody></table>`;
 }
 
-/** A plain table of text rows under a heading and its note; nothing when there are no rows. */
-function textTable(title: string, note: string, head: string[], rows: string[][], cssClass: string): string {
+/**
+ * A plain table of text rows under a heading and its note; nothing when there are no rows. The
+ * first cell of a row is its header; `cellClass` may class the others (e.g. `n` for numbers).
+ */
+function textTable(
+  title: string,
+  note: string,
+  head: string[],
+  rows: string[][],
+  cssClass: string,
+  cellClass: (i: number, text: string) => string = () => '',
+): string {
   if (!rows.length) return '';
   const body = rows.map(
-    (r) => `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`,
+    (r) =>
+      `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td${cls(cellClass(i, c))}>${esc(c)}</td>`)).join('')}</tr>`,
   );
   return `<h2>${esc(title)}</h2>\n<p>${esc(note)}</p>\n<table class="${cssClass}"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body.join('\n')}\n</tbody></table>`;
 }
@@ -198,38 +209,6 @@ small{display:block;color:#777;font-size:.78em;white-space:nowrap}.thin{color:#b
 .charts{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0}figure.chart{border:1px solid #e3e3e3;padding:.4rem}
 figcaption{font-size:.85em;color:#444;max-width:740px}figure.small figcaption{max-width:570px}.legend{color:#666;font-size:.85em}`;
 
-/** The AZ-pair table (AZ-pair plans only): one-way and round trip side by side. */
-function azPairTable(s: Summary): string {
-  const rows = azTableRows(s);
-  if (!rows.length) return '';
-  const body = rows
-    .map(
-      (r) =>
-        `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c)}</th>` : `<td${azNumeric(i) ? ' class="n"' : ''}>${esc(c)}</td>`)).join('')}</tr>`,
-    )
-    .join('\n');
-  return `<h2>AZ pairs</h2>\n<p>${esc(AZ_NOTE)}</p>\n<table class="az"><thead><tr>${AZ_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
-}
-
-/** The lab's truth per path (lab runs only): target, achieved, applied, bare, lab error. */
-function labTable(s: Summary): string {
-  const rows = labTableRows(s);
-  if (!rows.length) return '';
-  const body = rows
-    .map(
-      (r) =>
-        `<tr>${r
-          .map((c, i) => {
-            if (i === 0) return `<th scope="row">${esc(c)}</th>`;
-            const cls = labNumeric(i) ? 'n' : c === 'lab error' ? 'bad' : '';
-            return `<td${cls ? ` class="${cls}"` : ''}>${esc(c)}</td>`;
-          })
-          .join('')}</tr>`,
-    )
-    .join('\n');
-  return `<h2>Lab</h2>\n<p>${esc(LAB_NOTE)}</p>\n<table class="lab"><thead><tr>${LAB_HEAD.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
-}
-
 /**
  * A self-contained page (no scripts, no external assets) for people who open reports in a browser.
  * ECharts (thousands of ES modules) is imported here, when a page is drawn, not when the CLI starts.
@@ -265,8 +244,8 @@ export async function renderHtml(s: Summary): Promise<string> {
 ${runMetaHtml(s)}
 <h2>Results</h2>
 ${resultsTable(s)}
-${azPairTable(s)}
-${labTable(s)}
+${textTable('AZ pairs', AZ_NOTE, AZ_HEAD, azTableRows(s), 'az', (i) => (azNumeric(i) ? 'n' : ''))}
+${textTable('Lab', LAB_NOTE, LAB_HEAD, labTableRows(s), 'lab', (i, c) => (labNumeric(i) ? 'n' : c === 'lab error' ? 'bad' : ''))}
 ${comparisons.length ? `<h2>Differences</h2>\n<p>Each path minus its baseline; an interval that contains 0 (or a difference within the probes' own cost) is no clear difference.</p>\n${differenceTable(comparisons)}` : ''}
 ${textTable('Ratios within a path', RATIO_NOTE, RATIO_HEAD, ratioRows(s), 'ratios')}
 ${textTable('Selection', SELECTION_NOTE, SELECTION_HEAD, selectionRows(s), 'selection')}

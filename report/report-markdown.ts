@@ -59,6 +59,13 @@ const mdCode = (text: string) =>
 
 const mdRow = (r: string[]) => `| ${r.map(mdText).join(' | ')} |`;
 
+/** A titled table with its note in italics (numeric columns right-aligned); nothing without rows. */
+function mdSection(title: string, head: string[], rows: string[][], numeric: (i: number) => boolean, note: string) {
+  if (!rows.length) return [];
+  const align = `|${head.map((_, i) => (numeric(i) ? '---:' : '---')).join('|')}|`;
+  return [`## ${title}`, '', `| ${head.join(' | ')} |`, align, ...rows.map(mdRow), '', `_${note}_`, ''];
+}
+
 export function renderMarkdown(s: Summary): string {
   const rows = tableRows(s);
   const md = [
@@ -89,30 +96,8 @@ export function renderMarkdown(s: Summary): string {
       '',
     );
   }
-  const az = azTableRows(s);
-  if (az.length)
-    md.push(
-      '## AZ pairs',
-      '',
-      `| ${AZ_HEAD.join(' | ')} |`,
-      `|${AZ_HEAD.map((_, i) => (azNumeric(i) ? '---:' : '---')).join('|')}|`,
-      ...az.map(mdRow),
-      '',
-      `_${AZ_NOTE}_`,
-      '',
-    );
-  const lab = labTableRows(s);
-  if (lab.length)
-    md.push(
-      '## Lab',
-      '',
-      `| ${LAB_HEAD.join(' | ')} |`,
-      `|${LAB_HEAD.map((_, i) => (labNumeric(i) ? '---:' : '---')).join('|')}|`,
-      ...lab.map(mdRow),
-      '',
-      `_${LAB_NOTE}_`,
-      '',
-    );
+  md.push(...mdSection('AZ pairs', AZ_HEAD, azTableRows(s), azNumeric, AZ_NOTE));
+  md.push(...mdSection('Lab', LAB_HEAD, labTableRows(s), labNumeric, LAB_NOTE));
   const diffs = diffRows(s);
   if (diffs.length)
     md.push(

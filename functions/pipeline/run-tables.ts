@@ -2,7 +2,7 @@
  * The `runs` and `paths` tables (queries/runs.ddl.sql, queries/paths.ddl.sql): what each run and
  * each of its paths was — plan, method, route targets, AZ ids, regions, instance type, status —
  * so analysts can join samples with them ("every TGW path last month", "same-AZ vs cross-AZ by
- * AZ id"). SummarizeRun writes one object per run to each table (keys.runTable, keys.pathsTable);
+ * AZ id"). SummarizeRun writes one object per run to each table (keys.runsTable, keys.pathsTable);
  * a rerun of the step overwrites the same objects. Records carry every DDL column, null when
  * unknown, so both engines read the same rows.
  */
@@ -11,7 +11,7 @@ import { keys } from '../../core/keys.js';
 import type { ResolvedPlan, RouteEntry } from '../../core/resolved-plan.js';
 import type { RunManifest } from '../../core/run-manifest.js';
 import type { Summary } from '../../core/run-summary.js';
-import { runTableColumns } from '../../queries/sql.js';
+import { type RunTable, runTableColumns } from '../../queries/sql.js';
 import type { ObjectStore } from '../ports.js';
 
 export type TableRow = Record<string, string | number | null>;
@@ -27,7 +27,7 @@ const joined = (values: (string | undefined)[]): string | null => {
 };
 
 /** Every column of the table's DDL, in order; missing values are null, unknown keys an error. */
-export function fitRow(table: 'runs' | 'paths', row: Record<string, string | number | null | undefined>): TableRow {
+export function fitRow(table: RunTable, row: Record<string, string | number | null | undefined>): TableRow {
   const columns = runTableColumns(table);
   const extra = Object.keys(row).filter((k) => !columns.some((c) => c.name === k));
   if (extra.length) throw new Error(`${table}: no column for ${extra.join(', ')} in queries/${table}.ddl.sql`);

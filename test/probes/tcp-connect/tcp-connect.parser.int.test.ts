@@ -71,9 +71,6 @@ describe('parseTcpConnect on real agent output (Node path)', () => {
     for (let i = 0; i < 20; i++) {
       expect(series.tStart[i] - series.origin, `start ${i}`).toBeGreaterThanOrEqual(i * 5 - 0.01);
     }
-    // Absolute, not paced by completions: the whole series spans about 19 intervals, not 19
-    // intervals plus every connect's round trip (bounded loosely: a busy host runs late).
-    expect(series.tStart[19] - series.origin).toBeLessThan(19 * 5 + 2000);
   });
 
   it('keeps refused connects as failed samples with reason "refused"', async () => {
