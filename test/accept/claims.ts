@@ -36,7 +36,7 @@ export const NOT_RUN_HERE: Record<string, string> = {
   'npx pathbench lab calibrate':
     'takes ~1 min, over the time budget; the first `lab up` of the seed-000 case calibrates the same way',
   'npm ci && npm start':
-    'npm ci is what CI (.ci/run) does on the fresh clone before anything; npm start (package.json start script, `run --local`) runs as typed in .ci/run and in test/cli/npm-start.int.test.ts and npm-start.lab.test.ts',
+    'npm ci is what CI (.ci/run) does on the fresh clone before anything; npm start (package.json start script, `run --local`) runs as typed in test/cli/npm-start.lab.test.ts (in a clean copy of the tree, nothing built) and test/cli/npm-start.int.test.ts',
   'npm test': 'the command that runs this suite',
   'npx cdk synth --quiet': 'runs as typed in .ci/run on the fresh clone, before npm test',
   'npx cdk synth -c testbed=seed-000 --quiet':

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/run-summary.js';
 import { DEFAULT_PREFIX } from '../../lab/namespace-names.js';
 import { ALL_ROLES } from '../../lab/profiles/profile-by-name.js';
+import { cleanTree } from '../helpers/clean-tree.js';
 import { docCommand } from './claims.js';
 import { type Ran, say, sh } from './shell.js';
-import { cleanTree } from './tree.js';
 
 let tree: ReturnType<typeof cleanTree>;
 beforeAll(async () => {

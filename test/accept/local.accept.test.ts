@@ -7,9 +7,9 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/run-summary.js';
+import { cleanTree } from '../helpers/clean-tree.js';
 import { docCommand } from './claims.js';
 import { pipedBytes, type Ran, say, sh, slowPiped } from './shell.js';
-import { cleanTree } from './tree.js';
 
 let tree: ReturnType<typeof cleanTree>;
 beforeAll(() => {

@@ -6,11 +6,11 @@
  * where they run instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanTree } from '../helpers/clean-tree.js';
 import { ROOT } from '../helpers/repo.js';
 import { docCommand } from './claims.js';
 import { docBlocks } from './docs-blocks.js';
 import { pipedBytes, say, sh } from './shell.js';
-import { cleanTree } from './tree.js';
 
 let tree: ReturnType<typeof cleanTree>;
 beforeAll(() => {

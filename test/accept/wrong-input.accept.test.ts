@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanTree } from '../helpers/clean-tree.js';
 import { say, sh } from './shell.js';
-import { cleanTree } from './tree.js';
 
 let tree: ReturnType<typeof cleanTree>;
 beforeAll(() => {

@@ -12,11 +12,14 @@ export function npmStartArgv(): string[] {
   return [process.execPath, ...rest];
 }
 
-/** Run a command from the repository root; resolves with its exit code and both streams. */
-export function runCommand(argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Run a command (from the repository root unless `cwd`); resolves with its exit code and both streams. */
+export function runCommand(
+  argv: string[],
+  cwd = ROOT,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const [cmd, ...args] = argv;
-    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => {

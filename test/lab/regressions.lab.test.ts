@@ -1,5 +1,5 @@
 /**
- * Regression detection on the lab (needs root): the seed-000 lab plan (paths A–E, short probes)
+ * Regression detection on the lab (needs root): the seed-000 lab plan (paths A–C, short probes)
  * run several times through the real ASL, agent and adapters, one data directory for all of
  * them, so each run's summary step judges it against the earlier ones. Path B fails in one
  * clean run (the agent runs, then its command exits non-zero: samples arrive, status failed).
@@ -49,10 +49,19 @@ afterAll(async () => {
   expect((await listNamespaces()).filter((n) => n.startsWith(P))).toEqual([]);
 });
 
-/** plans/lab-seed-000-no-reboot.json on this test's namespaces, with short latency probes only. */
+/**
+ * plans/lab-seed-000-no-reboot.json on this test's namespaces, paths A–C only (A a quiet same-AZ
+ * path, B the one that fails, C the one shifted: D and E would add only run time), with short
+ * latency probes only.
+ */
 async function labPlan() {
   const plan = JSON.parse(await readFile(join(ROOT, 'plans', 'lab-seed-000-no-reboot.json'), 'utf8'));
   plan.name = 'lab-regressions';
+  const kept = ['A', 'B', 'C'];
+  plan.paths = plan.paths.filter((p: { id: string }) => kept.includes(p.id));
+  plan.compare = (plan.compare ?? []).filter(
+    (c: { path: string; baseline?: string }) => kept.includes(c.path) && (!c.baseline || kept.includes(c.baseline)),
+  );
   plan.defaults.client.instanceId = `${P}client`;
   // 300 connects, no pause: p50 is judged; p99 has 3 samples beyond it (a thin tail), so it is
   // not. The figure is the kernel's tcpi_rtt, so the shared machine's load does not move it.
@@ -117,7 +126,7 @@ describe('regression detection over repeated lab runs', () => {
     expect(alarms.map(describeRegression)).toEqual([]);
     // runs from the 6th on were judged: every path but B has a band in run 6, B only once it has 5 clean runs
     const judged = clean[REGRESSION_RULE.minRuns];
-    for (const id of ['A', 'C', 'D', 'E']) expect(series(judged, id, 'tcp-connect', 'p50').band, id).toBeDefined();
+    for (const id of ['A', 'C']) expect(series(judged, id, 'tcp-connect', 'p50').band, id).toBeDefined();
     expect(series(judged, 'B', 'tcp-connect', 'p50').band).toBeUndefined();
     const last = clean[CLEAN_RUNS - 1];
     const bSeries = series(last, 'B', 'tcp-connect', 'p50');
