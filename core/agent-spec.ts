@@ -49,7 +49,12 @@ export function parseAgentSpec(input: unknown): SpecResult {
   return { ok: false, problems: problemLines(input, issueProblems(parsed.error.issues), 'spec') };
 }
 
-/** A path's spec as ValidatePlan stored it; undefined when there is none. */
-export function readSpec(store: DocumentStore, runId: string, pathId: string): Promise<AgentSpec | undefined> {
-  return readStored(store, keys.spec(runId, pathId), agentSpecSchema, 'agent spec');
+/** A path's spec as ValidatePlan stored it for the path's client; undefined when there is none. */
+export function readSpec(
+  store: DocumentStore,
+  runId: string,
+  pathId: string,
+  instanceId: string,
+): Promise<AgentSpec | undefined> {
+  return readStored(store, keys.spec(runId, pathId, instanceId), agentSpecSchema, 'agent spec');
 }

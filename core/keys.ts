@@ -56,7 +56,12 @@ export const keys = {
     `${keys.routeIndexPrefix(route)}run=${checkRunId(runId)}.json`,
   /** Written by the cleanup before it restores: a SwapRoutes still running must stop and undo. */
   runStopped: (runId: string) => `runs/run=${checkRunId(runId)}/stopped.json`,
-  spec: (runId: string, pathId: string) => `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/spec.json`,
+  /**
+   * A path's agent spec, under the client it is for: IAM lets each client read only its own
+   * (infra/constructs/probe.ts), so no client learns another path's targets or options.
+   */
+  spec: (runId: string, pathId: string, instanceId: string) =>
+    `specs/run=${checkRunId(runId)}/path=${safe('path id', pathId)}/client=${safe('client instance id', instanceId)}/spec.json`,
   rawPrefix: (pathId: string, runId: string) => `raw/path=${safe('path id', pathId)}/run=${checkRunId(runId)}/`,
   /**
    * Where the path's client uploads its raw output: one prefix per client instance, so IAM can

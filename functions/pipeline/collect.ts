@@ -6,13 +6,12 @@
  * iperf3 trials are checked for a burst-credit cliff and, against the client's baseline
  * bandwidth recorded at BeginPath, for a plateau at the baseline (core/credit.ts).
  */
-import { readSpec } from '../../core/agent-spec.js';
 import { CollectError } from '../../core/errors.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
 import { writeParquetCopy } from './parquet-copy.js';
-import { parseProbes } from './parse-probes.js';
+import { parseProbes, pathSpec } from './parse-probes.js';
 import { recordProvenance } from './record-provenance.js';
 
 export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples: number; probes: number }> {
@@ -20,7 +19,7 @@ export async function collectOutput(deps: Deps, ref: PathRef): Promise<{ samples
   const manifest = await updateManifest(deps.store, runId, (m) =>
     stepStarted(pathEntry(m, pathId), 'Collect', deps.now()),
   );
-  const spec = await readSpec(deps.store, runId, pathId);
+  const spec = await pathSpec(deps, runId, pathId);
   if (!spec) throw new CollectError(`no spec for path ${pathId}`);
   const parsed = await parseProbes(deps, runId, pathId, spec, undefined, pathEntry(manifest, pathId).client);
   const { failures, total, provenance } = parsed;

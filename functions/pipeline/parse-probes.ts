@@ -4,7 +4,7 @@
  * (read-agent-report.ts) and a failed sample for a probe that left nothing, so loss shows it.
  */
 import type { AgentReport } from '../../core/agent-report.js';
-import type { AgentSpec } from '../../core/agent-spec.js';
+import { type AgentSpec, readSpec } from '../../core/agent-spec.js';
 import type { ClientNetwork } from '../../core/client-network.js';
 import { keys, RAW_EXT } from '../../core/keys.js';
 import type { ProbeProvenance } from '../../core/path-manifest.js';
@@ -196,7 +196,17 @@ interface RawTrialFile {
  * anywhere else under the path's raw prefix are never read.
  */
 export async function clientPrefix(deps: Deps, runId: string, pathId: string): Promise<string> {
+  return keys.clientRawPrefix(pathId, runId, await pathClientId(deps, runId, pathId));
+}
+
+/** The path's client instance id, from the run's resolved plan. */
+async function pathClientId(deps: Deps, runId: string, pathId: string): Promise<string> {
   const path = (await loadResolvedPlan(deps, runId)).paths.find((p) => p.id === pathId);
   if (!path) throw new Error(`path ${pathId} not in plan`);
-  return keys.clientRawPrefix(pathId, runId, path.client.instanceId);
+  return path.client.instanceId;
+}
+
+/** The path's agent spec as ValidatePlan stored it for the path's client; undefined when there is none. */
+export async function pathSpec(deps: Deps, runId: string, pathId: string): Promise<AgentSpec | undefined> {
+  return readSpec(deps.store, runId, pathId, await pathClientId(deps, runId, pathId));
 }

@@ -39,7 +39,7 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     runId: ref.runId,
     pathId: ref.pathId,
     client: ref.client,
-    specKey: keys.spec(ref.runId, ref.pathId),
+    specKey: keys.spec(ref.runId, ref.pathId, path.client.instanceId),
     rawPrefix: keys.clientRawPrefix(ref.pathId, ref.runId, path.client.instanceId),
     timeoutSeconds,
   });

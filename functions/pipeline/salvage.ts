@@ -1,10 +1,9 @@
 /** SalvageOutput: the samples a failed probe command still delivered, kept on a failed path. */
-import { readSpec } from '../../core/agent-spec.js';
 import { isRecord, type Rec } from '../../core/zod-problems.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { loadManifest, pathEntry, updateManifest } from './manifest.js';
-import { clientPrefix, parseProbes } from './parse-probes.js';
+import { clientPrefix, parseProbes, pathSpec } from './parse-probes.js';
 import { recordProvenance } from './record-provenance.js';
 
 /**
@@ -35,7 +34,7 @@ async function stoppedNote(deps: Deps, prefix: string): Promise<string | undefin
  */
 export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): Promise<{ samples: number }> {
   const { runId, pathId } = ref;
-  const spec = await readSpec(deps.store, runId, pathId);
+  const spec = await pathSpec(deps, runId, pathId);
   if (!spec) return { samples: 0 };
   const rawKeys = await deps.store.list(await clientPrefix(deps, runId, pathId));
   if (!rawKeys.some((k) => !k.endsWith('agent.json'))) return { samples: 0 };

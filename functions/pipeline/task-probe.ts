@@ -45,7 +45,7 @@ export async function prepareTaskProbe(deps: Deps, ref: PathRef): Promise<TaskPr
   const probe: TaskProbe = {
     runId: ref.runId,
     pathId: ref.pathId,
-    specKey: keys.spec(ref.runId, ref.pathId),
+    specKey: keys.spec(ref.runId, ref.pathId, path.client.instanceId),
     rawPrefix: keys.clientRawPrefix(ref.pathId, ref.runId, path.client.instanceId),
     service: path.client.service,
     sentAt: now.toISOString(),

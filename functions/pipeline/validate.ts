@@ -99,7 +99,10 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
     }
     await deps.store.put(keys.plan(runId), `${JSON.stringify({ source: raw, resolved: plan }, null, 2)}\n`);
     for (const p of plan.paths) {
-      await deps.store.put(keys.spec(runId, p.id), `${JSON.stringify(specFor(runId, plan, p.id), null, 2)}\n`);
+      await deps.store.put(
+        keys.spec(runId, p.id, p.client.instanceId),
+        `${JSON.stringify(specFor(runId, plan, p.id), null, 2)}\n`,
+      );
     }
     // Mesh mode: one item list per round, read by the Distributed Map's ItemReader.
     for (const [r, items] of rounds.entries()) await deps.store.put(keys.meshRound(runId, r), JSON.stringify(items));

@@ -1,6 +1,7 @@
 /**
  * DataLake: where measurements live and how they are queried. The data bucket (versioned,
- * retained with the stack, its access logs in a second bucket), the Glue database with the
+ * retained with the stack, encrypted with the stack's own KMS key, its access logs in a second
+ * bucket), the Glue database with the
  * samples tables (Parquet `samples`, raw JSONL `samples_jsonl`; columns from queries/samples.ddl.sql), the
  * `runs` and `paths` tables (queries/runs.ddl.sql, paths.ddl.sql), the Athena workgroup with encrypted results and a
  * scan cutoff, and one named query per .sql file under queries/.
@@ -8,6 +9,8 @@
 import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
 import * as glue from 'aws-cdk-lib/aws-glue';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import {
@@ -46,6 +49,8 @@ export interface DataLakeProps {
 
 export class DataLake extends Construct {
   readonly bucket: s3.Bucket;
+  /** The data bucket's key (SSE-KMS): Athena's results are encrypted with it too. */
+  readonly dataKey: kms.Key;
   readonly databaseName: string;
   /** The Parquet table the named queries read. */
   readonly tableName = 'samples';
@@ -66,9 +71,35 @@ export class DataLake extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     ack(accessLogs, 'This is the access-log bucket; logging it into itself would loop.', 'AwsSolutions-S1');
+    // The data is encrypted with a key the operator controls (rotated yearly, retained with the
+    // data, every use in CloudTrail, disabled to cut off all reads at once), not S3's own. The key
+    // is used only through S3 in this region, by principals of this account: whoever S3's
+    // policies let read or write an object may decrypt or encrypt it, and nobody may call KMS
+    // with it directly (the root statement CDK adds delegates to IAM, and no policy of the stack
+    // grants kms:Decrypt but CDK's bucket grants, which are through S3 too).
+    this.dataKey = new kms.Key(this, 'DataKey', {
+      description: 'pathbench: encrypts the data bucket (measurements, specs, reports, query results)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.dataKey.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'UseThroughS3ByThisAccount',
+        principals: [new iam.AnyPrincipal()],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:DescribeKey'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: { 'kms:CallerAccount': Aws.ACCOUNT_ID, 'kms:ViaService': `s3.${Aws.REGION}.amazonaws.com` },
+        },
+      }),
+    );
     this.bucket = new s3.Bucket(this, 'Data', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      encryption: s3.BucketEncryption.S3_MANAGED,
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: this.dataKey,
+      // One data key per bucket and period instead of a KMS call per object: the raw and sample
+      // files are many and small.
+      bucketKeyEnabled: true,
       enforceSSL: true,
       versioned: true,
       serverAccessLogsBucket: accessLogs,
@@ -172,7 +203,7 @@ export class DataLake extends Construct {
         engineVersion: { selectedEngineVersion: 'Athena engine version 3' },
         resultConfiguration: {
           outputLocation: this.bucket.s3UrlForObject(ATHENA_RESULTS),
-          encryptionConfiguration: { encryptionOption: 'SSE_S3' },
+          encryptionConfiguration: { encryptionOption: 'SSE_KMS', kmsKey: this.dataKey.keyArn },
         },
       },
     });

@@ -80,14 +80,24 @@ export class Probe extends Construct {
             ...Object.values(this.regions).map(
               (r) => `arn:${Aws.PARTITION}:s3:::${r.agentBucket}/${this.agentAsset.s3ObjectKey}`,
             ),
-            bucket.arnForObjects('specs/*'),
           ],
         }),
-        // One statement per client: its own raw prefix and its own SSM command output (the SSM
+        // One statement per client: its own specs (core/keys.ts: specs/…/client=<id>/, so no client
+        // reads the targets and options of another's paths), its own raw prefix and its own SSM command output (the SSM
         // agent writes <OutputS3KeyPrefix>/<command id>/<instance id>/…, functions/adapters/aws/
         // ssm-runner.ts), and only with that instance's role credentials (ec2:SourceInstanceARN is
         // set on requests signed with an instance's role credentials). So no client can write
         // another path's or client's raw output, nor output in another instance's name.
+        ...ids.map(
+          (id) =>
+            new iam.PolicyStatement({
+              actions: ['s3:GetObject'],
+              resources: [bucket.arnForObjects(`specs/run=*/path=*/client=${id}/*`)],
+              conditions: {
+                StringLike: { 'ec2:SourceInstanceARN': `arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:instance/${id}` },
+              },
+            }),
+        ),
         ...ids.map(
           (id) =>
             new iam.PolicyStatement({
@@ -108,8 +118,11 @@ export class Probe extends Construct {
       this.clientInstancePolicy,
       'Specs are read and raw outputs written per run and path; keys are only known at run time.',
       ...[
-        'specs/*',
-        ...ids.flatMap((id) => [`raw/path=*/run=*/client=${id}/*`, `ssm-output/run=*/path=*/*/${id}/*`]),
+        ...ids.flatMap((id) => [
+          `specs/run=*/path=*/client=${id}/*`,
+          `raw/path=*/run=*/client=${id}/*`,
+          `ssm-output/run=*/path=*/*/${id}/*`,
+        ]),
       ].map((p) => `AwsSolutions-IAM5[Resource::${arnRef(bucket)}/${p}]`),
     );
   }

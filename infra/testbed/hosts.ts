@@ -2,7 +2,7 @@
  * Testbed hosts: one instance role/profile per stack (SSM managed instance + read of the agent
  * asset) and AL2023 instances pinned to a subnet, booting into the target servers.
  */
-import { Fn, Stack, Token } from 'aws-cdk-lib';
+import { Aws, Fn, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
@@ -15,7 +15,7 @@ import { hostUserData } from './user-data.js';
 export interface HostFleetProps {
   instanceType: string;
   agentPath: string;
-  /** Pipeline results bucket the hosts may read specs from and write raw outputs to. */
+  /** Pipeline results bucket each host may read its own specs from and write its own raw outputs to. */
   pipelineBucketName?: string;
 }
 
@@ -41,11 +41,10 @@ export class HostFleet extends Construct {
     const agent = new Asset(this, 'Agent', { path: props.agentPath });
     agent.grantRead(this.role);
     if (props.pipelineBucketName) {
-      const bucketArn = `arn:${Stack.of(this).partition}:s3:::${props.pipelineBucketName}`;
       this.role.addToPolicy(
         new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:PutObject'],
-          resources: [`${bucketArn}/specs/*`, `${bucketArn}/raw/*`, `${bucketArn}/agent/*`],
+          actions: ['s3:GetObject'],
+          resources: [`${this.bucketArn(props.pipelineBucketName)}/agent/*`],
         }),
       );
     }
@@ -76,7 +75,37 @@ export class HostFleet extends Construct {
     });
     // The user data downloads the agent at first boot: the role's policy must exist by then.
     instance.node.addDependency(this.role);
+    if (this.props.pipelineBucketName) {
+      // Its own specs and raw output only (core/keys.ts: …/client=<instance id>/), from itself
+      // only: no host reads another path's targets or writes another client's output. A policy of
+      // its own, apart from the role (which the instance waits for): it names the instance.
+      const bucketArn = this.bucketArn(this.props.pipelineBucketName);
+      const fromItself = {
+        StringLike: {
+          'ec2:SourceInstanceARN': `arn:${Aws.PARTITION}:ec2:*:${Aws.ACCOUNT_ID}:instance/${instance.ref}`,
+        },
+      };
+      new iam.Policy(this, `${id}Data`, {
+        roles: [this.role],
+        statements: [
+          new iam.PolicyStatement({
+            actions: ['s3:GetObject'],
+            resources: [`${bucketArn}/specs/run=*/path=*/client=${instance.ref}/*`],
+            conditions: fromItself,
+          }),
+          new iam.PolicyStatement({
+            actions: ['s3:PutObject'],
+            resources: [`${bucketArn}/raw/path=*/run=*/client=${instance.ref}/*`],
+            conditions: fromItself,
+          }),
+        ],
+      });
+    }
     return instance;
+  }
+
+  private bucketArn(bucketName: string): string {
+    return `arn:${Stack.of(this).partition}:s3:::${bucketName}`;
   }
 }
 

@@ -429,7 +429,7 @@ export class Seed002Stack extends Stack {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject'],
-        resources: [`arn:${Aws.PARTITION}:s3:::${bucket}/specs/*`],
+        resources: [`arn:${Aws.PARTITION}:s3:::${bucket}/specs/run=*/path=*/client=${CLIENT_SERVICE}/*`],
       }),
     );
     role.addToPrincipalPolicy(
@@ -507,7 +507,7 @@ export class Seed002Stack extends Stack {
     ack(
       clientRole,
       `raw output only under the client service's own prefix (raw/path=*/run=*/client=…), specs read-only, task tokens of ${machine} only; CDK's asset grant reads the bundles`,
-      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${bucket}/specs/*]`,
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${bucket}/specs/run=*/path=*/client=${CLIENT_SERVICE}/*]`,
       `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${bucket}/raw/path=*/run=*/client=${CLIENT_SERVICE}/*]`,
     );
     ack(

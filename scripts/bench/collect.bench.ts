@@ -265,7 +265,7 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
     await validatePlanStep(deps, { input: { plan: benchPlan(Math.ceil(n / 830)) }, runId });
     await deps.lock.release(runId);
     const spec = async (pathId: string): Promise<AgentSpec> => {
-      const read = await readSpec(store, runId, pathId);
+      const read = await readSpec(store, runId, pathId, 'bench');
       if (!read) throw new Error(`ValidatePlan wrote no spec for ${pathId}`);
       return read;
     };

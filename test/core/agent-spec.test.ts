@@ -31,22 +31,22 @@ const pathId = plan.paths[0].id;
 describe('readSpec', () => {
   it('reads a spec as ValidatePlan writes it back whole', async () => {
     const spec = specFor('r1', plan, pathId);
-    await store.put(keys.spec('r1', pathId), `${JSON.stringify(spec, null, 2)}\n`);
-    expect(await readSpec(store, 'r1', pathId)).toEqual(spec);
+    await store.put(keys.spec('r1', pathId, 'i-1'), `${JSON.stringify(spec, null, 2)}\n`);
+    expect(await readSpec(store, 'r1', pathId, 'i-1')).toEqual(spec);
   });
 
   it('reads a spec written before skipped probes were listed, as none skipped', async () => {
     const { skipped: _skipped, ...earlier } = specFor('r2', plan, pathId);
-    await store.put(keys.spec('r2', pathId), JSON.stringify(earlier));
-    expect(await readSpec(store, 'r2', pathId)).toEqual({ ...earlier, skipped: [] });
+    await store.put(keys.spec('r2', pathId, 'i-1'), JSON.stringify(earlier));
+    expect(await readSpec(store, 'r2', pathId, 'i-1')).toEqual({ ...earlier, skipped: [] });
   });
 
   it('is undefined when there is none, and fails naming the key and field of a damaged one', async () => {
-    expect(await readSpec(store, 'r3', pathId)).toBeUndefined();
+    expect(await readSpec(store, 'r3', pathId, 'i-1')).toBeUndefined();
     const spec = specFor('r3', plan, pathId);
-    await store.put(keys.spec('r3', pathId), JSON.stringify({ ...spec, target: { ...spec.target, port: 0 } }));
-    await expect(readSpec(store, 'r3', pathId)).rejects.toThrow(
-      `specs/run=r3/path=${pathId}/spec.json is not a valid agent spec: target.port: expected an integer ≥ 1, got 0`,
+    await store.put(keys.spec('r3', pathId, 'i-1'), JSON.stringify({ ...spec, target: { ...spec.target, port: 0 } }));
+    await expect(readSpec(store, 'r3', pathId, 'i-1')).rejects.toThrow(
+      `specs/run=r3/path=${pathId}/client=i-1/spec.json is not a valid agent spec: target.port: expected an integer ≥ 1, got 0`,
     );
   });
 });

@@ -5,14 +5,15 @@ describe('key layout (the S3 layout contract, docs/data.md)', () => {
   it('builds the contract keys', () => {
     expect(keys.plan('r1')).toBe('runs/run=r1/plan.json');
     expect(keys.manifest('r1')).toBe('runs/run=r1/manifest.json');
-    expect(keys.spec('r1', 'A')).toBe('specs/run=r1/path=A/spec.json');
+    expect(keys.spec('r1', 'A', 'i-1')).toBe('specs/run=r1/path=A/client=i-1/spec.json');
     expect(keys.raw('A', 'r1', 'iperf3-tcp', 2, 'json')).toBe('raw/path=A/run=r1/iperf3-tcp/2.json');
     expect(keys.samples('A', 'r1', 'tcp-connect', 1)).toBe('samples/path=A/run=r1/tcp-connect-1.jsonl');
     expect(keys.report('r1', 'md')).toBe('reports/run=r1/summary.md');
   });
 
   it('refuses unsafe ids instead of writing outside the run', () => {
-    expect(() => keys.spec('r1', '../x')).toThrow(/unsafe path id/);
+    expect(() => keys.spec('r1', '../x', 'i-1')).toThrow(/unsafe path id/);
+    expect(() => keys.spec('r1', 'A', '../i-2')).toThrow(/unsafe client instance id/);
     expect(() => keys.plan('a/b')).toThrow(/unsafe run id/);
     expect(() => keys.samples('A', 'r1', "p'1", 1)).toThrow(/unsafe probe name/);
     expect(() => checkRunId('')).toThrow();

@@ -87,6 +87,8 @@ function arnOf(id: string): string {
       return `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${String(r.Properties.StateMachineName)}`;
     case 'AWS::Logs::LogGroup':
       return `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${generated(id)}:*`;
+    case 'AWS::KMS::Key':
+      return `arn:aws:kms:${REGION}:${ACCOUNT}:key/${generated(id)}`;
     default:
       throw new Error(`no ARN for ${id} (${r.Type})`);
   }
@@ -151,6 +153,9 @@ function roleIdOf(arn: Json): string {
 /** The data bucket and its policy (the simulation's resource policy for requests to it). */
 let dataBucket: string;
 let bucketPolicy: Policy;
+/** The data bucket's KMS key and its key policy (the resource policy for requests to the key). */
+let dataKey: string;
+let keyPolicy: Policy;
 
 interface Principal {
   name: string;
@@ -161,6 +166,7 @@ interface Principal {
 async function decide(p: Principal, call: Call): Promise<string> {
   const bucketArn = `arn:aws:s3:::${dataBucket}`;
   const onData = call.resource === bucketArn || call.resource.startsWith(`${bucketArn}/`);
+  const onKey = call.resource === dataKey;
   const result = await runSimulation(
     {
       request: {
@@ -172,7 +178,7 @@ async function decide(p: Principal, call: Call): Promise<string> {
       identityPolicies: p.policies,
       serviceControlPolicies: [],
       resourceControlPolicies: [],
-      ...(onData ? { resourcePolicy: bucketPolicy } : {}),
+      ...(onData ? { resourcePolicy: bucketPolicy } : onKey ? { resourcePolicy: keyPolicy } : {}),
     },
     {},
   );
@@ -250,7 +256,7 @@ function storeKeys(): { read: string[]; write: string[]; list: string[] } {
     keys.routeJournal(RUN, route),
     keys.routeIndex(route, RUN),
     keys.runStopped(RUN),
-    keys.spec(RUN, PATH),
+    keys.spec(RUN, PATH, CLIENTS[0]),
     keys.samples(PATH, RUN, 'tcp-connect', 0),
     keys.parquetCopy(PATH, RUN),
     ...(['json', 'md', 'csv', 'html'] as const).map((e) => keys.report(RUN, e)),
@@ -442,6 +448,13 @@ beforeAll(() => {
     ([, r]) => JSON.stringify(r.Properties.Bucket) === JSON.stringify({ Ref: bucketId }),
   );
   bucketPolicy = resolve(bp.Properties.PolicyDocument) as unknown as Policy;
+  // The key the bucket encrypts with, and its key policy.
+  const encryption = resources[bucketId].Properties.BucketEncryption as {
+    ServerSideEncryptionConfiguration: { ServerSideEncryptionByDefault: { KMSMasterKeyID: Json } }[];
+  };
+  const keyId = roleIdOf(encryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.KMSMasterKeyID);
+  dataKey = arnOf(keyId);
+  keyPolicy = resolve(resources[keyId].Properties.KeyPolicy) as unknown as Policy;
 
   const principal = (roleArn: Json, name: string): Principal => {
     const id = roleIdOf(roleArn);
@@ -635,7 +648,7 @@ describe('IAM by simulation', () => {
             action: 's3:GetObject',
             resource: `arn:aws:s3:::cdk-hnb659fds-assets-${ACCOUNT}-${AGENT_REGION}/${agentKey}`,
           },
-          { action: 's3:GetObject', resource: s3obj(env.bucket, keys.spec(RUN, PATH)) },
+          { action: 's3:GetObject', resource: s3obj(env.bucket, keys.spec(RUN, PATH, id)), context: me },
           { action: 's3:PutObject', resource: s3obj(env.bucket, raw(id)), context: me },
           {
             action: 's3:PutObject',
@@ -657,6 +670,52 @@ describe('IAM by simulation', () => {
     expect(denied).toEqual([]);
   });
 
+  it('lets the functions, machines and clients use the data key through S3 only, in its region, from this account', async () => {
+    const viaS3 = { 'kms:ViaService': `s3.${REGION}.amazonaws.com`, 'kms:CallerAccount': ACCOUNT };
+    // What S3 asks of KMS when a principal reads or writes an object of the bucket (SSE-KMS).
+    const users: Principal[] = [...Object.values(lambdas), ...Object.values(machines), client];
+    const denied: string[] = [];
+    for (const p of users) {
+      denied.push(
+        ...(await notAllowed(p, [
+          { action: 'kms:Decrypt', resource: dataKey, context: viaS3 },
+          { action: 'kms:GenerateDataKey', resource: dataKey, context: viaS3 },
+        ])),
+      );
+    }
+    expect(denied).toEqual([]);
+    // Not directly, not through another region's S3 or another service, not from another account,
+    // and nothing but use (the mesh machine's read of its rounds is CDK's bucket grant, which
+    // includes kms:Decrypt of the key by itself: it is left out of the direct-call checks).
+    const wrongly: string[] = [];
+    for (const p of [...Object.values(lambdas), client]) {
+      wrongly.push(
+        ...(await allowed(p, [
+          { action: 'kms:Decrypt', resource: dataKey, context: { 'kms:CallerAccount': ACCOUNT } },
+          {
+            action: 'kms:Decrypt',
+            resource: dataKey,
+            context: { 'kms:ViaService': 's3.eu-west-1.amazonaws.com', 'kms:CallerAccount': ACCOUNT },
+          },
+          {
+            action: 'kms:Decrypt',
+            resource: dataKey,
+            context: { 'kms:ViaService': `sqs.${REGION}.amazonaws.com`, 'kms:CallerAccount': ACCOUNT },
+          },
+          {
+            action: 'kms:Decrypt',
+            resource: dataKey,
+            context: { 'kms:ViaService': `s3.${REGION}.amazonaws.com`, 'kms:CallerAccount': '210987654321' },
+          },
+          { action: 'kms:ScheduleKeyDeletion', resource: dataKey, context: viaS3 },
+          { action: 'kms:PutKeyPolicy', resource: dataKey, context: viaS3 },
+          { action: 'kms:DisableKey', resource: dataKey, context: viaS3 },
+        ])),
+      );
+    }
+    expect(wrongly).toEqual([]);
+  });
+
   it('denies what must never be allowed', async () => {
     const bucket = dataBucket;
     const otherBucket = 'pathbench-other-stack-data';
@@ -668,7 +727,7 @@ describe('IAM by simulation', () => {
       wrongly.push(
         ...(await allowed(p, [
           { action: 's3:GetObject', resource: s3obj(otherBucket, keys.manifest(RUN)) },
-          { action: 's3:GetObject', resource: s3obj(otherBucket, keys.spec(RUN, PATH)) },
+          { action: 's3:GetObject', resource: s3obj(otherBucket, keys.spec(RUN, PATH, CLIENTS[0])) },
           { action: 's3:PutObject', resource: s3obj(otherBucket, keys.manifest(RUN)) },
           { action: 's3:ListBucket', resource: `arn:aws:s3:::${otherBucket}`, context: { 's3:prefix': 'runs/' } },
         ])),
@@ -745,6 +804,18 @@ describe('IAM by simulation', () => {
         { action: 's3:GetObject', resource: s3obj(bucket, keys.manifest(RUN)) },
         { action: 's3:GetObject', resource: s3obj(bucket, raw(b)) },
         { action: 's3:DeleteObject', resource: s3obj(bucket, raw(a)) },
+        // Specs: only its own (another client's names that path's targets), only from itself
+        {
+          action: 's3:GetObject',
+          resource: s3obj(bucket, keys.spec(RUN, PATH, b)),
+          context: { 'ec2:SourceInstanceARN': instanceArn(REGION, a) },
+        },
+        { action: 's3:GetObject', resource: s3obj(bucket, keys.spec(RUN, PATH, a)) },
+        {
+          action: 's3:GetObject',
+          resource: s3obj(bucket, `specs/run=${RUN}/path=${PATH}/spec.json`),
+          context: { 'ec2:SourceInstanceARN': instanceArn(REGION, a) },
+        },
       ])),
     );
 

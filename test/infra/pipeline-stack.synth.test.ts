@@ -186,6 +186,43 @@ describe('pipeline stack', () => {
     });
   });
 
+  it('encrypts the data bucket with its own rotated KMS key, usable only through S3 by this account', () => {
+    const dataKey = { 'Fn::GetAtt': [Match.stringLikeRegexp('DataKey'), 'Arn'] };
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          {
+            BucketKeyEnabled: true,
+            ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: dataKey },
+          },
+        ],
+      },
+      VersioningConfiguration: { Status: 'Enabled' },
+    });
+    const keys = template.findResources('AWS::KMS::Key', {
+      Properties: { Description: Match.stringLikeRegexp('data bucket') },
+    });
+    expect(Object.keys(keys)).toHaveLength(1);
+    const [key] = Object.values(keys);
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.DeletionPolicy).toBe('Retain');
+    const statements = key.Properties.KeyPolicy.Statement as Record<string, unknown>[];
+    // Besides the account root's statement (kms:*, which delegates to IAM): anyone, but only
+    // through S3, in this region, from this account.
+    const others = statements.filter((st) => st.Action !== 'kms:*');
+    expect(others).toEqual([
+      expect.objectContaining({
+        Principal: { AWS: '*' },
+        Condition: {
+          StringEquals: {
+            'kms:CallerAccount': { Ref: 'AWS::AccountId' },
+            'kms:ViaService': { 'Fn::Join': ['', ['s3.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+          },
+        },
+      }),
+    ]);
+  });
+
   it('enforces the Athena workgroup configuration with encrypted results and a scan cutoff', () => {
     template.hasResourceProperties('AWS::Athena::WorkGroup', {
       Name: 'pathbench',
@@ -193,7 +230,10 @@ describe('pipeline stack', () => {
         EnforceWorkGroupConfiguration: true,
         BytesScannedCutoffPerQuery: 10 * 1024 ** 3,
         ResultConfiguration: {
-          EncryptionConfiguration: { EncryptionOption: 'SSE_S3' },
+          EncryptionConfiguration: {
+            EncryptionOption: 'SSE_KMS',
+            KmsKey: { 'Fn::GetAtt': [Match.stringLikeRegexp('DataKey'), 'Arn'] },
+          },
           OutputLocation: { 'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^Data') }, '/athena-results/']] },
         },
       },
@@ -409,7 +449,9 @@ describe('pipeline stack', () => {
 
   it('sends every alarm (cleanup failed, run failed, schedule failed, regression) to one encrypted topic', () => {
     const [[topicId, topic]] = ofType('AWS::SNS::Topic');
-    const [[keyId, key]] = ofType('AWS::KMS::Key');
+    const [[keyId, key]] = ofType('AWS::KMS::Key').filter(([, k]) =>
+      String(k.Properties.Description).includes('alarm topic'),
+    );
     expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     expect(key.Properties.EnableKeyRotation).toBe(true);
     const alarms = ofType('AWS::CloudWatch::Alarm');

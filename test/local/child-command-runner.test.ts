@@ -31,7 +31,7 @@ async function setup() {
   const agentPath = join(dir, 'agent.cjs');
   await writeFile(agentPath, AGENT);
   const store = new DirStore(join(dir, 'data'));
-  await store.put(keys.spec('r1', 'A'), '{}');
+  await store.put(keys.spec('r1', 'A', 'local'), '{}');
   process.env.AGENT_STARTS = join(dir, 'starts');
   await writeFile(process.env.AGENT_STARTS, '');
   const warnings: string[] = [];
@@ -41,7 +41,7 @@ async function setup() {
     runId: 'r1',
     pathId: 'A',
     client: { instanceId: 'local', region: 'local' },
-    specKey: keys.spec('r1', 'A'),
+    specKey: keys.spec('r1', 'A', 'local'),
     rawPrefix: keys.rawPrefix('A', 'r1'),
     timeoutSeconds: 30,
   };

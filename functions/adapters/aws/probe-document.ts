@@ -16,7 +16,7 @@ export const PENDING_DIR = '/var/lib/pathbench/pending';
 /** Parameter name → allowedPattern (anchored). Keep free of shell metacharacters. */
 export const PROBE_DOCUMENT_PATTERNS = {
   bucket: BUCKET,
-  specKey: `^specs/run=${RUN}/path=${PATH}/spec\\.json$`,
+  specKey: `^specs/run=${RUN}/path=${PATH}/client=i-[0-9a-f]{8,17}/spec\\.json$`,
   rawPrefix: `^raw/path=${PATH}/run=${RUN}/client=i-[0-9a-f]{8,17}/$`,
   runId: `^${RUN}$`,
   pathId: `^${PATH}$`,
@@ -31,7 +31,7 @@ export type ProbeDocumentParameter = keyof typeof PROBE_DOCUMENT_PATTERNS;
 
 const DESCRIPTIONS: Record<ProbeDocumentParameter, string> = {
   bucket: 'pathbench data bucket',
-  specKey: 'S3 key of the agent spec (specs/run=<runId>/path=<id>/spec.json)',
+  specKey: 'S3 key of the agent spec (specs/run=<runId>/path=<id>/client=<instanceId>/spec.json)',
   rawPrefix: 'S3 prefix the raw outputs are uploaded to (raw/path=<id>/run=<runId>/client=<instanceId>/)',
   runId: 'run id',
   pathId: 'path id',

@@ -376,7 +376,9 @@ describe('CollectOutput under fuzzing (fast-check)', () => {
         async (tcpRaw, sockRaw, agentCut) => {
           const runId = `fz${++n}`;
           await validatePlanStep(s.deps, { input: { plan: plan(probes) }, runId });
-          const spec = JSON.parse((await s.store.getText(keys.spec(runId, 'A'))) ?? '{}') as AgentSpec;
+          const spec = JSON.parse(
+            (await s.store.getText(keys.spec(runId, 'A', 'i-0123456789abcdef0'))) ?? '{}',
+          ) as AgentSpec;
           const prefix = keys.rawPrefix('A', runId);
           await s.store.put(`${prefix}${spec.probes[0].name}/1.jsonl`, tcpRaw);
           await s.store.put(`${prefix}${spec.probes[1].name}/1.csv`, sockRaw);

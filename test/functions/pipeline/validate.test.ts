@@ -41,7 +41,7 @@ describe('ValidatePlan', () => {
     const m = await readManifest(s.store, 'udp');
     expect(m?.paths[0].notes).toEqual([expect.stringMatching(/^iperf3 iperf3: UDP at an unbounded rate .*-b 0/)]);
     expect(m?.paths[1].notes).toEqual([]);
-    const spec = JSON.parse((await s.store.getText(keys.spec('udp', 'A'))) ?? '{}');
+    const spec = JSON.parse((await s.store.getText(keys.spec('udp', 'A', client.instanceId))) ?? '{}');
     expect(spec.probes[0].bitrate).toBe('unbounded');
   });
 });

@@ -217,6 +217,36 @@ describe('testbed stacks (seed 000 Tokyo/Osaka)', () => {
     });
   });
 
+  it('lets each host read only its own specs and write only its own raw output, from itself', () => {
+    const app = new App({ context: { testbed: 'true', testbedPipelineBucket: 'pathbench-data' } });
+    const t = Template.fromStack(addTestbed(app).client);
+    const [[instanceId]] = ofType(t, 'AWS::EC2::Instance');
+    const own = (prefix: string) => ({
+      'Fn::Join': ['', Match.arrayWith([`:s3:::pathbench-data/${prefix}`, { Ref: instanceId }, '/*'])],
+    });
+    const fromItself = {
+      StringLike: {
+        'ec2:SourceInstanceARN': { 'Fn::Join': ['', Match.arrayWith([{ Ref: instanceId }])] },
+      },
+    };
+    t.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [
+          {
+            Action: 's3:GetObject',
+            Effect: 'Allow',
+            Resource: own('specs/run=*/path=*/client='),
+            Condition: fromItself,
+          },
+          { Action: 's3:PutObject', Effect: 'Allow', Resource: own('raw/path=*/run=*/client='), Condition: fromItself },
+        ],
+      },
+    });
+    // No statement of any policy reaches every spec or every raw prefix.
+    const text = JSON.stringify(t.toJSON());
+    expect(text).not.toMatch(/pathbench-data\/(specs|raw)\/\*/);
+  });
+
   it('outputs everything a plan needs', () => {
     const keys = [
       ...Object.keys((client.toJSON() as Json).Outputs ?? {}),

@@ -18,7 +18,7 @@ import {
 
 const values = {
   bucket: 'pb-data',
-  specKey: 'specs/run=run-1/path=C/spec.json',
+  specKey: 'specs/run=run-1/path=C/client=i-0123456789abcdef0/spec.json',
   rawPrefix: 'raw/path=C/run=run-1/client=i-0123456789abcdef0/',
   runId: 'run-1',
   pathId: 'C',
@@ -72,7 +72,7 @@ function runScript(opts: { uploadFailures: number; agentExit?: number }) {
   chmodSync(path.join(bin, 'sleep'), 0o755);
   mkdirSync(path.join(s3, values.agentBucket), { recursive: true });
   writeFileSync(path.join(s3, values.agentBucket, values.agentKey), AGENT);
-  mkdirSync(path.join(s3, values.bucket, 'specs/run=run-1/path=C'), { recursive: true });
+  mkdirSync(path.dirname(path.join(s3, values.bucket, values.specKey)), { recursive: true });
   writeFileSync(path.join(s3, values.bucket, values.specKey), '{}');
   writeFileSync(path.join(s3, '.upload-failures'), String(opts.uploadFailures));
 
@@ -156,7 +156,7 @@ describe('probe document script, stopped mid-run (execution timeout or cancel: S
       chmodSync(path.join(bin, 'sleep'), 0o755);
       mkdirSync(path.join(s3, values.agentBucket), { recursive: true });
       writeFileSync(path.join(s3, values.agentBucket, values.agentKey), SLOW_AGENT);
-      mkdirSync(path.join(s3, values.bucket, 'specs/run=run-1/path=C'), { recursive: true });
+      mkdirSync(path.dirname(path.join(s3, values.bucket, values.specKey)), { recursive: true });
       writeFileSync(path.join(s3, values.bucket, values.specKey), '{}');
       const steps = probeDocumentContent().mainSteps as { inputs: { runCommand: string[] } }[];
       const script = steps[0].inputs.runCommand

@@ -22,7 +22,7 @@ const cmd = (region: string) => ({
   runId: 'run-1',
   pathId: `${region}--us-east-1`,
   client: { instanceId: 'i-0abc12345', region },
-  specKey: keys.spec('run-1', `${region}--us-east-1`),
+  specKey: keys.spec('run-1', `${region}--us-east-1`, 'i-0abc12345'),
   rawPrefix: keys.clientRawPrefix(`${region}--us-east-1`, 'run-1', 'i-0abc12345'),
   timeoutSeconds: 60,
 });

@@ -30,7 +30,7 @@ const cmd = {
   runId: 'run-1',
   pathId: 'C',
   client,
-  specKey: keys.spec('run-1', 'C'),
+  specKey: keys.spec('run-1', 'C', 'i-0123456789abcdef0'),
   rawPrefix: keys.clientRawPrefix('C', 'run-1', 'i-0123456789abcdef0'),
   timeoutSeconds: 1800,
 };
@@ -50,7 +50,7 @@ describe('SsmCommandRunner', () => {
       InstanceIds: ['i-0abc'],
       Parameters: {
         bucket: ['pb-data'],
-        specKey: ['specs/run=run-1/path=C/spec.json'],
+        specKey: ['specs/run=run-1/path=C/client=i-0123456789abcdef0/spec.json'],
         rawPrefix: ['raw/path=C/run=run-1/client=i-0123456789abcdef0/'],
         runId: ['run-1'],
         pathId: ['C'],
