@@ -57,10 +57,18 @@ interface RunFlags extends SettingsFlags {
   json?: boolean;
   runId?: string;
   verbose?: boolean;
+  trigger?: string;
+}
+
+/** `--trigger`: what started a local run (there is no console locally). */
+function runTriggerFlag(v: string | undefined): 'cli' | 'schedule' {
+  if (v === undefined || v === 'cli' || v === 'schedule') return v ?? 'cli';
+  fail(`--trigger: expected cli or schedule, got ${JSON.stringify(v)}`);
 }
 
 /** Run a plan file locally and print the table (or the summary JSON). */
 export async function runPlanFile(flags: RunFlags & { plan: string }): Promise<number> {
+  const trigger = runTriggerFlag(flags.trigger);
   if (!existsSync(flags.plan)) fail(noPlanFile(flags.plan));
   const loaded = await loadPlanFile(flags.plan);
   if (!loaded.ok) fail(`plan ${flags.plan} is invalid:\n${loaded.problems.map((p) => `  ${p}`).join('\n')}`);
@@ -98,6 +106,7 @@ export async function runPlanFile(flags: RunFlags & { plan: string }): Promise<n
       runId,
       log,
       settings,
+      trigger,
       onEvent: progress.onEvent,
       onSamples: progress.onSamples,
     });
@@ -219,6 +228,11 @@ export function registerLocal(program: Command): void {
     .option('--local', 'use the local driver (the default; AWS runs use `pathbench start`)', true)
     .option('--data <dir>', 'data directory (local object store)', DEFAULT_DATA_DIR)
     .option('--run-id <id>', 'run id (default: time-based)')
+    .option(
+      '--trigger <what>',
+      'what started the run, for the runs table: cli or schedule (the crontab line of `plan schedule create`)',
+      'cli',
+    )
     .option('--json', 'print the summary JSON on stdout and nothing else there')
     .option('--verbose', 'structured logs on stderr')
     .action(async (o: RunFlags) =>

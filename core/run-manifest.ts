@@ -39,10 +39,20 @@ export type CostRecord = z.output<typeof costRecordSchema>;
 
 export const runStatusSchema = z.enum(['running', 'succeeded', 'partial', 'failed']);
 
+/**
+ * What started a run (the execution input's `trigger`): a schedule (EventBridge Scheduler, or the
+ * crontab line of a local `schedule create`), the pathbench CLI, or anything else, such as the
+ * Step Functions console (an AWS execution without the field).
+ */
+export const RUN_TRIGGERS = ['schedule', 'cli', 'console'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+
 export const runManifestSchema = z.object({
   runId: z.string(),
   planName: z.string(),
   driver: z.enum(['local', 'aws']),
+  /** Absent in runs before the field existed. */
+  trigger: z.enum(RUN_TRIGGERS).optional(),
   status: runStatusSchema,
   startedAt: z.string(),
   endedAt: z.string().optional(),

@@ -10,7 +10,7 @@ import { errorMessage, PlanInvalidError } from '../core/errors.js';
 import { newRunId } from '../core/keys.js';
 import { parsePlan } from '../core/plan.js';
 import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
-import { readManifest } from '../core/run-manifest.js';
+import { type RunTrigger, readManifest } from '../core/run-manifest.js';
 import { readSummary, type Summary } from '../core/run-summary.js';
 import { costSettings, type Settings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
@@ -162,6 +162,8 @@ export function usesLab(plan: ResolvedPlan): boolean {
 
 export interface LocalRunOptions {
   plan: unknown;
+  /** What started the run (the runs table's `trigger`); without it ValidatePlan records `cli`. */
+  trigger?: RunTrigger;
   dataDir?: string;
   runId?: string;
   log?: Logger;
@@ -307,7 +309,11 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     const execution = await runStateMachine({
       deps,
       ...(mode === 'mesh' ? { definition: loadDefinition('mesh') } : {}),
-      input: { plan: opts.plan, ...(opts.settings?.allowOverBudget ? { allowOverBudget: true } : {}) },
+      input: {
+        plan: opts.plan,
+        ...(opts.settings?.allowOverBudget ? { allowOverBudget: true } : {}),
+        ...(opts.trigger ? { trigger: opts.trigger } : {}),
+      },
       runId,
       ...opts.machine,
       ...(ecsWorkers ? { integrations: ecsWorkers.integrations } : {}),

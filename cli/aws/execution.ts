@@ -147,6 +147,7 @@ export async function startRun(
     input = { planName: flags.planName };
   }
   if (flags.allowOverBudget) input.allowOverBudget = true;
+  input.trigger = 'cli';
   const cfg = await resolveStackConfig(flags, env, clientsFor);
   const { sfn, s3 } = clientsFor(cfg.region);
   const machine = mesh ? cfg.meshStateMachineArn : cfg.stateMachineArn;

@@ -139,7 +139,7 @@ export function scheduleRequest(t: ScheduleTargets, o: CreateScheduleOptions): C
     Target: {
       Arn: machine,
       RoleArn: t.roleArn,
-      Input: JSON.stringify({ planName: o.planName }),
+      Input: JSON.stringify({ planName: o.planName, trigger: 'schedule' }),
       DeadLetterConfig: { Arn: t.dlqArn },
       RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
     },
@@ -274,5 +274,5 @@ export function cronLine(expression: string, planName: string, dataDir: string, 
   const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`.replace(/%/g, '\\%');
   // The stored plan is a plan file in the data directory (plans/<name>.json): `run` reads it as is.
   const file = join(dataDir, keys.namedPlan(planName));
-  return `${tz}${five} cd ${q(process.cwd())} && npx pathbench run --local --plan ${q(file)} --data ${q(dataDir)}\n`;
+  return `${tz}${five} cd ${q(process.cwd())} && npx pathbench run --local --plan ${q(file)} --data ${q(dataDir)} --trigger schedule\n`;
 }

@@ -10,7 +10,7 @@ import { quoted } from '../../core/fields.js';
 import { checkRunId, keys } from '../../core/keys.js';
 import { type ResolvedPlan, readResolvedPlan } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
-import { type RunManifest, readManifest } from '../../core/run-manifest.js';
+import { RUN_TRIGGERS, type RunManifest, type RunTrigger, readManifest } from '../../core/run-manifest.js';
 import { parseStopMarker } from '../../core/stop-marker.js';
 import { UNBOUNDED_BITRATE } from '../../probes/probe-fields.js';
 import type { Deps } from '../ports.js';
@@ -37,6 +37,22 @@ function allowOverBudget(input: unknown): boolean {
   if (v === undefined) return false;
   if (typeof v !== 'boolean') throw new PlanInvalidError([`allowOverBudget: expected true or false, got ${typeof v}`]);
   return v;
+}
+
+/**
+ * What started the run: the execution input's `trigger` (`{ plan | planName, trigger }`), set by
+ * schedules and the CLI; without it an AWS run was started by hand (the console) and a local one
+ * by the CLI.
+ */
+function runTrigger(input: unknown, driver: RunManifest['driver']): RunTrigger {
+  const fallback: RunTrigger = driver === 'aws' ? 'console' : 'cli';
+  if (!input || typeof input !== 'object' || Array.isArray(input) || !('plan' in input || 'planName' in input))
+    return fallback;
+  const v = (input as Record<string, unknown>).trigger;
+  if (v === undefined) return fallback;
+  if (typeof v !== 'string' || !(RUN_TRIGGERS as readonly string[]).includes(v))
+    throw new PlanInvalidError([`trigger: expected one of ${RUN_TRIGGERS.join(', ')}, got ${quoted(String(v))}`]);
+  return v as RunTrigger;
 }
 
 /** Accepts `{ plan }`, `{ planName }` or a bare plan object. */
@@ -67,6 +83,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
   // Every check made before a run starts, the same as `run --local` and `start` made (preflight.ts);
   // refused before the lock is taken or anything is written.
   const settings = { ...deps.cost, allowOverBudget: allowOverBudget(input.input) };
+  const trigger = runTrigger(input.input, deps.driver);
   const opts = {
     runId,
     mode: input.mode === 'mesh' ? ('mesh' as const) : ('sequential' as const),
@@ -110,6 +127,7 @@ export async function validatePlanStep(deps: Deps, input: ValidateInput): Promis
       runId,
       planName: plan.name,
       driver: deps.driver,
+      trigger,
       status: 'running',
       startedAt,
       paths: plan.paths.map((p) => ({

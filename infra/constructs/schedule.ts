@@ -63,7 +63,9 @@ export class Schedule extends Construct {
     const machine = props.machine === 'mesh' ? props.meshStateMachine : props.stateMachine;
     if (!machine) throw new Error('schedule: machine "mesh" needs the mesh state machine');
     this.dlq.grantSendMessages(this.schedulerRole);
-    const input = props.plan ? { plan: props.plan } : { planName: props.planName ?? 'default' };
+    const input = props.plan
+      ? { plan: props.plan, trigger: 'schedule' }
+      : { planName: props.planName ?? 'default', trigger: 'schedule' };
     new scheduler.Schedule(this, 'Schedule', {
       description: 'pathbench: scheduled measurement run',
       schedule: scheduler.ScheduleExpression.expression(props.expression ?? 'cron(0 18 ? * SUN *)'),

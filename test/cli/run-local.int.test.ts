@@ -2,7 +2,7 @@
  * `pathbench run --local` as the README shows it: a loopback plan gets its targets started (and
  * stopped) by the command itself, and a plan whose every sample failed says so and exits 1.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,18 @@ const cli = (...args: string[]) => runCommand([process.execPath, join(ROOT, 'cli
 describe('run --local', () => {
   it('starts the loopback targets the plan aims at, measures, and stops them again', async () => {
     expect(await listening(LOOPBACK_PORTS.tcp)).toBe(false);
-    const r = await cli('run', '--local', '--plan', 'plans/local-loopback.json', '--data', dir, '--json');
+    // As the crontab line of `schedule create` runs it: the runs table says so.
+    const r = await cli(
+      'run',
+      '--local',
+      '--plan',
+      'plans/local-loopback.json',
+      '--data',
+      dir,
+      '--json',
+      '--trigger',
+      'schedule',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('pathbench: loopback targets: agent serve: tcp 29101');
     const s = JSON.parse(r.stdout) as Summary;
@@ -33,10 +44,18 @@ describe('run --local', () => {
     expect(plain?.results[0].loss).toBe(0);
     expect(s.paths.find((p) => p.id === 'closed')?.results[0].loss).toBe(1);
     expect(s.notes).toBeUndefined();
+    const row = JSON.parse(await readFile(join(dir, 'tables', 'runs', `${s.runId}.json`), 'utf8'));
+    expect(row).toMatchObject({ run_id: s.runId, driver: 'local', trigger: 'schedule' });
     // Plain progress lines off a terminal: one per step, none repeated for the poll loop.
     expect(r.stderr).toMatch(/✓ \[1\/3 plain\] {2}done {2}in \d+:\d\d {2}200\/200 samples/);
     expect(r.stderr.match(/\[1\/3 plain\] probing/g)).toHaveLength(1);
     expect(await listening(LOOPBACK_PORTS.tcp)).toBe(false);
+  });
+
+  it('refuses a trigger it does not know before anything starts', async () => {
+    const r = await cli('run', '--local', '--plan', 'plans/local-loopback.json', '--data', dir, '--trigger', 'cron');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--trigger: expected cli or schedule, got "cron"');
   });
 
   it('says plainly when every sample of every path failed, with the likely cause, and exits 1', async () => {

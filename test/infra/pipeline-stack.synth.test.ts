@@ -156,7 +156,7 @@ describe('pipeline stack', () => {
       State: 'DISABLED',
       Target: {
         Arn: { Ref: Match.stringLikeRegexp('^Measurement') },
-        Input: JSON.stringify({ planName: 'default' }),
+        Input: JSON.stringify({ planName: 'default', trigger: 'schedule' }),
         DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ScheduleDlq'), 'Arn'] } },
         RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
       },
@@ -182,7 +182,10 @@ describe('pipeline stack', () => {
       schedulePlanName: 'weekly-mesh',
     });
     Template.fromStack(mesh).hasResourceProperties('AWS::Scheduler::Schedule', {
-      Target: { Arn: { Ref: Match.stringLikeRegexp('Mesh') }, Input: JSON.stringify({ planName: 'weekly-mesh' }) },
+      Target: {
+        Arn: { Ref: Match.stringLikeRegexp('Mesh') },
+        Input: JSON.stringify({ planName: 'weekly-mesh', trigger: 'schedule' }),
+      },
     });
   });
 

@@ -173,7 +173,13 @@ describe('local driver, loopback plan', () => {
   it('says what the run and each path was in the runs and paths tables, joined with samples by `pathbench sql`', async () => {
     const plan = JSON.parse(await readFile(planFile, 'utf8'));
     const run = JSON.parse(await readFile(join(dir, 'tables/runs/it-loopback.json'), 'utf8'));
-    expect(run).toMatchObject({ run_id: 'it-loopback', plan_name: plan.name, driver: 'local', status: 'succeeded' });
+    expect(run).toMatchObject({
+      run_id: 'it-loopback',
+      plan_name: plan.name,
+      driver: 'local',
+      trigger: 'cli',
+      status: 'succeeded',
+    });
     expect(run.paths).toBe(plan.paths.length);
     // the CLI, as an analyst types it: one row per path, the join over samples
     const r = cli(

@@ -92,6 +92,7 @@ describe('aws cli helpers', () => {
     expect(start.name).toBe('run-7');
     expect(start.stateMachineArn).toBe(SM);
     expect(JSON.parse(start.input ?? '')).toHaveProperty('plan.name', 'one');
+    expect(JSON.parse(start.input ?? '')).toHaveProperty('trigger', 'cli');
     expect(s3.commandCalls(GetObjectCommand)[0].args[0].input).toEqual({
       Bucket: 'pb-data',
       Key: 'reports/run=run-7/summary.json',

@@ -58,7 +58,7 @@ describe('schedule create', () => {
       Target: {
         Arn: SM,
         RoleArn: targets.roleArn,
-        Input: '{"planName":"weekly tokyo"}',
+        Input: '{"planName":"weekly tokyo","trigger":"schedule"}',
         DeadLetterConfig: { Arn: targets.dlqArn },
         RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
       },
@@ -187,7 +187,7 @@ describe('where the schedules come from', () => {
 describe('schedule locally', () => {
   it('prints the crontab line that runs the stored plan file', () => {
     expect(cronLine('cron(0 18 ? * SUN *)', 'weekly tokyo', '/data')).toMatch(
-      /^0 18 \* \* SUN cd '.*' && npx pathbench run --local --plan '\/data\/plans\/weekly\\%20tokyo\.json' --data '\/data'\n$/,
+      /^0 18 \* \* SUN cd '.*' && npx pathbench run --local --plan '\/data\/plans\/weekly\\%20tokyo\.json' --data '\/data' --trigger schedule\n$/,
     );
     expect(cronLine('rate(6 hours)', 'p', '/d', 'Asia/Tokyo')).toMatch(/^CRON_TZ=Asia\/Tokyo\n0 \*\/6 \* \* \* /);
     expect(cronLine('rate(15 minutes)', 'p', '/d')).toMatch(/^\*\/15 \* \* \* \* /);

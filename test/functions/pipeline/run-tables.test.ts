@@ -61,6 +61,7 @@ const manifest = {
   runId: summary.runId,
   planName: 'tables',
   driver: 'aws',
+  trigger: 'schedule',
   status: 'partial',
   startedAt: summary.startedAt,
   paths: [
@@ -79,6 +80,7 @@ describe('the runs and paths tables', () => {
       run_id: summary.runId,
       plan_name: 'tables',
       driver: 'aws',
+      trigger: 'schedule',
       status: 'partial',
       paths: 2,
       failed_paths: 1,
@@ -89,7 +91,14 @@ describe('the runs and paths tables', () => {
     });
     // nothing but the summary: still every column
     const bare = runRow({ ...summary, paths: [] } as Summary, undefined, undefined);
-    expect(bare).toMatchObject({ driver: null, instance_types: null, regions: null, estimate_usd: null, paths: 0 });
+    expect(bare).toMatchObject({
+      driver: null,
+      trigger: null,
+      instance_types: null,
+      regions: null,
+      estimate_usd: null,
+      paths: 0,
+    });
   });
 
   it('says per path its method, route targets, AZ ids, status and why it failed', () => {

@@ -44,4 +44,25 @@ describe('ValidatePlan', () => {
     const spec = JSON.parse((await s.store.getText(keys.spec('udp', 'A', client.instanceId))) ?? '{}');
     expect(spec.probes[0].bitrate).toBe('unbounded');
   });
+  it("records what started the run: the input's trigger, else console on AWS and cli locally; refuses another", async () => {
+    const s = await scenarioDeps();
+    cleanups.push(async () => {
+      s.query.close();
+      await rm(s.dir, { recursive: true, force: true });
+    });
+    const plan = { name: 'trigger', paths: [{ id: 'A', client, target, probes: [{ kind: 'tcp-connect', count: 5 }] }] };
+    const started = async (runId: string, input: unknown, driver: 'aws' | 'local') => {
+      await validatePlanStep({ ...s.deps, driver }, { input, runId, startedAt: '2026-12-01T00:00:00.000Z' });
+      await s.deps.lock.release(runId);
+      return (await readManifest(s.store, runId))?.trigger;
+    };
+    expect(await started('t1', { plan, trigger: 'schedule' }, 'aws')).toBe('schedule');
+    expect(await started('t2', { plan, trigger: 'cli' }, 'aws')).toBe('cli');
+    expect(await started('t3', { plan }, 'aws')).toBe('console');
+    expect(await started('t4', { plan }, 'local')).toBe('cli');
+    await expect(started('t5', { plan, trigger: 'cron' }, 'aws')).rejects.toThrow(
+      'trigger: expected one of schedule, cli, console, got "cron"',
+    );
+    expect(await readManifest(s.store, 't5')).toBeUndefined();
+  });
 });
