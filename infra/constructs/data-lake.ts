@@ -74,9 +74,9 @@ export class DataLake extends Construct {
     // The data is encrypted with a key the operator controls (rotated yearly, retained with the
     // data, every use in CloudTrail, disabled to cut off all reads at once), not S3's own. The key
     // is used only through S3 in this region, by principals of this account: whoever S3's
-    // policies let read or write an object may decrypt or encrypt it, and nobody may call KMS
-    // with it directly (the root statement CDK adds delegates to IAM, and no policy of the stack
-    // grants kms:Decrypt but CDK's bucket grants, which are through S3 too).
+    // policies let read or write an object may decrypt or encrypt it. Calls to KMS itself are
+    // left to IAM (the root statement CDK adds): the only policy of the stack that grants one is
+    // CDK's bucket grant to the mesh machine (kms:Decrypt, for its ItemReader's reads).
     this.dataKey = new kms.Key(this, 'DataKey', {
       description: 'pathbench: encrypts the data bucket (measurements, specs, reports, query results)',
       enableKeyRotation: true,
