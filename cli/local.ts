@@ -230,7 +230,7 @@ export function registerLocal(program: Command): void {
     .option('--run-id <id>', 'run id (default: time-based)')
     .option(
       '--trigger <what>',
-      'what started the run, for the runs table: cli or schedule (the crontab line of `plan schedule create`)',
+      'what started the run, for the runs table (started_by): cli or schedule (the crontab line of `schedule create` passes it)',
       'cli',
     )
     .option('--json', 'print the summary JSON on stdout and nothing else there')

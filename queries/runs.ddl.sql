@@ -6,7 +6,7 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.runs (
   run_id string,
   plan_name string,
   driver string,
-  trigger string,
+  started_by string,
   status string,
   started_at string,
   ended_at string,

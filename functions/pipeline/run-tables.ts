@@ -41,7 +41,7 @@ export function runRow(summary: Summary, manifest: RunManifest | undefined, plan
     run_id: summary.runId,
     plan_name: summary.planName ?? manifest?.planName ?? plan?.name,
     driver: manifest?.driver,
-    trigger: manifest?.trigger,
+    started_by: manifest?.trigger,
     status: summary.status,
     started_at: summary.startedAt ?? manifest?.startedAt,
     ended_at: summary.endedAt ?? manifest?.endedAt,

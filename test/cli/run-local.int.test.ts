@@ -45,7 +45,7 @@ describe('run --local', () => {
     expect(s.paths.find((p) => p.id === 'closed')?.results[0].loss).toBe(1);
     expect(s.notes).toBeUndefined();
     const row = JSON.parse(await readFile(join(dir, 'tables', 'runs', `${s.runId}.json`), 'utf8'));
-    expect(row).toMatchObject({ run_id: s.runId, driver: 'local', trigger: 'schedule' });
+    expect(row).toMatchObject({ run_id: s.runId, driver: 'local', started_by: 'schedule' });
     // Plain progress lines off a terminal: one per step, none repeated for the poll loop.
     expect(r.stderr).toMatch(/✓ \[1\/3 plain\] {2}done {2}in \d+:\d\d {2}200\/200 samples/);
     expect(r.stderr.match(/\[1\/3 plain\] probing/g)).toHaveLength(1);

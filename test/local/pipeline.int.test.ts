@@ -177,7 +177,7 @@ describe('local driver, loopback plan', () => {
       run_id: 'it-loopback',
       plan_name: plan.name,
       driver: 'local',
-      trigger: 'cli',
+      started_by: 'cli',
       status: 'succeeded',
     });
     expect(run.paths).toBe(plan.paths.length);

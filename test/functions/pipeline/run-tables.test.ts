@@ -80,7 +80,7 @@ describe('the runs and paths tables', () => {
       run_id: summary.runId,
       plan_name: 'tables',
       driver: 'aws',
-      trigger: 'schedule',
+      started_by: 'schedule',
       status: 'partial',
       paths: 2,
       failed_paths: 1,
@@ -93,7 +93,7 @@ describe('the runs and paths tables', () => {
     const bare = runRow({ ...summary, paths: [] } as Summary, undefined, undefined);
     expect(bare).toMatchObject({
       driver: null,
-      trigger: null,
+      started_by: null,
       instance_types: null,
       regions: null,
       estimate_usd: null,
