@@ -83,7 +83,7 @@ export function meshPlanFromOutputs(
   return { plan, layout, hosts };
 }
 
-/** What the mesh testbed costs while it stands: instances and public IPv4 addresses, per hour and per day. */
+/** What the mesh testbed costs while it stands: instances and public IPv4 addresses (peering has no hourly charge), per hour and per day. */
 export function meshCostNote(regions: readonly string[], instanceType: string): string {
   const t = shippedPrices();
   const lines: string[] = [];
@@ -100,6 +100,7 @@ export function meshCostNote(regions: readonly string[], instanceType: string): 
   return [
     `mesh testbed standing cost (prices of ${t.asOf}): ${regions.length} hosts`,
     ...lines,
+    `  inter-region VPC peering: ${(regions.length * (regions.length - 1)) / 2} connections, no hourly charge`,
     `  total $${perHour.toFixed(4)}/h, $${(perHour * 24).toFixed(2)}/day; transfer is the run's (pathbench start prints its estimate)`,
   ].join('\n');
 }
