@@ -253,6 +253,7 @@ export function connectSeries(
   if (count === 0) return Promise.resolve(out);
   const epoch = makeEpochClock();
   const intervalNs = BigInt(Math.round(intervalMs * 1e6));
+  const timeoutNs = BigInt(Math.round(timeoutMs * 1e6));
   return new Promise((resolve) => {
     let pending = count;
     let next = 0;
@@ -263,10 +264,13 @@ export function connectSeries(
       let done = false;
       const sock = new net.Socket();
       let start = 0n;
+      let timer: NodeJS.Timeout | undefined;
+      let soon: NodeJS.Immediate | undefined;
       const finish = (end: bigint, err: string | undefined): void => {
         if (done) return;
         done = true;
         clearTimeout(timer);
+        clearImmediate(soon);
         out.tStart[i] = epoch(start);
         out.tEnd[i] = epoch(end);
         out.rtt[i] = Number(end - start) / 1e6;
@@ -278,12 +282,22 @@ export function connectSeries(
       sock.once('connect', () => finish(process.hrtime.bigint(), undefined));
       // Late errors after a finished attempt (e.g. the RST racing a server FIN) are ignored.
       sock.on('error', (e: NodeJS.ErrnoException) => finish(process.hrtime.bigint(), connectErrorReason(e.code)));
-      const timer = setTimeout(() => finish(process.hrtime.bigint(), 'timeout'), timeoutMs);
+      // An attempt times out only once timeoutMs have passed since its own stamp on the hrtime
+      // clock: Node's timers may fire up to ~1 ms early (see wait below), so an early expiry
+      // waits out the remainder instead of calling a handshake still in its time lost.
+      const expire = (): void => {
+        const now = process.hrtime.bigint();
+        const leftMs = Number(start + timeoutNs - now) / 1e6;
+        if (leftMs <= 0) finish(now, 'timeout');
+        else if (leftMs > 1.5) timer = setTimeout(expire, leftMs - 1);
+        else soon = setImmediate(expire);
+      };
       sock.connect(port, address);
       // Stamp after connect() returns: for an IP literal Node defers the connect(2) syscall
       // to process.nextTick, so the SYN still leaves after this stamp, while the JS handle
-      // set-up (~20 µs, measured) stays outside the window.
+      // set-up (~20 µs, measured) stays outside the window. The timeout counts from here too.
       start = process.hrtime.bigint();
+      timer = setTimeout(expire, timeoutMs);
     };
 
     // Node's timers count whole milliseconds of a loop time cached per iteration, so a timer
