@@ -68,8 +68,18 @@ export function queueArg(p: LabPathDef, addedRttUs: number): string {
 export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Promise<void> {
   const added = b.state.delay.addedRttUs;
   if (b.state.delay.mechanism === 'netem') {
+    const setBy = new Map<string, string>();
     for (const p of b.profile.paths) {
       const us = Math.max(0, Math.round(added[p.id] ?? 0));
+      // netem holds one delay per interface: a path through another's (C-NLB behind C) gets that one's.
+      const where = `${p.delayRole}/${netemIf(b.profile, p)}`;
+      if (setBy.has(where)) {
+        b.log(
+          `path ${p.id}: netem holds one delay per interface; ${setBy.get(where)}'s applies (use the NFQUEUE helper)`,
+        );
+        continue;
+      }
+      setBy.set(where, p.id);
       // netem holds one delay per interface: a mixed path gets its first delay only.
       if (p.mix || p.routes?.length)
         b.log(`path ${p.id}: netem cannot mix delays; only ${us} µs applied (use the NFQUEUE helper)`);

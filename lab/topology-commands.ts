@@ -12,6 +12,7 @@ import {
   OSAKA_CIDR,
   TOKYO_CIDR,
 } from './profiles/lab-profile.js';
+import { NLB_IP } from './profiles/seed-000-profile.js';
 
 export type Argv = string[];
 
@@ -60,9 +61,11 @@ export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv
     cmds.push(['ip', 'netns', 'exec', ns(r), 'sysctl', '-qw', 'net.ipv4.conf.all.rp_filter=0']);
     cmds.push(['ip', 'netns', 'exec', ns(r), 'sysctl', '-qw', 'net.ipv4.conf.default.rp_filter=0']);
   }
-  // Osaka target address lives on the Osaka namespace's loopback (the "instance" behind its router).
-  const osakaTarget = profile.paths.find((p) => p.targetRole === 'osaka')?.targetIp ?? '10.1.1.10';
-  cmds.push(['ip', '-n', ns('osaka'), 'addr', 'add', `${osakaTarget}/32`, 'dev', 'lo']);
+  // Osaka's target addresses live on the Osaka namespace's loopback (the "instance" behind its
+  // router, and the NLB in front of it); the hops route all of Osaka's CIDR there.
+  const osakaTargets = [...new Set(profile.paths.filter((p) => p.targetRole === 'osaka').map((p) => p.targetIp))];
+  for (const ip of osakaTargets.length > 0 ? osakaTargets : ['10.1.1.10'])
+    cmds.push(['ip', '-n', ns('osaka'), 'addr', 'add', `${ip}/32`, 'dev', 'lo']);
   // Targets on a loopback (path F): the address, and the router's host route to it.
   for (const p of profile.paths.filter((x) => x.loopbackTarget)) {
     const link = profile.links.find(
@@ -103,22 +106,11 @@ export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv
       ...['rate', profile.clientIngressRate, 'burst', '262144', 'latency', '50ms'],
     ]);
   }
-  // PrivateLink passes no ICMP echo (seed 000: ping 100 % loss through the NLB).
-  cmds.push([
-    'ip',
-    'netns',
-    'exec',
-    ns('e'),
-    'iptables',
-    '-A',
-    'INPUT',
-    '-p',
-    'icmp',
-    '--icmp-type',
-    'echo-request',
-    '-j',
-    'DROP',
-  ]);
+  // PrivateLink passes no ICMP echo (seed 000: ping 100 % loss through the NLB), nor does the NLB.
+  const noEcho = ['-p', 'icmp', '--icmp-type', 'echo-request', '-j', 'DROP'];
+  cmds.push(['ip', 'netns', 'exec', ns('e'), 'iptables', '-A', 'INPUT', ...noEcho]);
+  if (profile.paths.some((p) => p.targetIp === NLB_IP))
+    cmds.push(['ip', 'netns', 'exec', ns('osaka'), 'iptables', '-A', 'INPUT', '-d', `${NLB_IP}/32`, ...noEcho]);
   return cmds;
 }
 
@@ -132,27 +124,31 @@ function buildStarCommands(prefix: string, profile: LabProfile): Argv[] {
   return cmds;
 }
 
-/** iptables rules sending each path's packets to its delay queue (both directions). */
+/**
+ * iptables rules sending each path's packets to its delay queue (both directions). A packet
+ * takes the first rule it matches (NFQUEUE ends the chain), so in each namespace the matching
+ * rules come before the catch-all ones (a hop's own path: C, D), in profile order otherwise.
+ */
 export function buildDelayRuleCommands(prefix: string, profile: LabProfile): Argv[] {
   const cmds: Argv[] = [];
-  for (const p of profile.paths) {
-    for (const m of p.match) {
-      cmds.push([
-        'ip',
-        'netns',
-        'exec',
-        nsName(prefix, p.delayRole),
-        'iptables',
-        '-A',
-        'FORWARD',
-        ...m,
-        '-j',
-        'NFQUEUE',
-        '--queue-num',
-        String(p.queue),
-        '--queue-bypass',
-      ]);
-    }
+  const rules = profile.paths.flatMap((p) => p.match.map((m) => ({ p, m })));
+  const ordered = [...rules.filter((r) => r.m.length > 0), ...rules.filter((r) => r.m.length === 0)];
+  for (const { p, m } of ordered) {
+    cmds.push([
+      'ip',
+      'netns',
+      'exec',
+      nsName(prefix, p.delayRole),
+      'iptables',
+      '-A',
+      'FORWARD',
+      ...m,
+      '-j',
+      'NFQUEUE',
+      '--queue-num',
+      String(p.queue),
+      '--queue-bypass',
+    ]);
   }
   return cmds;
 }

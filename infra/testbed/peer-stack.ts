@@ -103,6 +103,8 @@ export class TestbedPeerStack extends Stack {
       peerTransitGatewayId: this.transitGateway.ref,
       endpointServiceName: endpointServiceName(this.region, this.endpointService.attrServiceId),
       nlbArn: nlb.ref,
+      // NLB direct (seed 000 §6.2): the same NLB reached over the peering or the TGW, not PrivateLink.
+      nlbDnsName: nlb.attrDnsName,
     });
   }
 }

@@ -1,6 +1,6 @@
 /**
- * Builds the seed-000 A–E plan (same AZ, cross AZ, peering, Transit Gateway, PrivateLink) from
- * the testbed stacks' outputs, in the shape `cdk deploy --outputs-file` writes
+ * Builds the seed-000 A–E plan (same AZ, cross AZ, peering, Transit Gateway, PrivateLink, and
+ * §6.2's NLB-direct paths C-NLB and D-NLB) from the testbed stacks' outputs, in the shape `cdk deploy --outputs-file` writes
  * (stack name → output key → value). The output key names live here, and the CDK testbed
  * imports them, so the stacks and the plan builder cannot drift apart. Pure.
  */
@@ -32,6 +32,7 @@ export const TESTBED_OUTPUTS = {
   peerTransitGatewayId: 'TestbedPeerTransitGatewayId',
   endpointServiceName: 'TestbedEndpointServiceName',
   nlbArn: 'TestbedNlbArn',
+  nlbDnsName: 'TestbedNlbDnsName',
 } as const;
 export type TestbedOutputName = keyof typeof TESTBED_OUTPUTS;
 
@@ -39,7 +40,7 @@ export type TestbedOutputName = keyof typeof TESTBED_OUTPUTS;
 export const TESTBED_PORTS = TARGET_PORTS;
 
 /** Path ids whose traffic crosses the region boundary (billed inter-region transfer). */
-export const TESTBED_INTER_REGION_PATHS = ['C', 'D', 'E'] as const;
+export const TESTBED_INTER_REGION_PATHS = ['C', 'C-NLB', 'D', 'D-NLB', 'E'] as const;
 
 /** Outputs the plan cannot be built without. */
 const REQUIRED: readonly TestbedOutputName[] = [
@@ -97,11 +98,19 @@ export interface TestbedPlanJson {
     routes?: { region: string; routeTableId: string; destination: string; via: Record<string, string> }[];
     skipProbes?: { probe: string; reason: string }[];
   }[];
+  /** Differences the report states: path − baseline. */
+  compare: { path: string; baseline: string }[];
 }
 
 /** Why the PrivateLink path skips probes (seed 000 §3.2 and §9). */
 export const PRIVATELINK_SKIPS = [
   { probe: 'iperf3-udp', reason: 'PrivateLink NLB passes no UDP without IPv6 source NAT' },
+  { probe: 'mtu', reason: 'no ICMP through an NLB' },
+] as const;
+
+/** Why the NLB-direct paths skip probes: the provider NLB has TCP listeners only, and passes no ICMP. */
+export const NLB_DIRECT_SKIPS = [
+  { probe: 'iperf3-udp', reason: 'the PrivateLink provider NLB has TCP listeners only' },
   { probe: 'mtu', reason: 'no ICMP through an NLB' },
 ] as const;
 
@@ -135,7 +144,10 @@ function flatten(outputs: Record<string, Record<string, string>>): { values: Map
  * Build the A–E plan of seed 000 from deployed testbed outputs.
  * A same-AZ peer, B cross-AZ peer, C Osaka via VPC peering, D Osaka via Transit Gateway (C and D
  * carry routes for both regions' tables, so the pipeline swaps them), E Osaka via the PrivateLink
- * endpoint's own DNS name (UDP iperf3 and MTU skipped with reasons).
+ * endpoint's own DNS name (UDP iperf3 and MTU skipped with reasons). With the NLB's DNS name in
+ * the outputs, seed 000 §6.2's C-NLB and D-NLB follow C and D: the same routes, to the PrivateLink
+ * provider's internal NLB instead of the instance, which separates the NLB's cost from
+ * PrivateLink's own (compared: C-NLB − C, D-NLB − D, E − D-NLB; the rest as a ladder, B − A …).
  * @throws TestbedOutputsError listing every missing or conflicting output at once.
  */
 export function planFromTestbedOutputs(
@@ -205,6 +217,30 @@ export function planFromTestbedOutputs(
     },
   ];
 
+  const peering = routes(
+    { vpcPeeringConnectionId: get('vpcPeeringConnectionId') },
+    { vpcPeeringConnectionId: get('vpcPeeringConnectionId') },
+  );
+  const tgwRoutes = routes(
+    { transitGatewayId: get('clientTransitGatewayId') },
+    { transitGatewayId: get('peerTransitGatewayId') },
+  );
+  // The internal NLB's DNS name resolves to its nodes' private addresses; with cross-zone load
+  // balancing off, only the target's AZ (the one with a healthy target) is in the answer.
+  const nlbDns = opt('nlbDnsName')?.trim() || undefined;
+  const nlbDirect = (via: 'C' | 'D', r: ReturnType<typeof routes>, how: string) =>
+    nlbDns
+      ? [
+          {
+            id: `${via}-NLB`,
+            label: `${clientAz} → ${peerAz} NLB (${how}, NLB direct: seed 000 §6.2)`,
+            target: target(nlbDns),
+            routes: r,
+            skipProbes: NLB_DIRECT_SKIPS.map((s) => ({ ...s })),
+          },
+        ]
+      : [];
+
   return {
     name: opts.name ?? 'tokyo-osaka',
     defaults: {
@@ -221,26 +257,35 @@ export function planFromTestbedOutputs(
         id: 'C',
         label: `${clientAz} → ${peerAz} (inter-region VPC peering)`,
         target: target(peerIp),
-        routes: routes(
-          { vpcPeeringConnectionId: get('vpcPeeringConnectionId') },
-          { vpcPeeringConnectionId: get('vpcPeeringConnectionId') },
-        ),
+        routes: peering,
       },
+      ...nlbDirect('C', peering, 'inter-region VPC peering'),
       {
         id: 'D',
         label: `${clientAz} → ${peerAz} (Transit Gateway inter-region peering)`,
         target: target(peerIp),
-        routes: routes(
-          { transitGatewayId: get('clientTransitGatewayId') },
-          { transitGatewayId: get('peerTransitGatewayId') },
-        ),
+        routes: tgwRoutes,
       },
+      ...nlbDirect('D', tgwRoutes, 'Transit Gateway inter-region peering'),
       {
         id: 'E',
         label: `${clientAz} → ${peerAz} (cross-region PrivateLink)`,
         target: target(get('privateLinkDnsName')),
         skipProbes: PRIVATELINK_SKIPS.map((s) => ({ ...s })),
       },
+    ],
+    compare: [
+      { path: 'B', baseline: 'A' },
+      { path: 'C', baseline: 'B' },
+      { path: 'D', baseline: 'C' },
+      { path: 'E', baseline: 'D' },
+      ...(nlbDns
+        ? [
+            { path: 'C-NLB', baseline: 'C' },
+            { path: 'D-NLB', baseline: 'D' },
+            { path: 'E', baseline: 'D-NLB' },
+          ]
+        : []),
     ],
   };
 }

@@ -158,10 +158,15 @@ export interface RunTransferOptions {
   bandwidthGbps: number;
 }
 
-/** Per-GB rate of the seed's inter-region paths: transfer, plus TGW or endpoint processing. */
+/**
+ * Per-GB rate of the seed's inter-region paths: transfer, plus TGW or endpoint processing. The
+ * NLB-direct paths ride C's and D's (the NLB's capacity units are in its fixed hourly figure).
+ */
 export const TESTBED_INTER_REGION_RATES: Readonly<Record<string, number>> = {
   C: INTER_REGION_PER_GB,
+  'C-NLB': INTER_REGION_PER_GB,
   D: INTER_REGION_PER_GB + TGW_DATA_PER_GB,
+  'D-NLB': INTER_REGION_PER_GB + TGW_DATA_PER_GB,
   E: INTER_REGION_PER_GB + ENDPOINT_DATA_PER_GB,
 };
 

@@ -18,6 +18,7 @@ describe('labProfileForPlan', () => {
   it.each([
     ['lab-seed-000.json', 'seed-000'],
     ['lab-seed-000-no-reboot.json', 'seed-000'],
+    ['lab-seed-000-nlb.json', 'seed-000'],
     ['lab-bimodal.json', 'seed-000'],
     ['lab-seed-002.json', 'seed-002'],
     ['lab-seed-004.json', 'seed-004'],

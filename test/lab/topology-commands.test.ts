@@ -17,6 +17,9 @@ describe('lab topology (seed-000)', () => {
       ['C', 8.89],
       ['D', 11.01],
       ['E', 13.32],
+      // §6.2: C and D to the NLB instead of the instance (+1.21 and +0.71 ms)
+      ['C-NLB', 10.1],
+      ['D-NLB', 11.72],
     ]);
     expect(new Set(profile.paths.map((p) => p.queue)).size).toBe(profile.paths.length);
   });
@@ -54,6 +57,33 @@ describe('lab topology (seed-000)', () => {
     );
     expect(rules).toContain('ip netns exec pb-tu-tgw iptables -A FORWARD -j NFQUEUE --queue-num 4 --queue-bypass');
     expect(rules.every((r) => r.endsWith('--queue-bypass'))).toBe(true);
+  });
+
+  it('puts the NLB on an Osaka address with no ICMP echo, its rules ahead of each hop’s catch-all', () => {
+    const cmds = buildTopologyCommands(prefix, profile).map((c) => c.join(' '));
+    expect(cmds).toContain('ip -n pb-tu-osaka addr add 10.1.1.10/32 dev lo');
+    expect(cmds).toContain('ip -n pb-tu-osaka addr add 10.1.2.10/32 dev lo');
+    expect(cmds).toContain(
+      'ip netns exec pb-tu-osaka iptables -A INPUT -d 10.1.2.10/32 -p icmp --icmp-type echo-request -j DROP',
+    );
+    const rules = buildDelayRuleCommands(prefix, profile).map((c) => c.join(' '));
+    for (const [hop, nlbQueue, hopQueue] of [
+      ['peering', 7, 3],
+      ['tgw', 8, 4],
+    ] as const) {
+      const inHop = rules.filter((r) => r.startsWith(`ip netns exec pb-tu-${hop} `));
+      // a packet takes the first rule it matches: the NLB's two, then the hop's own
+      expect(inHop).toEqual([
+        `ip netns exec pb-tu-${hop} iptables -A FORWARD -d 10.1.2.10/32 -j NFQUEUE --queue-num ${nlbQueue} --queue-bypass`,
+        `ip netns exec pb-tu-${hop} iptables -A FORWARD -s 10.1.2.10/32 -j NFQUEUE --queue-num ${nlbQueue} --queue-bypass`,
+        `ip netns exec pb-tu-${hop} iptables -A FORWARD -j NFQUEUE --queue-num ${hopQueue} --queue-bypass`,
+      ]);
+    }
+    const nlb = profile.paths.filter((p) => p.id.endsWith('-NLB'));
+    expect(nlb.map((p) => [p.id, p.nextHop, p.delayRole])).toEqual([
+      ['C-NLB', 'peering', 'peering'],
+      ['D-NLB', 'tgw', 'tgw'],
+    ]);
   });
 
   it('adds a bimodal path F beside the ladder: two delays mixed on the way to a loopback address of pb-a', () => {

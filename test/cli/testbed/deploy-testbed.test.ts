@@ -48,7 +48,7 @@ describe('deployTestbed', () => {
     expect(lines[0]).toMatch(/^Testbed fixed cost/);
     expect(lines[1]).toMatch(new RegExp(`^plan written to ${planOut}\\n`));
     const plan = JSON.parse(await readFile(planOut, 'utf8'));
-    expect(plan.paths.map((p: { id: string }) => p.id)).toEqual(['A', 'B', 'C', 'D', 'E']);
+    expect(plan.paths.map((p: { id: string }) => p.id)).toEqual(['A', 'B', 'C', 'C-NLB', 'D', 'D-NLB', 'E']);
   });
 
   it("returns cdk's exit code and writes no plan when the deploy fails", async () => {

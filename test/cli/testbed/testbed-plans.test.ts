@@ -59,7 +59,7 @@ describe('writePlanFromOutputs', () => {
     expect(a.summary).toBeUndefined();
     expect(a.note).toMatch(/^Testbed fixed cost/);
     const planA = JSON.parse(await readFile(seed000, 'utf8'));
-    expect(planA.paths.map((p: { id: string }) => p.id)).toEqual(['A', 'B', 'C', 'D', 'E']);
+    expect(planA.paths.map((p: { id: string }) => p.id)).toEqual(['A', 'B', 'C', 'C-NLB', 'D', 'D-NLB', 'E']);
 
     const seed002 = join(dir, 'seed002.json');
     const b = await writePlanFromOutputs(await readOutputsFile(FIXTURE), seed002);

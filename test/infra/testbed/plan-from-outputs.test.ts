@@ -1,10 +1,12 @@
 /** planFromTestbedOutputs on a saved `cdk deploy --outputs-file` of the testbed stacks. */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parsePlan } from '../../../core/plan.js';
 import type { ResolvedPlan } from '../../../core/resolved-plan.js';
 import { planFromTestbedOutputs, TestbedOutputsError } from '../../../infra/testbed/plan-from-outputs.js';
+import { ROOT } from '../../helpers/repo.js';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/testbed-outputs.json', import.meta.url));
 const outputs = (): Record<string, Record<string, string>> => JSON.parse(readFileSync(FIXTURE, 'utf8'));
@@ -16,14 +18,14 @@ function resolved(json: unknown): ResolvedPlan {
 }
 
 describe('planFromTestbedOutputs', () => {
-  it('builds an A–E plan that passes the plan validator', () => {
+  it('builds an A–E plan, with C-NLB and D-NLB beside C and D, that passes the plan validator', () => {
     const plan = resolved(planFromTestbedOutputs(outputs()));
-    expect(plan.paths.map((p) => p.id)).toEqual(['A', 'B', 'C', 'D', 'E']);
+    expect(plan.paths.map((p) => p.id)).toEqual(['A', 'B', 'C', 'C-NLB', 'D', 'D-NLB', 'E']);
     for (const p of plan.paths) {
       expect(p.client).toEqual({ instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' });
       expect(p.reboot).toBe(true);
     }
-    const [a, b, c, , e] = plan.paths;
+    const [a, b, c, , , , e] = plan.paths;
     expect(a.target).toEqual({ host: '10.0.1.23', port: 7000 });
     expect(b.target.host).toBe('10.0.2.141');
     expect(c.target.host).toBe('10.1.1.57');
@@ -60,9 +62,41 @@ describe('planFromTestbedOutputs', () => {
     ]);
   });
 
+  it('aims C-NLB and D-NLB at the provider NLB over C’s and D’s routes, and compares as seed 000 §6.2 did', () => {
+    const plan = resolved(planFromTestbedOutputs(outputs()));
+    const byId = new Map(plan.paths.map((p) => [p.id, p]));
+    const nlb = 'Pathbe-Nlb-1A2B3C4D5E6F-0123456789abcdef.elb.ap-northeast-3.amazonaws.com';
+    for (const [id, via] of [
+      ['C-NLB', 'C'],
+      ['D-NLB', 'D'],
+    ] as const) {
+      const p = byId.get(id)!;
+      expect(p.target).toEqual({ host: nlb, port: 7000 });
+      expect(p.routes).toEqual(byId.get(via)!.routes);
+      expect(p.label).toMatch(/NLB direct/);
+      // TCP listeners only, and no ICMP through an NLB
+      expect(p.skipped.map((x) => x.name)).toEqual(['iperf3-udp', 'mtu']);
+    }
+    expect(plan.compare).toEqual([
+      { path: 'B', baseline: 'A' },
+      { path: 'C', baseline: 'B' },
+      { path: 'D', baseline: 'C' },
+      { path: 'E', baseline: 'D' },
+      { path: 'C-NLB', baseline: 'C' },
+      { path: 'D-NLB', baseline: 'D' },
+      { path: 'E', baseline: 'D-NLB' },
+    ]);
+    // An older testbed's outputs (no NLB DNS name): A–E and the ladder only.
+    const o = outputs();
+    delete o.PathbenchTestbedPeer.TestbedNlbDnsName;
+    const older = resolved(planFromTestbedOutputs(o));
+    expect(older.paths.map((p) => p.id)).toEqual(['A', 'B', 'C', 'D', 'E']);
+    expect(older.compare).toHaveLength(4);
+  });
+
   it('probes like the seed and skips UDP and MTU on PrivateLink with reasons', () => {
     const plan = resolved(planFromTestbedOutputs(outputs()));
-    const [a, , , , e] = plan.paths;
+    const [a, , , , , , e] = plan.paths;
     const names = a.probes.map((p) => p.name);
     expect(names).toEqual(['tcp-connect', 'iperf3-tcp-p1', 'iperf3-tcp-p4', 'iperf3-udp', 'http', 'mtu']);
     expect(a.probes[0]).toMatchObject({ kind: 'tcp-connect', count: 300, intervalMs: 200, timeoutMs: 400 });
@@ -76,6 +110,11 @@ describe('planFromTestbedOutputs', () => {
       { name: 'iperf3-udp', reason: 'PrivateLink NLB passes no UDP without IPv6 source NAT' },
       { name: 'mtu', reason: 'no ICMP through an NLB' },
     ]);
+  });
+
+  it('is what plans/seed-000-tokyo-osaka.example.json shows (the example is this fixture’s plan)', () => {
+    const example = JSON.parse(readFileSync(join(ROOT, 'plans', 'seed-000-tokyo-osaka.example.json'), 'utf8'));
+    expect(example).toEqual(planFromTestbedOutputs(outputs()));
   });
 
   it('takes options for duration, repeats and the UDP bitrate', () => {

@@ -73,17 +73,22 @@ describe('data transfer of one run', () => {
 
   it('counts only inter-region paths, iperf3 at full bandwidth and UDP at its bitrate', () => {
     const run = runTransferCost(testbedPlan(), { interRegion: TESTBED_INTER_REGION_RATES, bandwidthGbps: 12.5 });
-    expect(run.paths.map((p) => p.pathId)).toEqual(['C', 'D', 'E']);
+    expect(run.paths.map((p) => p.pathId)).toEqual(['C', 'C-NLB', 'D', 'D-NLB', 'E']);
     const tcp = 2 * bytesAt(12.5, 30) * 3; // P1 and P4, 30 s × 3
     const udp = bytesAt(1, 30) * 3;
     const http = 1000 * 3 * 1024;
-    const [c, d, e] = run.paths;
+    const [c, cn, d, dn, e] = run.paths;
     expect(c.bytes).toBe(tcp + udp + http);
     expect(d.bytes).toBe(tcp + udp + http);
     expect(e.bytes).toBe(tcp + http); // UDP skipped on PrivateLink
+    // the NLB-direct paths: TCP listeners only, over C's and D's routes and rates
+    expect(cn.bytes).toBe(tcp + http);
+    expect(dn.bytes).toBe(tcp + http);
     expect(c.cost).toBeCloseTo((c.bytes / 1e9) * 0.09, 6);
+    expect(cn.cost).toBeCloseTo((cn.bytes / 1e9) * 0.09, 6);
     expect(d.cost).toBeCloseTo((d.bytes / 1e9) * 0.11, 6);
-    expect(run.cost).toBeCloseTo(c.cost + d.cost + e.cost, 9);
+    expect(dn.cost).toBeCloseTo((dn.bytes / 1e9) * 0.11, 6);
+    expect(run.cost).toBeCloseTo(c.cost + cn.cost + d.cost + dn.cost + e.cost, 9);
   });
 
   it('prints a short cost note', () => {
