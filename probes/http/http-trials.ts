@@ -39,6 +39,12 @@ export const httpTrialSchema = z.object({
   /** The client's sockets in TIME_WAIT (its whole network namespace) before and after the trial. */
   timeWaitBefore: z.number().optional(),
   timeWaitAfter: z.number().optional(),
+  /**
+   * Those towards the trial's target (its address and port): the ones that hold ports a new
+   * connection to the target cannot take (a connection is unique by its four-tuple).
+   */
+  timeWaitToTargetBefore: z.number().optional(),
+  timeWaitToTargetAfter: z.number().optional(),
   /** `net.ipv4.tcp_tw_reuse` during the trial. */
   tcpTwReuse: z.number().optional(),
   /** `net.ipv4.ip_local_port_range` during the trial, and its size. */
@@ -134,10 +140,14 @@ export function sidecarFacts(text: string | undefined): Partial<HttpTrial> {
     Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : undefined;
   const before = count(m.timeWaitBefore);
   const after = count(m.timeWaitAfter);
+  const toTargetBefore = count(m.timeWaitToTargetBefore);
+  const toTargetAfter = count(m.timeWaitToTargetAfter);
   const reuse = count(m.tcpTwReuse);
   const ports = count(m.ephemeralPorts);
   if (before !== undefined) out.timeWaitBefore = before;
   if (after !== undefined) out.timeWaitAfter = after;
+  if (toTargetBefore !== undefined) out.timeWaitToTargetBefore = toTargetBefore;
+  if (toTargetAfter !== undefined) out.timeWaitToTargetAfter = toTargetAfter;
   if (reuse !== undefined) out.tcpTwReuse = reuse;
   if (ports !== undefined) out.ephemeralPorts = ports;
   const range = m.portRange;
@@ -171,11 +181,14 @@ function timeWaitReasons(t: HttpTrial, on: HttpTrial | undefined): string[] {
   const reasons: string[] = [];
   const exhausted = t.errors?.['ephemeral-ports-exhausted'] ?? 0;
   if (exhausted > 0) reasons.push(`${exhausted} connect(s) failed with EADDRNOTAVAIL`);
-  const tw = t.timeWaitAfter;
+  // Towards the target when the agent counted it (the ports a connection to it cannot take),
+  // else the whole namespace's (an older agent's sidecar).
+  const toTarget = t.timeWaitToTargetAfter !== undefined;
+  const tw = toTarget ? t.timeWaitToTargetAfter : t.timeWaitAfter;
   const range = t.ephemeralPorts;
   const share = tw !== undefined && range ? tw / range : undefined;
   if (share !== undefined && share >= TIME_WAIT_RULE.fullShare)
-    reasons.push(`${tw} sockets in TIME_WAIT for ${range} ephemeral ports`);
+    reasons.push(`${tw} sockets in TIME_WAIT${toTarget ? ' to the target' : ''} for ${range} ephemeral ports`);
   const ratio = on?.p50 && t.p50 ? t.p50 / on.p50 : undefined;
   if (
     ratio !== undefined &&

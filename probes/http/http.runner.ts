@@ -16,7 +16,8 @@
  * (ephemeral ports used up by TIME_WAIT when keep-alive is off) gets its own reason
  * "ephemeral-ports-exhausted" so it is never mistaken for latency.
  *
- * Beside each trial, `<probe>/<trial>.meta.json`: the client's TIME_WAIT count before and after,
+ * Beside each trial, `<probe>/<trial>.meta.json`: the client's TIME_WAIT count before and after
+ * (in all, and towards the target's address and port),
  * tcp_tw_reuse and the ephemeral port range (tcp-state.ts), and the matrix cell. With
  * `tcpTwReuse` in the probe, tcp_tw_reuse is set for the probe and put back after it, also on error.
  */
@@ -29,7 +30,7 @@ import type { ProbeRunner } from '../run-kit/runner-types.js';
 import { connectErrorReason, resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
 import type { HttpProbe } from './http.schema.js';
 import { getRequest, HttpProtocolError, type ResponseDone, ResponseReader } from './http-wire.js';
-import { tcpFacts, timeWaitCount, withTwReuse } from './tcp-state.js';
+import { tcpFacts, timeWaitCounts, withTwReuse } from './tcp-state.js';
 
 /** Unrecorded requests before trial 1 (at most `count`). */
 export const WARMUP_REQUESTS = 200;
@@ -98,7 +99,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
       for (let trial = 1; trial <= probe.trials; trial++) {
         // The client's TIME_WAIT and port facts around each trial (sidecar <trial>.meta.json).
         const facts = await tcpFacts();
-        const timeWaitBefore = await timeWaitCount();
+        const before = await timeWaitCounts({ address, port });
         const startedAt = new Date().toISOString();
         ctx.log('http trial start', {
           probe: probe.name,
@@ -144,7 +145,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
         }
         files.push(rel);
         okTotal += ok;
-        const timeWaitAfter = await timeWaitCount();
+        const after = await timeWaitCounts({ address, port });
         const sidecar = {
           trial,
           startedAt,
@@ -153,12 +154,19 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
           concurrency: probe.concurrency,
           payloadBytes: probe.payloadBytes,
           ...(probe.cell ? { cell: probe.cell, matrix: probe.matrix } : {}),
-          ...(timeWaitBefore === undefined ? {} : { timeWaitBefore }),
-          ...(timeWaitAfter === undefined ? {} : { timeWaitAfter }),
+          ...(before ? { timeWaitBefore: before.all, timeWaitToTargetBefore: before.toTarget } : {}),
+          ...(after ? { timeWaitAfter: after.all, timeWaitToTargetAfter: after.toTarget } : {}),
           ...facts,
         };
         await writeFile(path.join(ctx.outDir, probe.name, `${trial}.meta.json`), `${JSON.stringify(sidecar)}\n`);
-        ctx.log('http trial done', { probe: probe.name, trial, ok, failed: probe.count - ok, timeWaitAfter });
+        ctx.log('http trial done', {
+          probe: probe.name,
+          trial,
+          ok,
+          failed: probe.count - ok,
+          timeWaitAfter: after?.all,
+          timeWaitToTargetAfter: after?.toTarget,
+        });
       }
     });
     if (okTotal === 0 && probe.count > 0 && probe.trials > 0) {

@@ -109,6 +109,23 @@ describe('httpWarnings', () => {
     expect(slow[0].text).toContain('p50 ×4.0 vs keep-alive on');
   });
 
+  it('judges by the TIME_WAIT towards the target when the agent counted it, not the namespace’s', () => {
+    // 450 of the namespace's sockets, but 10 towards the target: its ports are free
+    const elsewhere = trial({ timeWaitAfter: 450, timeWaitToTargetAfter: 10, ephemeralPorts: 512 });
+    expect(httpWarnings([probe(false, [elsewhere])], undefined)).toEqual([]);
+    const here = trial({ timeWaitAfter: 460, timeWaitToTargetAfter: 450, ephemeralPorts: 512 });
+    const w = httpWarnings([probe(false, [here])], undefined);
+    expect(w.map((x) => x.flag)).toEqual([TIME_WAIT_FLAG]);
+    expect(w[0].text).toContain('450 sockets in TIME_WAIT to the target for 512 ephemeral ports');
+    // read from the sidecar like the rest
+    const t = new HttpTrialTally();
+    t.add(rec(1, 1000, 1));
+    expect(t.finish(1, JSON.stringify({ timeWaitToTargetBefore: 0, timeWaitToTargetAfter: 4 }))).toMatchObject({
+      timeWaitToTargetBefore: 0,
+      timeWaitToTargetAfter: 4,
+    });
+  });
+
   it('does not flag keep-alive off without pressure, nor keep-alive on cells', () => {
     expect(
       httpWarnings(
