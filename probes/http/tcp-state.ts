@@ -25,7 +25,11 @@ export function procAddress(field: string): { ip: string; port: number } | undef
   if (!m) return undefined;
   const words = m[1].match(/.{8}/g)!.map((w) => Number.parseInt(w, 16));
   const bytes = Buffer.alloc(words.length * 4);
-  words.forEach((w, i) => (endianness() === 'LE' ? bytes.writeUInt32LE(w, i * 4) : bytes.writeUInt32BE(w, i * 4)));
+  const le = endianness() === 'LE';
+  for (const [i, w] of words.entries()) {
+    if (le) bytes.writeUInt32LE(w, i * 4);
+    else bytes.writeUInt32BE(w, i * 4);
+  }
   const port = Number.parseInt(m[2], 16);
   const v4 = (b: Buffer) => [...b].join('.');
   if (bytes.length === 4) return { ip: v4(bytes), port };
