@@ -20,6 +20,8 @@ export const SEED002_OUTPUTS = {
   region: 'Seed002Region',
   cluster: 'Seed002Cluster',
   clientService: 'Seed002ClientService',
+  /** The client task's net.ipv4.tcp_tw_reuse (ECS systemControls): the plan's http probes state it. */
+  tcpTwReuse: 'Seed002TcpTwReuse',
   queueUrl: 'Seed002ClientQueueUrl',
   /** JSON { A, B, F, L1, L2 }: the Cloud Map names of the direct-IP servers' tasks. */
   serverNames: 'Seed002ServerNames',
@@ -37,7 +39,7 @@ const hostsSchema = z.record(z.string(), z.string());
 export const SEED002_PATH_IDS = ['A', 'B', 'D', 'F', 'G', 'G-prime', 'H', 'L1', 'L2'] as const;
 
 /** The seed's HTTP matrix: keep-alive on/off × concurrency 1/16 × body 1 KB / 1 MB, 10,000 requests × 3 trials. */
-export function seed002HttpProbes(count = 10_000, trials = 3): Record<string, unknown>[] {
+export function seed002HttpProbes(count = 10_000, trials = 3, tcpTwReuse?: number): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const keepAlive of [true, false])
     for (const concurrency of [1, 16])
@@ -50,6 +52,7 @@ export function seed002HttpProbes(count = 10_000, trials = 3): Record<string, un
           concurrency,
           keepAlive,
           payloadBytes,
+          ...(tcpTwReuse === undefined ? {} : { tcpTwReuse }),
         });
   return out;
 }
@@ -89,6 +92,12 @@ export function seed002Plan(
   const cluster = need('cluster');
   const service = need('clientService');
   const queueUrl = need('queueUrl');
+  // The task's tcp_tw_reuse (an older stack has no such output): each trial records it in force,
+  // and a trial that finds another value says it could not be set.
+  const twText = stack[SEED002_OUTPUTS.tcpTwReuse];
+  const tcpTwReuse = twText === undefined ? undefined : Number(twText);
+  if (tcpTwReuse !== undefined && ![0, 1, 2].includes(tcpTwReuse))
+    problems.push(`${SEED002_OUTPUTS.tcpTwReuse}: expected 0, 1 or 2, got ${JSON.stringify(twText)}`);
   const names = json('serverNames');
   const ips = json('taskIps', true);
   const direct = (id: string): string => {
@@ -117,7 +126,7 @@ export function seed002Plan(
       client: { kind: 'ecs-task', cluster, service, queueUrl, region },
       reboot: false,
       creditWaitSeconds: 30,
-      probes: seed002HttpProbes(opts.count, opts.trials),
+      probes: seed002HttpProbes(opts.count, opts.trials, tcpTwReuse),
     },
     paths: [
       { id: 'A', method: 'same-vpc', label: `same VPC, direct (${by})`, target: { host: hosts.A, port: http } },

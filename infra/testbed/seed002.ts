@@ -62,6 +62,24 @@ export interface Seed002StackProps extends StackProps {
   pipelineBucketName?: string;
   /** The pipeline's state machine name (default Pathbench-Measurement). */
   stateMachineName?: string;
+  /**
+   * `net.ipv4.tcp_tw_reuse` in the client task (ECS systemControls, set when the task starts: its
+   * /proc/sys is read-only, so no probe can change it later). Default 1, the seed's fix for
+   * keep-alive-off runs exhausting ports in TIME_WAIT; 0 reproduces what it fixed.
+   */
+  tcpTwReuse?: 0 | 1 | 2;
+}
+
+/** The client task's tcp_tw_reuse unless context seed002TcpTwReuse says otherwise: the seed's fix. */
+export const SEED002_DEFAULT_TW_REUSE = 1;
+
+/** Context seed002TcpTwReuse as a tcp_tw_reuse value; anything but 0, 1 or 2 is refused. */
+export function tcpTwReuseContext(v: unknown): 0 | 1 | 2 | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (String(v).trim() === '' || !(n === 0 || n === 1 || n === 2))
+    throw new Error(`seed002TcpTwReuse: expected 0, 1 or 2 (net.ipv4.tcp_tw_reuse), got ${JSON.stringify(v)}`);
+  return n as 0 | 1 | 2;
 }
 
 const CLUSTER = 'seed002';
@@ -223,7 +241,13 @@ export class Seed002Stack extends Stack {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const taskDef = (name: string, files: s3assets.Asset[], command: string[], env: Record<string, string> = {}) => {
+    const taskDef = (
+      name: string,
+      files: s3assets.Asset[],
+      command: string[],
+      env: Record<string, string> = {},
+      systemControls: ecs.SystemControl[] = [],
+    ) => {
       const td = new ecs.Ec2TaskDefinition(this, `${name}Task`, {
         networkMode: ecs.NetworkMode.AWS_VPC,
         volumes: [{ name: 'bundles' }],
@@ -247,6 +271,8 @@ export class Seed002Stack extends Stack {
         memoryReservationMiB: 1024,
         command,
         environment: env,
+        // awsvpc: the task's network namespace, all its containers (set on this one only).
+        ...(systemControls.length ? { systemControls } : {}),
         logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: name }),
         portMappings: [
           { name: 'http', containerPort: http, appProtocol: ecs.AppProtocol.http },
@@ -413,12 +439,19 @@ export class Seed002Stack extends Stack {
       'AwsSolutions-SQS3',
     );
     const bucket = props.pipelineBucketName ?? 'pathbench-data-bucket';
-    const clientTd = taskDef('Client', [agent, ecsWorker], ['node', '/bundles/ecs-worker.cjs'], {
-      PATHBENCH_QUEUE_URL: this.queue.queueUrl,
-      PATHBENCH_SERVICE: CLIENT_SERVICE,
-      PATHBENCH_BUCKET: bucket,
-      PATHBENCH_AGENT: '/bundles/agent.cjs',
-    });
+    const twReuse = props.tcpTwReuse ?? SEED002_DEFAULT_TW_REUSE;
+    const clientTd = taskDef(
+      'Client',
+      [agent, ecsWorker],
+      ['node', '/bundles/ecs-worker.cjs'],
+      {
+        PATHBENCH_QUEUE_URL: this.queue.queueUrl,
+        PATHBENCH_SERVICE: CLIENT_SERVICE,
+        PATHBENCH_BUCKET: bucket,
+        PATHBENCH_AGENT: '/bundles/agent.cjs',
+      },
+      [{ namespace: 'net.ipv4.tcp_tw_reuse', value: String(twReuse) }],
+    );
     const role = clientTd.taskRole;
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
@@ -470,6 +503,7 @@ export class Seed002Stack extends Stack {
     out('region', this.region);
     out('cluster', CLUSTER);
     out('clientService', CLIENT_SERVICE);
+    out('tcpTwReuse', String(twReuse));
     out('queueUrl', this.queue.queueUrl);
     out('serverNames', JSON.stringify(serverNames));
     out('serviceConnectHost', 'backend');
@@ -532,7 +566,7 @@ export class Seed002Stack extends Stack {
  */
 export function addSeed002Testbed(
   app: App,
-  props: Partial<TestbedProps> & { ecsWorkerPath?: string; stateMachineName?: string } = {},
+  props: Partial<TestbedProps> & { ecsWorkerPath?: string; stateMachineName?: string; tcpTwReuse?: 0 | 1 | 2 } = {},
 ): Seed002Stack {
   const tb = resolveTestbedProps(app, props);
   const region = (app.node.tryGetContext('testbedClientRegion') as string | undefined) ?? tb.clientRegion;
@@ -544,5 +578,6 @@ export function addSeed002Testbed(
     ecsWorkerPath: props.ecsWorkerPath ?? ecsWorkerBundle(),
     pipelineBucketName: tb.pipelineBucketName,
     stateMachineName: props.stateMachineName,
+    tcpTwReuse: props.tcpTwReuse ?? tcpTwReuseContext(app.node.tryGetContext('seed002TcpTwReuse')),
   });
 }

@@ -13,7 +13,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePlan } from '../../../core/plan.js';
 import { TestbedOutputsError } from '../../../infra/testbed/plan-from-outputs.js';
-import { addSeed002Testbed, type Seed002Stack } from '../../../infra/testbed/seed002.js';
+import { addSeed002Testbed, type Seed002Stack, tcpTwReuseContext } from '../../../infra/testbed/seed002.js';
 import {
   SEED002_COMPARE,
   SEED002_INVENTORY,
@@ -152,6 +152,25 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     expect(text).not.toContain('"s3:PutObject","Resource":"*"');
   });
 
+  it('sets tcp_tw_reuse in the client task as the seed did (systemControls), 0 on request, in no server task', () => {
+    type Container = { Name: string; SystemControls?: { Namespace: string; Value: string }[] };
+    const controls = (j: Json, prefix: string) =>
+      Object.entries(j.Resources)
+        .filter(([id, r]) => r.Type === 'AWS::ECS::TaskDefinition' && id.startsWith(prefix))
+        .flatMap(([, r]) => r.Properties.ContainerDefinitions as Container[])
+        .filter((c) => c.SystemControls)
+        .map((c) => [c.Name, c.SystemControls]);
+    expect(controls(json, 'ClientTask')).toEqual([['main', [{ Namespace: 'net.ipv4.tcp_tw_reuse', Value: '1' }]]]);
+    expect(controls(json, 'Server')).toEqual([]);
+    expect(json.Outputs?.[SEED002_OUTPUTS.tcpTwReuse]?.Value).toBe('1');
+    // -c seed002TcpTwReuse=0 reproduces what the seed fixed; anything but 0, 1, 2 is refused
+    expect(tcpTwReuseContext('0')).toBe(0);
+    expect(tcpTwReuseContext(2)).toBe(2);
+    expect(tcpTwReuseContext(undefined)).toBeUndefined();
+    for (const bad of ['', 'yes', '3', -1])
+      expect(() => tcpTwReuseContext(bad)).toThrow(/seed002TcpTwReuse: expected 0, 1 or 2/);
+  });
+
   it('outputs what plan from-testbed turns into paths A, B, D, F, G, G-prime, H, L1, L2 from the client task', () => {
     expect(Object.keys(json.Outputs ?? {})).toEqual(
       expect.arrayContaining(Object.values(SEED002_OUTPUTS).filter((k) => k !== SEED002_OUTPUTS.taskIps)),
@@ -176,6 +195,12 @@ describe('seed-002 testbed (ECS service-to-service paths)', () => {
     expect(plan.paths.find((p) => p.id === 'A')?.target.host).toBe('a.seed002.internal');
     expect(plan.defaults.client).toMatchObject({ kind: 'ecs-task', cluster: 'seed002', service: 'client' });
     expect(plan.defaults.probes).toHaveLength(8);
+    // the task's tcp_tw_reuse stated on every http probe: each trial records the value in force
+    const twSaved = { PathbenchTestbed002: { ...saved.PathbenchTestbed002, [SEED002_OUTPUTS.tcpTwReuse]: '1' } };
+    expect(seed002Plan(twSaved).defaults.probes.map((p) => p.tcpTwReuse)).toEqual(new Array(8).fill(1));
+    expect(plan.defaults.probes.every((p) => !('tcpTwReuse' in p))).toBe(true);
+    const badTw = { PathbenchTestbed002: { ...saved.PathbenchTestbed002, [SEED002_OUTPUTS.tcpTwReuse]: 'on' } };
+    expect(() => seed002Plan(badTw)).toThrow(/Seed002TcpTwReuse: expected 0, 1 or 2, got "on"/);
     const parsed = parsePlan(plan);
     expect(parsed.ok, JSON.stringify(parsed)).toBe(true);
     // The seed's comparisons, on AWS and in the lab twin alike (not every path against A).
