@@ -1,7 +1,7 @@
 /**
  * Builds the seed-000 A–E plan (same AZ, cross AZ, peering, Transit Gateway, PrivateLink, and
- * §6.2's NLB-direct paths C-NLB and D-NLB) from the testbed stacks' outputs, in the shape `cdk deploy --outputs-file` writes
- * (stack name → output key → value). The output key names live here, and the CDK testbed
+ * §6.2's NLB-direct paths C-NLB and D-NLB) from the testbed stacks' outputs, in the shape
+ * `cdk deploy --outputs-file` writes (stack name → output key → value). The output key names live here, and the CDK testbed
  * imports them, so the stacks and the plan builder cannot drift apart. Pure.
  */
 import { PathbenchError } from '../../core/errors.js';
