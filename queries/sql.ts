@@ -136,3 +136,48 @@ export function runTableColumns(table: RunTable): SqlColumn[] {
   cachedRunTables.set(table, columns);
   return columns;
 }
+
+/** An analysts' view of queries/views/: its name, its SELECT and its columns. */
+export interface ViewDefinition {
+  name: string;
+  /** The view's query, as after `AS` (what Athena stores as the view's original SQL). */
+  select: string;
+  /** Its columns in order, with Hive types: from the file's `-- columns:` line. */
+  columns: SqlColumn[];
+}
+
+/**
+ * Every view of queries/views/: each file is `CREATE OR REPLACE VIEW <name> AS <select>` (the
+ * named query, and what DuckDB runs locally) with a `-- columns: name type, …` line. The stack
+ * makes each one a Glue view, which needs the columns; test/queries/views.test.ts holds the line
+ * to DuckDB's own DESCRIBE of the view.
+ */
+export function viewDefinitions(): ViewDefinition[] {
+  return queryNames()
+    .filter((n) => n.startsWith('views/'))
+    .map((n) => {
+      const file = `queries/${n}.sql`;
+      const m = /^CREATE\s+OR\s+REPLACE\s+VIEW\s+([a-z_][a-z0-9_]*)\s+AS\s+([\s\S]+)$/i.exec(loadQuery(n));
+      if (!m) throw new QueryFileError(`${file}: expected "CREATE OR REPLACE VIEW <name> AS <select>"`);
+      if (`views/${m[1]}` !== n) throw new QueryFileError(`${file}: the view is named ${m[1]}, not as its file`);
+      const line = /^--\s*columns:\s*(.+)$/m.exec(SQL_TEXT[n]);
+      if (!line) throw new QueryFileError(`${file}: no "-- columns: name type, …" line`);
+      return { name: m[1], select: m[2].trim(), columns: parseColumnList(line[1], 'the columns line', file) };
+    });
+}
+
+/** A Hive (Glue) column type as Trino names it, for a view's stored definition. */
+export function trinoType(hive: string): string {
+  const t = (
+    {
+      string: 'varchar',
+      int: 'integer',
+      bigint: 'bigint',
+      double: 'double',
+      boolean: 'boolean',
+      float: 'real',
+    } as const
+  )[hive as 'string'];
+  if (!t) throw new QueryFileError(`no Trino type for the Hive type ${hive}`);
+  return t;
+}

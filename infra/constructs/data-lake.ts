@@ -3,8 +3,9 @@
  * retained with the stack, encrypted with the stack's own KMS key, its access logs in a second
  * bucket), the Glue database with the
  * samples tables (Parquet `samples`, raw JSONL `samples_jsonl`; columns from queries/samples.ddl.sql), the
- * `runs` and `paths` tables (queries/runs.ddl.sql, paths.ddl.sql), the Athena workgroup with encrypted results and a
- * scan cutoff, and one named query per .sql file under queries/.
+ * `runs` and `paths` tables (queries/runs.ddl.sql, paths.ddl.sql), the analysts' views
+ * (queries/views/, as Glue views), the Athena workgroup with encrypted results and a scan cutoff,
+ * and one named query per .sql file under queries/.
  */
 import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
@@ -20,6 +21,8 @@ import {
   type RunTable,
   runTableColumns,
   samplesColumns,
+  trinoType,
+  viewDefinitions,
 } from '../../queries/sql.js';
 import { ack } from '../nag.js';
 
@@ -189,6 +192,42 @@ export class DataLake extends Construct {
         },
       });
       t.node.addDependency(database);
+    }
+
+    // The analysts' views (queries/views/), there from the first deploy, as Athena stores a view:
+    // a Glue VIRTUAL_VIEW whose original text is `/* Presto View: <base64 JSON> */` (its SQL,
+    // catalog, schema and typed columns). The views' named queries stay: they re-create a view
+    // the same way.
+    for (const v of viewDefinitions()) {
+      const definition = {
+        originalSql: v.select,
+        catalog: 'awsdatacatalog',
+        schema: this.databaseName,
+        columns: v.columns.map((c) => ({ name: c.name, type: trinoType(c.type) })),
+      };
+      const view = new glue.CfnTable(
+        this,
+        `View${v.name.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase())}`,
+        {
+          catalogId: Aws.ACCOUNT_ID,
+          databaseName: this.databaseName,
+          tableInput: {
+            name: v.name,
+            description: `queries/views/${v.name}.sql`,
+            tableType: 'VIRTUAL_VIEW',
+            parameters: { presto_view: 'true', comment: 'Presto View' },
+            viewOriginalText: `/* Presto View: ${Buffer.from(JSON.stringify(definition)).toString('base64')} */`,
+            viewExpandedText: '/* Presto View */',
+            partitionKeys: [],
+            storageDescriptor: {
+              columns: v.columns.map((c) => ({ name: c.name, type: c.type })),
+              serdeInfo: {},
+            },
+          },
+        },
+      );
+      view.node.addDependency(database);
+      view.node.addDependency(table);
     }
 
     this.workgroup = new athena.CfnWorkGroup(this, 'Workgroup', {

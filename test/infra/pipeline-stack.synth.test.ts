@@ -16,7 +16,14 @@ import { CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orche
 import { MANAGED_TAG } from '../../infra/grants.js';
 import { QUERIES_DIR } from '../../infra/infra-paths.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
-import { RANK_COLUMNS, RUN_TABLES, runTableColumns, samplesColumns } from '../../queries/sql.js';
+import {
+  RANK_COLUMNS,
+  RUN_TABLES,
+  runTableColumns,
+  samplesColumns,
+  trinoType,
+  viewDefinitions,
+} from '../../queries/sql.js';
 import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -270,7 +277,34 @@ describe('pipeline stack', () => {
         return [input.Name, input];
       }),
     );
-    expect(Object.keys(tables).sort()).toEqual(['paths', 'runs', 'samples', 'samples_jsonl']);
+    const views = viewDefinitions();
+    expect(Object.keys(tables).sort()).toEqual(
+      ['paths', 'runs', 'samples', 'samples_jsonl', ...views.map((v) => v.name)].sort(),
+    );
+    // The analysts' views exist from the first deploy, stored as Athena stores a view.
+    expect(views.map((v) => v.name)).toContain('credit_flagged_intervals');
+    for (const v of views) {
+      const t = tables[v.name] as TableInput & {
+        TableType: string;
+        ViewOriginalText: string;
+        ViewExpandedText: string;
+      };
+      expect(t.TableType).toBe('VIRTUAL_VIEW');
+      expect(t.Parameters).toEqual({ presto_view: 'true', comment: 'Presto View' });
+      expect(t.ViewExpandedText).toBe('/* Presto View */');
+      const encoded = /^\/\* Presto View: ([A-Za-z0-9+/=]+) \*\/$/.exec(t.ViewOriginalText)?.[1];
+      expect(encoded, v.name).toBeDefined();
+      const stored = JSON.parse(Buffer.from(encoded as string, 'base64').toString('utf8'));
+      expect(stored).toEqual({
+        originalSql: v.select,
+        catalog: 'awsdatacatalog',
+        schema: 'pathbench',
+        columns: v.columns.map((c) => ({ name: c.name, type: trinoType(c.type) })),
+      });
+      // the stored SQL is the file's SELECT, reading the samples table of the same database
+      expect(stored.originalSql).toMatch(/^SELECT[\s\S]+FROM samples\b/);
+      expect(t.StorageDescriptor.Columns).toEqual(v.columns.map((c) => ({ Name: c.name, Type: c.type })));
+    }
     const { columns, ranks } = samplesColumns();
     const glue = (list: typeof columns) => list.map((c) => ({ Name: c.name, Type: c.type }));
     for (const name of ['samples', 'samples_jsonl'])
