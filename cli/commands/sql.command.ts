@@ -4,10 +4,13 @@
  * views of queries/views/. Locally DuckDB over the data directory; with `--aws` Athena
  * (workgroup and database `pathbench`) over the deployed pipeline's bucket. Prints a table, or
  * CSV (`--csv`) or a JSON array (`--json`); bad SQL is one line on stderr and exit 2.
+ * `pathbench tables backfill` writes the `runs` and `paths` rows of runs summarized before those
+ * tables existed.
  */
 import type { Command } from 'commander';
 import { printable } from '../../core/printable.js';
-import type { QueryEngine } from '../../functions/ports.js';
+import { type BackfillOutcome, backfillRunTables } from '../../functions/pipeline/run-tables.js';
+import type { ObjectStore, QueryEngine } from '../../functions/ports.js';
 import { DEFAULT_DATA_DIR } from '../../local/local-driver.js';
 import { csvCell } from '../../report/report-csv.js';
 import { textTable } from '../../report/report-text.js';
@@ -89,5 +92,49 @@ export function registerSql(program: Command): void {
       .option('--json', 'print a JSON array of rows'),
   ).action((query: string, o: SqlFlags) =>
     guarded(() => runSql(query, o, process.env, (t) => process.stdout.write(t))),
+  );
+}
+
+/** One run's line of `tables backfill`. */
+function backfillLine(runId: string, o: BackfillOutcome): string {
+  const rows = (n: number) => `runs 1 row, paths ${n} row${n === 1 ? '' : 's'}`;
+  if (o.kind === 'written') return `  ${runId}: written (${rows(o.paths)})\n`;
+  if (o.kind === 'would write') return `  ${runId}: would write (${rows(o.paths)})\n`;
+  if (o.kind === 'present') return `  ${runId}: has its rows\n`;
+  return `  ${runId}: skipped: ${o.why}\n`;
+}
+
+/** `tables backfill` on a store: a line per run as it is done, then the totals; the exit code. */
+export async function backfillTablesOn(
+  store: ObjectStore,
+  dryRun: boolean,
+  out: (text: string) => void,
+): Promise<number> {
+  out(`${dryRun ? 'would backfill' : 'backfilling'} the runs and paths tables in ${store.location}\n`);
+  const t = await backfillRunTables(store, (runId, o) => out(printable(backfillLine(runId, o))), { dryRun });
+  out(
+    `${t.runs} summarized run${t.runs === 1 ? '' : 's'}: ${t.written} ${dryRun ? 'to write' : 'written'}, ${t.present} had their rows, ${t.skipped} skipped\n`,
+  );
+  return t.skipped > 0 ? 1 : 0;
+}
+
+export function registerTables(program: Command): void {
+  const tables = program.command('tables').description('the runs and paths tables (docs/data.md)');
+  commonOptions(
+    tables
+      .command('backfill')
+      .description('write the runs and paths rows of runs summarized before those tables existed')
+      .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
+      .option('--aws', "in the deployed pipeline's bucket")
+      .option('--dry-run', 'say what would be written, write nothing'),
+  ).action((o: ParquetFlags & { dryRun?: boolean }) =>
+    guarded(async () => {
+      const target = await parquetTarget(o, process.env);
+      try {
+        return await backfillTablesOn(target.store, !!o.dryRun, (t) => process.stdout.write(t));
+      } finally {
+        target.close();
+      }
+    }),
   );
 }

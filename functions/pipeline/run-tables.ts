@@ -3,14 +3,15 @@
  * each of its paths was — plan, method, route targets, AZ ids, regions, instance type, status —
  * so analysts can join samples with them ("every TGW path last month", "same-AZ vs cross-AZ by
  * AZ id"). SummarizeRun writes one object per run to each table (keys.runsTable, keys.pathsTable);
- * a rerun of the step overwrites the same objects. Records carry every DDL column, null when
+ * a rerun of the step overwrites the same objects. Runs summarized before the tables existed get
+ * theirs from backfillRunTables (`pathbench tables backfill`). Records carry every DDL column, null when
  * unknown, so both engines read the same rows.
  */
 import { pathMethod } from '../../core/cost.js';
 import { keys } from '../../core/keys.js';
-import type { ResolvedPlan, RouteEntry } from '../../core/resolved-plan.js';
-import type { RunManifest } from '../../core/run-manifest.js';
-import type { Summary } from '../../core/run-summary.js';
+import { type ResolvedPlan, type RouteEntry, readResolvedPlan } from '../../core/resolved-plan.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
+import { readSummary, type Summary } from '../../core/run-summary.js';
 import { type RunTable, runTableColumns } from '../../queries/sql.js';
 import type { ObjectStore } from '../ports.js';
 
@@ -102,4 +103,62 @@ export async function writeRunTables(
   await store.put(keys.runsTable(summary.runId), `${JSON.stringify(runRow(summary, manifest, plan))}\n`);
   if (paths.length > 0)
     await store.put(keys.pathsTable(summary.runId), paths.map((r) => `${JSON.stringify(r)}\n`).join(''));
+}
+
+/** What backfill did with one run. */
+export type BackfillOutcome =
+  | { kind: 'written'; paths: number }
+  | { kind: 'would write'; paths: number }
+  | { kind: 'present' }
+  | { kind: 'skipped'; why: string };
+
+export interface BackfillTotals {
+  runs: number;
+  written: number;
+  present: number;
+  skipped: number;
+}
+
+const SUMMARY_KEY = /^reports\/run=([^/]+)\/summary\.json$/;
+
+/**
+ * The `runs` and `paths` rows of runs summarized before these tables existed: every run with a
+ * stored summary (reports/run=<id>/summary.json) and no `runs` object gets both, from its summary,
+ * manifest and resolved plan as SummarizeRun would write them. A run that has its rows is left as
+ * it is; a summary that cannot be read is skipped with the reason. `onRun` hears each run as it is
+ * done, in run id order. With `dryRun`, nothing is written.
+ */
+export async function backfillRunTables(
+  store: ObjectStore,
+  onRun: (runId: string, outcome: BackfillOutcome) => void,
+  opts: { dryRun?: boolean } = {},
+): Promise<BackfillTotals> {
+  const runIds = (await store.list('reports/'))
+    .map((k) => SUMMARY_KEY.exec(k)?.[1])
+    .filter((id): id is string => id !== undefined)
+    .sort();
+  const totals: BackfillTotals = { runs: runIds.length, written: 0, present: 0, skipped: 0 };
+  for (const runId of runIds) {
+    let outcome: BackfillOutcome;
+    try {
+      if ((await store.getText(keys.runsTable(runId))) !== undefined) outcome = { kind: 'present' };
+      else {
+        const summary = await readSummary(store, runId);
+        if (!summary) throw new Error('no summary');
+        const paths = summary.paths.length;
+        if (opts.dryRun) outcome = { kind: 'would write', paths };
+        else {
+          await writeRunTables(store, summary, await readManifest(store, runId), await readResolvedPlan(store, runId));
+          outcome = { kind: 'written', paths };
+        }
+      }
+    } catch (e) {
+      outcome = { kind: 'skipped', why: (e as Error).message.split('\n')[0] };
+    }
+    if (outcome.kind === 'present') totals.present++;
+    else if (outcome.kind === 'skipped') totals.skipped++;
+    else totals.written++;
+    onRun(runId, outcome);
+  }
+  return totals;
 }
