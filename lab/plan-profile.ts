@@ -9,7 +9,10 @@ import { LAB_PROFILES, type LabProfileName } from './profiles/lab-profile.js';
 import { labProfile } from './profiles/profile-by-name.js';
 
 export function labProfileForPlan(plan: ResolvedPlan, prefix: string = DEFAULT_PREFIX): LabProfileName | undefined {
-  const named = LAB_PROFILES.find((n) => plan.name === `lab-${n}` || plan.name.startsWith(`lab-${n}-`));
+  // The longest profile name the plan's name starts with (lab-seed-000-nlb is seed-000-nlb's).
+  const named = [...LAB_PROFILES]
+    .sort((a, b) => b.length - a.length)
+    .find((n) => plan.name === `lab-${n}` || plan.name.startsWith(`lab-${n}-`));
   const seed000Shaped = plan.paths.some(
     (p) => p.client.region === 'lab' || p.routes.some((r) => 'labNextHop' in r.via),
   );

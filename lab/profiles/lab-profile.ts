@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { TARGET_PORTS, type TargetPorts } from '../../core/target-ports.js';
 
-export const LAB_PROFILES = ['seed-000', 'seed-002', 'seed-004', 'mesh'] as const;
+export const LAB_PROFILES = ['seed-000', 'seed-000-nlb', 'seed-002', 'seed-004', 'mesh'] as const;
 export type LabProfileName = (typeof LAB_PROFILES)[number];
 
 /** A namespace role: seed-000's (LAB_ROLES) or, in the seed-004 profile, an AZ id ("apne1-az2", "apne1-az1-ref"). */

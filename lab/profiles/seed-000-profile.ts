@@ -12,11 +12,12 @@
  * namespace for C/D), half per direction, so swapping the route genuinely changes the RTT.
  * Path F is not one of the seed's: a bimodal path (two delays mixed) to the same host as A,
  * under another address (10.0.5.10 on pb-a's loopback), for the distribution-shape figures.
- * C-NLB and D-NLB are seed 000 §6.2's NLB-direct paths: the PrivateLink provider's internal NLB
- * reached over the peering or the Transit Gateway, which separates the NLB's cost from
- * PrivateLink's own (seed: +1.21 ms over C, +0.71 ms over D; E − D-NLB ≈ +1.7 ms). The NLB is a
- * second address on pb-osaka (10.1.2.10); the hop's own rule for it, ahead of the hop's
- * catch-all (buildDelayRuleCommands), gives it the hop's delay plus the NLB's.
+ * C-NLB and D-NLB (profile seed-000-nlb, below) are seed 000 §6.2's NLB-direct paths: the
+ * PrivateLink provider's internal NLB reached over the peering or the Transit Gateway, which
+ * separates the NLB's cost from PrivateLink's own (seed: +1.21 ms over C, +0.71 ms over D;
+ * E − D-NLB ≈ +1.7 ms). The NLB is a second address on pb-osaka (10.1.2.10); the hop's own rule
+ * for it, ahead of the hop's catch-all (buildDelayRuleCommands), gives it the hop's delay plus
+ * the NLB's.
  */
 import { matchBothWays as both, IN_REGION_MTU, INTER_REGION_MTU, LAB_PORTS, type LabProfile } from './lab-profile.js';
 
@@ -26,7 +27,7 @@ export const LAB_ROLES = ['client', 'router', 'a', 'b', 'e', 'peering', 'tgw', '
 /** The lab's stand-in for the PrivateLink provider's internal NLB: an address of pb-osaka. */
 export const NLB_IP = '10.1.2.10';
 
-/** Seed 000's five paths A–E, its NLB-direct paths C-NLB and D-NLB, and the bimodal path F (docs/lab.md). */
+/** Seed 000's five paths A–E, and the bimodal path F (docs/lab.md). */
 export function seed000Profile(): LabProfile {
   return {
     name: 'seed-000',
@@ -84,30 +85,6 @@ export function seed000Profile(): LabProfile {
         delayRole: 'router',
         queue: 5,
         match: both('10.0.4.0/24'),
-      },
-      {
-        // Seed 000 §6.2: 8.89 + 1.21 ms (plans/lab-seed-000-nlb.json measures C-NLB and D-NLB).
-        id: 'C-NLB',
-        label: 'Tokyo 1a → Osaka NLB (VPC peering, NLB direct)',
-        targetRole: 'osaka',
-        targetIp: NLB_IP,
-        rttMs: 10.1,
-        delayRole: 'peering',
-        queue: 7,
-        match: both(`${NLB_IP}/32`),
-        nextHop: 'peering',
-      },
-      {
-        // Seed 000 §6.2: 11.01 + 0.71 ms.
-        id: 'D-NLB',
-        label: 'Tokyo 1a → Osaka NLB (Transit Gateway peering, NLB direct)',
-        targetRole: 'osaka',
-        targetIp: NLB_IP,
-        rttMs: 11.72,
-        delayRole: 'tgw',
-        queue: 8,
-        match: both(`${NLB_IP}/32`),
-        nextHop: 'tgw',
       },
       {
         // Not a seed-000 path: plans/lab-bimodal.json measures it (docs/lab.md).
@@ -173,5 +150,45 @@ export function seed000Profile(): LabProfile {
     // 1 Gbit/s while credits last, 200 Mbit/s after; 500 MB above the base rate ≈ 5 s of burst.
     credits: { rate: '200mbit', burstBytes: 500_000_000, peakrate: '1gbit', mtu: 65536 },
     ports: LAB_PORTS,
+  };
+}
+
+/**
+ * Seed 000's profile with its NLB-direct paths C-NLB and D-NLB beside A–F (`lab up --profile
+ * seed-000-nlb`; plans/lab-seed-000-nlb.json and plans/lab-ping.json): a profile of its own, so
+ * that the seed-000 lab everything else uses calibrates two paths fewer.
+ */
+export function seed000NlbProfile(): LabProfile {
+  const base = seed000Profile();
+  return {
+    ...base,
+    name: 'seed-000-nlb',
+    paths: [
+      ...base.paths,
+      {
+        // Seed 000 §6.2: 8.89 + 1.21 ms (plans/lab-seed-000-nlb.json measures C-NLB and D-NLB).
+        id: 'C-NLB',
+        label: 'Tokyo 1a → Osaka NLB (VPC peering, NLB direct)',
+        targetRole: 'osaka',
+        targetIp: NLB_IP,
+        rttMs: 10.1,
+        delayRole: 'peering',
+        queue: 7,
+        match: both(`${NLB_IP}/32`),
+        nextHop: 'peering',
+      },
+      {
+        // Seed 000 §6.2: 11.01 + 0.71 ms.
+        id: 'D-NLB',
+        label: 'Tokyo 1a → Osaka NLB (Transit Gateway peering, NLB direct)',
+        targetRole: 'osaka',
+        targetIp: NLB_IP,
+        rttMs: 11.72,
+        delayRole: 'tgw',
+        queue: 8,
+        match: both(`${NLB_IP}/32`),
+        nextHop: 'tgw',
+      },
+    ],
   };
 }

@@ -18,8 +18,8 @@ describe('labProfileForPlan', () => {
   it.each([
     ['lab-seed-000.json', 'seed-000'],
     ['lab-seed-000-no-reboot.json', 'seed-000'],
-    ['lab-seed-000-nlb.json', 'seed-000'],
-    ['lab-ping.json', 'seed-000'],
+    ['lab-seed-000-nlb.json', 'seed-000-nlb'],
+    ['lab-ping.json', 'seed-000-nlb'],
     ['lab-bimodal.json', 'seed-000'],
     ['lab-seed-002.json', 'seed-002'],
     ['lab-seed-004.json', 'seed-004'],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { queueArg } from '../../lab/delay.js';
 import { allNamespaces } from '../../lab/namespace-names.js';
 import { labProfile } from '../../lab/profiles/profile-by-name.js';
-import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
+import { seed000NlbProfile, seed000Profile } from '../../lab/profiles/seed-000-profile.js';
 import { buildCreditCommand, buildDelayRuleCommands, buildTopologyCommands } from '../../lab/topology-commands.js';
 
 describe('lab topology (seed-000)', () => {
@@ -17,9 +17,6 @@ describe('lab topology (seed-000)', () => {
       ['C', 8.89],
       ['D', 11.01],
       ['E', 13.32],
-      // §6.2: C and D to the NLB instead of the instance (+1.21 and +0.71 ms)
-      ['C-NLB', 10.1],
-      ['D-NLB', 11.72],
     ]);
     expect(new Set(profile.paths.map((p) => p.queue)).size).toBe(profile.paths.length);
   });
@@ -59,14 +56,27 @@ describe('lab topology (seed-000)', () => {
     expect(rules.every((r) => r.endsWith('--queue-bypass'))).toBe(true);
   });
 
-  it('puts the NLB on an Osaka address with no ICMP echo, its rules ahead of each hop’s catch-all', () => {
-    const cmds = buildTopologyCommands(prefix, profile).map((c) => c.join(' '));
+  it('puts the NLB (profile seed-000-nlb) on an Osaka address with no ICMP echo, its rules ahead of each hop’s catch-all', () => {
+    const nlbProfile = seed000NlbProfile();
+    // seed 000's paths, and §6.2's C and D to the NLB instead of the instance (+1.21 and +0.71 ms)
+    expect(nlbProfile.paths.map((p) => [p.id, p.rttMs])).toEqual([
+      ...profile.paths.map((p) => [p.id, p.rttMs]),
+      ['C-NLB', 10.1],
+      ['D-NLB', 11.72],
+    ]);
+    expect(new Set(nlbProfile.paths.map((p) => p.queue)).size).toBe(nlbProfile.paths.length);
+    expect(
+      buildTopologyCommands(prefix, profile)
+        .map((c) => c.join(' '))
+        .join('\n'),
+    ).not.toContain('10.1.2.10');
+    const cmds = buildTopologyCommands(prefix, nlbProfile).map((c) => c.join(' '));
     expect(cmds).toContain('ip -n pb-tu-osaka addr add 10.1.1.10/32 dev lo');
     expect(cmds).toContain('ip -n pb-tu-osaka addr add 10.1.2.10/32 dev lo');
     expect(cmds).toContain(
       'ip netns exec pb-tu-osaka iptables -A INPUT -d 10.1.2.10/32 -p icmp --icmp-type echo-request -j DROP',
     );
-    const rules = buildDelayRuleCommands(prefix, profile).map((c) => c.join(' '));
+    const rules = buildDelayRuleCommands(prefix, nlbProfile).map((c) => c.join(' '));
     for (const [hop, nlbQueue, hopQueue] of [
       ['peering', 7, 3],
       ['tgw', 8, 4],
@@ -79,7 +89,7 @@ describe('lab topology (seed-000)', () => {
         `ip netns exec pb-tu-${hop} iptables -A FORWARD -j NFQUEUE --queue-num ${hopQueue} --queue-bypass`,
       ]);
     }
-    const nlb = profile.paths.filter((p) => p.id.endsWith('-NLB'));
+    const nlb = nlbProfile.paths.filter((p) => p.id.endsWith('-NLB'));
     expect(nlb.map((p) => [p.id, p.nextHop, p.delayRole])).toEqual([
       ['C-NLB', 'peering', 'peering'],
       ['D-NLB', 'tgw', 'tgw'],
