@@ -9,7 +9,7 @@
  *   the same microsecond), and each p50 difference is the difference of what the lab applied to
  *   the two paths, within 50 µs.
  * - ICMP: plans/lab-ping.json pings A–E and C-NLB (iputils ping in the client namespace) beside a
- *   TCP connect. Where ICMP passes, ping's p50 is the path's round trip: within max(3 %, 30 µs)
+ *   TCP connect. Where ICMP passes, ping's p50 is the path's round trip: within max(3 %, 75 µs)
  *   of the tcp-connect p50 and of what the lab applied. Through PrivateLink (E) and the NLB
  *   (C-NLB) no echo comes back, as seed 000 found: loss 1, not a failure, and TCP still measures.
  * Own prefix; nothing left afterwards.
@@ -144,7 +144,9 @@ describe('the ping probe in the lab', () => {
       expect(x.ping?.loss, x.id).toBe(0);
       const p50 = x.ping?.p50 as number;
       const tcp = x.tcp?.p50 as number;
-      const near = (a: number, b: number) => Math.abs(a - b) <= Math.max(0.03 * b, 0.03);
+      // ping's own host part (ICMP through the kernel, iputils' stamps) moves a sub-ms round trip by
+      // tens of µs either way (A: −26 to +32 µs over four runs here): 75 µs, or 3 %
+      const near = (a: number, b: number) => Math.abs(a - b) <= Math.max(0.03 * b, 0.075);
       expect(near(p50, tcp), `${x.id}: ping ${p50} ms, tcp-connect ${tcp} ms`).toBe(true);
       if (x.achieved !== undefined)
         expect(near(p50, x.achieved), `${x.id}: ping ${p50} ms, applied ${x.achieved} ms`).toBe(true);
