@@ -44,6 +44,23 @@ afterAll(async () => {
   expect((await listNamespaces()).filter((n) => n.startsWith(P))).toEqual([]);
 });
 
+/** A shipped plan through the real ASL, agent and adapters on this test's lab, with the lab's truth. */
+async function runPlan(file: string): Promise<{ runId: string; summary: Summary }> {
+  const ports = await createLabPorts(OPTS);
+  const r = await runLocal({
+    plan: await labPlan(file),
+    dataDir: dir,
+    log: silentLogger,
+    fleet: ports.fleet,
+    routes: ports.routes,
+    wrap: ports.wrap,
+    labTruth: ports.truth,
+    waitTimeOverrides: { WaitForProbe: 250 },
+  });
+  expect(r.execution.status).toBe('SUCCEEDED');
+  return { runId: r.runId, summary: r.summary as Summary };
+}
+
 /** A shipped plan, on this test's namespaces. */
 async function labPlan(file: string) {
   const plan = JSON.parse(await readFile(join(ROOT, 'plans', file), 'utf8'));
@@ -59,19 +76,7 @@ describe('seed 000 §6.2: the NLB’s cost apart from PrivateLink’s', () => {
   it('reports C-NLB − C, D-NLB − D and E − D-NLB, each the difference the lab applied', {
     timeout: 240_000,
   }, async () => {
-    const ports = await createLabPorts(OPTS);
-    const r = await runLocal({
-      plan: await labPlan('lab-seed-000-nlb.json'),
-      dataDir: dir,
-      log: silentLogger,
-      fleet: ports.fleet,
-      routes: ports.routes,
-      wrap: ports.wrap,
-      labTruth: ports.truth,
-      waitTimeOverrides: { WaitForProbe: 250 },
-    });
-    expect(r.execution.status).toBe('SUCCEEDED');
-    const s = r.summary as Summary;
+    const { runId, summary: s } = await runPlan('lab-seed-000-nlb.json');
     expect(s.paths.map((p) => [p.id, p.status])).toEqual(
       ['C', 'C-NLB', 'D', 'D-NLB', 'E'].map((id) => [id, 'succeeded']),
     );
@@ -99,7 +104,7 @@ describe('seed 000 §6.2: the NLB’s cost apart from PrivateLink’s', () => {
       ).toBeLessThanOrEqual(0.05);
     }
     // the report says it in words too
-    const md = await readFile(join(dir, 'reports', `run=${r.runId}`, 'summary.md'), 'utf8');
+    const md = await readFile(join(dir, 'reports', `run=${runId}`, 'summary.md'), 'utf8');
     expect(md).toContain('E − D-NLB');
   });
 });
@@ -108,19 +113,7 @@ describe('the ping probe in the lab', () => {
   it('measures each path’s round trip where ICMP passes, and 100 % loss through PrivateLink and the NLB', {
     timeout: 240_000,
   }, async () => {
-    const ports = await createLabPorts(OPTS);
-    const r = await runLocal({
-      plan: await labPlan('lab-ping.json'),
-      dataDir: dir,
-      log: silentLogger,
-      fleet: ports.fleet,
-      routes: ports.routes,
-      wrap: ports.wrap,
-      labTruth: ports.truth,
-      waitTimeOverrides: { WaitForProbe: 250 },
-    });
-    expect(r.execution.status).toBe('SUCCEEDED');
-    const s = r.summary as Summary;
+    const { summary: s } = await runPlan('lab-ping.json');
     const rows = s.paths.map((p) => {
       const ping = p.results.find((x) => x.probe === 'ping');
       const tcp = p.results.find((x) => x.probe === 'tcp-connect');
