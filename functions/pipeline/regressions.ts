@@ -209,7 +209,8 @@ interface GroupJudgement {
  * Judge one percentile of one group: each path's figure against its own past, after the run's
  * common shift is taken out. The common shift of a run is the reference path's deviation from
  * its usual (the plan's `regression.reference`), else the median deviation of the paths when
- * there are at least three (with two, which one moved cannot be told). A path's band is its
+ * there are at least three (with two, which one moved cannot be told); smaller than the plan's
+ * share (`minRelative`), it is noise and none is taken out. A path's band is its
  * own between-run spread of what is left after the shift (robust: 1.4826 · MAD of its past
  * residuals), at least its runs' own 95 % half-width and the plan's noise floor; a figure is
  * flagged only when its own 95 % interval lies wholly outside the band.
@@ -230,9 +231,14 @@ function judgeGroup(
   const usable = histories.filter((h) => h.figures.length >= rule.minRuns);
   const center = new Map(usable.map((h) => [h.id, median(h.figures.map((x) => to(x.f.value)))]));
   const separable = (ids: string[]) => (reference ? ids.includes(reference) : ids.length >= 3);
+  // A shift smaller than the smallest change ever judged (the plan's share) is the paths' own
+  // noise, not the run moving: taken out, it would move every other path's judgement by a quiet
+  // path's jitter (the median of three, one path shifted, is the larger of the other two's noise).
+  const shiftFloor = to === Math.log ? Math.log1p(rule.minRelative) : 0;
   const shiftOf = (dev: Map<string, number>): number | undefined => {
     if (!separable([...dev.keys()])) return undefined;
-    return reference ? dev.get(reference) : median([...dev.values()]);
+    const s = reference ? dev.get(reference) : median([...dev.values()]);
+    return s !== undefined && Math.abs(s) < shiftFloor ? 0 : s;
   };
   // The past runs' own shifts, and each path's residuals after them.
   const pastShift: (number | undefined)[] = [];
@@ -383,7 +389,7 @@ export function judge(
           runsInBaseline: j.runs,
           change_pct: baseline === 0 ? 0 : (100 * (j.value - baseline)) / Math.abs(baseline),
           direction: (j.flagged === 'above') === higherIsBetter(group.metric) ? 'improvement' : 'regression',
-          ...(g.separated ? { runShift_pct: shiftPct } : {}),
+          ...(g.separated && g.shift !== 0 ? { runShift_pct: shiftPct } : {}),
         });
       }
     }

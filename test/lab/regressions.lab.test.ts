@@ -89,6 +89,8 @@ async function run(runId: string, failPath?: string): Promise<Summary> {
     fleet: ports.fleet,
     routes: ports.routes,
     wrap: wrapper(ports.wrap, failPath),
+    // what the lab's delay helper applied, per path: the shift is checked against it
+    labTruth: ports.truth,
     // Poll the finished probe every 0.25 s instead of the adaptive wait (seconds): when a poll
     // happens does not touch the measurement, and it keeps seven runs within minutes.
     waitTimeOverrides: { WaitForProbe: 250 },
@@ -156,9 +158,27 @@ describe('regression detection over repeated lab runs', () => {
     ]);
     const [p50] = flags;
     expect(p50.runsInBaseline).toBe(CLEAN_RUNS);
-    // the detected shift is the 1 ms added, within the noise of two medians
-    expect(p50.value - p50.baseline).toBeGreaterThan(0.7);
-    expect(p50.value - p50.baseline).toBeLessThan(1.3);
+    // C's p50 moved as the lab moved it: by the change of its helper's achieved round trip (this
+    // run against the clean runs' median), not by the 1 ms asked for (a loaded machine moves the
+    // helper's release; CI once read +0.55 ms against the 1 ms asked). The judgement may also take
+    // out a whole-run shift of 5 % or more (runShift_pct), so the raw move of C's p50 is compared.
+    const medianOf = (v: number[]) => {
+      const x = [...v].sort((a, b) => a - b);
+      return x.length % 2 ? x[(x.length - 1) / 2] : (x[x.length / 2 - 1] + x[x.length / 2]) / 2;
+    };
+    const ofC = (x: Summary) => x.paths.find((p) => p.id === 'C')!;
+    const p50C = (x: Summary) =>
+      ofC(x).results.find((r) => r.probe === 'tcp-connect' && r.metric === 'connect_rtt_ms')?.p50 ?? Number.NaN;
+    const achievedC = (x: Summary) => ofC(x).lab?.achievedRttMs ?? Number.NaN;
+    const applied = achievedC(s) - medianOf(clean.map(achievedC));
+    const measured = p50C(s) - medianOf(clean.map(p50C));
+    console.log(
+      `C: p50 moved ${measured.toFixed(3)} ms, the lab applied ${applied.toFixed(3)} ms, judged ${(p50.value - p50.baseline).toFixed(3)} ms above its baseline${p50.runShift_pct === undefined ? '' : ` after a run shift of ${p50.runShift_pct.toFixed(1)} %`}`,
+    );
+    expect(applied, 'the lab moved C by enough to be judged').toBeGreaterThan(0.3);
+    expect(Math.abs(measured - applied)).toBeLessThan(0.1);
+    // and with no whole-run shift taken out (none this large happens here), the judgement says as much
+    if (p50.runShift_pct === undefined) expect(Math.abs(p50.value - p50.baseline - applied)).toBeLessThan(0.15);
     // C's p99 moved by as much, but 300 samples leave a thin tail there: not judged ...
     const c = s.paths.find((p) => p.id === 'C')!.results[0];
     expect(c.flags).toContain('thin-tail:p99');

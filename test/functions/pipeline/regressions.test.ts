@@ -122,6 +122,29 @@ describe('judge', () => {
     expect(c?.band).toEqual(g.band);
   });
 
+  it("does not take a quiet path's jitter below the plan's share out of the others as a run shift", () => {
+    // CI once read C's +1 ms as +0.55: A had read 3 % high, and the median of three deviations
+    // (A +3 %, B ±0, C +11 %) made that the run's shift, taken out of C's 9 ms.
+    const shifted = run(9, rand, (id, r) =>
+      !latency(r)
+        ? r
+        : id === 'A'
+          ? scaled(r, 1.03)
+          : id === 'B'
+            ? scaled(r, 1.025)
+            : rtt((r.p50 as number) + 1, {
+                p99: r.p99,
+                ci95: { p50: [r.p50! + 0.98, r.p50! + 1.03], p99: r.ci95!.p99 },
+              }),
+    );
+    const { regressions, runShifts } = judge(shifted, clean);
+    expect(runShifts).toEqual([]);
+    const c = regressions.find((g) => g.path === 'C' && g.percentile === 'p50');
+    expect(c?.runShift_pct).toBeUndefined();
+    expect(c!.value - c!.baseline).toBeGreaterThan(0.9);
+    // a shift at the plan's share or above is still taken out (the next two cases)
+  });
+
   it('reads a run where every path moved together as one run shift, said once, not as path changes', () => {
     const busy = run(9, rand, (_, r) => scaled(r, latency(r) ? 1.3 : 0.8));
     const { regressions, runShifts } = judge(busy, clean);
