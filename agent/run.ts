@@ -11,6 +11,7 @@ import type { AgentSpec } from '../core/agent-spec.js';
 import { errorMessage } from '../core/errors.js';
 import type { HttpProbe } from '../probes/http/http.schema.js';
 import { PROBE_KINDS, type ProbeKind } from '../probes/index.js';
+import { nicReader } from '../probes/run-kit/nic.js';
 import type { ProbeContext } from '../probes/run-kit/runner-types.js';
 import { runProbe } from '../probes/runners.js';
 import { type CalibratedKind, type CalibrateOptions, calibrate } from './calibrate.js';
@@ -90,6 +91,15 @@ export async function runSpec(
       log('calibration failed', { kind, error: errorMessage(e) });
     }
   }
+  // The NIC's allowance counters (ENA, or the lab's tbf), read around every trial by the runners.
+  let nicUnavailable = 'not read';
+  const nic = nicReader({
+    onUnavailable: (why) => {
+      nicUnavailable = why;
+    },
+  });
+  const firstNic = await nic();
+  log('nic counters', firstNic ? { source: firstNic.source, dev: firstNic.dev } : { unavailable: nicUnavailable });
   const report = (): AgentReport => ({
     agentVersion: AGENT_VERSION,
     host: os.hostname(),
@@ -104,8 +114,9 @@ export async function runSpec(
     probes: [...probes],
     ...(calibrations.length === 0 ? {} : { calibration }),
     ...(unclassified.length ? { skippedUnknownKind: unclassified } : {}),
+    nic: firstNic ? { source: firstNic.source, dev: firstNic.dev } : { unavailable: nicUnavailable },
   });
-  const ctx: ProbeContext = { target: spec.target, outDir, log };
+  const ctx: ProbeContext = { target: spec.target, outDir, log, nic };
   for (const probe of spec.probes) {
     const t0 = new Date().toISOString();
     log('probe start', { probe: probe.name, kind: probe.kind });

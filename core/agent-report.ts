@@ -60,6 +60,13 @@ export const agentReportSchema = z.looseObject({
   probes: z.array(agentProbeSchema),
   /** Skipped probes whose kind the agent could not tell (it lists the others under `probes`). */
   skippedUnknownKind: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
+  /**
+   * Where the agent read the NIC's allowance counters around each trial (core/nic-allowance.ts):
+   * the source and device, or why there were none (then no trial can carry `throttled:…`).
+   */
+  nic: z
+    .union([z.object({ source: z.enum(['ena', 'tbf']), dev: z.string() }), z.object({ unavailable: z.string() })])
+    .optional(),
   /** Written while the probes ran (after each): the agent did not get to its final report. */
   partial: z.boolean().optional(),
 });

@@ -56,6 +56,20 @@ export const probeProvenanceSchema = z.object({
   atBaseline: z
     .array(z.object({ trial: z.number(), median: jsonNumber, baselineBps: z.number(), intervals: z.number() }))
     .optional(),
+  /**
+   * Trials during which the NIC's allowance counters grew (core/nic-allowance.ts): their samples
+   * carry `throttled:<allowance>`; `grew` is each allowance's counter growth over the trial.
+   */
+  throttled: z
+    .array(
+      z.object({
+        trial: z.number(),
+        source: z.enum(['ena', 'tbf']),
+        dev: z.string(),
+        grew: z.record(z.string(), z.number()),
+      }),
+    )
+    .optional(),
   /** The clocks this probe's values came from (the distinct SampleRecord.clock of its samples). */
   clocks: z.array(z.string()).optional(),
   /** http: each trial's own figures (rate, throughput, TIME_WAIT, tcp_tw_reuse), probes/http/http-trials.ts. */

@@ -1,6 +1,7 @@
 /** What a path's manifest entry learns from parsing its raw files (parse-probes.ts). */
 import type { ProbeOverhead } from '../../core/agent-report.js';
 import { formatAtBaselineNote } from '../../core/credit.js';
+import { formatThrottledNote } from '../../core/nic-allowance.js';
 import type { PathManifest, ProbeProvenance } from '../../core/path-manifest.js';
 import { PROBES, type ProbeKind } from '../../probes/index.js';
 import type { Parsed } from './parse-probes.js';
@@ -37,6 +38,8 @@ export function recordProvenance(p: PathManifest, { provenance, report, reportPr
       if (!p.notes.includes(text)) p.notes.push(text);
     }
   }
+  // A trial the NIC throttled is flagged in the samples; the note says which allowance.
+  for (const pr of provenance) for (const t of pr.throttled ?? []) say(formatThrottledNote(pr.probe, t));
   // A degraded measurement must say so where readers look, not only in agent.json.
   for (const pr of provenance) {
     for (const [tool, v] of Object.entries(pr.tools ?? {})) {

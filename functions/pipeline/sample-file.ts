@@ -1,10 +1,11 @@
 /**
  * One probe trial's sample file: a raw file parsed line by line into sample records and streamed
- * to the store (iperf3's checked for burst-credit cliffs and baseline plateaus, core/credit.ts),
- * or the one failed record that stands for a trial that produced nothing.
+ * to the store (iperf3's checked for burst-credit cliffs and baseline plateaus, core/credit.ts;
+ * every kind's for a trial the NIC throttled, core/nic-allowance.ts), or the one failed record that stands for a trial that produced nothing.
  */
 import type { ClientNetwork } from '../../core/client-network.js';
 import { flagAtBaseline, flagCreditCliffs } from '../../core/credit.js';
+import { allowanceGrowth, nicTrialOf, throttledAllowances, throttledFlag } from '../../core/nic-allowance.js';
 import type { ProbeProvenance } from '../../core/path-manifest.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import type { HttpTrialTally } from '../../probes/http/http-trials.js';
@@ -37,6 +38,12 @@ export async function collectFile(
   tally?: HttpTrialTally,
 ): Promise<ParseStats> {
   const fp = fileParser(kind, meta);
+  // The NIC's allowance counters grew over this trial: its samples say so (unless flagged already),
+  // and leave the unflagged figures. Not iperf3's: a saturating trial is meant to reach the
+  // allowance (its unflagged figures are those before a credit cliff); its result and the
+  // path's notes carry the flag instead.
+  const throttle = throttledTrial(meta, prov);
+  const flagSamples = throttle !== undefined && kind !== 'iperf3';
   let damage: string | undefined;
   const chunks = await readRawChunks(deps.store, rawKey, (reason) => {
     damage = reason;
@@ -46,6 +53,7 @@ export async function collectFile(
     let buf = '';
     const add = (r: SampleRecord): void => {
       if (typeof r.clock === 'string') clocks.add(r.clock);
+      if (flagSamples && r.flag == null) r.flag = throttle;
       tally?.add(r);
       buf += `${JSON.stringify(r)}\n`;
     };
@@ -71,6 +79,24 @@ export async function collectFile(
     fp.stats.truncation = fp.stats.truncation ? `${damage}; ${fp.stats.truncation}` : damage;
   }
   return fp.stats;
+}
+
+/**
+ * The `throttled:…` flag for a trial whose sidecar's NIC counters grew (core/nic-allowance.ts),
+ * recorded in the probe's provenance; undefined when none grew or none were read.
+ */
+function throttledTrial(meta: ParseMeta, prov: ProbeProvenance): string | undefined {
+  const nic = nicTrialOf(meta.sidecar);
+  if (!nic) return undefined;
+  const grown = throttledAllowances(nic);
+  if (!grown.length) return undefined;
+  const growth = allowanceGrowth(nic);
+  const grew = Object.fromEntries(grown.map((a) => [a, growth[a] as number]));
+  prov.throttled = [
+    ...(prov.throttled ?? []).filter((t) => t.trial !== meta.trial),
+    { trial: meta.trial, source: nic.source, dev: nic.dev, grew },
+  ];
+  return throttledFlag(grown);
 }
 
 /** Credit cliffs, then (a trial with a cliff is not also a plateau) trials at the baseline. */

@@ -5,6 +5,8 @@
  */
 import { AT_BASELINE_FLAG, formatCreditFlag } from '../../core/credit.js';
 import { keys } from '../../core/keys.js';
+import { NIC_ALLOWANCES, type NicAllowance, THROTTLED_PREFIX, throttledFlag } from '../../core/nic-allowance.js';
+import type { ProbeProvenance } from '../../core/path-manifest.js';
 import { readResolvedPlan } from '../../core/resolved-plan.js';
 import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { ResultRow, Summary, SummaryPath } from '../../core/run-summary.js';
@@ -56,14 +58,18 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     // The manifest knows the levels before/after a cliff; samples alone only know where.
     const cliffs = manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe)?.credit;
     const probeFlags = flagRows.filter((f) => f.path === r.path && f.probe === r.probe);
-    const other = probeFlags.filter((f) => f.flag !== AT_BASELINE_FLAG);
+    const other = probeFlags.filter((f) => f.flag !== AT_BASELINE_FLAG && !String(f.flag).startsWith(THROTTLED_PREFIX));
     // `at-baseline` once per result, as the contract names it; which trials is in the path's notes.
-    const flags = !isThroughput
-      ? []
-      : [
-          ...(cliffs ? cliffs.map((c) => formatCreditFlag(c)) : other.map((f) => formatFlag(String(f.flag), f))),
-          ...(probeFlags.some((f) => f.flag === AT_BASELINE_FLAG) ? [AT_BASELINE_FLAG] : []),
-        ];
+    const flags = [
+      ...(!isThroughput
+        ? []
+        : [
+            ...(cliffs ? cliffs.map((c) => formatCreditFlag(c)) : other.map((f) => formatFlag(String(f.flag), f))),
+            ...(probeFlags.some((f) => f.flag === AT_BASELINE_FLAG) ? [AT_BASELINE_FLAG] : []),
+          ]),
+      // Any probe's: the NIC throttled one of its trials (once per allowance; which trials: the path's notes).
+      ...throttledFlags(manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe)),
+    ];
     const result: ResultRow = {
       probe: String(r.probe),
       metric: String(r.metric),
@@ -153,6 +159,12 @@ function addHttpFigures(result: ResultRow, manifest: RunManifest | undefined, pa
   if (wall > 0) result.rps = Math.round((ok * 10_000) / wall) / 10;
   result.httpTrials = trials;
   for (const w of prov?.warnings ?? []) if (!result.flags.includes(w.flag)) result.flags.push(w.flag);
+}
+
+/** `throttled:<allowance>` once for each allowance that grew in any trial of the probe. */
+function throttledFlags(prov: ProbeProvenance | undefined): string[] {
+  const grew = new Set((prov?.throttled ?? []).flatMap((t) => Object.keys(t.grew)));
+  return (Object.keys(NIC_ALLOWANCES) as NicAllowance[]).filter((a) => grew.has(a)).map((a) => throttledFlag([a]));
 }
 
 /** Why a run measured nothing, from its most common sample errors (queries/errors.sql) or path errors. */

@@ -26,6 +26,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { HTTPING_MAX_CONCURRENCY, runHttping } from '../native/tcping.js';
 import { ensureTcping } from '../native/tcping-build.js';
+import { nicTrial, readNic } from '../run-kit/nic.js';
 import type { ProbeRunner } from '../run-kit/runner-types.js';
 import { connectErrorReason, resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
 import type { HttpProbe } from './http.schema.js';
@@ -100,6 +101,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
         // The client's TIME_WAIT and port facts around each trial (sidecar <trial>.meta.json).
         const facts = await tcpFacts();
         const before = await timeWaitCounts({ address, port });
+        const nicBefore = await readNic(ctx.nic);
         const startedAt = new Date().toISOString();
         ctx.log('http trial start', {
           probe: probe.name,
@@ -145,6 +147,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
         }
         files.push(rel);
         okTotal += ok;
+        const nic = nicTrial(nicBefore, nicBefore ? await readNic(ctx.nic) : undefined);
         const after = await timeWaitCounts({ address, port });
         const sidecar = {
           trial,
@@ -157,6 +160,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
           ...(before ? { timeWaitBefore: before.all, timeWaitToTargetBefore: before.toTarget } : {}),
           ...(after ? { timeWaitAfter: after.all, timeWaitToTargetAfter: after.toTarget } : {}),
           ...facts,
+          ...nic,
         };
         await writeFile(path.join(ctx.outDir, probe.name, `${trial}.meta.json`), `${JSON.stringify(sidecar)}\n`);
         ctx.log('http trial done', {

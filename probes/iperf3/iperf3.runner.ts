@@ -20,6 +20,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UNBOUNDED_BITRATE } from '../probe-fields.js';
+import { nicTrial, readNic } from '../run-kit/nic.js';
 import { runTool, type ToolResult } from '../run-kit/run-tool.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import { classifyIperf3Error, extractJsonObject } from './iperf3.parser.js';
@@ -95,6 +96,8 @@ export async function runIperf3With(probe: Iperf3Probe, ctx: ProbeContext, opt: 
   const failures: string[] = [];
   for (let repeat = 1; repeat <= probe.repeats; repeat++) {
     const attempts: Record<string, unknown>[] = [];
+    // The NIC's allowance counters around the repeat (its busy retries included).
+    const nicBefore = await readNic(ctx.nic);
     let res: ToolResult;
     let reason: string | undefined;
     for (let attempt = 1; ; attempt++) {
@@ -121,6 +124,7 @@ export async function runIperf3With(probe: Iperf3Probe, ctx: ProbeContext, opt: 
       ctx.log('iperf3 server busy, retrying', { probe: probe.name, repeat, attempt, backoffMs: Math.round(backoff) });
       await sleep(backoff);
     }
+    const nic = nicTrial(nicBefore, nicBefore ? await readNic(ctx.nic) : undefined);
     const rawName = `${repeat}.json`;
     // Raw first: iperf3's stdout verbatim; the stand-in only when there is no stdout at all.
     const raw = res.stdout.trim()
@@ -146,6 +150,7 @@ export async function runIperf3With(probe: Iperf3Probe, ctx: ProbeContext, opt: 
       streams: probe.streams,
       ...(reason ? { reason } : {}),
       busyAttempts: attempts,
+      ...nic,
     };
     await writeFile(path.join(dir, `${repeat}.meta.json`), `${JSON.stringify(sidecar, null, 2)}\n`);
     files.push(`${probe.name}/${rawName}`, `${probe.name}/${repeat}.meta.json`);

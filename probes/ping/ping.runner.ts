@@ -16,6 +16,7 @@ import { closeSync, openSync } from 'node:fs';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipInPlace } from '../run-kit/compress.js';
+import { nicTrial, readNic } from '../run-kit/nic.js';
 import { runTool } from '../run-kit/run-tool.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import type { PingProbe } from './ping.schema.js';
@@ -118,7 +119,9 @@ export async function runPingWith(probe: PingProbe, ctx: ProbeContext, opt: Ping
   const args = pingArgs(probe, ctx.target.host);
   const deadlineMs = probe.count * probe.intervalMs + probe.timeoutMs + opt.marginMs;
   const version = await pingVersion(opt.command);
+  const nicBefore = await readNic(ctx.nic);
   const ran = await runToFile(opt.command, args, raw, deadlineMs);
+  const nic = nicTrial(nicBefore, nicBefore ? await readNic(ctx.nic) : undefined);
   let reason: string | undefined;
   if (ran.notFound) reason = 'ping-not-installed';
   else if (ran.spawnError) reason = 'spawn-failed';
@@ -154,6 +157,7 @@ export async function runPingWith(probe: PingProbe, ctx: ProbeContext, opt: Ping
     ...(ran.exitCode === 1 ? { note: 'no reply to any request' } : {}),
     ...(reason ? { reason } : {}),
     stderr: ran.stderr,
+    ...nic,
   };
   await writeFile(path.join(dir, '1.meta.json'), `${JSON.stringify(sidecar, null, 2)}\n`);
   files.push(`${probe.name}/1.meta.json`);

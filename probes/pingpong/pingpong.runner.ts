@@ -16,6 +16,7 @@ import { TARGET_PORTS } from '../../core/target-ports.js';
 import { runPingpong, TcpingArgumentError } from '../native/tcping.js';
 import { ensureTcping } from '../native/tcping-build.js';
 import { gzipInPlace } from '../run-kit/compress.js';
+import { nicTrial, readNic } from '../run-kit/nic.js';
 import type { ProbeRunner } from '../run-kit/runner-types.js';
 import { runTrials, type TrialResult } from '../run-kit/trials.js';
 import { resolveTarget } from '../tcp-connect/tcp-connect.runner.js';
@@ -80,6 +81,7 @@ async function pingpongTrial(
   const built = await ensureTcping();
   if (!built.ok) return fail(`pingpong helper unavailable: ${built.reason}`, true);
   ctx.log('pingpong start', { probe: probe.name, trial, address: target.address, port, mode: probe.mode, wait });
+  const nicBefore = await readNic(ctx.nic);
   const startedAtMs = Date.now();
   let result: Awaited<ReturnType<typeof runPingpong>>;
   try {
@@ -101,6 +103,7 @@ async function pingpongTrial(
     throw e;
   }
   const endedAtMs = Date.now();
+  const nic = nicTrial(nicBefore, nicBefore ? await readNic(ctx.nic) : undefined);
   const tail = await readTail(csv);
   const sum = summarizePingpongTail(tail);
   let reason = result.ok ? undefined : (result.reason ?? 'helper failed');
@@ -124,6 +127,7 @@ async function pingpongTrial(
     ok: sum.ok,
     ...(result.notes?.length ? { notes: result.notes } : {}),
     ...(reason ? { reason } : {}),
+    ...nic,
   });
   files.push(`${probe.name}/${trial}.meta.json`);
   ctx.log('pingpong done', { probe: probe.name, trial, exchanges: sum.exchanges, ok: sum.ok });

@@ -5,12 +5,15 @@
  * the outcome); it throws only for programming errors.
  */
 import type { ProbeSpec } from '../index.js';
+import type { NicReader } from './nic.js';
 
 export interface ProbeContext {
   target: { host: string; port: number };
   /** Directory the raw files go into (created). */
   outDir: string;
   log: (message: string, data?: Record<string, unknown>) => void;
+  /** The NIC's allowance counters, read around each trial into its sidecar (`nic`); none: not read. */
+  nic?: NicReader;
 }
 
 export interface ProbeOutcome {

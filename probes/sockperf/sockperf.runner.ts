@@ -13,6 +13,7 @@ import { lookup } from 'node:dns/promises';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipInPlace } from '../run-kit/compress.js';
+import { nicTrial, readNic } from '../run-kit/nic.js';
 import { runTool } from '../run-kit/run-tool.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import { runTrials, type TrialResult } from '../run-kit/trials.js';
@@ -72,9 +73,11 @@ async function runTrial(
   const args = ['ping-pong', '-i', ip, '-p', String(port), '-t', String(probe.durationSeconds)];
   if (probe.mode === 'tcp') args.push('--tcp');
   args.push('--no-rdtsc', '--full-log', csv);
+  const nicBefore = reason ? undefined : await readNic(ctx.nic);
   const offsetBefore = monotonicToEpochMs();
   const res = reason ? undefined : await runTool(command, args, { timeoutMs: probe.durationSeconds * 1100 + 15_000 });
   const offsetAfter = monotonicToEpochMs();
+  const nic = nicTrial(nicBefore, nicBefore ? await readNic(ctx.nic) : undefined);
   const version = res && !res.notFound ? /version\s+#?(\S+)/.exec(res.stdout)?.[1] : undefined;
   if (res) {
     if (res.notFound) reason = 'sockperf-not-installed';
@@ -113,6 +116,7 @@ async function runTrial(
     ...(reason ? { reason } : {}),
     stdout: cut(res?.stdout ?? ''),
     stderr: cut(res?.stderr ?? ''),
+    ...nic,
   };
   await writeFile(path.join(dir, `${trial}.meta.json`), `${JSON.stringify(sidecar, null, 2)}\n`);
   files.push(`${probe.name}/${trial}.meta.json`);

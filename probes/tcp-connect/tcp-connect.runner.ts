@@ -32,6 +32,7 @@ import path from 'node:path';
 import { errorMessage } from '../../core/errors.js';
 import { parseTcpingLines, runTcping, TcpingArgumentError } from '../native/tcping.js';
 import { ensureTcping } from '../native/tcping-build.js';
+import { nicTrial, readNic } from '../run-kit/nic.js';
 import type { ProbeContext, ProbeOutcome, ProbeRunner } from '../run-kit/runner-types.js';
 import type { TcpConnectProbe } from './tcp-connect.schema.js';
 
@@ -117,12 +118,23 @@ function outcomeOf(rel: string, errors: (string | undefined)[], tools: Record<st
 export const runTcpConnect: ProbeRunner<TcpConnectProbe> = async (probe, ctx) => {
   const target = await resolveTarget(ctx.target.host);
   if (!target.ok) return { status: 'failed', files: [], trials: 0, reason: target.reason };
-  const precise = await runTcpConnectPrecise(probe, ctx, target.address);
-  if (precise.outcome) return precise.outcome;
-  // The helper is an improvement, not a requirement: say why it was not used and measure anyway.
-  ctx.log('tcp-connect: precise helper unavailable, using the Node path', { reason: precise.unavailable });
-  const out = await runTcpConnectNode(probe, ctx);
-  return { ...out, tools: { ...out.tools, tcping: `unavailable: ${precise.unavailable}` } };
+  // The NIC's allowance counters around the series: a sidecar `1.meta.json` only when read.
+  const nicBefore = await readNic(ctx.nic);
+  const measure = async (): Promise<ProbeOutcome> => {
+    const precise = await runTcpConnectPrecise(probe, ctx, target.address);
+    if (precise.outcome) return precise.outcome;
+    // The helper is an improvement, not a requirement: say why it was not used and measure anyway.
+    ctx.log('tcp-connect: precise helper unavailable, using the Node path', { reason: precise.unavailable });
+    const out = await runTcpConnectNode(probe, ctx);
+    return { ...out, tools: { ...out.tools, tcping: `unavailable: ${precise.unavailable}` } };
+  };
+  const out = await measure();
+  const { nic } = nicTrial(nicBefore, nicBefore ? await readNic(ctx.nic) : undefined);
+  if (!nic) return out;
+  const meta = `${probe.name}/1.meta.json`;
+  await mkdir(path.join(ctx.outDir, probe.name), { recursive: true });
+  await writeFile(path.join(ctx.outDir, meta), `${JSON.stringify({ tool: 'tcp-connect', trial: 1, nic }, null, 2)}\n`);
+  return { ...out, files: [...out.files, meta] };
 };
 
 /**

@@ -8,7 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentReport } from '../../core/agent-report.js';
 import { keys } from '../../core/keys.js';
+import { nicTrialOf } from '../../core/nic-allowance.js';
 import type { RunManifest } from '../../core/run-manifest.js';
 import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
@@ -18,6 +20,7 @@ import { seed000Profile } from '../../lab/profiles/seed-000-profile.js';
 import { listNamespaces } from '../../lab/sys.js';
 import { DirStore } from '../../local/dir-store.js';
 import { runLocal } from '../../local/local-driver.js';
+import { sh } from '../helpers/sh.js';
 
 const P = 'pb-tp-';
 const OPTS = { prefix: P };
@@ -48,7 +51,7 @@ afterAll(async () => {
  * runs 8 s back to back, so its cliff falls well inside the trial wherever in that range the gap
  * ends (with 4 s it fell at interval 6 of 8 once, two low intervals where the rule needs three).
  */
-function creditPlan(reboot: boolean) {
+function creditPlan(reboot: boolean, first: Record<string, unknown>[] = []) {
   const iperf = (durationSeconds: number) => ({
     kind: 'iperf3',
     mode: 'tcp',
@@ -62,7 +65,7 @@ function creditPlan(reboot: boolean) {
       client: { instanceId: `${P}client`, region: 'lab' },
       reboot,
       creditWaitSeconds: 3,
-      probes: [iperf(4)],
+      probes: [...first, iperf(4)],
     },
     paths: [
       { id: 'A', target: { host: ip('A'), port: profile.ports.tcp } },
@@ -87,16 +90,54 @@ async function run(plan: unknown, runId: string, over: { wrap?: (argv: string[])
 const throughput = (s: Summary, id: string) =>
   s.paths.find((p) => p.id === id)?.results.find((r) => r.metric === 'throughput_bps');
 
+/**
+ * The client's token bucket as the test reads it itself (`tc -s -j qdisc`): overlimits plus
+ * drops of the root tbf on the client's eth0, the lab's stand-in for ENA's bw_out counter.
+ */
+function bucketShaped(): number {
+  const q = (
+    JSON.parse(sh('tc', '-n', `${P}client`, '-s', '-j', 'qdisc', 'show', 'dev', 'eth0')) as Record<string, unknown>[]
+  ).find((x) => x.kind === 'tbf' && x.root === true);
+  expect(q, 'the lab client has its token bucket').toBeDefined();
+  return Number(q?.overlimits) + Number(q?.drops);
+}
+
+/**
+ * Each probe's trials of a path as the agent read the NIC around them (the sidecars' `nic`), the
+ * trials the collect step recorded as throttled, and the agent's report of where it read them.
+ */
+async function nicOf(runId: string, pathId: string) {
+  const store = new DirStore(dir);
+  const m = JSON.parse((await store.getText(keys.manifest(runId))) ?? '{}') as RunManifest;
+  const path = m.paths.find((p) => p.id === pathId)!;
+  const agent = JSON.parse(
+    (await store.getText(`${keys.clientRawPrefix(pathId, runId, `${P}client`)}agent.json`)) ?? '{}',
+  ) as AgentReport;
+  const probes = [];
+  for (const prov of path.probes) {
+    const trials = [];
+    for (const key of prov.rawKeys) {
+      const nic = nicTrialOf((await store.getText(key.replace(/\.[a-z]+(\.gz)?$/, '.meta.json'))) ?? undefined);
+      trials.push({ key, nic, grew: nic ? (nic.after.bw_out ?? 0) - (nic.before.bw_out ?? 0) : undefined });
+    }
+    probes.push({ probe: prov.probe, kind: prov.kind, trials, throttled: prov.throttled });
+  }
+  return { agent: agent.nic, probes, notes: path.notes };
+}
+
 /** A result's flags other than sample-size ones (a handful of iperf3 intervals always has a thin p99 and p99.9, and under 6 a few-samples p50). */
 const notThin = (flags: string[] | undefined) =>
   flags?.filter((f) => !f.startsWith('thin-tail:') && !f.startsWith('few-samples:'));
 
 describe('burst credits through the pipeline', () => {
   it('back to back (reboot: false) the second path hits the cliff and is flagged', async () => {
+    const shapedBefore = bucketShaped();
     const r = await run(creditPlan(false), 'credits-off');
+    const shapedOverRun = bucketShaped() - shapedBefore;
     expect(r.execution.status).toBe('SUCCEEDED');
     const s = r.summary as Summary;
-    expect(notThin(throughput(s, 'A')?.flags)).toEqual([]);
+    // A ran in a full bucket: shaped at the peak rate (throttled), not out of credits
+    expect(notThin(throughput(s, 'A')?.flags)).toEqual(['throttled:bw_out']);
     const b = throughput(s, 'B');
     expect(b?.flags.join(' ')).toMatch(/^credit-exhausted\(trial 1 @ interval \d+:/);
     // the cliff is the bucket running dry: from the peak rate down to the tbf rate
@@ -104,14 +145,53 @@ describe('burst credits through the pipeline', () => {
     expect(Number(before)).toBeGreaterThan(3 * Number(after));
     // the unflagged intervals are the ones before the cliff, at the peak rate
     expect(b?.unflagged?.p50).toBeGreaterThan(0.8e9);
+    // The NIC's own counters (here the bucket's): the agent read them around each iperf3 trial; every
+    // trial the bucket shaped is throttled:bw_out, by the growth the agent read, and what it read is
+    // within what the bucket counted over the whole run by the test's own reading.
+    let agentTotal = 0;
+    for (const id of ['A', 'B']) {
+      const nic = await nicOf('credits-off', id);
+      expect(nic.agent, id).toEqual({ source: 'tbf', dev: 'eth0' });
+      const [iperf] = nic.probes;
+      expect(iperf.trials.map((t) => t.nic?.source)).toEqual(['tbf']);
+      const grew = iperf.trials[0].grew as number;
+      console.log(`credits-off ${id}: the bucket shaped ${grew} times during its iperf3 trial`);
+      expect(grew, `${id}: an iperf3 trial at the peak rate is shaped`).toBeGreaterThan(0);
+      expect(iperf.throttled).toEqual([{ trial: 1, source: 'tbf', dev: 'eth0', grew: { bw_out: grew } }]);
+      expect(throughput(s, id)?.flags, id).toContain('throttled:bw_out');
+      expect(
+        nic.notes.some((n) => n.startsWith(`${iperf.probe} trial 1: the NIC throttled it`)),
+        id,
+      ).toBe(true);
+      agentTotal += grew;
+    }
+    console.log(
+      `credits-off: the agent read ${agentTotal} over its trials; the test read ${shapedOverRun} over the run`,
+    );
+    expect(agentTotal).toBeLessThanOrEqual(shapedOverRun);
   });
 
-  it('with a reboot before each path (reboot: true) no path is flagged', async () => {
-    const r = await run(creditPlan(true), 'credits-on');
+  it('with a reboot before each path (reboot: true) no path is flagged for credits', async () => {
+    // A short TCP connect series first (a full bucket, a handful of packets): not shaped.
+    const r = await run(creditPlan(true, [{ kind: 'tcp-connect', count: 20, intervalMs: 10 }]), 'credits-on');
     expect(r.execution.status).toBe('SUCCEEDED');
     const s = r.summary as Summary;
     for (const id of ['A', 'B']) {
-      expect(notThin(throughput(s, id)?.flags), id).toEqual([]);
+      // The bucket shapes iperf3 at its peak rate (the instance's burst allowance): throttled, not out of credits.
+      expect(notThin(throughput(s, id)?.flags), id).toEqual(['throttled:bw_out']);
+      const nic = await nicOf('credits-on', id);
+      const connect = nic.probes.find((p) => p.kind === 'tcp-connect')!;
+      expect(
+        connect.trials.map((t) => [t.nic?.source, t.grew]),
+        id,
+      ).toEqual([['tbf', 0]]);
+      expect(connect.throttled, id).toBeUndefined();
+      const connectResult = s.paths.find((p) => p.id === id)?.results.find((x) => x.probe === connect.probe);
+      expect(
+        connectResult?.flags.filter((f) => f.startsWith('throttled:')),
+        id,
+      ).toEqual([]);
+      expect(nic.probes.find((p) => p.kind === 'iperf3')?.throttled?.[0]?.grew.bw_out, id).toBeGreaterThan(0);
       expect(throughput(s, id)?.flags, id).toContain('thin-tail:p99');
       expect(throughput(s, id)?.unflagged, id).toBeUndefined();
     }
