@@ -6,6 +6,7 @@
  * core/confidence.ts.
  */
 import {
+  atResolution,
   comparable,
   differenceInterval,
   type Estimate,
@@ -85,11 +86,14 @@ async function figures(deps: Pick<Deps, 'query' | 'store'>, runId: string): Prom
     };
     const est = {} as Record<IntervalColumn, Estimate>;
     for (const { column } of INTERVAL_PERCENTILES) {
-      est[column] = {
-        value: Number(r[column]),
-        lo: interpolateAt(valueAt, ranks.spread[column].lo),
-        hi: interpolateAt(valueAt, ranks.spread[column].hi),
-      };
+      est[column] = atResolution(
+        {
+          value: Number(r[column]),
+          lo: interpolateAt(valueAt, ranks.spread[column].lo),
+          hi: interpolateAt(valueAt, ranks.spread[column].hi),
+        },
+        String(r.unit),
+      );
     }
     estimates.set(key, est);
   }

@@ -223,6 +223,24 @@ export interface Estimate {
 }
 
 /**
+ * The resolution time figures are read to: kernel tcpi_rtt, ping and the helpers' logs print
+ * whole microseconds, so no percentile of a time metric is known better than ± half of one.
+ */
+export const TIME_RESOLUTION_US = 1;
+
+/**
+ * A percentile's spread at least ± half the metric's resolution (time metrics: TIME_RESOLUTION_US;
+ * others as they are). Without it, µs-quantized samples that all read the same value around a
+ * percentile give its difference with another a zero-width interval and no verdict, however
+ * far apart the two figures are.
+ */
+export function atResolution(e: Estimate, unit: string): Estimate {
+  const r = microsecondsIn(TIME_RESOLUTION_US, unit);
+  if (r === null) return e;
+  return { value: e.value, lo: Math.min(e.lo, e.value - r / 2), hi: Math.max(e.hi, e.value + r / 2) };
+}
+
+/**
  * The 95 % interval of a − b for two independent percentiles, by the method of variance
  * estimates recovery (MOVER, Zou & Donner 2008): each side's distance from its estimate to its
  * 95 % bound stands in for its standard error, so skewed (tail) percentiles stay skewed.

@@ -7,6 +7,7 @@
  */
 
 import {
+  atResolution,
   comparable,
   differenceInterval,
   type Estimate,
@@ -164,11 +165,14 @@ export async function addConfidence(
         const value = result[column];
         if (value === null) continue;
         ci95[column] = [valueAt(ranks.ci[column].lo), valueAt(ranks.ci[column].hi)];
-        est[column] = {
-          value,
-          lo: interpolateAt(valueAt, ranks.spread[column].lo),
-          hi: interpolateAt(valueAt, ranks.spread[column].hi),
-        };
+        est[column] = atResolution(
+          {
+            value,
+            lo: interpolateAt(valueAt, ranks.spread[column].lo),
+            hi: interpolateAt(valueAt, ranks.spread[column].hi),
+          },
+          result.unit,
+        );
       }
       result.ci95 = ci95;
       result.tail = tailCounts(result.n);

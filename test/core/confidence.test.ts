@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  atResolution,
   binomialWindow,
   CONFIDENCE,
   comparable,
@@ -249,6 +250,25 @@ describe('differences and verdicts', () => {
     });
     // Still no clear difference when the interval holds 0.
     expect(judgeDifference('p50', 500, 500, 0.01, [-0.1, 0.12], 0, false)).toEqual({ verdict: 'no clear difference' });
+  });
+
+  it('takes a time percentile as known to ± half a microsecond at best, so µs-quantized figures still compare', () => {
+    // Every connect around both p50s read the same microsecond (the kernel's RTT is in µs): the
+    // spreads are zero, yet 1.6 ms apart is plainly slower, and the same figure twice plainly is not.
+    const a = { value: 11.721, lo: 11.721, hi: 11.721 };
+    const b = { value: 10.121, lo: 10.121, hi: 10.121 };
+    const bare = differenceInterval(a, b);
+    expect(bare[1] - bare[0]).toBe(0);
+    const ci = differenceInterval(atResolution(a, 'ms'), atResolution(b, 'ms'));
+    expect(ci[0]).toBeCloseTo(1.6 - Math.SQRT1_2 / 1000, 9);
+    expect(ci[1]).toBeCloseTo(1.6 + Math.SQRT1_2 / 1000, 9);
+    expect(judgeDifference('p50', 500, 500, 1.6, ci, 0, false)).toEqual({ verdict: 'slower' });
+    const same = differenceInterval(atResolution(b, 'ms'), atResolution(b, 'ms'));
+    expect(judgeDifference('p50', 500, 500, 0, same, 0, false)).toEqual({ verdict: 'no clear difference' });
+    // in µs the half step is 0.5; a spread already wider is kept; a bit rate has no such step
+    expect(atResolution({ value: 20, lo: 20, hi: 20 }, 'us')).toEqual({ value: 20, lo: 19.5, hi: 20.5 });
+    expect(atResolution({ value: 20, lo: 18, hi: 23 }, 'us')).toEqual({ value: 20, lo: 18, hi: 23 });
+    expect(atResolution({ value: 9e8, lo: 9e8, hi: 9e8 }, 'bit/s')).toEqual({ value: 9e8, lo: 9e8, hi: 9e8 });
   });
 
   it('knows which metrics are comparable, which way is better, and converts the probes’ cost', () => {
