@@ -34,14 +34,17 @@
  * does not answer it is reported as "bad-server". TCP_NODELAY is on at both ends.
  *
  * Output (stdout, buffered; written between exchanges, never inside the timed window):
- *   # pathbench pingpong v1 mode=tcp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=N
- *   seq,tx_ns,rtt_ns,status
- *   1,812345678901,23456,ok
- *   2,812345702407,,timeout
+ *   # pathbench pingpong v1 mode=udp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=N ts=kernel-sw
+ *   seq,tx_ns,rtt_ns,status,net_ns
+ *   1,812345678901,23456,ok,17012
+ *   2,812345702407,,timeout,
  *   # end exchanges=2 ok=1
  * tx_ns is CLOCK_MONOTONIC at send; adding realtime_minus_monotonic_ns gives epoch ns. status is
  * ok or a failure (timeout, reset, closed, refused …, common.c's vocabulary); a series that cannot
- * start (connect refused, no setup ack) prints one line with seq 0 and the reason.
+ * start (connect refused, no setup ack) prints one line with seq 0 and the reason. net_ns (udp,
+ * when the socket takes SO_TIMESTAMPING: ts=kernel-sw) is the reply's kernel receive stamp minus
+ * the request's driver send stamp, the round trip without this host's own send and receive
+ * paths; empty without both stamps (ts=user: tcp modes, or a kernel that refused them).
  *
  * Server: `tcping --echo ADDRESS PORT` serves TCP (the setup above, then fixed-size exchanges) and
  * UDP (every datagram echoed) on the same port, a thread per TCP connection and one for UDP, all
@@ -55,6 +58,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -77,18 +82,78 @@
 /* ------------------------------------------------------------------ client */
 
 /*
+ * Kernel software timestamps (udp): SO_TIMESTAMPING stamps each request as the driver sends it
+ * (read back from the socket's error queue, matched by its send counter, OPT_ID) and each reply
+ * as the stack receives it (a control message on the recvmsg that reads it). Their difference is
+ * the round trip the network and the far end took, without this host's send and receive paths;
+ * rtt_ns − net_ns is this host's own part. 1 when the socket takes them.
+ */
+static int ts_enable(int fd) {
+  int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
+              SOF_TIMESTAMPING_OPT_TSONLY | SOF_TIMESTAMPING_OPT_ID;
+  return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0;
+}
+
+/* The software timestamp (CLOCK_REALTIME ns) in a message's control data, or -1. */
+static long long ts_of(struct msghdr *m) {
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING) continue;
+    struct scm_timestamping t;
+    memcpy(&t, CMSG_DATA(c), sizeof t);
+    if (t.ts[0].tv_sec != 0 || t.ts[0].tv_nsec != 0) return (long long)t.ts[0].tv_sec * 1000000000LL + t.ts[0].tv_nsec;
+  }
+  return -1;
+}
+
+/* recv() that also takes the reply's receive timestamp into *rx_ts when rx_ts is not NULL. */
+static ssize_t recv_ts(int fd, char *buf, size_t len, int flags, long long *rx_ts) {
+  if (rx_ts == NULL) return recv(fd, buf, len, flags);
+  char control[256];
+  struct iovec iov = {.iov_base = buf, .iov_len = len};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+  ssize_t n = recvmsg(fd, &m, flags);
+  if (n >= 0) *rx_ts = ts_of(&m);
+  return n;
+}
+
+/*
+ * The send timestamp of request number `id` (0-based, the socket's send counter) from the error
+ * queue, or -1; read after the exchange, outside its timed window. Stamps of earlier sends (a
+ * timed-out exchange's) are read and dropped on the way.
+ */
+static long long tx_stamp(int fd, uint32_t id) {
+  long long found = -1;
+  for (;;) {
+    char control[512];
+    char data[64];
+    struct iovec iov = {.iov_base = data, .iov_len = sizeof data};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return found;
+    long long ts = ts_of(&m);
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+      if (!((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+            (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)))
+        continue;
+      struct sock_extended_err e;
+      memcpy(&e, CMSG_DATA(c), sizeof e);
+      if (e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING && e.ee_data == id) found = ts;
+    }
+  }
+}
+
+/*
  * One recv() toward a reply: n > 0 bytes, 0 when the peer closed, or -1 with errno (ETIMEDOUT at
  * `deadline`). busy: spin on recv(MSG_DONTWAIT) + sched_yield(). block: the first call of an
  * exchange (*calls == 0) is one blocking recv() on the blocking socket, bounded by SO_RCVTIMEO;
  * later calls (the rest of a partial reply) wait in ppoll() for what is left of the deadline.
  */
-static ssize_t recv_some(int fd, char *buf, size_t len, long long deadline, int block, int *calls) {
+static ssize_t recv_some(int fd, char *buf, size_t len, long long deadline, int block, int *calls, long long *rx_ts) {
   for (;;) {
     ssize_t n;
     if (!block) {
-      n = recv(fd, buf, len, MSG_DONTWAIT);
+      n = recv_ts(fd, buf, len, MSG_DONTWAIT, rx_ts);
     } else if ((*calls)++ == 0) {
-      n = recv(fd, buf, len, 0);
+      n = recv_ts(fd, buf, len, 0, rx_ts);
     } else {
       long long left = deadline - now_ns(CLOCK_MONOTONIC);
       if (left <= 0) {
@@ -99,7 +164,7 @@ static ssize_t recv_some(int fd, char *buf, size_t len, long long deadline, int 
       struct timespec ts = {.tv_sec = (time_t)(left / 1000000000LL), .tv_nsec = (long)(left % 1000000000LL)};
       int r = ppoll(&p, 1, &ts, NULL);
       if (r < 0 && errno != EINTR) return -1;
-      n = r > 0 ? recv(fd, buf, len, MSG_DONTWAIT) : -1;
+      n = r > 0 ? recv_ts(fd, buf, len, MSG_DONTWAIT, rx_ts) : -1;
       if (r <= 0) errno = EAGAIN;
     }
     if (n >= 0) return n;
@@ -117,7 +182,7 @@ static int recv_exact(int fd, char *buf, size_t len, long long deadline, int blo
   size_t got = 0;
   int calls = 0;
   while (got < len) {
-    ssize_t n = recv_some(fd, buf + got, len - got, deadline, block, &calls);
+    ssize_t n = recv_some(fd, buf + got, len - got, deadline, block, &calls, NULL);
     if (n > 0) {
       got += (size_t)n;
       continue;
@@ -267,26 +332,27 @@ int run_pingpong(int argc, char **argv) {
 
   setvbuf(stdout, NULL, _IOFBF, 1 << 16);
   long long offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
-  printf("# pathbench pingpong v1 mode=%s req=%ld resp=%ld clock=pingpong-monotonic-%s "
-         "realtime_minus_monotonic_ns=%lld\nseq,tx_ns,rtt_ns,status\n",
-         mode, req, resp, block ? "block" : "busypoll", offset);
-
-  int fd = -1, err = 0;
+  int fd = -1, err = 0, stamped = 0;
   if (udp) {
     fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) err = errno;
+    if (err == 0) stamped = ts_enable(fd);
   } else {
     err = tcp_open(res, req, resp, timeout_ns, &fd);
   }
   if (err == 0 && block) err = make_blocking(fd, timeout_ns);
   freeaddrinfo(res);
+  /* ts: where net_ns comes from (kernel-sw: SO_TIMESTAMPING; user: none, the column is empty). */
+  printf("# pathbench pingpong v1 mode=%s req=%ld resp=%ld clock=pingpong-monotonic-%s "
+         "realtime_minus_monotonic_ns=%lld ts=%s\nseq,tx_ns,rtt_ns,status,net_ns\n",
+         mode, req, resp, block ? "block" : "busypoll", offset, stamped ? "kernel-sw" : "user");
   if (err != 0) {
     printf("0,%lld,,", now_ns(CLOCK_MONOTONIC));
     if (err == EPROTO || err == EPIPE)
       fputs("bad-server", stdout);
     else
       print_status(err);
-    fputs("\n# end exchanges=0 ok=0\n", stdout);
+    fputs(",\n# end exchanges=0 ok=0\n", stdout);
     fflush(stdout);
     return 0;
   }
@@ -302,12 +368,12 @@ int run_pingpong(int argc, char **argv) {
     if (udp) memcpy(out, &s, 8);
     long long t0 = now_ns(CLOCK_MONOTONIC);
     long long deadline = t0 + timeout_ns;
-    long long t1 = 0;
+    long long t1 = 0, rx_ts = -1;
     if (udp) {
       err = send(fd, out, (size_t)req, 0) == (ssize_t)req ? 0 : errno;
       int calls = 0;
       while (err == 0) {
-        ssize_t n = recv_some(fd, in, (size_t)resp, deadline, block, &calls);
+        ssize_t n = recv_some(fd, in, (size_t)resp, deadline, block, &calls, stamped ? &rx_ts : NULL);
         if (n < 0) {
           err = errno;
           break;
@@ -328,14 +394,18 @@ int run_pingpong(int argc, char **argv) {
       if (err == 0) err = recv_exact(fd, in, (size_t)resp, deadline, block);
       if (err == 0) t1 = now_ns(CLOCK_MONOTONIC);
     }
+    /* the request's send stamp: after the timed window (send counter: seq - 1) */
+    long long tx_ts = stamped ? tx_stamp(fd, (uint32_t)(seq - 1)) : -1;
     if (err == 0) {
       ok++;
-      printf("%ld,%lld,%lld,ok\n", seq, t0, t1 - t0);
+      printf("%ld,%lld,%lld,ok,", seq, t0, t1 - t0);
+      if (tx_ts > 0 && rx_ts > 0 && rx_ts >= tx_ts) printf("%lld", rx_ts - tx_ts);
+      putchar('\n');
       continue;
     }
     printf("%ld,%lld,,", seq, t0);
     print_status(err);
-    putchar('\n');
+    fputs(",\n", stdout);
     /* A TCP stream out of step (timeout, reset) cannot go on; UDP just lost one exchange. */
     if (!udp) break;
     if (err != ETIMEDOUT) break;

@@ -8,6 +8,14 @@
  *   2,812345702407,,timeout
  *   # end exchanges=2 ok=1
  *
+ * Since the helper takes kernel timestamps (udp, SO_TIMESTAMPING) the header says `ts=kernel-sw`
+ * and rows have a fifth column, net_ns: the reply's receive stamp minus the request's send stamp.
+ * Each such exchange then gives two records: `rtt_us` (as before, with `ts_source` and `host_us` =
+ * rtt − network, the client's own send and receive paths) and `network_rtt_us` (value: the
+ * network round trip, clock NETWORK_CLOCK), so percentiles, comparisons and regressions treat the
+ * network figure as a metric of its own; a failed exchange fails both. Four-column logs (older
+ * helpers, the tcp modes' `ts=user`) give `rtt_us` only, with `ts_source: "user"`.
+ *
  * `value` is the ROUND TRIP in µs (as the sockperf parser stores it, sockperf's one-way × 2), and
  * every record carries `one_way_us` = rtt / 2 beside it, so neither reading is implicit; `clock`
  * names the helper's clock as its header gives it, which also says how the client awaited the
@@ -29,6 +37,13 @@ export const PINGPONG_CLOCKS = { busy: 'pingpong-monotonic-busypoll', block: 'pi
 /** The default (busy-poll) clock. */
 export const PINGPONG_CLOCK = PINGPONG_CLOCKS.busy;
 const HEADER = /^# pathbench pingpong v1 (.*)$/;
+/** The columns before the helper took kernel timestamps, and since. */
+const COLUMNS_V1 = 'seq,tx_ns,rtt_ns,status';
+const COLUMNS = 'seq,tx_ns,rtt_ns,status,net_ns';
+/** The network round trip by kernel software timestamps (udp): a metric of its own beside rtt_us. */
+export const NETWORK_METRIC = 'network_rtt_us';
+/** Its clock: the kernel's software timestamps (SO_TIMESTAMPING), send at the driver, receive in the stack. */
+export const NETWORK_CLOCK = 'so_timestamping-sw';
 const STATUS = /^[a-z][a-z0-9-]{0,40}$/;
 
 /** The line parser for one pingpong log (see module header). */
@@ -40,6 +55,8 @@ export function pingpongLines(meta: ParseMeta): LineParser {
   let req: number | undefined;
   let resp: number | undefined;
   let firstText: string | undefined;
+  let columns = 4;
+  let tsSource: 'kernel-sw' | 'user' = 'user';
   return {
     line(text, n, complete) {
       if (firstText === undefined && text.trim() !== '') firstText = text;
@@ -56,24 +73,28 @@ export function pingpongLines(meta: ParseMeta): LineParser {
           clock = kv.get('clock') ?? PINGPONG_CLOCK;
           req = Number(kv.get('req')) || undefined;
           resp = Number(kv.get('resp')) || undefined;
+          tsSource = kv.get('ts') === 'kernel-sw' ? 'kernel-sw' : 'user';
           seen = 'header';
         }
         return [];
       }
       if (text.startsWith('seq,')) {
-        if (text !== 'seq,tx_ns,rtt_ns,status') {
+        if (text !== COLUMNS_V1 && text !== COLUMNS) {
           throw new ParseError(`pingpong line ${n}: unexpected column header: ${text.slice(0, 60)}`);
         }
+        columns = text.split(',').length;
         seen = 'columns';
         return [];
       }
       if (seen !== 'columns') {
-        throw new ParseError(`pingpong line ${n}: a row before the "seq,tx_ns,rtt_ns,status" header`);
+        throw new ParseError(`pingpong line ${n}: a row before the "${COLUMNS}" header`);
       }
       if (!complete) throw new ParseError(`pingpong line ${n}: row cut off`);
       const f = text.split(',');
-      if (f.length !== 4)
-        throw new ParseError(`pingpong line ${n}: ${f.length} fields, expected 4 (seq,tx_ns,rtt_ns,status)`);
+      if (f.length !== columns)
+        throw new ParseError(
+          `pingpong line ${n}: ${f.length} fields, expected ${columns} (${columns === 5 ? COLUMNS : COLUMNS_V1})`,
+        );
       const seq = decimal(f[0]);
       if (f[0] === '' || !Number.isSafeInteger(seq) || seq < 0) {
         throw new ParseError(`pingpong line ${n}: seq must be an integer ≥ 0, got ${f[0].slice(0, 30)}`);
@@ -98,6 +119,15 @@ export function pingpongLines(meta: ParseMeta): LineParser {
       } else if (f[2] !== '') {
         throw new ParseError(`pingpong line ${n}: rtt_ns must be empty on a failed row, got ${f[2].slice(0, 30)}`);
       }
+      let netUs: number | null = null;
+      if (columns === 5 && f[4] !== '') {
+        const net = decimal(f[4]);
+        if (!ok || !Number.isFinite(net) || net < 0)
+          throw new ParseError(
+            `pingpong line ${n}: net_ns must be a number ≥ 0 on an ok row and empty on a failed one, got ${f[4].slice(0, 30)}`,
+          );
+        netUs = net / 1000;
+      }
       const tStart = tx / 1e6 + offsetMs;
       // A plain literal, optional keys after: object spread costs ~40× here (1 M lines a minute).
       const r: SampleRecord = {
@@ -120,7 +150,50 @@ export function pingpongLines(meta: ParseMeta): LineParser {
       if (mode !== undefined) r.mode = mode;
       if (req !== undefined) r.request_bytes = req;
       if (resp !== undefined) r.response_bytes = resp;
-      return [r];
+      r.ts_source = netUs === null ? 'user' : tsSource;
+      if (netUs === null || rttUs === null) {
+        // Kernel stamps on, the exchange failed: the network figure lost it too (its loss matches).
+        if (tsSource === 'user' || ok) return [r];
+        const failed: SampleRecord = {
+          run_id: meta.runId,
+          path_id: meta.pathId,
+          probe: meta.probe,
+          kind: 'pingpong',
+          trial: meta.trial,
+          seq,
+          t_start: tStart,
+          t_end: tStart,
+          metric: NETWORK_METRIC,
+          value: null,
+          unit: 'us',
+          ok: false,
+          clock: NETWORK_CLOCK,
+          ts_source: tsSource,
+          error: status,
+        };
+        return [r, failed];
+      }
+      r.host_us = rttUs - netUs;
+      const net: SampleRecord = {
+        run_id: meta.runId,
+        path_id: meta.pathId,
+        probe: meta.probe,
+        kind: 'pingpong',
+        trial: meta.trial,
+        seq,
+        t_start: tStart,
+        t_end: tStart + rttUs / 1000,
+        metric: NETWORK_METRIC,
+        value: netUs,
+        unit: 'us',
+        ok,
+        clock: NETWORK_CLOCK,
+        ts_source: tsSource,
+      };
+      if (mode !== undefined) net.mode = mode;
+      if (req !== undefined) net.request_bytes = req;
+      if (resp !== undefined) net.response_bytes = resp;
+      return [r, net];
     },
     end(ctx) {
       if (ctx.kept === 0 && ctx.rejected === 0 && firstText !== undefined && seen === 'nothing') {

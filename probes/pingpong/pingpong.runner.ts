@@ -31,7 +31,8 @@ export function summarizePingpongTail(tail: string): { exchanges: number; ok: nu
   const end = /^# end exchanges=(\d+) ok=(\d+)$/.exec([...lines].reverse().find((l) => l.startsWith('# end')) ?? '');
   const lastError = lines
     .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('seq,'))
-    .map((l) => l.slice(l.lastIndexOf(',') + 1))
+    // status is the 4th column (seq,tx_ns,rtt_ns,status[,net_ns])
+    .map((l) => l.split(',')[3] ?? '')
     .reverse()
     .find((s) => s !== 'ok');
   return { exchanges: end ? Number(end[1]) : 0, ok: end ? Number(end[2]) : 0, ...(lastError ? { lastError } : {}) };

@@ -5,7 +5,9 @@
  * interleaved in rounds so the machine's noise hits all of them alike, plus the figures
  * self-calibration stores. When a lab is up, the helper and nping also run interleaved on a
  * zero-delay lab path (one veth hop to the router) and on lab path A, with the wire captured by
- * tcpdump as a reference for both.
+ * tcpdump as a reference for both; and pingpong udp's network figure (kernel software
+ * timestamps, network_rtt_us) beside its own round trip and the wire's, on the zero-delay path and
+ * on path A.
  *
  * nping caveat (nping/ProbeMode.cc, NpingTarget::setProbeSentTCP): nping stamps the start
  * with gettimeofday *after* its nonblocking connect() returned and the end when its event loop
@@ -25,10 +27,19 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { calibrate } from '../../agent/calibrate.js';
+import { readState } from '../../lab/lab-state.js';
+import { labLocation } from '../../lab/location.js';
 import { labCpu } from '../../lab/sys.js';
 import { haveTool } from '../../local/targets.js';
-import { parseTcpingLines, runTcping, startQuietListener } from '../../probes/native/tcping.js';
+import {
+  parseTcpingLines,
+  runPingpong,
+  runTcping,
+  startEchoServer,
+  startQuietListener,
+} from '../../probes/native/tcping.js';
 import { ensureTcping } from '../../probes/native/tcping-build.js';
+import { NETWORK_METRIC, parsePingpong } from '../../probes/pingpong/pingpong.parser.js';
 import { f1, labClientPrefix, type Stat, stat } from './stat.bench.js';
 
 const execFileP = promisify(execFile);
@@ -38,6 +49,7 @@ const HELPER_N = 500;
 const NODE_N = 500;
 const NPING_PAIRS = 100;
 const GAP_MS = 2;
+const PINGPONG_N = 3000;
 
 function row(name: string, s: Stat): string {
   return `  ${name.padEnd(38)} ${String(s.n).padStart(5)} ${f1(s.p50).padStart(8)} ${f1(s.p99).padStart(8)}`;
@@ -265,6 +277,95 @@ async function labPath(
   ];
 }
 
+/**
+ * UDP request/reply pairs on the client's eth0 as tcpdump timestamps them, for the pingpong
+ * comparison: each request to `port` paired with the next reply from it, one exchange at a time.
+ * Returns a stop function yielding the wire round trips (µs), or undefined without tcpdump.
+ */
+async function startUdpWire(
+  clientNs: string,
+  port: number,
+  file: string,
+): Promise<(() => Promise<number[]>) | undefined> {
+  if (!haveTool('tcpdump')) return undefined;
+  const args = ['netns', 'exec', clientNs, ...offLabCpu(), 'tcpdump', '-i', 'eth0', '-nn', '-U'];
+  args.push('--immediate-mode', '--time-stamp-precision=nano', '-w', file, `udp port ${port}`);
+  const child = spawn('ip', args, { stdio: 'ignore' });
+  await sleep(700);
+  return async () => {
+    await sleep(500);
+    child.kill('SIGINT');
+    await once(child, 'exit');
+    const { stdout } = await execFileP('tcpdump', ['-nn', '-tt', '--time-stamp-precision=nano', '-r', file], {
+      maxBuffer: 64 << 20,
+    });
+    const out: number[] = [];
+    let sent: bigint | undefined;
+    for (const line of stdout.split('\n')) {
+      const m = /^(\d+)\.(\d{9}) IP \S+?\.(\d+) > \S+?\.(\d+): UDP/.exec(line);
+      if (!m) continue;
+      const ns = BigInt(m[1]) * 1_000_000_000n + BigInt(m[2]);
+      if (Number(m[4]) === port) sent = ns;
+      else if (Number(m[3]) === port && sent !== undefined) {
+        out.push(Number(ns - sent) / 1000);
+        sent = undefined;
+      }
+    }
+    return out;
+  };
+}
+
+/**
+ * pingpong udp on one lab path with the wire captured: its user-clock round trip, its network
+ * round trip by kernel software timestamps (network_rtt_us), the host part between them, and
+ * the wire's round trip by tcpdump on the client's eth0, which the network figure should match.
+ */
+async function pingpongVsWire(
+  title: string,
+  bin: string,
+  dir: string,
+  clientNs: string,
+  prefix: string[],
+  host: string,
+  port: number,
+): Promise<string[]> {
+  const stopWire = await startUdpWire(clientNs, port, path.join(dir, `udp-wire-${port}.pcap`));
+  const out = path.join(dir, `pingpong-${port}-${Date.now()}.csv`);
+  const r = await runPingpong({
+    address: host,
+    port,
+    mode: 'udp',
+    requestBytes: 16,
+    responseBytes: 16,
+    durationSeconds: 0,
+    count: PINGPONG_N,
+    timeoutMs: 200,
+    wait: 'busy',
+    out,
+    binary: bin,
+    prefix,
+  });
+  const wire = stopWire ? await stopWire() : undefined;
+  if (!r.ok) return [`${title}: pingpong failed: ${r.reason}`];
+  const recs = parsePingpong(await readFile(out, 'utf8'), { runId: 'bench', pathId: title, probe: 'pp', trial: 1 });
+  const ok = (metric: string) => recs.filter((x) => x.metric === metric && x.ok).map((x) => x.value as number);
+  const rtt = stat(ok('rtt_us'));
+  const net = stat(ok(NETWORK_METRIC));
+  const host_ = stat(recs.flatMap((x) => (typeof x.host_us === 'number' ? [x.host_us] : [])));
+  const lines = [
+    `${title}, pingpong udp 16 B (${clientNs} → ${host}:${port}, back to back, busy-poll):`,
+    `  ${'figure'.padEnd(38)} ${'n'.padStart(5)} ${'p50 µs'.padStart(8)} ${'p99 µs'.padStart(8)}`,
+    row('round trip, helper clock (rtt_us)', rtt),
+    row('network, kernel stamps (network_rtt_us)', net),
+    row('host part (host_us = rtt − network)', host_),
+  ];
+  if (wire) {
+    const w = stat(wire);
+    lines.push(row('wire RTT (tcpdump on eth0)', w), versus('network_rtt_us', net, w, 'wire'));
+  } else lines.push('  wire reference: skipped (tcpdump not installed)');
+  return lines;
+}
+
 async function labRows(bin: string, dir: string, hasNping: boolean): Promise<string[]> {
   const found = await labClientPrefix();
   if ('skipped' in found) return [`lab paths: skipped (${found.skipped})`];
@@ -272,6 +373,20 @@ async function labRows(bin: string, dir: string, hasNping: boolean): Promise<str
   const { lab, prefix } = found;
   const clientNs = `${lab}client`;
   const out: string[] = [];
+  // pingpong's network figure against the wire: an echo server of ours on the zero-delay hop,
+  // and path A's own target (the lab's agent serve, its pingpong port).
+  const echo = await startEchoServer(bin, '10.0.1.1', 0, ['ip', 'netns', 'exec', `${lab}router`]);
+  try {
+    out.push(...(await pingpongVsWire('zero-delay lab path', bin, dir, clientNs, prefix, '10.0.1.1', echo.port)));
+  } finally {
+    await echo.close();
+  }
+  const ppPort = readState(labLocation({ prefix: lab }).dir)?.ports.pingpong;
+  out.push(
+    ...(ppPort === undefined
+      ? ['lab path A, pingpong: skipped (the lab has no pingpong server; `pathbench lab down` and `up`)']
+      : await pingpongVsWire('lab path A', bin, dir, clientNs, prefix, '10.0.2.10', ppPort)),
+  );
   // Zero-delay lab path: one veth hop to the router's own address, no delay queue on the way;
   // a quiet listener of ours answers there.
   const routerIp = '10.0.1.1';

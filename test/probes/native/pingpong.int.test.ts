@@ -15,6 +15,7 @@ import { type RunningServers, startServers } from '../../../agent/server.js';
 import { parseRawLenient } from '../../../probes/index.js';
 import { pingpongArgs, TcpingArgumentError } from '../../../probes/native/tcping.js';
 import { ensureTcping } from '../../../probes/native/tcping-build.js';
+import { NETWORK_CLOCK, NETWORK_METRIC } from '../../../probes/pingpong/pingpong.parser.js';
 import { runPingpongProbe } from '../../../probes/pingpong/pingpong.runner.js';
 import type { PingpongProbe } from '../../../probes/pingpong/pingpong.schema.js';
 import type { ProbeContext } from '../../../probes/run-kit/runner-types.js';
@@ -87,9 +88,27 @@ describe('pingpong probe on loopback (real helper, real echo server)', () => {
       );
       const t1 = Date.now();
       expect(out).toMatchObject({ status: 'ok', trials: 1, files: ['pingpong/1.csv.gz', 'pingpong/1.meta.json'] });
-      const { records: recs, stats, raw } = records(c);
-      expect(stats).toMatchObject({ samples: 300, rejected: 0, truncated: false });
+      const { records: all, stats, raw } = records(c);
+      const recs = all.filter((r) => r.metric === 'rtt_us');
+      const net = all.filter((r) => r.metric === NETWORK_METRIC);
+      expect(stats).toMatchObject({ samples: 300 + net.length, rejected: 0, truncated: false });
       expect(raw).toMatch(/# end exchanges=300 ok=300\n$/);
+      if (mode === 'udp') {
+        // Kernel software timestamps: the network part of each round trip, and the host's own part.
+        expect(raw).toMatch(/ ts=kernel-sw\n/);
+        expect(net.length).toBe(recs.filter((r) => r.ts_source === 'kernel-sw').length);
+        expect(net.length, 'stamps on loopback, all but a rare miss').toBeGreaterThanOrEqual(290);
+        for (const n of net) {
+          const r = recs.find((x) => x.seq === n.seq)!;
+          expect(n).toMatchObject({ ok: true, unit: 'us', clock: NETWORK_CLOCK, ts_source: 'kernel-sw' });
+          expect(n.value as number).toBeGreaterThan(0);
+          expect(n.value as number).toBeLessThan(r.value as number);
+          expect(r.host_us).toBeCloseTo((r.value as number) - (n.value as number), 6);
+        }
+      } else {
+        expect(net).toEqual([]);
+        expect(recs.every((r) => r.ts_source === 'user' && r.host_us === undefined)).toBe(true);
+      }
       expect(recs.map((r) => r.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
       for (const r of recs) {
         expect(r).toMatchObject({ kind: 'pingpong', metric: 'rtt_us', unit: 'us', ok: true, mode });
@@ -121,9 +140,14 @@ describe('pingpong probe on loopback (real helper, real echo server)', () => {
       );
       const took = performance.now() - t0;
       expect(out).toMatchObject({ status: 'failed', reason: 'no exchange succeeded (timeout)' });
-      const { records: recs } = records(c);
+      const { records: all } = records(c);
+      const recs = all.filter((r) => r.metric === 'rtt_us');
       expect(recs.map((r) => [r.seq, r.ok, r.error, r.clock])).toEqual(
         [1, 2, 3].map((i) => [i, false, 'timeout', CLOCK.block]),
+      );
+      // the network figure (kernel stamps are on for udp) lost the same exchanges
+      expect(all.filter((r) => r.metric === NETWORK_METRIC).map((r) => [r.seq, r.ok, r.error])).toEqual(
+        [1, 2, 3].map((i) => [i, false, 'timeout']),
       );
       // Three deadlines waited out in a blocking read, not one (nor none).
       expect(took).toBeGreaterThanOrEqual(300);

@@ -1,7 +1,13 @@
-/** The pingpong helper's log → rtt_us records (the real helper's output: test/probes/native/pingpong.int.test.ts). */
+/** The pingpong helper's log → rtt_us (and network_rtt_us) records (the real helper's output: test/probes/native/pingpong.int.test.ts). */
 import { describe, expect, it } from 'vitest';
 import { parseRawLenient } from '../../../probes/index.js';
-import { PINGPONG_CLOCK, PINGPONG_CLOCKS, parsePingpong } from '../../../probes/pingpong/pingpong.parser.js';
+import {
+  NETWORK_CLOCK,
+  NETWORK_METRIC,
+  PINGPONG_CLOCK,
+  PINGPONG_CLOCKS,
+  parsePingpong,
+} from '../../../probes/pingpong/pingpong.parser.js';
 
 const meta = { runId: 'r1', pathId: 'p1', probe: 'pingpong', trial: 1 };
 const OFFSET_NS = 1_796_000_000_000_000_000;
@@ -33,6 +39,7 @@ describe('parsePingpong', () => {
       mode: 'tcp',
       request_bytes: 16,
       response_bytes: 16,
+      ts_source: 'user',
     });
     expect(recs[1]).toMatchObject({ seq: 2, value: 20, one_way_us: 10 });
   });
@@ -80,9 +87,44 @@ describe('parsePingpong', () => {
     expect(stats).toMatchObject({ rejected: 0, truncated: true });
   });
 
+  it('with kernel timestamps (ts=kernel-sw, net_ns): rtt_us gains host_us, and network_rtt_us is a metric of its own', () => {
+    const stamped = `# pathbench pingpong v1 mode=udp req=16 resp=16 clock=${PINGPONG_CLOCK} realtime_minus_monotonic_ns=${OFFSET_NS} ts=kernel-sw\nseq,tx_ns,rtt_ns,status,net_ns\n`;
+    const recs = parsePingpong(
+      `${stamped}1,1000000000,23456,ok,17000\n2,1000030000,,timeout,\n3,1000060000,20000,ok,\n# end exchanges=3 ok=2\n`,
+      meta,
+    );
+    expect(recs.map((r) => [r.seq, r.metric, r.ok, r.value, r.ts_source])).toEqual([
+      [1, 'rtt_us', true, 23.456, 'kernel-sw'],
+      [1, NETWORK_METRIC, true, 17, 'kernel-sw'],
+      // a failed exchange fails both figures (the network figure's loss is the exchange's)
+      [2, 'rtt_us', false, null, 'user'],
+      [2, NETWORK_METRIC, false, null, 'kernel-sw'],
+      // a stamp missed on an ok exchange: its round trip only, by the user clock
+      [3, 'rtt_us', true, 20, 'user'],
+    ]);
+    expect(recs[0].host_us).toBeCloseTo(6.456, 9);
+    expect(recs[1]).toMatchObject({ clock: NETWORK_CLOCK, unit: 'us', mode: 'udp', t_start: recs[0].t_start });
+    expect(recs[1].host_us).toBeUndefined();
+    expect(recs[3]).toMatchObject({ error: 'timeout' });
+    expect(recs[4].host_us).toBeUndefined();
+  });
+
+  it('rejects a net_ns on a failed row, a negative one, and a row of the wrong width', () => {
+    const stamped = `# pathbench pingpong v1 mode=udp req=16 resp=16 realtime_minus_monotonic_ns=0 ts=kernel-sw\nseq,tx_ns,rtt_ns,status,net_ns\n`;
+    for (const [row, why] of [
+      ['1,1000,,timeout,5000', /net_ns must be a number ≥ 0 on an ok row and empty on a failed one/],
+      ['1,1000,9000,ok,-4', /net_ns must be a number ≥ 0/],
+      ['1,1000,9000,ok', /4 fields, expected 5/],
+    ] as const) {
+      const { stats, records } = parseRawLenient('pingpong', `${stamped}${row}\n`, meta);
+      expect(records, row).toEqual([]);
+      expect(stats.firstRejection, row).toMatch(why);
+    }
+  });
+
   it('rows before the column header, and a file that is not a pingpong log, are rejected', () => {
     const { stats } = parseRawLenient('pingpong', '1,1000,20000,ok\n', meta);
-    expect(stats.firstRejection).toMatch(/before the "seq,tx_ns,rtt_ns,status" header/);
+    expect(stats.firstRejection).toMatch(/before the "seq,tx_ns,rtt_ns,status,net_ns" header/);
     const other = parseRawLenient('pingpong', 'hello\n', meta);
     expect(other.stats.rejected).toBe(1);
     expect(other.records).toEqual([]);
