@@ -41,10 +41,10 @@
  *   # end exchanges=2 ok=1
  * tx_ns is CLOCK_MONOTONIC at send; adding realtime_minus_monotonic_ns gives epoch ns. status is
  * ok or a failure (timeout, reset, closed, refused …, common.c's vocabulary); a series that cannot
- * start (connect refused, no setup ack) prints one line with seq 0 and the reason. net_ns (udp,
- * when the socket takes SO_TIMESTAMPING: ts=kernel-sw) is the reply's kernel receive stamp minus
- * the request's driver send stamp, the round trip without this host's own send and receive
- * paths; empty without both stamps (ts=user: tcp modes, or a kernel that refused them).
+ * start (connect refused, no setup ack) prints one line with seq 0 and the reason. net_ns (when
+ * the socket takes SO_TIMESTAMPING: ts=kernel-sw) is the reply's kernel receive stamp minus the
+ * request's driver send stamp, the round trip without this host's own send and receive paths;
+ * empty without both stamps (ts=user: a kernel that refused them).
  *
  * Server: `tcping --echo ADDRESS PORT` serves TCP (the setup above, then fixed-size exchanges) and
  * UDP (every datagram echoed) on the same port, a thread per TCP connection and one for UDP, all
@@ -82,9 +82,10 @@
 /* ------------------------------------------------------------------ client */
 
 /*
- * Kernel software timestamps (udp): SO_TIMESTAMPING stamps each request as the driver sends it
- * (read back from the socket's error queue, matched by its send counter, OPT_ID) and each reply
- * as the stack receives it (a control message on the recvmsg that reads it). Their difference is
+ * Kernel software timestamps: SO_TIMESTAMPING stamps each request as the driver sends it (read
+ * back from the socket's error queue, matched by its send counter, OPT_ID: datagrams for udp,
+ * bytes for tcp) and each reply as the stack receives it (a control message on the recvmsg that
+ * reads it; for tcp the one that read the reply's last bytes). Their difference is
  * the round trip the network and the far end took, without this host's send and receive paths;
  * rtt_ns − net_ns is this host's own part. 1 when the socket takes them.
  */
@@ -177,12 +178,15 @@ static ssize_t recv_some(int fd, char *buf, size_t len, long long deadline, int 
   }
 }
 
-/* Until `len` bytes arrived (TCP) or until `deadline`: 0, or an errno-style code. */
-static int recv_exact(int fd, char *buf, size_t len, long long deadline, int block) {
+/*
+ * Until `len` bytes arrived (TCP) or until `deadline`: 0, or an errno-style code. With rx_ts, the
+ * receive stamp of the segment that brought the last bytes.
+ */
+static int recv_exact(int fd, char *buf, size_t len, long long deadline, int block, long long *rx_ts) {
   size_t got = 0;
   int calls = 0;
   while (got < len) {
-    ssize_t n = recv_some(fd, buf + got, len - got, deadline, block, &calls, NULL);
+    ssize_t n = recv_some(fd, buf + got, len - got, deadline, block, &calls, rx_ts);
     if (n > 0) {
       got += (size_t)n;
       continue;
@@ -250,7 +254,7 @@ static int tcp_open(const struct addrinfo *ai, long req, long resp, long long ti
     long long deadline = now_ns(CLOCK_MONOTONIC) + timeout_ns;
     err = send_all(fd, setup, sizeof setup, deadline);
     char ack[4];
-    if (err == 0) err = recv_exact(fd, ack, sizeof ack, deadline, 0);
+    if (err == 0) err = recv_exact(fd, ack, sizeof ack, deadline, 0, NULL);
     if (err == 0 && memcmp(ack, "PPOK", 4) != 0) err = EPROTO;
   }
   if (err != 0) {
@@ -339,6 +343,8 @@ int run_pingpong(int argc, char **argv) {
     if (err == 0) stamped = ts_enable(fd);
   } else {
     err = tcp_open(res, req, resp, timeout_ns, &fd);
+    /* after the setup: the send counter (bytes, for tcp) starts at the first exchange */
+    if (err == 0) stamped = ts_enable(fd);
   }
   if (err == 0 && block) err = make_blocking(fd, timeout_ns);
   freeaddrinfo(res);
@@ -391,11 +397,12 @@ int run_pingpong(int argc, char **argv) {
       }
     } else {
       err = send_all(fd, out, (size_t)req, deadline);
-      if (err == 0) err = recv_exact(fd, in, (size_t)resp, deadline, block);
+      if (err == 0) err = recv_exact(fd, in, (size_t)resp, deadline, block, stamped ? &rx_ts : NULL);
       if (err == 0) t1 = now_ns(CLOCK_MONOTONIC);
     }
-    /* the request's send stamp: after the timed window (send counter: seq - 1) */
-    long long tx_ts = stamped ? tx_stamp(fd, (uint32_t)(seq - 1)) : -1;
+    /* the request's send stamp, after the timed window: udp counts datagrams (seq - 1), tcp bytes
+       (the request's last byte; the kernel stamps a send's last segment) */
+    long long tx_ts = !stamped ? -1 : tx_stamp(fd, (uint32_t)(udp ? seq - 1 : seq * req - 1));
     if (err == 0) {
       ok++;
       printf("%ld,%lld,%lld,ok,", seq, t0, t1 - t0);

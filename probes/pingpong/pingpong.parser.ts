@@ -8,13 +8,13 @@
  *   2,812345702407,,timeout
  *   # end exchanges=2 ok=1
  *
- * Since the helper takes kernel timestamps (udp, SO_TIMESTAMPING) the header says `ts=kernel-sw`
- * and rows have a fifth column, net_ns: the reply's receive stamp minus the request's send stamp.
+ * Since the helper takes kernel timestamps (SO_TIMESTAMPING) the header says `ts=kernel-sw` and
+ * rows have a fifth column, net_ns: the reply's receive stamp minus the request's send stamp.
  * Each such exchange then gives two records: `rtt_us` (as before, with `ts_source` and `host_us` =
  * rtt − network, the client's own send and receive paths) and `network_rtt_us` (value: the
  * network round trip, clock NETWORK_CLOCK), so percentiles, comparisons and regressions treat the
  * network figure as a metric of its own; a failed exchange fails both. Four-column logs (older
- * helpers, the tcp modes' `ts=user`) give `rtt_us` only, with `ts_source: "user"`.
+ * helpers) and `ts=user` (a kernel that refused the stamps) give `rtt_us` only, `ts_source: "user"`.
  *
  * `value` is the ROUND TRIP in µs (as the sockperf parser stores it, sockperf's one-way × 2), and
  * every record carries `one_way_us` = rtt / 2 beside it, so neither reading is implicit; `clock`
@@ -40,7 +40,7 @@ const HEADER = /^# pathbench pingpong v1 (.*)$/;
 /** The columns before the helper took kernel timestamps, and since. */
 const COLUMNS_V1 = 'seq,tx_ns,rtt_ns,status';
 const COLUMNS = 'seq,tx_ns,rtt_ns,status,net_ns';
-/** The network round trip by kernel software timestamps (udp): a metric of its own beside rtt_us. */
+/** The network round trip by kernel software timestamps: a metric of its own beside rtt_us. */
 export const NETWORK_METRIC = 'network_rtt_us';
 /** Its clock: the kernel's software timestamps (SO_TIMESTAMPING), send at the driver, receive in the stack. */
 export const NETWORK_CLOCK = 'so_timestamping-sw';
