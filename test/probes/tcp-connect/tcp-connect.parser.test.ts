@@ -17,6 +17,19 @@ describe('parseTcpConnect on hand-written input', () => {
       '{"seq":1,"t_start":1000,"t_end":1000.3,"ok":true,"rtt_ms":0.11,"clock":"kernel-tcpi_rtt","kernel_rtt_us":110,"app_rtt_ms":0.3}';
     const [r] = parseTcpConnect(line, META);
     expect(r).toMatchObject({ value: 0.11, clock: 'kernel-tcpi_rtt', app_rtt_ms: 0.3, kernel_rtt_us: 110, ok: true });
+    // the kernel's figure is the network's; what the app clock adds is this host's
+    expect(r.ts_source).toBe('kernel-sw');
+    expect(r.host_us).toBeCloseTo(190, 9);
+  });
+
+  it('an app-clock value (Node path, or the helper without a kernel sample) has ts_source user and no host part', () => {
+    const [node] = parseTcpConnect(good, META);
+    expect(node.ts_source).toBe('user');
+    expect(node.host_us).toBeUndefined();
+    const fallback =
+      '{"seq":1,"t_start":1000,"t_end":1000.3,"ok":true,"rtt_ms":0.3,"clock":"tcping-monotonic","app_rtt_ms":0.3}';
+    expect(parseTcpConnect(fallback, META)[0]).toMatchObject({ ts_source: 'user' });
+    expect(parseTcpConnect(fallback, META)[0].host_us).toBeUndefined();
   });
 
   it('skips blank lines', () => {
