@@ -6,15 +6,14 @@
  * core/confidence.ts.
  */
 import {
-  atResolution,
   comparable,
   differenceInterval,
   type Estimate,
   higherIsBetter,
   INTERVAL_PERCENTILES,
   type IntervalColumn,
-  interpolateAt,
   judgeDifference,
+  spreadEstimate,
 } from '../core/confidence.js';
 import { checkRunId } from '../core/keys.js';
 import { readManifest } from '../core/run-manifest.js';
@@ -86,14 +85,7 @@ async function figures(deps: Pick<Deps, 'query' | 'store'>, runId: string): Prom
     };
     const est = {} as Record<IntervalColumn, Estimate>;
     for (const { column } of INTERVAL_PERCENTILES) {
-      est[column] = atResolution(
-        {
-          value: Number(r[column]),
-          lo: interpolateAt(valueAt, ranks.spread[column].lo),
-          hi: interpolateAt(valueAt, ranks.spread[column].hi),
-        },
-        String(r.unit),
-      );
+      est[column] = spreadEstimate(Number(r[column]), valueAt, ranks.spread[column], String(r.unit));
     }
     estimates.set(key, est);
   }

@@ -241,6 +241,19 @@ export function atResolution(e: Estimate, unit: string): Estimate {
 }
 
 /**
+ * A percentile's estimate for comparisons: its value, and the spread around it read at the
+ * fractional ranks `spread` (interpolateAt), at least ± half the metric's resolution (atResolution).
+ */
+export function spreadEstimate(
+  value: number,
+  valueAt: (rank: number) => number,
+  spread: { lo: number; hi: number },
+  unit: string,
+): Estimate {
+  return atResolution({ value, lo: interpolateAt(valueAt, spread.lo), hi: interpolateAt(valueAt, spread.hi) }, unit);
+}
+
+/**
  * The 95 % interval of a − b for two independent percentiles, by the method of variance
  * estimates recovery (MOVER, Zou & Donner 2008): each side's distance from its estimate to its
  * 95 % bound stands in for its standard error, so skewed (tail) percentiles stay skewed.

@@ -39,12 +39,11 @@ const countersSchema = z.partialRecord(z.enum(ALLOWANCES as [NicAllowance, ...Ni
 export type NicCounters = z.output<typeof countersSchema>;
 
 /** One reading: where from (`ena`: ethtool -S; `tbf`: the lab's token bucket) and on which device. */
-export const nicSnapshotSchema = z.object({
-  source: z.enum(['ena', 'tbf']),
-  dev: z.string(),
-  counters: countersSchema,
-});
-export type NicSnapshot = z.output<typeof nicSnapshotSchema>;
+export interface NicSnapshot {
+  source: 'ena' | 'tbf';
+  dev: string;
+  counters: NicCounters;
+}
 
 /** A trial's readings, as its sidecar keeps them. */
 export const nicTrialSchema = z.object({
@@ -119,15 +118,6 @@ export function throttledAllowances(trial: NicTrial): NicAllowance[] {
 /** The samples' flag for a trial during which these allowances grew: `throttled:bw_out`, `throttled:bw_out+pps`. */
 export function throttledFlag(allowances: readonly NicAllowance[]): string {
   return `${THROTTLED_PREFIX}${allowances.join('+')}`;
-}
-
-/** The allowances a `throttled:…` flag names (none for any other flag). */
-export function allowancesOfFlag(flag: string): NicAllowance[] {
-  if (!flag.startsWith(THROTTLED_PREFIX)) return [];
-  return flag
-    .slice(THROTTLED_PREFIX.length)
-    .split('+')
-    .filter((a): a is NicAllowance => (ALLOWANCES as string[]).includes(a));
 }
 
 /** The sidecar's `nic`, when it has a well-formed one (older agents, other tools: none). */

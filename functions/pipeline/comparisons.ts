@@ -7,20 +7,19 @@
  */
 
 import {
-  atResolution,
   comparable,
   differenceInterval,
   type Estimate,
   higherIsBetter,
   INTERVAL_PERCENTILES,
   type IntervalColumn,
-  interpolateAt,
   judgeDifference,
   judgeRatio,
   microsecondsIn,
   percentileRanks,
   type RankInterval,
   ratioInterval,
+  spreadEstimate,
   spreadRanks,
   tailCounts,
   thinTailFlags,
@@ -165,14 +164,7 @@ export async function addConfidence(
         const value = result[column];
         if (value === null) continue;
         ci95[column] = [valueAt(ranks.ci[column].lo), valueAt(ranks.ci[column].hi)];
-        est[column] = atResolution(
-          {
-            value,
-            lo: interpolateAt(valueAt, ranks.spread[column].lo),
-            hi: interpolateAt(valueAt, ranks.spread[column].hi),
-          },
-          result.unit,
-        );
+        est[column] = spreadEstimate(value, valueAt, ranks.spread[column], result.unit);
       }
       result.ci95 = ci95;
       result.tail = tailCounts(result.n);

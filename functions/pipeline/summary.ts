@@ -56,7 +56,8 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     const path = String(r.path);
     const isThroughput = r.metric === 'throughput_bps';
     // The manifest knows the levels before/after a cliff; samples alone only know where.
-    const cliffs = manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe)?.credit;
+    const prov = manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe);
+    const cliffs = prov?.credit;
     const probeFlags = flagRows.filter((f) => f.path === r.path && f.probe === r.probe);
     const other = probeFlags.filter((f) => f.flag !== AT_BASELINE_FLAG && !String(f.flag).startsWith(THROTTLED_PREFIX));
     // `at-baseline` once per result, as the contract names it; which trials is in the path's notes.
@@ -68,7 +69,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
             ...(probeFlags.some((f) => f.flag === AT_BASELINE_FLAG) ? [AT_BASELINE_FLAG] : []),
           ]),
       // Any probe's: the NIC throttled one of its trials (once per allowance; which trials: the path's notes).
-      ...throttledFlags(manifest?.paths.find((p) => p.id === path)?.probes.find((p) => p.probe === r.probe)),
+      ...throttledFlags(prov),
     ];
     const result: ResultRow = {
       probe: String(r.probe),

@@ -146,57 +146,65 @@ async function npingAvailable(): Promise<boolean> {
 }
 
 /**
- * The wire's own round trip: tcpdump on the client's interface, SYN out → SYN-ACK in, per
- * connection. A reference independent of both probes' clocks (the kernel stamps packets at the
- * tap), so tcpdump itself runs off the lab's CPU where it cannot delay either probe, in
- * immediate mode, and is given time to drain before it stops. Returns a stop function that
- * yields { at (SYN epoch ms), us } per handshake, or undefined without tcpdump.
+ * tcpdump on the client's interface with `filter`: off the lab's CPU where it cannot delay a
+ * probe, in immediate mode, with nanosecond stamps. Returns a stop function that gives it time to
+ * drain, stops it and yields the capture as `tcpdump -tt -nn` text lines, or undefined without
+ * tcpdump. The kernel stamps packets at the tap: a reference independent of the probes' clocks.
  */
-async function startWire(
+async function startCapture(
   clientNs: string,
-  port: number,
+  filter: string,
   file: string,
-): Promise<(() => Promise<{ at: number; us: number }[]>) | undefined> {
+): Promise<(() => Promise<string[]>) | undefined> {
   if (!haveTool('tcpdump')) return undefined;
-  const filter = `tcp port ${port} and tcp[tcpflags] & tcp-syn != 0`;
-  const [cmd, ...args] = [
-    'ip',
-    'netns',
-    'exec',
-    clientNs,
-    ...offLabCpu(),
-    'tcpdump',
-    '-i',
-    'eth0',
-    '-nn',
-    '-U',
-    '--immediate-mode',
-    '--time-stamp-precision=nano',
-    '-w',
-    file,
-    filter,
-  ];
-  const child = spawn(cmd, args, { stdio: 'ignore' });
+  const args = ['netns', 'exec', clientNs, ...offLabCpu(), 'tcpdump', '-i', 'eth0', '-nn', '-U'];
+  args.push('--immediate-mode', '--time-stamp-precision=nano', '-w', file, filter);
+  const child = spawn('ip', args, { stdio: 'ignore' });
   await sleep(700);
   return async () => {
     await sleep(500);
     child.kill('SIGINT');
     await once(child, 'exit');
     const { stdout } = await execFileP('tcpdump', ['-nn', '-tt', '--time-stamp-precision=nano', '-r', file], {
-      maxBuffer: 32 << 20,
+      maxBuffer: 64 << 20,
     });
-    const syn = new Map<string, number>();
+    return stdout.split('\n');
+  };
+}
+
+/** A captured line's stamp in epoch ns, and its addresses' ports and rest, or undefined. */
+function packetOf(line: string): { ns: bigint; from: number; to: number; rest: string } | undefined {
+  const m = /^(\d+)\.(\d{9}) IP \S+?\.(\d+) > \S+?\.(\d+): (.*)$/.exec(line);
+  return m
+    ? { ns: BigInt(m[1]) * 1_000_000_000n + BigInt(m[2]), from: Number(m[3]), to: Number(m[4]), rest: m[5] }
+    : undefined;
+}
+
+/**
+ * The wire's own round trip of each TCP handshake to `port`: SYN out → SYN-ACK in on the client's
+ * interface. Returns a stop function that yields { at (SYN epoch ms), us } per handshake.
+ */
+async function startWire(
+  clientNs: string,
+  port: number,
+  file: string,
+): Promise<(() => Promise<{ at: number; us: number }[]>) | undefined> {
+  const stop = await startCapture(clientNs, `tcp port ${port} and tcp[tcpflags] & tcp-syn != 0`, file);
+  if (!stop) return undefined;
+  return async () => {
+    const syn = new Map<number, number>();
     const out: { at: number; us: number }[] = [];
-    for (const line of stdout.split('\n')) {
-      const m = /^(\d+)\.(\d{9}) IP \S+?\.(\d+) > \S+?\.(\d+): Flags \[(S\.?)\]/.exec(line);
-      if (!m) continue;
-      const ns = BigInt(m[1]) * 1_000_000_000n + BigInt(m[2]);
-      if (m[5] === 'S') syn.set(m[3], Number(ns / 1000n));
+    for (const line of await stop()) {
+      const p = packetOf(line);
+      const flags = p && /^Flags \[(S\.?)\]/.exec(p.rest)?.[1];
+      if (!p || !flags) continue;
+      const us = Number(p.ns / 1000n);
+      if (flags === 'S') syn.set(p.from, us);
       else {
-        const sent = syn.get(m[4]);
+        const sent = syn.get(p.to);
         if (sent !== undefined) {
-          out.push({ at: sent / 1000, us: Number(ns / 1000n) - sent });
-          syn.delete(m[4]);
+          out.push({ at: sent / 1000, us: us - sent });
+          syn.delete(p.to);
         }
       }
     }
@@ -278,36 +286,26 @@ async function labPath(
 }
 
 /**
- * UDP request/reply pairs on the client's eth0 as tcpdump timestamps them, for the pingpong
- * comparison: each request to `port` paired with the next reply from it, one exchange at a time.
- * Returns a stop function yielding the wire round trips (µs), or undefined without tcpdump.
+ * UDP request/reply pairs to `port` on the client's eth0, for the pingpong comparison: each request
+ * paired with the next reply from it, one exchange at a time. Returns a stop function yielding
+ * the wire round trips (µs).
  */
 async function startUdpWire(
   clientNs: string,
   port: number,
   file: string,
 ): Promise<(() => Promise<number[]>) | undefined> {
-  if (!haveTool('tcpdump')) return undefined;
-  const args = ['netns', 'exec', clientNs, ...offLabCpu(), 'tcpdump', '-i', 'eth0', '-nn', '-U'];
-  args.push('--immediate-mode', '--time-stamp-precision=nano', '-w', file, `udp port ${port}`);
-  const child = spawn('ip', args, { stdio: 'ignore' });
-  await sleep(700);
+  const stop = await startCapture(clientNs, `udp port ${port}`, file);
+  if (!stop) return undefined;
   return async () => {
-    await sleep(500);
-    child.kill('SIGINT');
-    await once(child, 'exit');
-    const { stdout } = await execFileP('tcpdump', ['-nn', '-tt', '--time-stamp-precision=nano', '-r', file], {
-      maxBuffer: 64 << 20,
-    });
     const out: number[] = [];
     let sent: bigint | undefined;
-    for (const line of stdout.split('\n')) {
-      const m = /^(\d+)\.(\d{9}) IP \S+?\.(\d+) > \S+?\.(\d+): UDP/.exec(line);
-      if (!m) continue;
-      const ns = BigInt(m[1]) * 1_000_000_000n + BigInt(m[2]);
-      if (Number(m[4]) === port) sent = ns;
-      else if (Number(m[3]) === port && sent !== undefined) {
-        out.push(Number(ns - sent) / 1000);
+    for (const line of await stop()) {
+      const p = packetOf(line);
+      if (!p?.rest.startsWith('UDP')) continue;
+      if (p.to === port) sent = p.ns;
+      else if (p.from === port && sent !== undefined) {
+        out.push(Number(p.ns - sent) / 1000);
         sent = undefined;
       }
     }

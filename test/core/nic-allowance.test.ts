@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   allowanceGrowth,
-  allowancesOfFlag,
   formatThrottledNote,
   nicTrialOf,
   parseEthtoolStats,
@@ -74,8 +73,6 @@ describe('a trial', () => {
     expect(allowanceGrowth(t)).toEqual({ bw_in: 0, bw_out: 42, pps: 7 });
     expect(throttledAllowances(t)).toEqual(['bw_out', 'pps']);
     expect(throttledFlag(throttledAllowances(t))).toBe('throttled:bw_out+pps');
-    expect(allowancesOfFlag('throttled:bw_out+pps')).toEqual(['bw_out', 'pps']);
-    expect(allowancesOfFlag('credit-exhausted')).toEqual([]);
   });
 
   it('leaves out a counter that went down (reset: device or qdisc replaced) or is missing on one side', () => {

@@ -13,12 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/run-summary.js';
-import { silentLogger } from '../../functions/log.js';
-import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labShiftDelay, labUp } from '../../lab/lab.js';
 import { labTolerance } from '../../lab/lab-truth.js';
 import { listNamespaces } from '../../lab/sys.js';
-import { runLocal } from '../../local/local-driver.js';
+import { runOnLab } from '../helpers/lab-run.js';
 import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-lt-';
@@ -62,19 +60,7 @@ describe('the lab knows what it applied', () => {
     hogs = [0, 1].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
     let summary: Summary;
     try {
-      const ports = await createLabPorts(OPTS);
-      const r = await runLocal({
-        plan: await labPlan(),
-        dataDir: dir,
-        log: silentLogger,
-        fleet: ports.fleet,
-        routes: ports.routes,
-        wrap: ports.wrap,
-        labTruth: ports.truth,
-        waitTimeOverrides: { WaitForProbe: 250 },
-      });
-      expect(r.execution.status).toBe('SUCCEEDED');
-      summary = r.summary!;
+      summary = (await runOnLab(OPTS, { plan: await labPlan(), dataDir: dir })).summary;
     } finally {
       for (const h of hogs) if (h.pid) process.kill(h.pid, 'SIGKILL');
       hogs = [];

@@ -17,12 +17,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Summary } from '../../core/run-summary.js';
-import { silentLogger } from '../../functions/log.js';
-import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
-import { runLocal } from '../../local/local-driver.js';
+import { runOnLab } from '../helpers/lab-run.js';
 import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-nl-';
@@ -43,22 +40,8 @@ afterAll(async () => {
   expect((await listNamespaces()).filter((n) => n.startsWith(P))).toEqual([]);
 });
 
-/** A shipped plan through the real ASL, agent and adapters on this test's lab, with the lab's truth. */
-async function runPlan(file: string): Promise<{ runId: string; summary: Summary }> {
-  const ports = await createLabPorts(OPTS);
-  const r = await runLocal({
-    plan: await labPlan(file),
-    dataDir: dir,
-    log: silentLogger,
-    fleet: ports.fleet,
-    routes: ports.routes,
-    wrap: ports.wrap,
-    labTruth: ports.truth,
-    waitTimeOverrides: { WaitForProbe: 250 },
-  });
-  expect(r.execution.status).toBe('SUCCEEDED');
-  return { runId: r.runId, summary: r.summary as Summary };
-}
+/** A shipped plan on this test's lab (test/helpers/lab-run.ts). */
+const runPlan = async (file: string) => runOnLab(OPTS, { plan: await labPlan(file), dataDir: dir });
 
 /** A shipped plan, on this test's namespaces. */
 async function labPlan(file: string) {

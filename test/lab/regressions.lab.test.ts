@@ -18,13 +18,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientRef } from '../../core/resolved-plan.js';
 import type { Summary, TrendSeries } from '../../core/run-summary.js';
 import { readTrendPoints, type TrendPoint } from '../../core/trend-point.js';
-import { silentLogger } from '../../functions/log.js';
 import { describeRegression, judge, REGRESSION_RULE } from '../../functions/pipeline/regressions.js';
-import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labShiftDelay, labUp } from '../../lab/lab.js';
 import { listNamespaces } from '../../lab/sys.js';
 import { DirStore } from '../../local/dir-store.js';
-import { runLocal } from '../../local/local-driver.js';
+import { runOnLab } from '../helpers/lab-run.js';
 import { ROOT } from '../helpers/repo.js';
 
 const P = 'pb-tr-';
@@ -80,23 +78,9 @@ function wrapper(labWrap: (argv: string[], c: ClientRef) => string[], failPath?:
 }
 
 async function run(runId: string, failPath?: string): Promise<Summary> {
-  const ports = await createLabPorts(OPTS);
-  const r = await runLocal({
-    plan: await labPlan(),
-    dataDir: dir,
-    runId,
-    log: silentLogger,
-    fleet: ports.fleet,
-    routes: ports.routes,
-    wrap: wrapper(ports.wrap, failPath),
-    // what the lab's delay helper applied, per path: the shift is checked against it
-    labTruth: ports.truth,
-    // Poll the finished probe every 0.25 s instead of the adaptive wait (seconds): when a poll
-    // happens does not touch the measurement, and it keeps seven runs within minutes.
-    waitTimeOverrides: { WaitForProbe: 250 },
-  });
-  expect(r.execution.status).toBe('SUCCEEDED');
-  return r.summary as Summary;
+  // test/helpers/lab-run.ts: the lab's truth (the shift is checked against it), 0.25 s polls
+  const wrap = (labWrap: Parameters<typeof wrapper>[0]) => wrapper(labWrap, failPath);
+  return (await runOnLab(OPTS, { plan: await labPlan(), dataDir: dir, runId, wrap })).summary;
 }
 
 const series = (s: Summary, path: string, probe: string, pct: 'p50' | 'p99') =>
