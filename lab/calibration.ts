@@ -62,7 +62,7 @@ type Measured = Record<string, { p50: number; applied?: number; handshake?: numb
  * burst of load on a busy machine moves one round, not the calibration; and the delay the
  * helper applied to the path's packets over the same time (lab/applied-delay.ts).
  */
-async function measureAll(b: LabBuilder, meter: ConnectMeter): Promise<Measured> {
+async function measureAll(b: LabBuilder, meter: ConnectMeter, paths: readonly LabPathDef[]): Promise<Measured> {
   const out: Measured = {};
   const measureOne = async (p: LabPathDef) => {
     try {
@@ -87,8 +87,8 @@ async function measureAll(b: LabBuilder, meter: ConnectMeter): Promise<Measured>
       throw new LabCommandError(`calibration of path ${p.id}: ${(e as Error).message}`, { cause: e });
     }
   };
-  for (const p of b.profile.paths.filter((x) => x.nextHop !== 'tgw')) await measureOne(p);
-  const viaTgw = b.profile.paths.filter((x) => x.nextHop === 'tgw');
+  for (const p of paths.filter((x) => x.nextHop !== 'tgw')) await measureOne(p);
+  const viaTgw = paths.filter((x) => x.nextHop === 'tgw');
   if (viaTgw.length > 0) {
     await setNextHop(b, 'tgw');
     try {
@@ -100,9 +100,18 @@ async function measureAll(b: LabBuilder, meter: ConnectMeter): Promise<Measured>
   return out;
 }
 
-/** Closed loop: measure p50 per path, move each path's added delay by its error, repeat. */
-export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: string | undefined): Promise<void> {
+/**
+ * Closed loop: measure p50 per path, move each path's added delay by its error, repeat. `only`:
+ * those paths alone (a drifted one), the others' delays and calibration kept as they are.
+ */
+export async function calibrate(
+  b: LabBuilder,
+  meter: ConnectMeter,
+  nfqBin: string | undefined,
+  only?: readonly string[],
+): Promise<void> {
   const { profile, state } = b;
+  const paths = only ? profile.paths.filter((p) => only.includes(p.id)) : profile.paths;
   const tolerance = (target: number) => Math.max(0.01 * target, 0.02);
   let measured: Record<string, number> = {};
   let applied: Record<string, number | undefined> = {};
@@ -112,7 +121,7 @@ export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: stri
   const clientLeg: Record<string, number[]> = {};
   const rounds = 6;
   for (let round = 1; round <= rounds; round++) {
-    const m = await measureAll(b, meter);
+    const m = await measureAll(b, meter, paths);
     measured = Object.fromEntries(Object.entries(m).map(([id, v]) => [id, v.p50]));
     applied = Object.fromEntries(Object.entries(m).map(([id, v]) => [id, v.applied]));
     for (const [id, v] of Object.entries(m)) {
@@ -120,13 +129,13 @@ export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: stri
       if (v.handshake !== undefined) clientLeg[id] = [...(clientLeg[id] ?? []), v.p50 - v.handshake];
     }
     // A path already at zero added delay cannot get faster: the bare topology is the floor.
-    const off = profile.paths.filter(
+    const off = paths.filter(
       (p) =>
         Math.abs(measured[p.id] - p.rttMs) > tolerance(p.rttMs) &&
         !(measured[p.id] > p.rttMs && (state.delay.addedRttUs[p.id] ?? 0) === 0),
     );
     const appliedText = (id: string) => (applied[id] === undefined ? '' : ` (applied ${applied[id]!.toFixed(3)})`);
-    const line = `calibration round ${round} (${meter.clock}): ${profile.paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}${appliedText(p.id)}`).join(' ')} ms`;
+    const line = `calibration round ${round} (${meter.clock}): ${paths.map((p) => `${p.id} ${measured[p.id].toFixed(3)}/${p.rttMs}${appliedText(p.id)}`).join(' ')} ms`;
     b.log(line);
     // Kept next to the state so a later accuracy complaint can be traced to how it converged.
     appendFileSync(join(b.dir, 'calibration.log'), `${new Date().toISOString()} ${line}\n`);
@@ -143,8 +152,9 @@ export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: stri
     }
     await applyDelays(b, nfqBin);
   }
-  state.delay.calibration = Object.fromEntries(
-    profile.paths.map((p) => [
+  state.delay.calibration = Object.fromEntries([
+    ...Object.entries(state.delay.calibration ?? {}).filter(([id]) => !paths.some((p) => p.id === id)),
+    ...paths.map((p) => [
       p.id,
       {
         targetMs: p.rttMs,
@@ -152,12 +162,12 @@ export async function calibrate(b: LabBuilder, meter: ConnectMeter, nfqBin: stri
         ...(applied[p.id] === undefined ? {} : { appliedMs: Number(applied[p.id]!.toFixed(4)) }),
       },
     ]),
-  );
+  ]);
   // The median over the rounds: the bare topology does not change with the delays.
   const us = (per: Record<string, number[]>) =>
     Object.fromEntries(Object.entries(per).map(([id, xs]) => [id, Math.round(median(xs) * 1000)]));
-  state.delay.bareRttUs = us(bare);
-  state.delay.clientLegUs = us(clientLeg);
+  state.delay.bareRttUs = { ...state.delay.bareRttUs, ...us(bare) };
+  state.delay.clientLegUs = { ...state.delay.clientLegUs, ...us(clientLeg) };
   b.save();
   writeFileSync(
     join(b.dir, 'calibration.json'),

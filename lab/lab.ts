@@ -141,10 +141,11 @@ export async function labUp(opts: LabUpOptions = {}): Promise<LabStatus> {
  * tuned against the machine's own cost of the bare topology, and on a VM that cost can move by
  * ~0.2 ms for minutes (seen in CI as every path reading the same amount short at once; load
  * inside the VM and restarted delay helpers did not reproduce it; docs/lab.md, "Drift"), so a
- * long-lived lab can drift out of its band. Returns the status with the new calibration.
+ * long-lived lab can drift out of its band. `paths`: those alone (the others keep their delays).
+ * Returns the status with the new calibration.
  */
 export async function labCalibrate(
-  opts: LabOptions & { onProgress?: (line: string) => void } = {},
+  opts: LabOptions & { onProgress?: (line: string) => void; paths?: readonly string[] } = {},
 ): Promise<LabStatus> {
   const avail = await labAvailable();
   if (!avail.ok) throw new LabUnavailableError(avail.reason ?? 'lab unavailable');
@@ -154,6 +155,11 @@ export async function labCalibrate(
   const profile = labProfile(state.profile);
   if (profile.calibrate === false)
     throw new LabInputError(`lab profile ${profile.name} is not calibrated (its delays are as set)`);
+  const unknown = (opts.paths ?? []).filter((id) => !profile.paths.some((p) => p.id === id));
+  if (unknown.length > 0 || opts.paths?.length === 0)
+    throw new LabInputError(
+      `lab profile ${profile.name} has no path ${unknown.join(', ') || '(none named)'}: its paths are ${profile.paths.map((p) => p.id).join(', ')}`,
+    );
   // Calibration moves the next hop to measure the tgw paths and puts the default back: refuse
   // while a run has the routes pointed elsewhere rather than undo its swap under it.
   const before = await labStatus({ prefix, stateDir: dir });
@@ -166,7 +172,12 @@ export async function labCalibrate(
     );
   const b = new LabBuilder(prefix, dir, profile, state, opts.onProgress ?? (() => {}));
   const meter = await connectMeter(tcpRttTool, { cpu: labCpu() });
-  await calibrate(b, meter, state.delay.mechanism === 'nfqueue' ? await buildHelper('nfq-delay') : undefined);
+  await calibrate(
+    b,
+    meter,
+    state.delay.mechanism === 'nfqueue' ? await buildHelper('nfq-delay') : undefined,
+    opts.paths,
+  );
   return labStatus({ prefix, stateDir: dir });
 }
 

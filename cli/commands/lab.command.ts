@@ -84,13 +84,17 @@ export function registerLab(program: Command): void {
     .command('calibrate')
     .description('re-tune the delays of a lab that is up (when its paths drifted from their targets)')
     .option('--prefix <prefix>', 'namespace prefix', 'pb-')
-    .action(async (o: { prefix: string }) => {
+    .option('--path <ids>', 'only these paths, comma-separated (the others keep their delays)')
+    .action(async (o: { prefix: string; path?: string }) => {
       try {
         await requireLab();
         const status = liveStatus('lab calibrate: ');
-        const s = await labCalibrate({ prefix: o.prefix, onProgress: (l) => status.update(l) }).finally(() =>
-          status.done(),
-        );
+        const paths = o.path?.split(',').map((x) => x.trim());
+        const s = await labCalibrate({
+          prefix: o.prefix,
+          onProgress: (l) => status.update(l),
+          ...(paths ? { paths: paths.filter(Boolean) } : {}),
+        }).finally(() => status.done());
         process.stdout.write(`${formatLabStatus(s)}\n`);
       } catch (e: unknown) {
         fail(e);

@@ -241,11 +241,18 @@ describe('lab calibrate', () => {
     } finally {
       await routes.point(tokyo, 'labNextHop:peering');
     }
+    await expect(labCalibrate({ ...OPTS, paths: ['Z'] })).rejects.toThrow(/has no path Z: its paths are A, B, C, D, E/);
+    const before = (await labStatus(OPTS)).delay?.calibration;
     const lines: string[] = [];
-    const s = await labCalibrate({ ...OPTS, onProgress: (l) => lines.push(l) });
-    expect(lines.some((l) => l.startsWith('calibration round 1'))).toBe(true);
+    // the drifted path alone: measured and tuned in each round, the others kept as calibrated
+    const s = await labCalibrate({ ...OPTS, paths: ['A'], onProgress: (l) => lines.push(l) });
+    expect(
+      lines.some((l) => /^calibration round 1 \(.*\): A [\d.]+\/0\.21( \(applied [\d.]+\))? ms$/.test(l)),
+      lines.join('\n'),
+    ).toBe(true);
     expect(s.healthy, s.problems.join('; ')).toBe(true);
     expect(s.delay?.calibration?.A?.targetMs).toBe(target('A').rttMs);
+    expect(s.delay?.calibration?.B).toEqual(before?.B);
     const m = await p50InBand(target('A').targetIp, target('A').rttMs);
     expect(Math.abs(m.last - target('A').rttMs), `measured ${m.all.join(', ')} ms`).toBeLessThanOrEqual(
       band(target('A').rttMs),
