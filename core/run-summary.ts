@@ -325,6 +325,12 @@ export const summarySchema = z.looseObject({
         shift_pct: jsonNumber,
         /** The shifts the plan's earlier runs showed: a run outside it moved as a whole. */
         usual_pct: interval,
+        /**
+         * `additive`: the same amount on every path (`shift`, in the metric's unit; shift_pct is
+         * then its share of the median path); absent: one share of every path.
+         */
+        model: z.literal('additive').optional(),
+        shift: jsonNumber.optional(),
         paths: z.number(),
         /** The reference path it was read from, when the plan names one (else the paths' median). */
         reference: z.string().optional(),

@@ -33,7 +33,11 @@ export function runNotes(s: Summary): string[] {
 export function runShiftNote(r: NonNullable<Summary['runShifts']>[number]): string {
   const pct = (v: number) => `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(1)} %`;
   const from = r.reference ? `read from reference path ${r.reference}` : `the median of ${r.paths} paths`;
-  return `the whole run moved: ${r.probe} ${r.metric} ${r.percentile} ${pct(r.shift_pct)} (${from}; earlier runs: ${pct(r.usual_pct[0])} to ${pct(r.usual_pct[1])}), taken out before each path was judged`;
+  const moved =
+    r.model === 'additive' && r.shift !== undefined
+      ? `${r.shift > 0 ? '+' : r.shift < 0 ? '−' : ''}${Math.abs(r.shift).toFixed(3)} ${r.unit} on every path (${pct(r.shift_pct)} of the median path)`
+      : pct(r.shift_pct);
+  return `the whole run moved: ${r.probe} ${r.metric} ${r.percentile} ${moved} (${from}; earlier runs: ${pct(r.usual_pct[0])} to ${pct(r.usual_pct[1])}), taken out before each path was judged`;
 }
 
 /** A plain-text table: numeric columns (by index) right-aligned. */

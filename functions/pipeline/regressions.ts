@@ -185,24 +185,54 @@ interface PathHistory {
 }
 
 /**
- * The judged scale: logarithms, so a shift of the whole run (a busier client, a slower host) is
- * the same share of every path; identity when a figure is not positive.
+ * How a run's common shift acts on its paths. `relative`: on a log scale, one share of every path
+ * (a rate, a clock); `additive`: the same milliseconds on every path, as a busy host adds its
+ * scheduling delay to every round trip whatever the path's length. The judgement takes the one
+ * that leaves the plan's past runs the smaller spread (below).
  */
-function scaleOf(values: readonly number[]): { to: (v: number) => number; from: (x: number) => number } {
-  return values.every((v) => v > 0) ? { to: Math.log, from: Math.exp } : { to: (v) => v, from: (x) => x };
+export type ShiftModel = 'relative' | 'additive';
+
+interface Scale {
+  model: ShiftModel;
+  to: (v: number) => number;
+  from: (x: number) => number;
 }
+const LOG: Scale = { model: 'relative', to: Math.log, from: Math.exp };
+const LINEAR: Scale = { model: 'additive', to: (v) => v, from: (x) => x };
 
 /** What one percentile of one group (probe, metric, unit) of a run comes to, path by path. */
 interface GroupJudgement {
+  model: ShiftModel;
   /** The run's shift in the judged scale (0 when not separable) and whether it was taken out. */
   shift: number;
   separated: boolean;
   /** The spread of the past runs' shifts: [lo, hi] in the judged scale. */
   usual?: [number, number];
+  /** The shift and the usual ones as shares (%): of every path, or (additive) of the median path. */
+  shiftPct: number;
+  usualPct?: [number, number];
   paths: Map<
     string,
-    { flagged?: 'above' | 'below'; center: number; half: number; runs: number; value: number; ci95: [number, number] }
+    {
+      flagged?: 'above' | 'below';
+      center: number;
+      half: number;
+      runs: number;
+      value: number;
+      ci95: [number, number];
+      /** The run's shift as a share of this path's baseline. */
+      shiftPct: number;
+    }
   >;
+}
+
+/** One model's fit of the plan's past runs: each path's center, each run's shift, the residuals. */
+interface Fit {
+  center: Map<string, number>;
+  pastShift: (number | undefined)[];
+  residuals: Map<string, number[]>;
+  /** The summed robust spread of the residuals, as shares of each path's figure (comparable across models). */
+  spread: number;
 }
 
 /**
@@ -210,10 +240,14 @@ interface GroupJudgement {
  * common shift is taken out. The common shift of a run is the reference path's deviation from
  * its usual (the plan's `regression.reference`), else the median deviation of the paths when
  * there are at least three (with two, which one moved cannot be told); smaller than the plan's
- * share (`minRelative`), it is noise and none is taken out. A path's band is its
- * own between-run spread of what is left after the shift (robust: 1.4826 · MAD of its past
- * residuals), at least its runs' own 95 % half-width and the plan's noise floor; a figure is
- * flagged only when its own 95 % interval lies wholly outside the band.
+ * floor, it is noise and none is taken out. The shift is a share of every path or the same
+ * milliseconds on every path, whichever leaves the past runs' residuals the smaller spread: a
+ * busy host adds its delay to every round trip, and read as a share it would move a 0.2 ms path
+ * by 30 % and a 3 ms one by 3 %, so the median of three would always be the middle path's own
+ * deviation and a change of that path could never be seen. A path's band is its own between-run
+ * spread of what is left after the shift (robust: 1.4826 · MAD of its past residuals), at least
+ * its runs' own 95 % half-width and the plan's noise floor; a figure is flagged only when its own
+ * 95 % interval lies wholly outside the band.
  */
 function judgeGroup(
   current: Map<string, Figure>,
@@ -227,57 +261,89 @@ function judgeGroup(
     ...[...current.values()].flatMap((f) => [f.value, ...(f.ci95 ?? [])]),
     ...histories.flatMap((h) => h.figures.flatMap((x) => [x.f.value, ...(x.f.ci95 ?? [])])),
   ];
-  const { to } = scaleOf(all);
   const usable = histories.filter((h) => h.figures.length >= rule.minRuns);
-  const center = new Map(usable.map((h) => [h.id, median(h.figures.map((x) => to(x.f.value)))]));
   const separable = (ids: string[]) => (reference ? ids.includes(reference) : ids.length >= 3);
-  // A shift smaller than the smallest change ever judged (the plan's share) is the paths' own
-  // noise, not the run moving: taken out, it would move every other path's judgement by a quiet
-  // path's jitter (the median of three, one path shifted, is the larger of the other two's noise).
-  const shiftFloor = to === Math.log ? Math.log1p(rule.minRelative) : 0;
-  const shiftOf = (dev: Map<string, number>): number | undefined => {
+  const positive = all.every((v) => v > 0);
+  // A shift smaller than the smallest change ever judged is the paths' own noise, not the run
+  // moving: taken out, it would move every other path's judgement by a quiet path's jitter (the
+  // median of three, one path shifted, is the larger of the other two's noise). Relative: the
+  // plan's share; additive: its milliseconds (`minAbsoluteMs`).
+  const shiftFloor = (scale: Scale) =>
+    scale.model === 'relative' ? Math.log1p(rule.minRelative) : rule.minAbsoluteMs / (MS_PER_UNIT[unit] ?? 1);
+  const shiftOf = (scale: Scale, dev: Map<string, number>, floored = true): number | undefined => {
     if (!separable([...dev.keys()])) return undefined;
     const s = reference ? dev.get(reference) : median([...dev.values()]);
-    return s !== undefined && Math.abs(s) < shiftFloor ? 0 : s;
+    return floored && s !== undefined && Math.abs(s) < shiftFloor(scale) ? 0 : s;
   };
-  // The past runs' own shifts, and each path's residuals after them.
-  const pastShift: (number | undefined)[] = [];
-  for (let run = 0; run < runs; run++) {
-    const dev = new Map<string, number>();
-    for (const h of usable) {
-      const x = h.figures.find((y) => y.run === run);
-      if (x) dev.set(h.id, to(x.f.value) - (center.get(h.id) as number));
+  // `floored` false: every shift taken out, so the two models are compared on how well their
+  // shifts explain the past, not on where their floors lie.
+  const fitModel = (scale: Scale, floored = true): Fit => {
+    const center = new Map(usable.map((h) => [h.id, median(h.figures.map((x) => scale.to(x.f.value)))]));
+    // The past runs' own shifts, and each path's residuals after them.
+    const pastShift: (number | undefined)[] = [];
+    for (let run = 0; run < runs; run++) {
+      const dev = new Map<string, number>();
+      for (const h of usable) {
+        const x = h.figures.find((y) => y.run === run);
+        if (x) dev.set(h.id, scale.to(x.f.value) - (center.get(h.id) as number));
+      }
+      pastShift.push(shiftOf(scale, dev, floored));
     }
-    pastShift.push(shiftOf(dev));
-  }
+    const residuals = new Map(
+      usable.map((h) => [
+        h.id,
+        h.figures.map((x) => scale.to(x.f.value) - (center.get(h.id) as number) - (pastShift[x.run] ?? 0)),
+      ]),
+    );
+    let spread = 0;
+    for (const [id, r] of residuals) {
+      const c = scale.from(center.get(id) as number);
+      spread += scale.model === 'relative' ? mad(r) : c === 0 ? 0 : mad(r) / Math.abs(c);
+    }
+    return { center, pastShift, residuals, spread };
+  };
+  // Additive only when it explains the past clearly better: with little history both fit alike.
+  const additiveFits =
+    !positive ||
+    (separable(usable.map((h) => h.id)) && fitModel(LINEAR, false).spread < 0.8 * fitModel(LOG, false).spread);
+  const scale = additiveFits ? LINEAR : LOG;
+  const { center, pastShift } = fitModel(scale);
   const nowDev = new Map<string, number>();
-  for (const [id, f] of current) if (center.has(id)) nowDev.set(id, to(f.value) - (center.get(id) as number));
-  const nowShift = shiftOf(nowDev);
+  for (const [id, f] of current) if (center.has(id)) nowDev.set(id, scale.to(f.value) - (center.get(id) as number));
+  const nowShift = shiftOf(scale, nowDev);
   const separated = nowShift !== undefined;
   const shift = nowShift ?? 0;
   const shifts = pastShift.filter((x): x is number => x !== undefined);
-  const out: GroupJudgement = { shift, separated, paths: new Map() };
+  // As a share: of every path (relative), or of the median path's figure (additive).
+  const typical = median([...center.values()].map(scale.from));
+  const pctOf = (x: number, at = typical) =>
+    scale.model === 'relative' ? 100 * (Math.exp(x) - 1) : at === 0 ? 0 : (100 * x) / Math.abs(at);
+  const out: GroupJudgement = { model: scale.model, shift, separated, shiftPct: pctOf(shift), paths: new Map() };
   if (separated && shifts.length >= rule.minRuns) {
     const c = median(shifts);
-    const w = Math.max(rule.k * 1.4826 * mad(shifts), floorOf(rule, unit, 1));
+    const w = Math.max(rule.k * 1.4826 * mad(shifts), floorOf(rule, unit, typical, scale));
     out.usual = [c - w, c + w];
+    out.usualPct = [pctOf(c - w), pctOf(c + w)];
   }
   for (const h of usable) {
     const f = current.get(h.id);
     if (!f || (reference !== undefined && h.id === reference && separated)) continue;
     const m = center.get(h.id) as number;
-    const residuals = h.figures.map((x) => to(x.f.value) - m - (separated ? (pastShift[x.run] ?? 0) : 0));
-    const rc = median(residuals);
-    const halfWidths = h.figures.filter((x) => x.f.ci95).map((x) => (to(x.f.ci95![1]) - to(x.f.ci95![0])) / 2);
-    const baseValue = scaleOf(all).from(m);
+    // What is left of each past run after its shift, when this run's shift is taken out too.
+    const res = h.figures.map((x) => scale.to(x.f.value) - m - (separated ? (pastShift[x.run] ?? 0) : 0));
+    const rc = median(res);
+    const halfWidths = h.figures
+      .filter((x) => x.f.ci95)
+      .map((x) => (scale.to(x.f.ci95![1]) - scale.to(x.f.ci95![0])) / 2);
+    const baseValue = scale.from(m);
     const half = Math.max(
-      rule.k * 1.4826 * mad(residuals),
+      rule.k * 1.4826 * mad(res),
       halfWidths.length ? median(halfWidths) : 0,
-      floorOf(rule, unit, baseValue),
+      floorOf(rule, unit, baseValue, scale),
     );
     const c = m + shift + rc;
     const ci = f.ci95 ?? [f.value, f.value];
-    const [lo, hi] = [to(ci[0]), to(ci[1])];
+    const [lo, hi] = [scale.to(ci[0]), scale.to(ci[1])];
     const flagged = lo > c + half ? 'above' : hi < c - half ? 'below' : undefined;
     out.paths.set(h.id, {
       ...(flagged ? { flagged } : {}),
@@ -286,6 +352,7 @@ function judgeGroup(
       runs: h.figures.length,
       value: f.value,
       ci95: ci,
+      shiftPct: pctOf(shift, baseValue),
     });
   }
   return out;
@@ -293,13 +360,13 @@ function judgeGroup(
 
 /**
  * The smallest change ever judged, in the judged scale: the plan's share (`minRelative`) and,
- * for time metrics, its milliseconds (`minAbsoluteMs`) at a figure of `at`.
+ * for time metrics, its milliseconds (`minAbsoluteMs`), at a figure of `at`.
  */
-function floorOf(rule: RegressionRule, unit: string, at: number): number {
-  const relative = Math.log1p(rule.minRelative);
+function floorOf(rule: RegressionRule, unit: string, at: number, scale: Scale): number {
   const perUnit = MS_PER_UNIT[unit];
-  const absolute = perUnit && at > 0 ? Math.log1p(rule.minAbsoluteMs / perUnit / at) : 0;
-  return Math.max(relative, absolute);
+  const absolute = perUnit ? rule.minAbsoluteMs / perUnit : 0;
+  if (scale.model === 'additive') return Math.max(rule.minRelative * Math.abs(at), absolute);
+  return Math.max(Math.log1p(rule.minRelative), at > 0 ? Math.log1p(absolute / at) : 0);
 }
 
 /**
@@ -357,14 +424,14 @@ export function judge(
         trend.push(seriesOf(path, group, percentile, past.slice(0, rule.runs), current));
       }
       const g = judgeGroup(figures, histories, past.length, rule, group.unit, reference);
-      const { from } = scaleOf([...figures.values()].map((f) => f.value).concat([1]));
-      const shiftPct = 100 * (from(g.shift) / from(0) - 1);
-      if (g.separated && g.usual && (g.shift < g.usual[0] || g.shift > g.usual[1]))
+      const from = g.model === 'relative' ? Math.exp : (x: number) => x;
+      if (g.separated && g.usual && g.usualPct && (g.shift < g.usual[0] || g.shift > g.usual[1]))
         runShifts.push({
           ...group,
           percentile,
-          shift_pct: shiftPct,
-          usual_pct: [100 * (from(g.usual[0]) / from(0) - 1), 100 * (from(g.usual[1]) / from(0) - 1)],
+          shift_pct: g.shiftPct,
+          usual_pct: g.usualPct,
+          ...(g.model === 'additive' ? { model: g.model, shift: g.shift } : {}),
           paths: figures.size,
           ...(reference ? { reference } : {}),
         });
@@ -389,7 +456,7 @@ export function judge(
           runsInBaseline: j.runs,
           change_pct: baseline === 0 ? 0 : (100 * (j.value - baseline)) / Math.abs(baseline),
           direction: (j.flagged === 'above') === higherIsBetter(group.metric) ? 'improvement' : 'regression',
-          ...(g.separated && g.shift !== 0 ? { runShift_pct: shiftPct } : {}),
+          ...(g.separated && g.shift !== 0 ? { runShift_pct: j.shiftPct } : {}),
         });
       }
     }

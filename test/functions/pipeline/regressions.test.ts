@@ -82,6 +82,15 @@ const scaled = (r: TrendResult, k: number): TrendResult => ({
   },
 });
 const latency = (r: TrendResult) => r.metric === 'connect_rtt_ms';
+/** A result's p50 and p99 (and their intervals) moved by `ms`. */
+const shiftedBy = (r: TrendResult, ms: number): Partial<TrendResult> => ({
+  p50: (r.p50 as number) + ms,
+  p99: (r.p99 as number) + ms,
+  ci95: {
+    p50: [r.ci95!.p50![0] + ms, r.ci95!.p50![1] + ms],
+    p99: [r.ci95!.p99![0] + ms, r.ci95!.p99![1] + ms],
+  },
+});
 
 describe('judge', () => {
   const rand = prng(14);
@@ -167,6 +176,49 @@ describe('judge', () => {
     expect(regressions[0].runShift_pct).toBeGreaterThan(25);
     expect(regressions[0].change_pct).toBeGreaterThan(8);
     expect(regressions[0].change_pct).toBeLessThan(16);
+  });
+
+  it('reads a busy host as the same milliseconds on every path, and still finds a +10 % change of the middle path', () => {
+    // The regressions bench's plan on a loaded host: A 0.4, B 1.25, C 3.3 ms, each run 0–0.25 ms
+    // slower on every path (CPU hogs delay every round trip by about the same time) and ±0.5 %
+    // of its own. Read as shares, A moved most and C least in every run, so the median of three
+    // was always B's own deviation, and B's change was taken out as the run's shift (0 of 3).
+    const r = prng(31);
+    const base: Record<string, number> = { A: 0.4, B: 1.25, C: 3.3 };
+    const busyRun = (i: number, extraB = 0): TrendPoint => {
+      const host = r() * 0.25;
+      return {
+        runId: `host-${String(i).padStart(2, '0')}`,
+        planName: 'busy',
+        startedAt: new Date(Date.UTC(2026, 0, 2, i)).toISOString(),
+        paths: Object.entries(base).map(([id, ms]) => {
+          const v = (ms + host) * (1 + (r() - 0.5) * 0.01) + (id === 'B' ? extraB : 0);
+          return {
+            id,
+            status: 'succeeded',
+            results: [rtt(v, { ci95: { p50: [v - 0.01, v + 0.01], p99: [v, 2 * v] } })],
+          };
+        }),
+      };
+    };
+    const history = Array.from({ length: 20 }, (_, i) => busyRun(i));
+    for (let i = 0; i < 3; i++) {
+      const shifted = judge(busyRun(30 + i, 0.125), history);
+      expect(shifted.regressions.filter((g) => g.percentile === 'p50').map((g) => [g.path, g.direction])).toEqual([
+        ['B', 'regression'],
+      ]);
+    }
+    // a clean run on a busier host than ever: said once as the host's milliseconds, no path flagged
+    const h = busyRun(40);
+    const busier: TrendPoint = {
+      ...h,
+      paths: h.paths.map((p) => ({ ...p, results: p.results.map((x) => ({ ...x, ...shiftedBy(x, 0.6) })) })),
+    };
+    const j = judge(busier, history);
+    expect(j.regressions.filter((g) => g.direction === 'regression')).toEqual([]);
+    const shift = j.runShifts.find((x) => x.percentile === 'p50');
+    expect(shift).toMatchObject({ model: 'additive', paths: 3 });
+    expect(shift?.shift).toBeGreaterThan(0.55);
   });
 
   it("takes the run's shift from the plan's reference path when it names one", () => {
