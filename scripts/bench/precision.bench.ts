@@ -301,8 +301,10 @@ async function startUdpWire(
     const out: number[] = [];
     let sent: bigint | undefined;
     for (const line of await stop()) {
+      // Every line is UDP (the capture's filter); tcpdump decodes some ports' payloads by port
+      // (7000–7009 as AFS RX, the lab's pingpong 7007 among them), so its text is not "UDP, …".
       const p = packetOf(line);
-      if (!p?.rest.startsWith('UDP')) continue;
+      if (!p) continue;
       if (p.to === port) sent = p.ns;
       else if (p.from === port && sent !== undefined) {
         out.push(Number(p.ns - sent) / 1000);
