@@ -226,12 +226,11 @@ interface GroupJudgement {
   >;
 }
 
-/** One model's fit of the plan's past runs: each path's center, each run's shift, the residuals. */
+/** One model's fit of the plan's past runs: each path's center and each run's shift. */
 interface Fit {
   center: Map<string, number>;
   pastShift: (number | undefined)[];
-  residuals: Map<string, number[]>;
-  /** The summed robust spread of the residuals, as shares of each path's figure (comparable across models). */
+  /** The summed robust spread of what is left after them, as shares of each path's figure (comparable across models). */
   spread: number;
 }
 
@@ -279,7 +278,7 @@ function judgeGroup(
   // shifts explain the past, not on where their floors lie.
   const fitModel = (scale: Scale, floored = true): Fit => {
     const center = new Map(usable.map((h) => [h.id, median(h.figures.map((x) => scale.to(x.f.value)))]));
-    // The past runs' own shifts, and each path's residuals after them.
+    // The past runs' own shifts.
     const pastShift: (number | undefined)[] = [];
     for (let run = 0; run < runs; run++) {
       const dev = new Map<string, number>();
@@ -289,18 +288,14 @@ function judgeGroup(
       }
       pastShift.push(shiftOf(scale, dev, floored));
     }
-    const residuals = new Map(
-      usable.map((h) => [
-        h.id,
-        h.figures.map((x) => scale.to(x.f.value) - (center.get(h.id) as number) - (pastShift[x.run] ?? 0)),
-      ]),
-    );
     let spread = 0;
-    for (const [id, r] of residuals) {
-      const c = scale.from(center.get(id) as number);
+    for (const h of usable) {
+      const m = center.get(h.id) as number;
+      const r = h.figures.map((x) => scale.to(x.f.value) - m - (pastShift[x.run] ?? 0));
+      const c = scale.from(m);
       spread += scale.model === 'relative' ? mad(r) : c === 0 ? 0 : mad(r) / Math.abs(c);
     }
-    return { center, pastShift, residuals, spread };
+    return { center, pastShift, spread };
   };
   // Additive only when it explains the past clearly better: with little history both fit alike.
   const additiveFits =
