@@ -55,6 +55,12 @@ export const resultRowSchema = z.object({
   /** Multimodal latency metrics: the mean (in the unit), and true when it lies in a valley between two modes. */
   mean: jsonNumber.optional(),
   meanInValley: z.boolean().optional(),
+  /**
+   * tcp-connect and pingpong timed by the kernel: the client's own part of the round trip
+   * (host_us, app clock − kernel), n samples, nearest-rank p50 and p99 in µs, and the stamps'
+   * source (queries/host_part.sql). The figure itself is then the network's.
+   */
+  host: z.object({ n: z.number(), p50_us: figure, p99_us: figure, ts_source: z.string() }).optional(),
 });
 export type ResultRow = z.output<typeof resultRowSchema>;
 

@@ -27,6 +27,12 @@ import {
  */
 export const ROW_GROUP_ROWS = 100_000;
 
+/**
+ * Columns a Parquet copy must have to be read as it is: the first rank column and the newest data
+ * column (host_us, added with ts_source). An older copy's partition is read from its JSONL.
+ */
+const CURRENT_COPY_COLUMNS = [RANK_COLUMNS[0], 'host_us'];
+
 /** Glue/Hive type names in samples.ddl.sql mapped to DuckDB types. */
 const DUCKDB_TYPES: Record<string, string> = {
   string: 'VARCHAR',
@@ -290,9 +296,10 @@ export class DuckDbQueryEngine implements QueryEngine {
   private readonly ranked = new Map<string, { stamp: string; ranked: boolean }>();
 
   /**
-   * The Parquet files that have the rank columns. A file written before they existed has none
-   * (its partition is then read from its JSONL, with computed ranks). Footers are read once per
-   * file version, all new ones in one query.
+   * The Parquet files that have the rank columns and the latest data columns
+   * (CURRENT_COPY_COLUMNS). A file written before them lacks some (its partition is then read
+   * from its JSONL, with computed ranks, until `pathbench parquet` rewrites it). Footers are read
+   * once per file version, all new ones in one query.
    */
   private async rankedFiles(files: string[]): Promise<string[]> {
     const stamps = await Promise.all(
@@ -304,7 +311,7 @@ export class DuckDbQueryEngine implements QueryEngine {
     const unknown = files.flatMap((f, i) => (this.ranked.get(f)?.stamp === stamps[i] ? [] : [{ f, stamp: stamps[i] }]));
     if (unknown.length > 0) {
       const reader = await this.connection.runAndReadAll(
-        `SELECT DISTINCT file_name FROM parquet_schema([${unknown.map((u) => sqlString(u.f)).join(', ')}]) WHERE name = ${sqlString(RANK_COLUMNS[0])}`,
+        `SELECT file_name FROM parquet_schema([${unknown.map((u) => sqlString(u.f)).join(', ')}]) WHERE name IN (${CURRENT_COPY_COLUMNS.map(sqlString).join(', ')}) GROUP BY file_name HAVING count(DISTINCT name) = ${CURRENT_COPY_COLUMNS.length}`,
       );
       const have = new Set(reader.getRowObjectsJS().map((r) => String(r.file_name)));
       for (const u of unknown) this.ranked.set(u.f, { stamp: u.stamp, ranked: have.has(u.f) });

@@ -25,6 +25,8 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   error string,
   clock string,
   flag string,
+  ts_source string,
+  host_us double,
   value_rank bigint,
   value_count bigint,
   unflagged_rank bigint,

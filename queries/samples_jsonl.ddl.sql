@@ -18,7 +18,9 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples_jsonl (
   ok boolean,
   error string,
   clock string,
-  flag string
+  flag string,
+  ts_source string,
+  host_us double
 )
 PARTITIONED BY (path string, run string)
 ROW FORMAT SERDE 'org.openx.data.jsonserde.JsonSerDe'

@@ -12,6 +12,7 @@ import { LAB_HEAD, LAB_NOTE, labNumeric, labTableRows } from './report-lab.js';
 import { meshFitLines, meshMatrix } from './report-mesh.js';
 import {
   fmt,
+  hostNote,
   RATIO_HEAD,
   RATIO_NOTE,
   REGRESSION_HEAD,
@@ -113,7 +114,7 @@ function resultsTable(s: Summary): string {
         .join(' ');
       const common = `<th scope="row">${esc(p.id)}</th>`;
       rows.push(
-        `<tr>${common}<td>${esc(r.probe)}</td><td>${esc(`${r.metric} [${unitOf(r)}]`)}</td><td>${esc(p.provenance?.clocks?.[r.probe] ?? '')}</td>` +
+        `<tr>${common}<td>${esc(r.probe)}</td><td>${esc(`${r.metric} [${unitOf(r)}]`)}</td><td>${esc(p.provenance?.clocks?.[r.probe] ?? '')}${r.host ? `<small>${esc(hostNote(r))}</small>` : ''}</td>` +
           `<td class="n">${r.n}</td><td class="n">${(r.loss * 100).toFixed(1)}%</td>` +
           `${cell('p50', r.p50)}${cell('p95', r.p95)}${cell('p99', r.p99)}${cell('p999', r.p999)}` +
           `<td class="n">${esc(fmt(r.max, r.metric))}</td><td class="n">${trials}</td><td>${flags}</td></tr>`,

@@ -41,6 +41,17 @@ function trialsNote(r: ResultRow): string {
     : '';
 }
 
+/**
+ * "host p50 6.1 µs, p99 12.4 µs (kernel-sw)": the client's own part of the round trip when the
+ * kernel timed it (the figure itself is then the network's), so a reader sees host and network apart.
+ */
+export function hostNote(r: Pick<ResultRow, 'host'>): string {
+  const h = r.host;
+  if (!h) return '';
+  const us = (v: number | null) => (v === null ? '–' : `${v.toFixed(1)} µs`);
+  return `host p50 ${us(h.p50_us)}, p99 ${us(h.p99_us)} (${h.ts_source})`;
+}
+
 /** Rows of the human tables: one per path × result (the seed's layout: path, n, loss, p50…). */
 export function tableRows(s: Summary): string[][] {
   const out: string[][] = [];
@@ -50,7 +61,7 @@ export function tableRows(s: Summary): string[][] {
       continue;
     }
     for (const r of p.results) {
-      out.push(tableRow(p, r, r.probe, r, [...r.flags, trialsNote(r)], r.ci95));
+      out.push(tableRow(p, r, r.probe, r, [...r.flags, trialsNote(r), hostNote(r)], r.ci95));
       if (r.unflagged) out.push(tableRow(p, r, `${r.probe} (unflagged)`, r.unflagged, []));
     }
   }

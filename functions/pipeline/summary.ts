@@ -36,9 +36,10 @@ export function formatFlag(flag: string, row: Row): string {
  */
 export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
   const manifest = await readManifest(deps.store, runId);
-  const [rows, flagRows] = await Promise.all([
+  const [rows, flagRows, hostRows] = await Promise.all([
     deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`),
     deps.query.query(loadQuery('flags'), [runId], `flags-${runId}`),
+    deps.query.query(loadQuery('host_part'), [runId], `host-part-${runId}`),
   ]);
 
   const byPath = new Map<string, ResultRow[]>();
@@ -88,6 +89,16 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
         x.unit === r.unit,
     );
     if (unflagged) result.unflagged = figures(unflagged);
+    const host = hostRows.find(
+      (h) => h.path === r.path && h.probe === r.probe && h.metric === r.metric && h.unit === r.unit,
+    );
+    if (host && Number(host.n) > 0)
+      result.host = {
+        n: Number(host.n),
+        p50_us: num(host.p50),
+        p99_us: num(host.p99),
+        ts_source: String(host.ts_source),
+      };
     if (!byPath.has(path)) byPath.set(path, []);
     byPath.get(path)?.push(result);
   }

@@ -39,6 +39,8 @@ describe('samplesColumns', () => {
       { name: 'error', type: 'string' },
       { name: 'clock', type: 'string' },
       { name: 'flag', type: 'string' },
+      { name: 'ts_source', type: 'string' },
+      { name: 'host_us', type: 'double' },
     ]);
     expect(partitions).toEqual([
       { name: 'path', type: 'string' },

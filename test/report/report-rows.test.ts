@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderCsv } from '../../report/report-csv.js';
+import { renderHtml } from '../../report/report-html.js';
 import { renderMarkdown } from '../../report/report-markdown.js';
 import { diffRows, HEAD, tableRows } from '../../report/report-rows.js';
 import { renderTable } from '../../report/report-text.js';
@@ -15,6 +16,20 @@ describe('tables for people', () => {
     expect(row.slice(5, 8)).toEqual(['2.500 [2.490–2.520]', '2.700 [2.650–2.750]', '2.900 [2.800–3.000]']);
     expect(row[9]).toBe(''); // rps: http results only
     expect(row[10]).toBe('thin-tail:p99 thin-tail:p999 trials 3: p50 spread 1.3%, p99 spread 17.0%');
+  });
+
+  it("shows a kernel-timed result's host part beside the figure: text, Markdown and HTML", async () => {
+    const s = summary();
+    s.paths[0].results[0].host = { n: 3000, p50_us: 6.14, p99_us: 12.5, ts_source: 'kernel-sw' };
+    const note = 'host p50 6.1 µs, p99 12.5 µs (kernel-sw)';
+    expect(tableRows(s)[0][10]).toBe(
+      `thin-tail:p99 thin-tail:p999 trials 3: p50 spread 1.3%, p99 spread 17.0% ${note}`,
+    );
+    expect(renderTable(s)).toContain(note);
+    expect(renderMarkdown(s)).toContain(note);
+    expect(await renderHtml(s)).toContain(`<small>${note}</small>`);
+    // Without the kernel's timing there is no host part, and nothing is said.
+    expect(tableRows(summary())[0][10]).not.toContain('host');
   });
 
   it("puts an http result's requests per second next to its latency", () => {
