@@ -33,8 +33,6 @@ const BENCH =
 export const NOT_RUN_HERE: Record<string, string> = {
   'npx pathbench run --local --plan plans/lab-seed-002.json':
     '9 paths of ~45 s, over the time budget; test/lab/seed002.lab.test.ts runs this plan through the pipeline',
-  'npx pathbench lab calibrate':
-    'takes ~1 min, over the time budget; the first `lab up` of the seed-000 case calibrates the same way',
   'npm ci && npm start':
     'npm ci is what CI (.ci/run) does on the fresh clone before anything; npm start (package.json start script, `run --local`) runs as typed in test/cli/npm-start.lab.test.ts (in a clean copy of the tree, nothing built) and test/cli/npm-start.int.test.ts',
   'npm test': 'the command that runs this suite',

@@ -1,6 +1,6 @@
 /**
  * The namespace lab as README.md and docs/lab.md type it (root): `lab up`, the seed's plan,
- * `lab status`, `lab down`, `lab up --profile seed-002`, and the seed-004 AZ-pair flow (`lab up
+ * `lab status`, `lab calibrate --path A`, `lab down`, `lab up --profile seed-002`, and the seed-004 AZ-pair flow (`lab up
  * --profile seed-004`, its plan, report, trend, `lab down`). Each run's figures come from `report --local RUN_ID --json`.
  * Nothing of the lab is left afterwards.
  */
@@ -86,6 +86,23 @@ describe.sequential('README.md and docs/lab.md, the namespace lab', () => {
     const st = JSON.parse(j.stdout) as { healthy: boolean; profile: string };
     expect(st).toMatchObject({ healthy: true, profile: 'seed-000' });
     say(j, `healthy ${st.healthy}, profile ${st.profile}`);
+  });
+
+  it('re-tunes one path of the lab that is up, keeping the others as calibrated', async () => {
+    const c = docCommand('docs/lab.md', 'npx pathbench lab calibrate [--path A[,B]]');
+    const r = await run(c.replace(' [--path A[,B]]', ' --path A'));
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    // Progress: "lab calibrate: calibration round 1 (kernel-tcpi_rtt): A 0.201/0.21 (applied 0.186) ms".
+    const rounds = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => /calibration round \d+ /.test(l));
+    expect(rounds.length, `${r.stdout}${r.stderr}`).toBeGreaterThan(0);
+    for (const l of rounds) expect(l).toMatch(/\): A [\d.]+\/0\.21( \(applied [\d.]+\))? ms$/);
+    const st = await run('npx pathbench lab status --json');
+    expect(JSON.parse(st.stdout)).toMatchObject({ healthy: true, profile: 'seed-000' });
+    // A path the profile does not have is refused by name, and nothing is changed.
+    const bad = await run('npx pathbench lab calibrate --path Z');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/has no path Z: its paths are A, B/);
+    say(r, rounds.at(-1) ?? '');
   });
 
   it('takes it down, leaving no namespace', async () => {
