@@ -31,11 +31,12 @@ export function runNotes(s: Summary): string[] {
  * +5.0 %), taken out before each path was judged": said once, not as a change of every path.
  */
 export function runShiftNote(r: NonNullable<Summary['runShifts']>[number]): string {
-  const pct = (v: number) => `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(1)} %`;
+  const signed = (v: number, digits: number) => `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(digits)}`;
+  const pct = (v: number) => `${signed(v, 1)} %`;
   const from = r.reference ? `read from reference path ${r.reference}` : `the median of ${r.paths} paths`;
   const moved =
     r.model === 'additive' && r.shift !== undefined
-      ? `${r.shift > 0 ? '+' : r.shift < 0 ? '−' : ''}${Math.abs(r.shift).toFixed(3)} ${r.unit} on every path (${pct(r.shift_pct)} of the median path)`
+      ? `${signed(r.shift, 3)} ${r.unit} on every path (${pct(r.shift_pct)} of the median path)`
       : pct(r.shift_pct);
   return `the whole run moved: ${r.probe} ${r.metric} ${r.percentile} ${moved} (${from}; earlier runs: ${pct(r.usual_pct[0])} to ${pct(r.usual_pct[1])}), taken out before each path was judged`;
 }

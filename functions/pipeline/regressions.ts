@@ -202,7 +202,8 @@ const LINEAR: Scale = { model: 'additive', to: (v) => v, from: (x) => x };
 
 /** What one percentile of one group (probe, metric, unit) of a run comes to, path by path. */
 interface GroupJudgement {
-  model: ShiftModel;
+  /** The shift model taken, with its judged scale. */
+  scale: Scale;
   /** The run's shift in the judged scale (0 when not separable) and whether it was taken out. */
   shift: number;
   separated: boolean;
@@ -313,7 +314,7 @@ function judgeGroup(
   const typical = median([...center.values()].map(scale.from));
   const pctOf = (x: number, at = typical) =>
     scale.model === 'relative' ? 100 * (Math.exp(x) - 1) : at === 0 ? 0 : (100 * x) / Math.abs(at);
-  const out: GroupJudgement = { model: scale.model, shift, separated, shiftPct: pctOf(shift), paths: new Map() };
+  const out: GroupJudgement = { scale, shift, separated, shiftPct: pctOf(shift), paths: new Map() };
   if (separated && shifts.length >= rule.minRuns) {
     const c = median(shifts);
     const w = Math.max(rule.k * 1.4826 * mad(shifts), floorOf(rule, unit, typical, scale));
@@ -419,14 +420,14 @@ export function judge(
         trend.push(seriesOf(path, group, percentile, past.slice(0, rule.runs), current));
       }
       const g = judgeGroup(figures, histories, past.length, rule, group.unit, reference);
-      const from = g.model === 'relative' ? Math.exp : (x: number) => x;
+      const { from } = g.scale;
       if (g.separated && g.usual && g.usualPct && (g.shift < g.usual[0] || g.shift > g.usual[1]))
         runShifts.push({
           ...group,
           percentile,
           shift_pct: g.shiftPct,
           usual_pct: g.usualPct,
-          ...(g.model === 'additive' ? { model: g.model, shift: g.shift } : {}),
+          ...(g.scale.model === 'additive' ? { model: 'additive' as const, shift: g.shift } : {}),
           paths: figures.size,
           ...(reference ? { reference } : {}),
         });

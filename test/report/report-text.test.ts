@@ -27,6 +27,11 @@ describe('the console table', () => {
     expect(renderMarkdown(s)).toContain(note);
     s.runShifts[0].reference = 'A';
     expect(renderTable(s)).toContain('(read from reference path A;');
+    // A busy host's shift: the same milliseconds on every path, and its share of the median path.
+    Object.assign(s.runShifts[0], { model: 'additive', shift: 0.1234, shift_pct: 9.9 });
+    expect(renderTable(s)).toContain(
+      'p50 +0.123 ms on every path (+9.9 % of the median path) (read from reference path A;',
+    );
   });
 
   it('prints why a difference has no verdict', () => {
