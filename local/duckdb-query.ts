@@ -29,9 +29,9 @@ export const ROW_GROUP_ROWS = 100_000;
 
 /**
  * Columns a Parquet copy must have to be read as it is: the first rank column and the newest data
- * column (host_us, added with ts_source). An older copy's partition is read from its JSONL.
+ * column (clock_error_us, added with the one-way delays). An older copy's partition is read from its JSONL.
  */
-const CURRENT_COPY_COLUMNS = [RANK_COLUMNS[0], 'host_us'];
+const CURRENT_COPY_COLUMNS = [RANK_COLUMNS[0], 'clock_error_us'];
 
 /** Glue/Hive type names in samples.ddl.sql mapped to DuckDB types. */
 const DUCKDB_TYPES: Record<string, string> = {

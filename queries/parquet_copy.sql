@@ -33,14 +33,14 @@
 -- GROUP BY joined back and ranked the unflagged rows in a second sort: 1.7× as slow.
 WITH partition_rows AS (
   SELECT
-    run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us,
+    run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us, one_way_fwd_us, one_way_rev_us, clock_error_us,
     COALESCE(ok = true AND value IS NOT NULL, false) AS success
   FROM samples_jsonl
   WHERE path = '${path}' AND run = '${run}'
 ),
 windowed AS (
   SELECT
-    run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us, success,
+    run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us, one_way_fwd_us, one_way_rev_us, clock_error_us, success,
     row_number() OVER (PARTITION BY probe, metric, unit ORDER BY NOT success, value) AS place,
     count(CASE WHEN flag IS NULL THEN 1 END) OVER (
       PARTITION BY probe, metric, unit ORDER BY NOT success, value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
@@ -54,7 +54,7 @@ windowed AS (
 ),
 ranked AS (
   SELECT
-    run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us,
+    run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us, one_way_fwd_us, one_way_rev_us, clock_error_us,
     CAST(CASE WHEN success THEN place END AS BIGINT) AS value_rank,
     CAST(value_count AS BIGINT) AS value_count,
     CAST(CASE WHEN success AND flag IS NULL AND flagged_rows > 0 THEN unflagged_place END AS BIGINT) AS unflagged_rank,
@@ -64,7 +64,7 @@ ranked AS (
   FROM windowed
 )
 SELECT
-  run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us,
+  run_id, path_id, probe, kind, trial, seq, t_start, t_end, metric, value, unit, ok, error, clock, flag, ts_source, host_us, one_way_fwd_us, one_way_rev_us, clock_error_us,
   value_rank, value_count, unflagged_rank, unflagged_count, group_rows, group_unflagged_rows,
   CAST((1000 * (value_rank - 1) - (1000 * (value_rank - 1)) % value_count) / value_count AS BIGINT) AS value_permille_lo,
   CAST((1000 * value_rank - (1000 * value_rank) % value_count) / value_count AS BIGINT) AS value_permille_hi,

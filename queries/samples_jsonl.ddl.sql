@@ -20,7 +20,10 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples_jsonl (
   clock string,
   flag string,
   ts_source string,
-  host_us double
+  host_us double,
+  one_way_fwd_us double,
+  one_way_rev_us double,
+  clock_error_us double
 )
 PARTITIONED BY (path string, run string)
 ROW FORMAT SERDE 'org.openx.data.jsonserde.JsonSerDe'

@@ -73,11 +73,97 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/timex.h>
 #include <time.h>
 #include <unistd.h>
 
 #define PP_MAX_BYTES 65000
 #define PP_MAX_CONNS 256
+
+/* ------------------------------------------------------------------ one-way stamps */
+
+/*
+ * One-way delay. The client asks for the server's clock readings (TCP: the setup "PPG2" instead
+ * of "PPG1", acknowledged "PPOK"; UDP: "PBS?" in bytes 8..11 of a datagram of at least 12 bytes)
+ * and the server then appends a PP_TRAILER-byte trailer to every response, after the response's
+ * own bytes (big-endian):
+ *   0  "PBT1"
+ *   4  u32 boot tag: the first 8 hex digits of /proc/sys/kernel/random/boot_id, as a number.
+ *      Equal tags are one kernel, so one CLOCK_REALTIME (the lab's namespaces): no clock error.
+ *   8  i64 the request's receive stamp, CLOCK_REALTIME ns (the kernel's software stamp of the
+ *      segment that brought its last byte; the server's clock after the read when it has none)
+ *   16 i64 the server's CLOCK_REALTIME just before it sends the response (user space: the
+ *      server's send path is in the reverse figure)
+ *   24 u32 the server clock's maximum error in µs (adjtimex maxerror, which chrony and ntpd keep
+ *      up to date and the kernel grows by 500 ppm between updates); 0xffffffff when unsynchronised
+ *   28 u32 reserved (0)
+ * The client then has forward = server receive − its own send stamp and reverse = its own receive
+ * stamp − server send, and their error bound: 0 with equal boot tags, else the sum of both ends'
+ * maximum errors, unknown when either is unsynchronised (then neither figure is printed). An older
+ * server refuses "PPG2" (the client reconnects with "PPG1") or echoes UDP without the trailer.
+ */
+#define PP_TRAILER 32
+#define PP_UNSYNC 0xffffffffu
+
+/* This kernel's boot tag (see above); 0 when unreadable. */
+static uint32_t boot_tag(void) {
+  static uint32_t tag = 0;
+  static int read_once = 0;
+  if (read_once) return tag;
+  read_once = 1;
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (!f) return 0;
+  char id[16] = {0};
+  if (fread(id, 1, 8, f) == 8) tag = (uint32_t)strtoul(id, NULL, 16);
+  fclose(f);
+  return tag;
+}
+
+/* The system clock's maximum error in µs (adjtimex), PP_UNSYNC when unsynchronised. */
+static uint32_t clock_maxerror_us(void) {
+  struct timex tx;
+  memset(&tx, 0, sizeof tx);
+  int state = adjtimex(&tx);
+  if (state < 0 || state == TIME_ERROR || (tx.status & STA_UNSYNC) || tx.maxerror < 0) return PP_UNSYNC;
+  return tx.maxerror >= (long)PP_UNSYNC ? PP_UNSYNC : (uint32_t)tx.maxerror;
+}
+
+static void put_u32(char *p, uint32_t v) {
+  v = htonl(v);
+  memcpy(p, &v, 4);
+}
+static uint32_t get_u32(const char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return ntohl(v);
+}
+static void put_i64(char *p, long long v) {
+  put_u32(p, (uint32_t)((unsigned long long)v >> 32));
+  put_u32(p + 4, (uint32_t)((unsigned long long)v & 0xffffffffu));
+}
+static long long get_i64(const char *p) {
+  return (long long)(((unsigned long long)get_u32(p) << 32) | get_u32(p + 4));
+}
+
+/* The server's trailer for a request received at rx_ns; its send time is read last. */
+static void put_trailer(char *t, long long rx_ns, uint32_t maxerr) {
+  memcpy(t, "PBT1", 4);
+  put_u32(t + 4, boot_tag());
+  put_i64(t + 8, rx_ns);
+  put_u32(t + 24, maxerr);
+  put_u32(t + 28, 0);
+  put_i64(t + 16, now_ns(CLOCK_REALTIME));
+}
+
+/* This end's maximum error, re-read at most once a second (a syscall kept out of most exchanges). */
+static uint32_t cached_maxerror_us(long long *checked_ns, uint32_t *cached) {
+  long long now = now_ns(CLOCK_MONOTONIC);
+  if (*checked_ns == 0 || now - *checked_ns > 1000000000LL) {
+    *cached = clock_maxerror_us();
+    *checked_ns = now;
+  }
+  return *cached;
+}
 
 /* ------------------------------------------------------------------ client */
 
@@ -223,7 +309,7 @@ static void print_status(int err) {
 }
 
 /* Connect (blocking, bounded by the timeout) and exchange the setup; 0 or an errno-style code. */
-static int tcp_open(const struct addrinfo *ai, long req, long resp, long long timeout_ns, int *out_fd) {
+static int tcp_open(const struct addrinfo *ai, long req, long resp, long long timeout_ns, int stamps, int *out_fd) {
   int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
   if (fd < 0) return errno;
   int one = 1;
@@ -247,7 +333,7 @@ static int tcp_open(const struct addrinfo *ai, long req, long resp, long long ti
     }
   }
   if (err == 0) {
-    char setup[12] = {'P', 'P', 'G', '1'};
+    char setup[12] = {'P', 'P', 'G', stamps ? '2' : '1'};
     uint32_t q = htonl((uint32_t)req), r = htonl((uint32_t)resp);
     memcpy(setup + 4, &q, 4);
     memcpy(setup + 8, &r, 4);
@@ -331,18 +417,26 @@ int run_pingpong(int argc, char **argv) {
     fprintf(stderr, "tcping: cannot resolve %s: %s\n", host, gai_strerror(gai));
     return 3;
   }
-  char *out = calloc(1, (size_t)req), *in = calloc(1, (size_t)resp);
+  char *out = calloc(1, (size_t)req), *in = calloc(1, (size_t)resp + PP_TRAILER);
   if (!out || !in) return 3;
 
   setvbuf(stdout, NULL, _IOFBF, 1 << 16);
   long long offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
   int fd = -1, err = 0, stamped = 0;
+  size_t trailer = 0; /* tcp: the trailer's bytes after each response (PPG2 accepted) */
   if (udp) {
     fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) err = errno;
     if (err == 0) stamped = ts_enable(fd);
+    /* the server's stamps are asked for in every datagram that has room for the marker */
+    if (req >= 12) memcpy(out + 8, "PBS?", 4);
   } else {
-    err = tcp_open(res, req, resp, timeout_ns, &fd);
+    err = tcp_open(res, req, resp, timeout_ns, 1, &fd);
+    /* a server from before one-way stamps closes on "PPG2": once more the old way */
+    if (err == EPROTO || err == EPIPE)
+      err = tcp_open(res, req, resp, timeout_ns, 0, &fd);
+    else if (err == 0)
+      trailer = PP_TRAILER;
     /* after the setup: the send counter (bytes, for tcp) starts at the first exchange */
     if (err == 0) stamped = ts_enable(fd);
   }
@@ -350,7 +444,7 @@ int run_pingpong(int argc, char **argv) {
   freeaddrinfo(res);
   /* ts: where net_ns comes from (kernel-sw: SO_TIMESTAMPING; user: none, the column is empty). */
   printf("# pathbench pingpong v1 mode=%s req=%ld resp=%ld clock=pingpong-monotonic-%s "
-         "realtime_minus_monotonic_ns=%lld ts=%s\nseq,tx_ns,rtt_ns,status,net_ns\n",
+         "realtime_minus_monotonic_ns=%lld ts=%s\nseq,tx_ns,rtt_ns,status,net_ns,fwd_ns,rev_ns,clock_err_us\n",
          mode, req, resp, block ? "block" : "busypoll", offset, stamped ? "kernel-sw" : "user");
   if (err != 0) {
     printf("0,%lld,,", now_ns(CLOCK_MONOTONIC));
@@ -358,7 +452,7 @@ int run_pingpong(int argc, char **argv) {
       fputs("bad-server", stdout);
     else
       print_status(err);
-    fputs(",\n# end exchanges=0 ok=0\n", stdout);
+    fputs(",,,,\n# end exchanges=0 ok=0\n", stdout);
     fflush(stdout);
     return 0;
   }
@@ -366,6 +460,8 @@ int run_pingpong(int argc, char **argv) {
   long long start = now_ns(CLOCK_MONOTONIC);
   long long end = duration_ns > 0 ? start + duration_ns : 0;
   long ok = 0, seq = 0;
+  long long maxerr_checked = 0;
+  uint32_t maxerr_cached = PP_UNSYNC;
   for (;;) {
     if (count > 0 && seq >= count) break;
     if (end > 0 && seq > 0 && now_ns(CLOCK_MONOTONIC) >= end) break;
@@ -375,11 +471,12 @@ int run_pingpong(int argc, char **argv) {
     long long t0 = now_ns(CLOCK_MONOTONIC);
     long long deadline = t0 + timeout_ns;
     long long t1 = 0, rx_ts = -1;
+    const char *stamp = NULL; /* the server's trailer, when the response carried one */
     if (udp) {
       err = send(fd, out, (size_t)req, 0) == (ssize_t)req ? 0 : errno;
       int calls = 0;
       while (err == 0) {
-        ssize_t n = recv_some(fd, in, (size_t)resp, deadline, block, &calls, stamped ? &rx_ts : NULL);
+        ssize_t n = recv_some(fd, in, (size_t)resp + PP_TRAILER, deadline, block, &calls, stamped ? &rx_ts : NULL);
         if (n < 0) {
           err = errno;
           break;
@@ -389,6 +486,7 @@ int run_pingpong(int argc, char **argv) {
           memcpy(&got, in, 8);
           if (got == s) {
             t1 = now_ns(CLOCK_MONOTONIC);
+            if (n == resp + PP_TRAILER && memcmp(in + resp, "PBT1", 4) == 0) stamp = in + resp;
             break;
           }
         }
@@ -397,8 +495,9 @@ int run_pingpong(int argc, char **argv) {
       }
     } else {
       err = send_all(fd, out, (size_t)req, deadline);
-      if (err == 0) err = recv_exact(fd, in, (size_t)resp, deadline, block, stamped ? &rx_ts : NULL);
+      if (err == 0) err = recv_exact(fd, in, (size_t)resp + trailer, deadline, block, stamped ? &rx_ts : NULL);
       if (err == 0) t1 = now_ns(CLOCK_MONOTONIC);
+      if (err == 0 && trailer > 0 && memcmp(in + resp, "PBT1", 4) == 0) stamp = in + resp;
     }
     /* the request's send stamp, after the timed window: udp counts datagrams (seq - 1), tcp bytes
        (the request's last byte; the kernel stamps a send's last segment) */
@@ -407,12 +506,27 @@ int run_pingpong(int argc, char **argv) {
       ok++;
       printf("%ld,%lld,%lld,ok,", seq, t0, t1 - t0);
       if (tx_ts > 0 && rx_ts > 0 && rx_ts >= tx_ts) printf("%lld", rx_ts - tx_ts);
-      putchar('\n');
+      /* one way: the stamps on each end's own clock, and the bound on their difference */
+      long long bound = -1;
+      if (stamp != NULL) {
+        if (get_u32(stamp + 4) == boot_tag() && boot_tag() != 0) {
+          bound = 0;
+        } else {
+          uint32_t mine = cached_maxerror_us(&maxerr_checked, &maxerr_cached), theirs = get_u32(stamp + 24);
+          if (mine != PP_UNSYNC && theirs != PP_UNSYNC) bound = (long long)mine + theirs;
+        }
+      }
+      if (bound >= 0) {
+        long long sent = tx_ts > 0 ? tx_ts : t0 + offset, got = rx_ts > 0 ? rx_ts : t1 + offset;
+        printf(",%lld,%lld,%lld\n", get_i64(stamp + 8) - sent, got - get_i64(stamp + 16), bound);
+      } else {
+        fputs(",,,\n", stdout);
+      }
       continue;
     }
     printf("%ld,%lld,,", seq, t0);
     print_status(err);
-    fputs(",\n", stdout);
+    fputs(",,,,\n", stdout);
     /* A TCP stream out of step (timeout, reset) cannot go on; UDP just lost one exchange. */
     if (!udp) break;
     if (err != ETIMEDOUT) break;
@@ -427,10 +541,17 @@ int run_pingpong(int argc, char **argv) {
 
 /* ------------------------------------------------------------------ server */
 
-static int read_exact(int fd, char *buf, size_t len) {
+/*
+ * Read exactly len bytes (0, or -1 when the peer closed or the read failed). With rx_ns, the
+ * receive stamp of the segment that brought the last bytes (the kernel's, when the socket takes
+ * SO_TIMESTAMPING; else the clock after the read).
+ */
+static int read_exact(int fd, char *buf, size_t len, long long *rx_ns) {
   size_t got = 0;
   while (got < len) {
-    ssize_t n = recv(fd, buf + got, len - got, 0);
+    long long stamp = -1;
+    ssize_t n = recv_ts(fd, buf + got, len - got, 0, rx_ns != NULL ? &stamp : NULL);
+    if (n > 0 && rx_ns != NULL) *rx_ns = stamp > 0 ? stamp : now_ns(CLOCK_REALTIME);
     if (n > 0)
       got += (size_t)n;
     else if (n < 0 && errno == EINTR)
@@ -451,19 +572,29 @@ static void *serve_tcp_conn(void *arg) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle);
   char setup[12];
   char *in = NULL, *out = NULL;
-  if (read_exact(fd, setup, sizeof setup) == 0 && memcmp(setup, "PPG1", 4) == 0) {
+  if (read_exact(fd, setup, sizeof setup, NULL) == 0 &&
+      (memcmp(setup, "PPG1", 4) == 0 || memcmp(setup, "PPG2", 4) == 0)) {
+    /* PPG2: every response carries the trailer with this end's clock readings */
+    int stamps = setup[3] == '2';
+    if (stamps) {
+      int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+      setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
+    }
+    long long maxerr_checked = 0, rx_ns = 0;
+    uint32_t maxerr = PP_UNSYNC;
     uint32_t q, r;
     memcpy(&q, setup + 4, 4);
     memcpy(&r, setup + 8, 4);
     size_t req = ntohl(q), resp = ntohl(r);
     if (req >= 1 && req <= PP_MAX_BYTES && resp >= 1 && resp <= PP_MAX_BYTES) {
       in = calloc(1, req);
-      out = calloc(1, resp);
+      out = calloc(1, resp + PP_TRAILER);
       if (in && out && send_all(fd, "PPOK", 4, 0) == 0) {
-        while (read_exact(fd, in, req) == 0) {
+        while (read_exact(fd, in, req, stamps ? &rx_ns : NULL) == 0) {
           /* An echo returns what came; a transaction of another size returns zeros after it. */
           memcpy(out, in, req < resp ? req : resp);
-          if (send_all(fd, out, resp, 0) != 0) break;
+          if (stamps) put_trailer(out + resp, rx_ns, cached_maxerror_us(&maxerr_checked, &maxerr));
+          if (send_all(fd, out, resp + (stamps ? PP_TRAILER : 0), 0) != 0) break;
         }
       }
     }
@@ -477,13 +608,31 @@ static void *serve_tcp_conn(void *arg) {
 
 static void *serve_udp(void *arg) {
   int fd = (int)(intptr_t)arg;
-  char buf[PP_MAX_BYTES];
+  static char buf[PP_MAX_BYTES + PP_TRAILER];
+  int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
+  long long maxerr_checked = 0;
+  uint32_t maxerr = PP_UNSYNC;
   for (;;) {
     struct sockaddr_storage from;
-    socklen_t flen = sizeof from;
-    ssize_t n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &flen);
+    char control[256];
+    struct iovec iov = {.iov_base = buf, .iov_len = PP_MAX_BYTES};
+    struct msghdr m = {.msg_name = &from,
+                       .msg_namelen = sizeof from,
+                       .msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = control,
+                       .msg_controllen = sizeof control};
+    ssize_t n = recvmsg(fd, &m, 0);
     if (n < 0) continue;
-    sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, flen);
+    size_t len = (size_t)n;
+    /* "PBS?" after the sequence number: the client asks for this end's clock readings */
+    if (n >= 12 && memcmp(buf + 8, "PBS?", 4) == 0) {
+      long long rx = ts_of(&m);
+      put_trailer(buf + n, rx > 0 ? rx : now_ns(CLOCK_REALTIME), cached_maxerror_us(&maxerr_checked, &maxerr));
+      len += PP_TRAILER;
+    }
+    sendto(fd, buf, len, 0, (struct sockaddr *)&from, m.msg_namelen);
   }
   return NULL;
 }

@@ -16,6 +16,14 @@
  * network figure as a metric of its own; a failed exchange fails both. Four-column logs (older
  * helpers) and `ts=user` (a kernel that refused the stamps) give `rtt_us` only, `ts_source: "user"`.
  *
+ * Since the server also reports its own clock readings, rows have eight columns: fwd_ns, rev_ns
+ * and clock_err_us, the one-way delays (server receive − client send, client receive − server
+ * send, each on its own end's clock) and the bound on their clocks' disagreement (0 when both
+ * ends are one kernel, as in the lab; else the sum of both ends' adjtimex maximum errors). They
+ * are filled only when that bound is known; the `rtt_us` record then carries `one_way_fwd_us`,
+ * `one_way_rev_us` and `clock_error_us` (a one-way figure can be negative when the clocks disagree
+ * by more than it: the bound says so).
+ *
  * `value` is the ROUND TRIP in µs (as the sockperf parser stores it, sockperf's one-way × 2), and
  * every record carries `one_way_us` = rtt / 2 beside it, so neither reading is implicit; `clock`
  * names the helper's clock as its header gives it, which also says how the client awaited the
@@ -39,7 +47,9 @@ export const PINGPONG_CLOCK = PINGPONG_CLOCKS.busy;
 const HEADER = /^# pathbench pingpong v1 (.*)$/;
 /** The columns before the helper took kernel timestamps, and since. */
 const COLUMNS_V1 = 'seq,tx_ns,rtt_ns,status';
-const COLUMNS = 'seq,tx_ns,rtt_ns,status,net_ns';
+const COLUMNS_V2 = 'seq,tx_ns,rtt_ns,status,net_ns';
+const COLUMNS = 'seq,tx_ns,rtt_ns,status,net_ns,fwd_ns,rev_ns,clock_err_us';
+const COLUMN_SETS: Record<number, string> = { 4: COLUMNS_V1, 5: COLUMNS_V2, 8: COLUMNS };
 /** The network round trip by kernel software timestamps: a metric of its own beside rtt_us. */
 export const NETWORK_METRIC = 'network_rtt_us';
 /** Its clock: the kernel's software timestamps (SO_TIMESTAMPING), send at the driver, receive in the stack. */
@@ -88,6 +98,25 @@ function exchangeRecord(
   return r;
 }
 
+/**
+ * fwd_ns, rev_ns, clock_err_us of one row: all three or none (a bound unknown), only on an ok row;
+ * the delays are signed (clocks that disagree by more than a delay make it negative).
+ */
+function oneWayOf(
+  f: string[],
+  ok: boolean,
+  n: number,
+): { fwdUs: number; revUs: number; clockErrorUs: number } | undefined {
+  const [fwd, rev, err] = [f[5], f[6], f[7]];
+  if (fwd === '' && rev === '' && err === '') return undefined;
+  const [fwdNs, revNs, errUs] = [decimal(fwd), decimal(rev), decimal(err)];
+  if (!ok || !Number.isFinite(fwdNs) || !Number.isFinite(revNs) || !Number.isFinite(errUs) || errUs < 0)
+    throw new ParseError(
+      `pingpong line ${n}: fwd_ns, rev_ns and clock_err_us (≥ 0) must all be numbers on an ok row, or all empty; got ${`${fwd},${rev},${err}`.slice(0, 60)}`,
+    );
+  return { fwdUs: fwdNs / 1000, revUs: revNs / 1000, clockErrorUs: errUs };
+}
+
 /** The line parser for one pingpong log (see module header). */
 export function pingpongLines(meta: ParseMeta): LineParser {
   let seen: 'nothing' | 'header' | 'columns' = 'nothing';
@@ -121,7 +150,7 @@ export function pingpongLines(meta: ParseMeta): LineParser {
         return [];
       }
       if (text.startsWith('seq,')) {
-        if (text !== COLUMNS_V1 && text !== COLUMNS) {
+        if (text !== COLUMNS_V1 && text !== COLUMNS_V2 && text !== COLUMNS) {
           throw new ParseError(`pingpong line ${n}: unexpected column header: ${text.slice(0, 60)}`);
         }
         columns = text.split(',').length;
@@ -134,9 +163,7 @@ export function pingpongLines(meta: ParseMeta): LineParser {
       if (!complete) throw new ParseError(`pingpong line ${n}: row cut off`);
       const f = text.split(',');
       if (f.length !== columns)
-        throw new ParseError(
-          `pingpong line ${n}: ${f.length} fields, expected ${columns} (${columns === 5 ? COLUMNS : COLUMNS_V1})`,
-        );
+        throw new ParseError(`pingpong line ${n}: ${f.length} fields, expected ${columns} (${COLUMN_SETS[columns]})`);
       const seq = decimal(f[0]);
       if (f[0] === '' || !Number.isSafeInteger(seq) || seq < 0) {
         throw new ParseError(`pingpong line ${n}: seq must be an integer ≥ 0, got ${f[0].slice(0, 30)}`);
@@ -162,7 +189,7 @@ export function pingpongLines(meta: ParseMeta): LineParser {
         throw new ParseError(`pingpong line ${n}: rtt_ns must be empty on a failed row, got ${f[2].slice(0, 30)}`);
       }
       let netUs: number | null = null;
-      if (columns === 5 && f[4] !== '') {
+      if (columns >= 5 && f[4] !== '') {
         const net = decimal(f[4]);
         if (!ok || !Number.isFinite(net) || net < 0)
           throw new ParseError(
@@ -170,12 +197,18 @@ export function pingpongLines(meta: ParseMeta): LineParser {
           );
         netUs = net / 1000;
       }
+      const oneWay = columns === 8 ? oneWayOf(f, ok, n) : undefined;
       const tStart = tx / 1e6 + offsetMs;
       const tEnd = rttUs === null ? tStart : tStart + rttUs / 1000;
       const of = { meta, seq, tStart, tEnd, ok, status, mode, req, resp };
       const r = exchangeRecord(of, 'rtt_us', rttUs, clock);
       r.one_way_us = rttUs === null ? null : rttUs / 2;
       r.ts_source = netUs === null ? 'user' : tsSource;
+      if (oneWay) {
+        r.one_way_fwd_us = oneWay.fwdUs;
+        r.one_way_rev_us = oneWay.revUs;
+        r.clock_error_us = oneWay.clockErrorUs;
+      }
       // Kernel stamps on: the network figure beside it, also for a failed exchange (its loss matches).
       if (netUs === null && (tsSource === 'user' || ok)) return [r];
       const net = exchangeRecord(of, NETWORK_METRIC, netUs, NETWORK_CLOCK);

@@ -41,6 +41,9 @@ describe('samplesColumns', () => {
       { name: 'flag', type: 'string' },
       { name: 'ts_source', type: 'string' },
       { name: 'host_us', type: 'double' },
+      { name: 'one_way_fwd_us', type: 'double' },
+      { name: 'one_way_rev_us', type: 'double' },
+      { name: 'clock_error_us', type: 'double' },
     ]);
     expect(partitions).toEqual([
       { name: 'path', type: 'string' },

@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -103,6 +104,13 @@ describe('pingpong probe on loopback (real helper, real echo server)', () => {
         expect(n.value as number).toBeGreaterThan(0);
         expect(n.value as number).toBeLessThan(r.value as number);
         expect(r.host_us).toBeCloseTo((r.value as number) - (n.value as number), 6);
+        // One way, from the server's clock readings: one kernel, so no clock error; each way is
+        // causal (≥ 0) and both together leave the server's turnaround out of the network figure.
+        expect(r.clock_error_us, `${mode} seq ${r.seq}`).toBe(0);
+        const [fwd, rev] = [r.one_way_fwd_us as number, r.one_way_rev_us as number];
+        expect(fwd).toBeGreaterThanOrEqual(0);
+        expect(rev).toBeGreaterThanOrEqual(0);
+        expect(fwd + rev).toBeLessThanOrEqual((n.value as number) + 1e-6);
       }
       expect(recs.map((r) => r.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
       for (const r of recs) {
@@ -213,6 +221,51 @@ describe('pingpong probe on loopback (real helper, real echo server)', () => {
     const out = await runPingpongProbe(probe({ port: await freePort() }), c);
     expect(out).toMatchObject({ status: 'failed', reason: 'no exchange succeeded (refused)' });
     expect(records(c).records).toMatchObject([{ seq: 0, ok: false, error: 'refused' }]);
+  });
+
+  it('an echo server from before one-way stamps: timed as before, without one-way figures', async () => {
+    // The old protocol exactly: TCP "PPG1" setup acknowledged "PPOK" ("PPG2" closed), fixed-size
+    // echoes; UDP datagrams echoed as they came.
+    const tcp = net.createServer((sock) => {
+      let buf = Buffer.alloc(0);
+      let setUp = false;
+      sock.on('data', (d) => {
+        buf = Buffer.concat([buf, d]);
+        if (!setUp) {
+          if (buf.length < 12) return;
+          if (buf.subarray(0, 4).toString() !== 'PPG1') return void sock.destroy();
+          setUp = true;
+          buf = buf.subarray(12);
+          sock.write('PPOK');
+        }
+        while (buf.length >= 16) {
+          sock.write(buf.subarray(0, 16));
+          buf = buf.subarray(16);
+        }
+      });
+      sock.on('error', () => {});
+    });
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()));
+    const port = (tcp.address() as net.AddressInfo).port;
+    const udp = dgram.createSocket('udp4');
+    udp.on('message', (m, from) => udp.send(m, from.port, from.address));
+    await new Promise<void>((r) => udp.bind(port, '127.0.0.1', () => r()));
+    try {
+      for (const mode of ['tcp', 'udp'] as const) {
+        const c = ctx();
+        const out = await runPingpongProbe(probe({ mode, port, count: 50 }), c);
+        expect(out.status, mode).toBe('ok');
+        const recs = records(c).records.filter((r) => r.metric === 'rtt_us');
+        expect(recs, mode).toHaveLength(50);
+        expect(
+          recs.every((r) => r.ok && r.one_way_fwd_us === undefined && r.clock_error_us === undefined),
+          mode,
+        ).toBe(true);
+      }
+    } finally {
+      tcp.close();
+      udp.close();
+    }
   });
 
   it('a server that is not the pingpong echo (HTTP) is reported, not timed', async () => {

@@ -122,9 +122,43 @@ describe('parsePingpong', () => {
     }
   });
 
+  it("with the server's clock readings (eight columns): rtt_us gains the signed one-way delays and their clock bound", () => {
+    const h = `# pathbench pingpong v1 mode=tcp req=16 resp=16 clock=${PINGPONG_CLOCK} realtime_minus_monotonic_ns=${OFFSET_NS} ts=kernel-sw\nseq,tx_ns,rtt_ns,status,net_ns,fwd_ns,rev_ns,clock_err_us\n`;
+    const recs = parsePingpong(
+      `${h}1,1000,900000,ok,880000,612500,-2500,0\n2,2000,800000,ok,790000,,,\n3,3000,,timeout,,,,\n4,4000,850000,ok,840000,400000,430000,1250\n`,
+      meta,
+    );
+    const rtt = recs.filter((r) => r.metric === 'rtt_us');
+    expect(rtt.map((r) => [r.seq, r.one_way_fwd_us, r.one_way_rev_us, r.clock_error_us])).toEqual([
+      // one kernel (bound 0): a negative reverse delay is kept as measured, not clipped
+      [1, 612.5, -2.5, 0],
+      // the bound unknown (a clock not disciplined): no one-way figures at all
+      [2, undefined, undefined, undefined],
+      [3, undefined, undefined, undefined],
+      [4, 400, 430, 1250],
+    ]);
+    // the network figure stays a metric of its own, without the one-way fields
+    expect(recs.find((r) => r.metric === NETWORK_METRIC)?.one_way_fwd_us).toBeUndefined();
+    for (const [row, why] of [
+      [
+        '1,1000,9000,ok,8000,5000,,0',
+        /fwd_ns, rev_ns and clock_err_us \(≥ 0\) must all be numbers on an ok row, or all empty/,
+      ],
+      ['1,1000,9000,ok,8000,5000,4000,-1', /clock_err_us \(≥ 0\)/],
+      ['1,1000,,timeout,,5000,4000,0', /on an ok row, or all empty/],
+      ['1,1000,9000,ok,8000', /5 fields, expected 8 \(seq,tx_ns,rtt_ns,status,net_ns,fwd_ns,rev_ns,clock_err_us\)/],
+    ] as const) {
+      const { stats, records } = parseRawLenient('pingpong', `${h}${row}\n`, meta);
+      expect(records, row).toEqual([]);
+      expect(stats.firstRejection, row).toMatch(why);
+    }
+  });
+
   it('rows before the column header, and a file that is not a pingpong log, are rejected', () => {
     const { stats } = parseRawLenient('pingpong', '1,1000,20000,ok\n', meta);
-    expect(stats.firstRejection).toMatch(/before the "seq,tx_ns,rtt_ns,status,net_ns" header/);
+    expect(stats.firstRejection).toMatch(
+      /before the "seq,tx_ns,rtt_ns,status,net_ns,fwd_ns,rev_ns,clock_err_us" header/,
+    );
     const other = parseRawLenient('pingpong', 'hello\n', meta);
     expect(other.stats.rejected).toBe(1);
     expect(other.records).toEqual([]);
