@@ -35,16 +35,18 @@
  *
  * Output (stdout, buffered; written between exchanges, never inside the timed window):
  *   # pathbench pingpong v1 mode=udp req=16 resp=16 clock=pingpong-monotonic-busypoll realtime_minus_monotonic_ns=N ts=kernel-sw
- *   seq,tx_ns,rtt_ns,status,net_ns
- *   1,812345678901,23456,ok,17012
- *   2,812345702407,,timeout,
+ *   seq,tx_ns,rtt_ns,status,net_ns,fwd_ns,rev_ns,clock_err_us
+ *   1,812345678901,23456,ok,17012,7020,6105,0
+ *   2,812345702407,,timeout,,,,
  *   # end exchanges=2 ok=1
  * tx_ns is CLOCK_MONOTONIC at send; adding realtime_minus_monotonic_ns gives epoch ns. status is
  * ok or a failure (timeout, reset, closed, refused …, common.c's vocabulary); a series that cannot
  * start (connect refused, no setup ack) prints one line with seq 0 and the reason. net_ns (when
  * the socket takes SO_TIMESTAMPING: ts=kernel-sw) is the reply's kernel receive stamp minus the
  * request's driver send stamp, the round trip without this host's own send and receive paths;
- * empty without both stamps (ts=user: a kernel that refused them).
+ * empty without both stamps (ts=user: a kernel that refused them). fwd_ns, rev_ns and
+ * clock_err_us are the one-way delays and their clock bound ("One-way stamps" below), empty when
+ * the server sent no readings or the bound is unknown.
  *
  * Server: `tcping --echo ADDRESS PORT` serves TCP (the setup above, then fixed-size exchanges) and
  * UDP (every datagram echoed) on the same port, a thread per TCP connection and one for UDP, all
@@ -83,7 +85,7 @@
 /* ------------------------------------------------------------------ one-way stamps */
 
 /*
- * One-way delay. The client asks for the server's clock readings (TCP: the setup "PPG2" instead
+ * One-way stamps. The client asks for the server's clock readings (TCP: the setup "PPG2" instead
  * of "PPG1", acknowledged "PPOK"; UDP: "PBS?" in bytes 8..11 of a datagram of at least 12 bytes)
  * and the server then appends a PP_TRAILER-byte trailer to every response, after the response's
  * own bytes (big-endian):
