@@ -61,6 +61,13 @@ export const resultRowSchema = z.object({
    * source (queries/host_part.sql). The figure itself is then the network's.
    */
   host: z.object({ n: z.number(), p50_us: figure, p99_us: figure, ts_source: z.string() }).optional(),
+  /**
+   * pingpong with the server's clock readings: n samples, nearest-rank p50 of each direction
+   * (signed µs, each on its own end's clock) and the largest bound on the two clocks'
+   * disagreement (0: one kernel; queries/one_way.sql). Reports show a direction as a number only
+   * when the bound is small against it (report/report-rows.ts oneWayNote).
+   */
+  oneWay: z.object({ n: z.number(), fwd_p50_us: figure, rev_p50_us: figure, clock_error_us: z.number() }).optional(),
 });
 export type ResultRow = z.output<typeof resultRowSchema>;
 

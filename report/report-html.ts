@@ -13,6 +13,7 @@ import { meshFitLines, meshMatrix } from './report-mesh.js';
 import {
   fmt,
   hostNote,
+  oneWayNote,
   RATIO_HEAD,
   RATIO_NOTE,
   REGRESSION_HEAD,
@@ -114,7 +115,7 @@ function resultsTable(s: Summary): string {
         .join(' ');
       const common = `<th scope="row">${esc(p.id)}</th>`;
       rows.push(
-        `<tr>${common}<td>${esc(r.probe)}</td><td>${esc(`${r.metric} [${unitOf(r)}]`)}</td><td>${esc(p.provenance?.clocks?.[r.probe] ?? '')}${r.host ? `<small>${esc(hostNote(r))}</small>` : ''}</td>` +
+        `<tr>${common}<td>${esc(r.probe)}</td><td>${esc(`${r.metric} [${unitOf(r)}]`)}</td><td>${esc(p.provenance?.clocks?.[r.probe] ?? '')}${r.host ? `<small>${esc(hostNote(r))}</small>` : ''}${r.oneWay ? `<small>${esc(oneWayNote(r))}</small>` : ''}</td>` +
           `<td class="n">${r.n}</td><td class="n">${(r.loss * 100).toFixed(1)}%</td>` +
           `${cell('p50', r.p50)}${cell('p95', r.p95)}${cell('p99', r.p99)}${cell('p999', r.p999)}` +
           `<td class="n">${esc(fmt(r.max, r.metric))}</td><td class="n">${trials}</td><td>${flags}</td></tr>`,

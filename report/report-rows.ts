@@ -52,6 +52,30 @@ export function hostNote(r: Pick<ResultRow, 'host'>): string {
   return `host p50 ${us(h.p50_us)}, p99 ${us(h.p99_us)} (${h.ts_source})`;
 }
 
+/**
+ * A one-way figure is shown as a number only when its clocks' bound is at most this share of it:
+ * a figure whose bound is larger could as well be half or twice itself, so it is not one.
+ */
+export const ONE_WAY_MAX_BOUND_SHARE = 0.5;
+
+/**
+ * "one-way p50 fwd 612.5 µs, rev 201.0 µs (clocks ±0 µs)": pingpong's forward and reverse delays
+ * when the server sent its clock readings. A direction whose bound exceeds ONE_WAY_MAX_BOUND_SHARE
+ * of it is "not shown" (the bound is printed once, at the end).
+ */
+export function oneWayNote(r: Pick<ResultRow, 'oneWay'>): string {
+  const o = r.oneWay;
+  if (!o) return '';
+  const bound = o.clock_error_us;
+  const show = (v: number | null) =>
+    v === null
+      ? '–'
+      : bound === 0 || bound <= ONE_WAY_MAX_BOUND_SHARE * Math.abs(v)
+        ? `${v.toFixed(1)} µs`
+        : 'not shown';
+  return `one-way p50 fwd ${show(o.fwd_p50_us)}, rev ${show(o.rev_p50_us)} (clocks ±${bound} µs)`;
+}
+
 /** Rows of the human tables: one per path × result (the seed's layout: path, n, loss, p50…). */
 export function tableRows(s: Summary): string[][] {
   const out: string[][] = [];
@@ -61,7 +85,7 @@ export function tableRows(s: Summary): string[][] {
       continue;
     }
     for (const r of p.results) {
-      out.push(tableRow(p, r, r.probe, r, [...r.flags, trialsNote(r), hostNote(r)], r.ci95));
+      out.push(tableRow(p, r, r.probe, r, [...r.flags, trialsNote(r), hostNote(r), oneWayNote(r)], r.ci95));
       if (r.unflagged) out.push(tableRow(p, r, `${r.probe} (unflagged)`, r.unflagged, []));
     }
   }

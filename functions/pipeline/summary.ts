@@ -36,10 +36,11 @@ export function formatFlag(flag: string, row: Row): string {
  */
 export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: string): Promise<Summary> {
   const manifest = await readManifest(deps.store, runId);
-  const [rows, flagRows, hostRows] = await Promise.all([
+  const [rows, flagRows, hostRows, oneWayRows] = await Promise.all([
     deps.query.query(loadQuery('percentiles'), [runId], `percentiles-${runId}`),
     deps.query.query(loadQuery('flags'), [runId], `flags-${runId}`),
     deps.query.query(loadQuery('host_part'), [runId], `host-part-${runId}`),
+    deps.query.query(loadQuery('one_way'), [runId], `one-way-${runId}`),
   ]);
 
   const byPath = new Map<string, ResultRow[]>();
@@ -98,6 +99,16 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
         p50_us: num(host.p50),
         p99_us: num(host.p99),
         ts_source: String(host.ts_source),
+      };
+    const oneWay = oneWayRows.find(
+      (h) => h.path === r.path && h.probe === r.probe && h.metric === r.metric && h.unit === r.unit,
+    );
+    if (oneWay && Number(oneWay.n) > 0)
+      result.oneWay = {
+        n: Number(oneWay.n),
+        fwd_p50_us: num(oneWay.fwd_p50),
+        rev_p50_us: num(oneWay.rev_p50),
+        clock_error_us: Number(oneWay.clock_error_us),
       };
     if (!byPath.has(path)) byPath.set(path, []);
     byPath.get(path)?.push(result);

@@ -32,6 +32,22 @@ describe('tables for people', () => {
     expect(tableRows(summary())[0][10]).not.toContain('host');
   });
 
+  it("shows pingpong's one-way delays with their clock bound, a direction the bound swamps not as a number", async () => {
+    const s = summary();
+    s.paths[0].results[0].oneWay = { n: 3000, fwd_p50_us: 612.46, rev_p50_us: 201.04, clock_error_us: 0 };
+    const note = 'one-way p50 fwd 612.5 µs, rev 201.0 µs (clocks ±0 µs)';
+    expect(tableRows(s)[0][10]).toContain(note);
+    expect(renderMarkdown(s)).toContain(note);
+    expect(await renderHtml(s)).toContain(`<small>${note}</small>`);
+    // Two hosts whose clocks agree to ±250 µs: 612 µs is shown (bound ≤ half of it), 201 µs is not.
+    s.paths[0].results[0].oneWay = { n: 3000, fwd_p50_us: 612.46, rev_p50_us: 201.04, clock_error_us: 250 };
+    expect(tableRows(s)[0][10]).toContain('one-way p50 fwd 612.5 µs, rev not shown (clocks ±250 µs)');
+    // A negative figure (clocks apart by more than the delay) is never printed as a number.
+    s.paths[0].results[0].oneWay = { n: 10, fwd_p50_us: 700, rev_p50_us: -40, clock_error_us: 300 };
+    expect(tableRows(s)[0][10]).toContain('rev not shown (clocks ±300 µs)');
+    expect(tableRows(summary())[0][10]).not.toContain('one-way');
+  });
+
   it("puts an http result's requests per second next to its latency", () => {
     const s = summary();
     Object.assign(s.paths[0].results[0], { metric: 'http_latency_ms', rps: 4123.4 });
