@@ -41,7 +41,25 @@ export const SSM_EXECUTION_TIMEOUT_MAX = 99_999;
 /** The execution's own timeout (TimeoutSeconds of the definition). */
 export const EXECUTION_TIMEOUT_SECONDS: number = definition.TimeoutSeconds;
 
-/** Rough wall time of a probe, to size the first wait and the hard deadline. */
+/**
+ * A pingpong exchange's likely time, for the first look at a count-bound series: a same-region
+ * round trip is well under it; a longer one is found by the polls' back-off (nextPollSeconds).
+ */
+export const PINGPONG_LIKELY_EXCHANGE_SECONDS = 0.002;
+
+/**
+ * The likely wall time of a probe, to size the first wait: estimateSeconds, but a count-bound
+ * pingpong series at PINGPONG_LIKELY_EXCHANGE_SECONDS an exchange rather than every exchange
+ * taking its whole timeout (3,000 exchanges would otherwise be a 300 s first wait for 6 s of work).
+ */
+export function likelySeconds(probe: ProbeSpec): number {
+  if (probe.kind !== 'pingpong' || probe.count === 0) return estimateSeconds(probe);
+  const byCount = probe.count * Math.min(PINGPONG_LIKELY_EXCHANGE_SECONDS, probe.timeoutMs / 1000);
+  const byDuration = probe.durationSeconds > 0 ? probe.durationSeconds : Number.POSITIVE_INFINITY;
+  return (probe.trials ?? 1) * (Math.min(byCount, byDuration) + 3);
+}
+
+/** Rough wall time of a probe at worst, to size the hard deadline. */
 export function estimateSeconds(probe: ProbeSpec): number {
   switch (probe.kind) {
     case 'tcp-connect':
@@ -75,10 +93,20 @@ export function probeTiming(probes: readonly ProbeSpec[]): {
   probing: number;
   expected: number;
   timeoutSeconds: number;
+  /** The probes' likely time (likelySeconds) and the expected time from it: where polling starts. */
+  likelyProbing: number;
+  likely: number;
 } {
   const probing = probes.reduce((s, p) => s + estimateSeconds(p), 0);
   const expected = Math.ceil(probing + 5);
-  return { probing, expected, timeoutSeconds: Math.ceil(expected * 1.5 + 60) };
+  const likelyProbing = probes.reduce((s, p) => s + likelySeconds(p), 0);
+  return {
+    probing,
+    expected,
+    timeoutSeconds: Math.ceil(expected * 1.5 + 60),
+    likelyProbing,
+    likely: Math.ceil(likelyProbing + 5),
+  };
 }
 
 /** Most polls of one probe command (PollProbe's own bound, see pollProbe in probe-command.ts). */

@@ -34,7 +34,7 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
   if (lostBefore) throw new RunAbortedError(`SendProbe refused: ${lostBefore}; no probe sent`);
   const now = deps.now();
   // Self-calibration and agent start-up come on top of the probes; probeTiming allows for them.
-  const { probing, expected, timeoutSeconds } = probeTiming(path.probes);
+  const { likelyProbing, likely, timeoutSeconds } = probeTiming(path.probes);
   const { commandId } = await deps.runner.send({
     runId: ref.runId,
     pathId: ref.pathId,
@@ -53,10 +53,11 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     commandId,
     attempt: 0,
     sentAt: now.toISOString(),
-    expectedSeconds: expected,
+    expectedSeconds: likely,
     deadline: new Date(now.getTime() + timeoutSeconds * 1000).toISOString(),
-    // First look when the probes alone could be done; later polls close in on `expected`.
-    waitSeconds: Math.min(MAX_WAIT_SECONDS, Math.max(1, Math.ceil(probing))),
+    // First look when the probes alone are likely done; later polls close in on the expected
+    // time, then back off (nextPollSeconds) until the deadline, which allows for the worst case.
+    waitSeconds: Math.min(MAX_WAIT_SECONDS, Math.max(1, Math.ceil(likelyProbing))),
     done: false,
   };
   await updateManifest(deps.store, ref.runId, (mm) => {
@@ -65,7 +66,7 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     stepStarted(p, 'Probe', now);
     p.probeCommand = state;
   });
-  deps.log.info('probe sent', { ...ref, commandId, expectedSeconds: expected });
+  deps.log.info('probe sent', { ...ref, commandId, expectedSeconds: likely });
   return state;
 }
 
@@ -76,12 +77,15 @@ export const STOP_MARKER = 'interrupted.json';
 export const MAX_WAIT_SECONDS = 300;
 
 /**
- * Seconds until the next poll: a quarter of the time left until the probe should be done
- * (at least the fleet's poll interval), so a long probe costs a handful of polls, not hundreds.
+ * Seconds until the next poll: a quarter of the time left until the probe should be done, so a
+ * long probe costs a handful of polls, not hundreds; past that time, half the time it has run
+ * over (a probe slower than likely, e.g. pingpong on a long path, is found in a few polls that
+ * grow 1.5× each). Always at least the fleet's poll interval and at most MAX_WAIT_SECONDS.
  */
 export function nextPollSeconds(probe: ProbeState, now: Date, minSeconds: number): number {
   const remaining = (Date.parse(probe.sentAt) + probe.expectedSeconds * 1000 - now.getTime()) / 1000;
-  return Math.min(MAX_WAIT_SECONDS, Math.max(minSeconds, Math.ceil(remaining / 4)));
+  const wait = remaining > 0 ? remaining / 4 : -remaining / 2;
+  return Math.min(MAX_WAIT_SECONDS, Math.max(minSeconds, Math.ceil(wait)));
 }
 
 export async function pollProbe(

@@ -13,10 +13,13 @@ import { parsePlan } from '../../../core/plan.js';
 import { PROBE_DOCUMENT_PATTERNS } from '../../../functions/adapters/aws/probe-document.js';
 import {
   EXECUTION_TIMEOUT_SECONDS,
+  estimateSeconds,
   HISTORY_EVENT_LIMIT,
+  likelySeconds,
   PAYLOAD_LIMIT_BYTES,
   pathEventBound,
   planLimitProblems,
+  probeTiming,
   runEventOverhead,
   SSM_EXECUTION_TIMEOUT_MAX,
 } from '../../../functions/pipeline/limits.js';
@@ -58,6 +61,32 @@ async function rejection(deps: Parameters<typeof validatePlanStep>[0], plan: unk
   }
   return [];
 }
+
+describe('probe timing', () => {
+  const pingpong = {
+    kind: 'pingpong' as const,
+    name: 'pp',
+    mode: 'udp' as const,
+    messageBytes: 64,
+    durationSeconds: 0,
+    count: 3000,
+    timeoutMs: 1000,
+  };
+  it('a count-bound pingpong series: first look at its likely time, the deadline for every exchange timing out', () => {
+    const t = probeTiming([pingpong]);
+    // 3,000 × 2 ms + 3 s, not 3,000 × the 1 s timeout
+    expect(t.likelyProbing).toBeCloseTo(9, 9);
+    expect(t.likely).toBe(14);
+    expect(t.probing).toBe(3003);
+    expect(t.timeoutSeconds).toBe(Math.ceil((3003 + 5) * 1.5 + 60));
+    // bounded by a duration or a short timeout, the likely time is the same bound
+    expect(likelySeconds({ ...pingpong, durationSeconds: 2 })).toBe(5);
+    expect(likelySeconds({ ...pingpong, timeoutMs: 1 })).toBeCloseTo(6, 9);
+    // other probes: their estimate (already their likely time)
+    const tcp = { kind: 'tcp-connect' as const, name: 't', count: 100, intervalMs: 10, timeoutMs: 1000 };
+    expect(likelySeconds(tcp as never)).toBe(estimateSeconds(tcp as never));
+  });
+});
 
 describe('plan limits at validation', () => {
   it('refuses 10,000 paths, naming the history-event and payload limits, and writes nothing', async () => {

@@ -81,6 +81,11 @@ describe('nextPollSeconds', () => {
     expect(nextPollSeconds(probe, new Date('2030-01-01T00:00:00.000Z'), 5)).toBe(MAX_WAIT_SECONDS);
     expect(nextPollSeconds(probe, new Date('2030-01-01T00:59:00.000Z'), 5)).toBe(15);
     expect(nextPollSeconds(probe, new Date('2030-01-01T00:59:50.000Z'), 5)).toBe(5);
-    expect(nextPollSeconds(probe, new Date('2030-01-01T01:30:00.000Z'), 5)).toBe(5);
+  });
+
+  it('past the expected time, backs off by half the overrun (bounded the same way)', () => {
+    expect(nextPollSeconds(probe, new Date('2030-01-01T01:00:04.000Z'), 5)).toBe(5);
+    expect(nextPollSeconds(probe, new Date('2030-01-01T01:00:30.000Z'), 5)).toBe(15);
+    expect(nextPollSeconds(probe, new Date('2030-01-01T01:30:00.000Z'), 5)).toBe(MAX_WAIT_SECONDS);
   });
 });
