@@ -159,9 +159,13 @@ export function handshakeRtts(records: readonly AppliedRecord[]): number[] {
   return handshakes(records).map((h) => h.rttMs);
 }
 
-/** A queue's applied round trip over `records` (undefined when none of its packets are there). */
-export function appliedRtt(records: readonly AppliedRecord[], queue: number): AppliedRtt | undefined {
-  const mine = records.filter((r) => r.queue === queue);
+/**
+ * A queue's applied round trip over `records` (undefined when none of its packets are there);
+ * an asymmetric path's two queues (one per direction) together.
+ */
+export function appliedRtt(records: readonly AppliedRecord[], queue: number | number[]): AppliedRtt | undefined {
+  const queues = Array.isArray(queue) ? queue : [queue];
+  const mine = records.filter((r) => queues.includes(r.queue));
   if (mine.length === 0) return undefined;
   const byDst = new Map<string, number[]>();
   for (const r of mine) {

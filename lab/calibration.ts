@@ -13,7 +13,7 @@ import type { LabBuilder } from './builder.js';
 import { applyDelays } from './delay.js';
 import { LabCommandError } from './lab-errors.js';
 import type { DelayMechanism } from './lab-state.js';
-import { BARE_RTT_GUESS_MS } from './lab-truth.js';
+import { BARE_RTT_GUESS_MS, pathQueues } from './lab-truth.js';
 import { type ConnectMeter, type MeterClock, robustP50 } from './measure.js';
 import { setNextHop } from './next-hop.js';
 import type { LabPathDef } from './profiles/lab-profile.js';
@@ -75,7 +75,7 @@ async function measureAll(b: LabBuilder, meter: ConnectMeter, paths: readonly La
               readAppliedWindow(appliedLogPath(b.dir, p.delayRole), from, to).filter(
                 (x) => x.dst === p.targetIp || x.src === p.targetIp,
               ),
-              p.queue,
+              pathQueues(p),
             )
           : undefined;
       out[p.id] = {

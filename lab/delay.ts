@@ -57,11 +57,19 @@ export async function setUpDelayMechanism(b: LabBuilder, want: 'auto' | DelayMec
  */
 export function queueArg(p: LabPathDef, addedRttUs: number): string {
   const added = Math.max(0, addedRttUs);
+  // Asymmetric: this queue holds the way to the target only (reverseQueueArg the way back).
+  if (p.reverse) return `${p.queue}:${(added * (1 - p.reverse.share)).toFixed(1)}`;
   const more = p.mix ? [p.mix] : (p.routes ?? []);
   if (more.length === 0) return `${p.queue}:${(added / 2).toFixed(1)}`;
   // QUEUE:D1,D2@SHARE2[,D3@SHARE3]: each further route adds the difference of its round trip.
   const rest = more.map((r) => `${Math.max(0, added + (r.rttMs - p.rttMs) * 1000).toFixed(1)}@${r.share}`);
   return `${p.queue}:${added.toFixed(1)},${rest.join(',')}`;
+}
+
+/** An asymmetric path's way back: `REVERSE_QUEUE:US`, its share of the added round trip. */
+export function reverseQueueArg(reverse: { queue: number; share: number }, addedRttUs: number): string {
+  const { queue, share } = reverse;
+  return `${queue}:${(Math.max(0, addedRttUs) * share).toFixed(1)}`;
 }
 
 /** Apply the current addedRttUs with the chosen mechanism (restarting helpers for NFQUEUE). */
@@ -105,6 +113,8 @@ export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Pr
   for (const [role, queues] of queuesByRole(b.profile)) {
     // Half per direction: one-way delays stay symmetric like a real long link (queueArg).
     const args = queues.map((q) => {
+      const back = b.profile.paths.find((x) => x.reverse?.queue === q);
+      if (back?.reverse) return reverseQueueArg(back.reverse, added[back.id] ?? 0);
       const p = b.profile.paths.find((x) => x.queue === q)!;
       return queueArg(p, added[p.id] ?? 0);
     });

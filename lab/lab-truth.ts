@@ -25,6 +25,11 @@ export function labTolerance(targetMs: number): number {
 
 const round4 = (x: number) => Number(x.toFixed(4));
 
+/** The helper queues a path's packets take: its own, and its way back's when that has one. */
+export function pathQueues(p: LabPathDef): number[] {
+  return p.reverse ? [p.queue, p.reverse.queue] : [p.queue];
+}
+
 /**
  * The profile path whose delay a plan path's packets went through in `records` (its window):
  * the queue carrying most packets to or from the target, and that queue's path to this target.
@@ -39,9 +44,14 @@ function pathOf(
   for (const r of mine) counts.set(r.queue, (counts.get(r.queue) ?? 0) + 1);
   const queue = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
   if (queue === undefined) return undefined;
-  const candidates = profile.paths.filter((p) => p.queue === queue && p.match.length > 0);
+  // An asymmetric path's way back has a queue of its own (LabPathDef.reverse): both are its.
+  const candidates = profile.paths.filter(
+    (p) => (p.queue === queue || p.reverse?.queue === queue) && p.match.length > 0,
+  );
   const def = candidates.find((p) => p.targetIp === host) ?? candidates[0];
-  return def ? { def, records: mine.filter((r) => r.queue === queue) } : undefined;
+  if (!def) return undefined;
+  const queues = pathQueues(def);
+  return { def, records: mine.filter((r) => queues.includes(r.queue)) };
 }
 
 /**
@@ -64,7 +74,7 @@ export function pathTruth(
   // delay class, whose round trip is the target: the median of the mixture lies between routes.
   const mixed = !!found.def.mix || (found.def.routes?.length ?? 0) > 0;
   const own = mixed ? found.records.filter((r) => r.cls === 0) : found.records;
-  const applied = appliedRtt(own, found.def.queue);
+  const applied = appliedRtt(own, pathQueues(found.def));
   if (!applied) return undefined;
   const id = found.def.id;
   const target = found.def.rttMs;

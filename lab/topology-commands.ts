@@ -52,7 +52,8 @@ function linkCommands(prefix: string, profile: LabProfile): Argv[] {
 
 /** Namespace creation and wiring: links, addresses, forwarding, routes, MTUs. */
 export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv[] {
-  if (profile.name === 'seed-004' || profile.name === 'mesh') return buildStarCommands(prefix, profile);
+  if (profile.name === 'seed-004' || profile.name === 'mesh' || profile.name === 'one-way')
+    return buildStarCommands(prefix, profile);
   const ns = (r: LabRole) => nsName(prefix, r);
   const cmds = linkCommands(prefix, profile);
   // Routers forward; reverse-path filtering off so a half-swapped (asymmetric) state still works.
@@ -131,9 +132,12 @@ function buildStarCommands(prefix: string, profile: LabProfile): Argv[] {
  */
 export function buildDelayRuleCommands(prefix: string, profile: LabProfile): Argv[] {
   const cmds: Argv[] = [];
-  const rules = profile.paths.flatMap((p) => p.match.map((m) => ({ p, m })));
+  const rules = profile.paths.flatMap((p) => [
+    ...p.match.map((m) => ({ p, m, queue: p.queue })),
+    ...(p.reverse?.match ?? []).map((m) => ({ p, m, queue: p.reverse?.queue ?? p.queue })),
+  ]);
   const ordered = [...rules.filter((r) => r.m.length > 0), ...rules.filter((r) => r.m.length === 0)];
-  for (const { p, m } of ordered) {
+  for (const { p, m, queue } of ordered) {
     cmds.push([
       'ip',
       'netns',
@@ -146,7 +150,7 @@ export function buildDelayRuleCommands(prefix: string, profile: LabProfile): Arg
       '-j',
       'NFQUEUE',
       '--queue-num',
-      String(p.queue),
+      String(queue),
       '--queue-bypass',
     ]);
   }

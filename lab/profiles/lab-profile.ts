@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { TARGET_PORTS, type TargetPorts } from '../../core/target-ports.js';
 
-export const LAB_PROFILES = ['seed-000', 'seed-000-nlb', 'seed-002', 'seed-004', 'mesh'] as const;
+export const LAB_PROFILES = ['seed-000', 'seed-000-nlb', 'seed-002', 'seed-004', 'mesh', 'one-way'] as const;
 export type LabProfileName = (typeof LAB_PROFILES)[number];
 
 /** A namespace role: seed-000's (LAB_ROLES) or, in the seed-004 profile, an AZ id ("apne1-az2", "apne1-az1-ref"). */
@@ -67,6 +67,13 @@ export interface LabPathDef {
    * a round trip of `rttMs` each, the rest the path's. Exclusive with `mix`. NFQUEUE helper only.
    */
   routes?: { rttMs: number; share: number }[];
+  /**
+   * Asymmetric one-way delays (the one-way profile): `match` then selects only the way to the
+   * target, delayed by (1 − share) of the added round trip on `queue`, and `reverse.match` the
+   * way back, delayed by `share` of it on `reverse.queue` (the same delay namespace). Not with
+   * `mix`/`routes`. NFQUEUE helper only.
+   */
+  reverse?: { queue: number; match: string[][]; share: number };
   /**
    * The target address lives on the target namespace's loopback (not on a link), reached by a
    * host route on the router via that namespace's link address.
@@ -156,6 +163,7 @@ export function queuesByRole(profile: LabProfile): Map<LabRole, number[]> {
     if (p.match.length === 0) continue; // no delay of its own
     const list = m.get(p.delayRole) ?? [];
     list.push(p.queue);
+    if (p.reverse) list.push(p.reverse.queue);
     m.set(p.delayRole, list);
   }
   return m;

@@ -1,6 +1,7 @@
 /** The lab profiles by name, and the roles any of them uses. */
 import { LAB_PROFILES, type LabProfile, type LabRole } from './lab-profile.js';
 import { meshProfile } from './mesh-profile.js';
+import { oneWayProfile } from './one-way-profile.js';
 import { seed000NlbProfile, seed000Profile } from './seed-000-profile.js';
 import { seed002Profile } from './seed-002-profile.js';
 import { seed004Profile } from './seed-004-profile.js';
@@ -12,6 +13,7 @@ export function labProfile(name: string = 'seed-000'): LabProfile {
   if (name === 'seed-002') return seed002Profile();
   if (name === 'seed-004') return seed004Profile();
   if (name === 'mesh') return meshProfile();
+  if (name === 'one-way') return oneWayProfile();
   throw new Error(`unknown lab profile "${name}" (known: ${LAB_PROFILES.join(', ')})`);
 }
 
