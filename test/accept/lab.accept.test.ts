@@ -1,7 +1,7 @@
 /**
  * The namespace lab as README.md and docs/lab.md type it (root): `lab up`, the seed's plan,
  * `lab status`, `lab calibrate --path A`, `lab down`, `lab up --profile seed-002`, and the seed-004 AZ-pair flow (`lab up
- * --profile seed-004`, its plan, report, trend, `lab down`). Each run's figures come from `report --local RUN_ID --json`.
+ * --profile seed-004`, its plan, report, trend, `lab down`), and the one-way profile's plan. Each run's figures come from `report --local RUN_ID --json`.
  * Nothing of the lab is left afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,7 +61,7 @@ describe.sequential('README.md and docs/lab.md, the namespace lab', () => {
   it('brings the seed-000 lab up, runs its plan and measures every path', async () => {
     docCommand(
       'docs/lab.md',
-      'npx pathbench lab up [--profile seed-000|seed-002|seed-004|mesh] [--prefix pb-] [--no-calibrate]',
+      'npx pathbench lab up [--profile seed-000|seed-002|seed-004|mesh|one-way] [--prefix pb-] [--no-calibrate]',
     );
     docCommand('docs/lab.md', 'npx pathbench run --local --plan plans/lab-seed-000.json');
     const c = docCommand(
@@ -139,6 +139,27 @@ describe.sequential('README.md and docs/lab.md, the namespace lab', () => {
     expect(t.stdout).toContain(runIdOf(r));
     say(t, `${t.stdout.trim().split('\n').length} lines`);
     const down = await run('npx pathbench lab down');
+    expect(down.code, down.stderr).toBe(0);
+    expect(await labNamespaces()).toEqual([]);
+  });
+
+  it("runs the one-way profile's plan: every path's one-way figures, with no clock error, the way its delay is set", async () => {
+    const up = await run(docCommand('docs/lab.md', 'npx pathbench lab up --profile one-way'));
+    expect(up.code, up.stderr.slice(-2000)).toBe(0);
+    const r = await run(docCommand('docs/lab.md', 'npx pathbench run --local --plan plans/lab-one-way.json'));
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stdout).toMatch(/^run \S+: succeeded$/m);
+    const rep = await run(`npx pathbench report --local ${runIdOf(r)} --json`);
+    const s = JSON.parse(rep.stdout) as Summary;
+    const oneWay = (id: string) => s.paths.find((p) => p.id === id)?.results.find((x) => x.metric === 'rtt_us')?.oneWay;
+    for (const id of ['A', 'FWD', 'REV']) expect(oneWay(id), id).toMatchObject({ n: 3000, clock_error_us: 0 });
+    // FWD's delay is mostly on the way out, REV's on the way back (the profile's 80 % and 90 %)
+    expect(oneWay('FWD')!.fwd_p50_us!).toBeGreaterThan(3 * oneWay('FWD')!.rev_p50_us!);
+    expect(oneWay('REV')!.rev_p50_us!).toBeGreaterThan(5 * oneWay('REV')!.fwd_p50_us!);
+    expect(r.stdout).toMatch(/one-way p50 fwd [\d.]+ µs, rev [\d.]+ µs \(clocks ±0 µs\)/);
+    const line = (id: string) => `${id} fwd ${oneWay(id)?.fwd_p50_us} rev ${oneWay(id)?.rev_p50_us}`;
+    say(r, ['A', 'FWD', 'REV'].map(line).join(', '));
+    const down = await run(docCommand('docs/lab.md', 'npx pathbench lab down'));
     expect(down.code, down.stderr).toBe(0);
     expect(await labNamespaces()).toEqual([]);
   });
