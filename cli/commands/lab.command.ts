@@ -23,6 +23,12 @@ async function requireLab(): Promise<void> {
   if (!a.ok) throw new LabUnavailableError(a.reason ?? 'lab unavailable');
 }
 
+/** "; calibrated with <clock>" when some path was calibrated, else "; delays as set" (an uncalibrated profile). */
+function calibratedWith(s: LabStatus): string {
+  if (Object.keys(s.delay?.calibration ?? {}).length === 0) return '; delays as set (not calibrated)';
+  return s.delay?.clock ? `; calibrated with ${s.delay.clock}` : '';
+}
+
 /** Human-readable status: one line per fact, paths as a small table. */
 export function formatLabStatus(s: LabStatus): string {
   if (!s.up) {
@@ -31,11 +37,16 @@ export function formatLabStatus(s: LabStatus): string {
   const lines = [
     `lab ${s.profile} (${s.prefix}*) is up — ${s.healthy ? 'healthy' : 'NOT healthy'}`,
     `state file: ${s.stateFile}`,
-    `delay mechanism: ${s.delay?.mechanism}${s.delay?.clock ? `; calibrated with ${s.delay.clock}` : ''}; target servers: ${s.server}`,
+    `delay mechanism: ${s.delay?.mechanism}${calibratedWith(s)}; target servers: ${s.server}`,
     `client ${s.client?.ns}: ${s.client?.state}; credits: ${s.credits?.peakrate} burst ${s.credits?.burstBytes} B, then ${s.credits?.rate}`,
-    `routes: ${Object.entries(s.routes)
-      .map(([k, v]) => `${k} → ${v}`)
-      .join('; ')}`,
+    // Star profiles (seed-004, mesh, one-way) have no routes to swap.
+    ...(Object.keys(s.routes).length > 0
+      ? [
+          `routes: ${Object.entries(s.routes)
+            .map(([k, v]) => `${k} → ${v}`)
+            .join('; ')}`,
+        ]
+      : []),
     'paths:',
   ];
   for (const t of s.targets) {
@@ -45,7 +56,7 @@ export function formatLabStatus(s: LabStatus): string {
     );
   }
   lines.push(
-    `ports: tcp ${s.ports?.tcp}, http ${s.ports?.http}, iperf3 ${s.ports?.iperf3}, sockperf ${s.ports?.sockperf}`,
+    `ports: tcp ${s.ports?.tcp}, http ${s.ports?.http}, iperf3 ${s.ports?.iperf3}, sockperf ${s.ports?.sockperf}, pingpong ${s.ports?.pingpong}`,
   );
   for (const n of s.notes ?? []) lines.push(`note: ${n}`);
   for (const p of s.problems) lines.push(`problem: ${p}`);
