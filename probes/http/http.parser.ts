@@ -2,7 +2,9 @@
  * Parser for the agent's http raw output (`<probe>/<trial>.jsonl`, one JSON line per request)
  * into `http_latency_ms` sample records (request start → last body byte). Extras: status,
  * bytes, local_port (the client port, to tell reused keep-alive connections apart), and the
- * clock the sample came from.
+ * clock the sample came from. The C client's `net_ms` (the network's part by the kernel's
+ * software timestamps, probes/native/http-client.c) gives `ts_source: "kernel-sw"` and
+ * `host_us` = (latency − net) in µs, this host's own part; without it `ts_source` is `user`.
  */
 import { ParseError } from '../../core/errors.js';
 import type { SampleRecord } from '../../core/sample-record.js';
@@ -38,6 +40,8 @@ export const httpLines = jsonLinesParser('http', ({ at, obj }: Line, meta: Parse
   const clock = optString(obj, 'clock', at) ?? 'app-hrtime';
   if (!HTTP_CLOCKS.includes(clock)) throw new ParseError(`${at}: unknown clock ${JSON.stringify(clock)}`);
   const bytes = reqCount(obj, 'bytes', at);
+  const net = finiteOrNull(obj, 'net_ms', at);
+  if (net !== null && !ok) throw new ParseError(`${at}: net_ms on a failed request`);
   // A plain literal, optional keys added after: object spread here costs ~40× (1 M lines a file).
   const r: SampleRecord = {
     run_id: meta.runId,
@@ -58,6 +62,8 @@ export const httpLines = jsonLinesParser('http', ({ at, obj }: Line, meta: Parse
   if (!ok) r.error = error ?? 'error';
   if (status !== undefined) r.status = status;
   if (lport !== undefined) r.local_port = lport;
+  r.ts_source = net === null ? 'user' : 'kernel-sw';
+  if (net !== null && latency !== null) r.host_us = (latency - net) * 1000;
   return r;
 });
 

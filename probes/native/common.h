@@ -7,6 +7,9 @@
 #ifndef TCPING_COMMON_H
 #define TCPING_COMMON_H
 
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* The clock, inline: it is read inside the timed windows, where a call would be a cost. */
@@ -27,6 +30,18 @@ int valid_host(const char *h);
 
 /* Print the failure reason for errno `err` (unquoted) on stdout. */
 void print_error(int err);
+
+/*
+ * Kernel software timestamps (SO_TIMESTAMPING; common.c says how they are taken and matched):
+ * ts_enable turns them on for a socket (1 when it takes them; a TCP socket must be connected,
+ * its send counter then counts bytes from here), ts_of reads the stamp in a message's control
+ * data, recv_ts is recv() that also takes the receive stamp, tx_stamp finds a send's stamp on
+ * the error queue by its counter (-1: none).
+ */
+int ts_enable(int fd);
+long long ts_of(struct msghdr *m);
+ssize_t recv_ts(int fd, char *buf, size_t len, int flags, long long *rx_ts);
+long long tx_stamp(int fd, uint32_t id);
 
 /* The modes (tcping.c dispatches on argv[1]). */
 int run_tcp_connect(int argc, char **argv);

@@ -170,67 +170,6 @@ static uint32_t cached_maxerror_us(long long *checked_ns, uint32_t *cached) {
 /* ------------------------------------------------------------------ client */
 
 /*
- * Kernel software timestamps: SO_TIMESTAMPING stamps each request as the driver sends it (read
- * back from the socket's error queue, matched by its send counter, OPT_ID: datagrams for udp,
- * bytes for tcp) and each reply as the stack receives it (a control message on the recvmsg that
- * reads it; for tcp the one that read the reply's last bytes). Their difference is
- * the round trip the network and the far end took, without this host's send and receive paths;
- * rtt_ns − net_ns is this host's own part. 1 when the socket takes them.
- */
-static int ts_enable(int fd) {
-  int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
-              SOF_TIMESTAMPING_OPT_TSONLY | SOF_TIMESTAMPING_OPT_ID;
-  return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0;
-}
-
-/* The software timestamp (CLOCK_REALTIME ns) in a message's control data, or -1. */
-static long long ts_of(struct msghdr *m) {
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING) continue;
-    struct scm_timestamping t;
-    memcpy(&t, CMSG_DATA(c), sizeof t);
-    if (t.ts[0].tv_sec != 0 || t.ts[0].tv_nsec != 0) return (long long)t.ts[0].tv_sec * 1000000000LL + t.ts[0].tv_nsec;
-  }
-  return -1;
-}
-
-/* recv() that also takes the reply's receive timestamp into *rx_ts when rx_ts is not NULL. */
-static ssize_t recv_ts(int fd, char *buf, size_t len, int flags, long long *rx_ts) {
-  if (rx_ts == NULL) return recv(fd, buf, len, flags);
-  char control[256];
-  struct iovec iov = {.iov_base = buf, .iov_len = len};
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
-  ssize_t n = recvmsg(fd, &m, flags);
-  if (n >= 0) *rx_ts = ts_of(&m);
-  return n;
-}
-
-/*
- * The send timestamp of request number `id` (0-based, the socket's send counter) from the error
- * queue, or -1; read after the exchange, outside its timed window. Stamps of earlier sends (a
- * timed-out exchange's) are read and dropped on the way.
- */
-static long long tx_stamp(int fd, uint32_t id) {
-  long long found = -1;
-  for (;;) {
-    char control[512];
-    char data[64];
-    struct iovec iov = {.iov_base = data, .iov_len = sizeof data};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
-    if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return found;
-    long long ts = ts_of(&m);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
-      if (!((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
-            (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)))
-        continue;
-      struct sock_extended_err e;
-      memcpy(&e, CMSG_DATA(c), sizeof e);
-      if (e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING && e.ee_data == id) found = ts;
-    }
-  }
-}
-
-/*
  * One recv() toward a reply: n > 0 bytes, 0 when the peer closed, or -1 with errno (ETIMEDOUT at
  * `deadline`). busy: spin on recv(MSG_DONTWAIT) + sched_yield(). block: the first call of an
  * exchange (*calls == 0) is one blocking recv() on the blocking socket, bounded by SO_RCVTIMEO;

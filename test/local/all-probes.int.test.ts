@@ -60,10 +60,10 @@ describe('one path, every probe kind', () => {
       expect(r.n, `${r.probe}/${r.metric}`).toBeGreaterThan(0);
       expect(r.loss, `${r.probe}/${r.metric}`).toBe(0);
     }
-    // The kernel timed tcp-connect and pingpong here: each shows the client's own part beside
-    // its figure (the pingpong network figure is a metric of its own, so it has none).
+    // The kernel timed tcp-connect, http and pingpong here: each shows the client's own part
+    // beside its figure (the pingpong network figure is a metric of its own, so it has none).
     const hosts = s.paths[0].results.filter((r) => r.host).map((r) => `${r.probe}/${r.metric}`);
-    expect(hosts.sort()).toEqual(['pingpong/rtt_us', 'tcp-connect/connect_rtt_ms']);
+    expect(hosts.sort()).toEqual(['http/http_latency_ms', 'pingpong/rtt_us', 'tcp-connect/connect_rtt_ms']);
     for (const r of s.paths[0].results.filter((x) => x.host)) {
       expect(r.host?.ts_source).toBe('kernel-sw');
       // Every sample with both stamps; an exchange whose stamp the kernel did not deliver has none.
@@ -71,6 +71,10 @@ describe('one path, every probe kind', () => {
       expect(r.host?.n).toBeLessThanOrEqual(r.n);
       expect(r.host?.p50_us, r.probe).toBeGreaterThan(0);
     }
+    // pingpong against its echo server on this same kernel: one-way figures with no clock error.
+    const pp = s.paths[0].results.find((r) => r.probe === 'pingpong' && r.metric === 'rtt_us');
+    expect(pp?.oneWay?.clock_error_us).toBe(0);
+    expect(pp?.oneWay?.n).toBeGreaterThan((pp?.n ?? 0) / 2);
   });
 
   it('stores a manifest and a summary their schemas read back whole, and records the sample schema takes', async () => {

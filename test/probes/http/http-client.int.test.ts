@@ -171,6 +171,28 @@ describe.each(CLIENTS)('http probe, %s client, concurrency %i, against real serv
     expect(new Set(recs.map((r) => r.local_port)).size).toBe(8);
   });
 
+  it("the C client times each request's network part by the kernel's stamps, with and without keep-alive", async () => {
+    const port = await listen(
+      http.createServer((_req, res) => res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100))),
+    );
+    for (const keepAlive of [true, false]) {
+      const { recs } = await probeAt(client, port, { keepAlive, count: 40 }, c);
+      expect(recs.filter((r) => r.ok)).toHaveLength(40);
+      if (client === 'node') {
+        // The Node client has no kernel stamps: the app clock only.
+        expect(recs.every((r) => r.ts_source === 'user' && r.host_us === undefined)).toBe(true);
+        continue;
+      }
+      // Every request stamped, also with a connection per request (the stamps stay switched on).
+      expect(recs.filter((r) => r.ts_source === 'kernel-sw').length, `keepAlive ${keepAlive}`).toBe(40);
+      for (const r of recs) {
+        // The host's own part: positive, and less than the whole request.
+        expect(r.host_us as number).toBeGreaterThan(0);
+        expect(r.host_us as number).toBeLessThan((r.value as number) * 1000);
+      }
+    }
+  });
+
   const framings: [string, string, boolean, { bytes: number; status: number; reused: boolean }][] = [
     [
       'interim 100 then the answer',

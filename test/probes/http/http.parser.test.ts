@@ -18,6 +18,16 @@ describe('parseHttp on hand-written input', () => {
     ['fractional status', '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"status":2.5,"bytes":1}', /status/],
     ['oha summary JSON', '{"summary":{"successRate":1}}', /line 1: seq must be an integer/],
     [
+      'a network part on a failed request',
+      '{"seq":1,"t_start":1,"t_end":2,"ok":false,"latency_ms":null,"error":"timeout","bytes":0,"net_ms":0.5}',
+      /line 1: net_ms on a failed request/,
+    ],
+    [
+      'a negative network part',
+      '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"bytes":1,"net_ms":-1}',
+      /net_ms must be a number ≥ 0/,
+    ],
+    [
       'an unknown clock',
       '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"bytes":1,"clock":"sundial"}',
       /line 1: unknown clock "sundial"/,
@@ -32,6 +42,18 @@ describe('parseHttp on hand-written input', () => {
     const n = '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"bytes":1}';
     expect(parseHttp(c, META)[0].clock).toBe('httping-monotonic');
     expect(parseHttp(n, META)[0].clock).toBe('app-hrtime');
+  });
+
+  it("the C client's kernel-timed network part gives the host part (latency − network) and ts_source kernel-sw", () => {
+    const c =
+      '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":0.0745,"bytes":1,"net_ms":0.0383,"clock":"httping-monotonic"}';
+    const [r] = parseHttp(c, META);
+    expect(r).toMatchObject({ value: 0.0745, ts_source: 'kernel-sw' });
+    expect(r.host_us).toBeCloseTo(36.2, 9);
+    // Without it (no stamps, or the Node client): the app clock only, no host part.
+    const [n] = parseHttp('{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1,"bytes":1}', META);
+    expect(n.ts_source).toBe('user');
+    expect(n.host_us).toBeUndefined();
   });
 
   it('parseRaw dispatches http', () => {
