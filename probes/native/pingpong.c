@@ -38,6 +38,7 @@
  *   seq,tx_ns,rtt_ns,status,net_ns,fwd_ns,rev_ns,clock_err_us
  *   1,812345678901,23456,ok,17012,7020,6105,0
  *   2,812345702407,,timeout,,,,
+ *   # clocks client_maxerror_us=unsync server_maxerror_us=unsync one_kernel=1
  *   # end exchanges=2 ok=1
  * tx_ns is CLOCK_MONOTONIC at send; adding realtime_minus_monotonic_ns gives epoch ns. status is
  * ok or a failure (timeout, reset, closed, refused …, common.c's vocabulary); a series that cannot
@@ -403,6 +404,9 @@ int run_pingpong(int argc, char **argv) {
   long ok = 0, seq = 0;
   long long maxerr_checked = 0;
   uint32_t maxerr_cached = PP_UNSYNC;
+  /* Each end's clock bound over the series (the largest seen; -1: none seen, PP_UNSYNC: unsynchronised at some point). */
+  long long mine_max = -1, theirs_max = -1;
+  int one_kernel = 0;
   for (;;) {
     if (count > 0 && seq >= count) break;
     if (end > 0 && seq > 0 && now_ns(CLOCK_MONOTONIC) >= end) break;
@@ -450,11 +454,14 @@ int run_pingpong(int argc, char **argv) {
       /* one way: the stamps on each end's own clock, and the bound on their difference */
       long long bound = -1;
       if (stamp != NULL) {
+        uint32_t mine = cached_maxerror_us(&maxerr_checked, &maxerr_cached), theirs = get_u32(stamp + 24);
+        if (mine_max != PP_UNSYNC) mine_max = mine > mine_max ? mine : mine_max;
+        if (theirs_max != PP_UNSYNC) theirs_max = theirs > theirs_max ? theirs : theirs_max;
         if (get_u32(stamp + 4) == boot_tag() && boot_tag() != 0) {
           bound = 0;
-        } else {
-          uint32_t mine = cached_maxerror_us(&maxerr_checked, &maxerr_cached), theirs = get_u32(stamp + 24);
-          if (mine != PP_UNSYNC && theirs != PP_UNSYNC) bound = (long long)mine + theirs;
+          one_kernel = 1;
+        } else if (mine != PP_UNSYNC && theirs != PP_UNSYNC) {
+          bound = (long long)mine + theirs;
         }
       }
       if (bound >= 0) {
@@ -471,6 +478,14 @@ int run_pingpong(int argc, char **argv) {
     /* A TCP stream out of step (timeout, reset) cannot go on; UDP just lost one exchange. */
     if (!udp) break;
     if (err != ETIMEDOUT) break;
+  }
+  /* each end's clock bound over the series, when the server sent its readings (µs; unsync: not disciplined) */
+  if (mine_max >= 0) {
+    fputs("# clocks client_maxerror_us=", stdout);
+    if (mine_max == PP_UNSYNC) fputs("unsync", stdout); else printf("%lld", mine_max);
+    fputs(" server_maxerror_us=", stdout);
+    if (theirs_max == PP_UNSYNC) fputs("unsync", stdout); else printf("%lld", theirs_max);
+    printf(" one_kernel=%d\n", one_kernel);
   }
   printf("# end exchanges=%ld ok=%ld\n", seq, ok);
   fflush(stdout);

@@ -26,8 +26,14 @@ import type { PingpongProbe } from './pingpong.schema.js';
  * Counts from the END of a log (its last 64 KiB, so a 1 M-line log is never read whole): the
  * helper's "# end exchanges=N ok=M" line, and the last failure's status before it.
  */
-export function summarizePingpongTail(tail: string): { exchanges: number; ok: number; lastError?: string } {
+export function summarizePingpongTail(tail: string): {
+  exchanges: number;
+  ok: number;
+  lastError?: string;
+  clocks?: PingpongClocks;
+} {
   const lines = tail.split('\n');
+  const clocks = clocksOf([...lines].reverse().find((l) => l.startsWith('# clocks ')));
   const end = /^# end exchanges=(\d+) ok=(\d+)$/.exec([...lines].reverse().find((l) => l.startsWith('# end')) ?? '');
   const lastError = lines
     .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('seq,'))
@@ -35,7 +41,32 @@ export function summarizePingpongTail(tail: string): { exchanges: number; ok: nu
     .map((l) => l.split(',')[3] ?? '')
     .reverse()
     .find((s) => s !== 'ok');
-  return { exchanges: end ? Number(end[1]) : 0, ok: end ? Number(end[2]) : 0, ...(lastError ? { lastError } : {}) };
+  return {
+    exchanges: end ? Number(end[1]) : 0,
+    ok: end ? Number(end[2]) : 0,
+    ...(lastError ? { lastError } : {}),
+    ...(clocks ? { clocks } : {}),
+  };
+}
+
+/**
+ * Each end's clock over a series, from the helper's "# clocks" line: its largest adjtimex maximum
+ * error in µs, or "unsync" when it was not disciplined at some point; oneKernel when both ends
+ * are one kernel (one clock, no error between them). Absent when the server sent no readings.
+ */
+export interface PingpongClocks {
+  clientMaxErrorUs: number | 'unsync';
+  serverMaxErrorUs: number | 'unsync';
+  oneKernel: boolean;
+}
+
+function clocksOf(line: string | undefined): PingpongClocks | undefined {
+  const m = /^# clocks client_maxerror_us=(\d+|unsync) server_maxerror_us=(\d+|unsync) one_kernel=([01])$/.exec(
+    line ?? '',
+  );
+  if (!m) return undefined;
+  const bound = (v: string) => (v === 'unsync' ? 'unsync' : Number(v));
+  return { clientMaxErrorUs: bound(m[1]), serverMaxErrorUs: bound(m[2]), oneKernel: m[3] === '1' };
 }
 
 async function readTail(file: string, bytes = 1 << 16): Promise<string> {
@@ -126,6 +157,7 @@ async function pingpongTrial(
     endedAtMs,
     exchanges: sum.exchanges,
     ok: sum.ok,
+    ...(sum.clocks ? { clocks: sum.clocks } : {}),
     ...(result.notes?.length ? { notes: result.notes } : {}),
     ...(reason ? { reason } : {}),
     ...nic,

@@ -126,7 +126,10 @@ describe('pingpong probe on loopback (real helper, real echo server)', () => {
       expect(recs[0]).toMatchObject({ request_bytes: req, response_bytes: resp });
       expect(JSON.parse(readFileSync(path.join(c.outDir, 'pingpong', '1.meta.json'), 'utf8'))).toMatchObject({
         wait: wait ?? 'busy',
+        // each end's clock over the series: one kernel here; each bound a number or "unsync"
+        clocks: { oneKernel: true },
       });
+      expect(raw).toMatch(/^# clocks client_maxerror_us=(\d+|unsync) server_maxerror_us=(\d+|unsync) one_kernel=1$/m);
     });
   }
 

@@ -8,6 +8,7 @@ import {
   PINGPONG_CLOCKS,
   parsePingpong,
 } from '../../../probes/pingpong/pingpong.parser.js';
+import { summarizePingpongTail } from '../../../probes/pingpong/pingpong.runner.js';
 
 const meta = { runId: 'r1', pathId: 'p1', probe: 'pingpong', trial: 1 };
 const OFFSET_NS = 1_796_000_000_000_000_000;
@@ -162,5 +163,19 @@ describe('parsePingpong', () => {
     const other = parseRawLenient('pingpong', 'hello\n', meta);
     expect(other.stats.rejected).toBe(1);
     expect(other.records).toEqual([]);
+  });
+});
+
+describe('summarizePingpongTail', () => {
+  it("reads the counts, the last failure and each end's clock bound from a log's end", () => {
+    const tail = `1,1000,900,ok,800,400,300,1250\n2,2000,,timeout,,,,\n# clocks client_maxerror_us=500 server_maxerror_us=unsync one_kernel=0\n# end exchanges=2 ok=1\n`;
+    expect(summarizePingpongTail(tail)).toEqual({
+      exchanges: 2,
+      ok: 1,
+      lastError: 'timeout',
+      clocks: { clientMaxErrorUs: 500, serverMaxErrorUs: 'unsync', oneKernel: false },
+    });
+    // A server that sent no readings: no clocks.
+    expect(summarizePingpongTail('1,1000,900,ok,800,,,\n# end exchanges=1 ok=1\n')).toEqual({ exchanges: 1, ok: 1 });
   });
 });
