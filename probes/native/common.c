@@ -79,12 +79,13 @@ void print_error(int err) {
 }
 
 /*
- * Kernel software timestamps: SO_TIMESTAMPING stamps each request as the driver sends it (read
- * back from the socket's error queue, matched by its send counter, OPT_ID: datagrams for udp,
- * bytes for tcp) and each reply as the stack receives it (a control message on the recvmsg that
- * reads it; for tcp the one that read the reply's last bytes). Their difference is
- * the round trip the network and the far end took, without this host's send and receive paths;
- * rtt_ns − net_ns is this host's own part. 1 when the socket takes them.
+ * Kernel software timestamps (pingpong.c, http-client.c): SO_TIMESTAMPING stamps each request as
+ * the driver sends it (read back from the socket's error queue, matched by its send counter,
+ * OPT_ID: datagrams for udp, bytes for tcp, from when the option was set; a TCP socket takes it
+ * only once connected) and each reply as the stack receives it (a control message on the recvmsg
+ * that reads it; for tcp the one that read the reply's last bytes). Their difference is the round
+ * trip the network and the far end took, without this host's send and receive paths; the
+ * probe's own figure minus it is this host's part. 1 when the socket takes them.
  */
 int ts_enable(int fd) {
   int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
