@@ -95,13 +95,17 @@
  *      Equal tags are one kernel, so one CLOCK_REALTIME (the lab's namespaces): no clock error.
  *   8  i64 the request's receive stamp, CLOCK_REALTIME ns (the kernel's software stamp of the
  *      segment that brought its last byte; the server's clock after the read when it has none)
- *   16 i64 the server's CLOCK_REALTIME just before it sends the response (user space: the
- *      server's send path is in the reverse figure)
+ *   16 i64 the server's CLOCK_REALTIME just before it sends the response (user space)
  *   24 u32 the server clock's maximum error in µs (adjtimex maxerror, which chrony and ntpd keep
  *      up to date and the kernel grows by 500 ppm between updates); 0xffffffff when unsynchronised
- *   28 u32 reserved (0)
+ *   28 u32 the server's send path, ns: the least over its last PP_PATHS responses of a response's
+ *      driver send stamp (SO_TIMESTAMPING, read back after it went) − the server's clock before
+ *      its send; 0xffffffff when unknown. A response cannot carry its own driver stamp; the
+ *      recent undisturbed path (the least, not the last: one preempted send must not push the
+ *      next reverse figure below zero) stands in for it.
  * The client then has forward = server receive − its own send stamp and reverse = its own receive
- * stamp − server send, and their error bound: 0 with equal boot tags, else the sum of both ends'
+ * stamp − (server send + that send path: the driver's moment, as forward's start is), and their
+ * error bound: 0 with equal boot tags, else the sum of both ends'
  * maximum errors, unknown when either is unsynchronised (then neither figure is printed). An older
  * server refuses "PPG2" (the client reconnects with "PPG1") or echoes UDP without the trailer.
  */
@@ -148,14 +152,48 @@ static long long get_i64(const char *p) {
   return (long long)(((unsigned long long)get_u32(p) << 32) | get_u32(p + 4));
 }
 
-/* The server's trailer for a request received at rx_ns; its send time is read last. */
-static void put_trailer(char *t, long long rx_ns, uint32_t maxerr) {
+/*
+ * The server's trailer for a request received at rx_ns, with its previous response's send path;
+ * its send time is read last and returned.
+ */
+static long long put_trailer(char *t, long long rx_ns, uint32_t maxerr, uint32_t prev_path_ns) {
   memcpy(t, "PBT1", 4);
   put_u32(t + 4, boot_tag());
   put_i64(t + 8, rx_ns);
   put_u32(t + 24, maxerr);
-  put_u32(t + 28, 0);
-  put_i64(t + 16, now_ns(CLOCK_REALTIME));
+  put_u32(t + 28, prev_path_ns);
+  long long tx = now_ns(CLOCK_REALTIME);
+  put_i64(t + 16, tx);
+  return tx;
+}
+
+/* Send paths remembered for the trailer's estimate (the least of them). */
+#define PP_PATHS 32
+struct send_paths {
+  uint32_t ns[PP_PATHS];
+  unsigned n;
+};
+
+/* Remember one response's send path; the least of the last PP_PATHS (PP_UNSYNC: none yet). */
+static uint32_t paths_add(struct send_paths *p, uint32_t ns) {
+  if (ns != PP_UNSYNC) p->ns[p->n++ % PP_PATHS] = ns;
+  uint32_t least = PP_UNSYNC;
+  for (unsigned i = 0; i < (p->n < PP_PATHS ? p->n : PP_PATHS); i++) least = p->ns[i] < least ? p->ns[i] : least;
+  return least;
+}
+
+/* The send path of a response sent at user time `tx` whose send counter id is `id` (PP_UNSYNC: no stamp). */
+static uint32_t send_path_ns(int fd, uint32_t id, long long tx) {
+  long long stamp = tx_stamp(fd, id);
+  if (stamp <= 0 || stamp < tx || stamp - tx >= (long long)PP_UNSYNC) return PP_UNSYNC;
+  return (uint32_t)(stamp - tx);
+}
+
+/* Server sockets: receive stamps, and send stamps read back for the send path (OPT_ID counts). */
+static void server_stamps(int fd) {
+  int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
+              SOF_TIMESTAMPING_OPT_TSONLY | SOF_TIMESTAMPING_OPT_ID;
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
 }
 
 /* This end's maximum error, re-read at most once a second (a syscall kept out of most exchanges). */
@@ -466,7 +504,9 @@ int run_pingpong(int argc, char **argv) {
       }
       if (bound >= 0) {
         long long sent = tx_ts > 0 ? tx_ts : t0 + offset, got = rx_ts > 0 ? rx_ts : t1 + offset;
-        printf(",%lld,%lld,%lld\n", get_i64(stamp + 8) - sent, got - get_i64(stamp + 16), bound);
+        uint32_t path = get_u32(stamp + 28);
+        long long srv_sent = get_i64(stamp + 16) + (path == PP_UNSYNC ? 0 : (long long)path);
+        printf(",%lld,%lld,%lld\n", get_i64(stamp + 8) - sent, got - srv_sent, bound);
       } else {
         fputs(",,,\n", stdout);
       }
@@ -532,12 +572,12 @@ static void *serve_tcp_conn(void *arg) {
       (memcmp(setup, "PPG1", 4) == 0 || memcmp(setup, "PPG2", 4) == 0)) {
     /* PPG2: every response carries the trailer with this end's clock readings */
     int stamps = setup[3] == '2';
-    if (stamps) {
-      int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
-      setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
-    }
+    /* before "PPOK": the send counter then counts its 4 bytes first */
+    if (stamps) server_stamps(fd);
     long long maxerr_checked = 0, rx_ns = 0;
-    uint32_t maxerr = PP_UNSYNC;
+    uint32_t maxerr = PP_UNSYNC, path = PP_UNSYNC;
+    struct send_paths paths = {.n = 0};
+    unsigned long long sent = 4;
     uint32_t q, r;
     memcpy(&q, setup + 4, 4);
     memcpy(&r, setup + 8, 4);
@@ -549,8 +589,13 @@ static void *serve_tcp_conn(void *arg) {
         while (read_exact(fd, in, req, stamps ? &rx_ns : NULL) == 0) {
           /* An echo returns what came; a transaction of another size returns zeros after it. */
           memcpy(out, in, req < resp ? req : resp);
-          if (stamps) put_trailer(out + resp, rx_ns, cached_maxerror_us(&maxerr_checked, &maxerr));
-          if (send_all(fd, out, resp + (stamps ? PP_TRAILER : 0), 0) != 0) break;
+          long long tx = 0;
+          if (stamps) tx = put_trailer(out + resp, rx_ns, cached_maxerror_us(&maxerr_checked, &maxerr), path);
+          size_t len = resp + (stamps ? PP_TRAILER : 0);
+          if (send_all(fd, out, len, 0) != 0) break;
+          /* the kernel stamps a send's last byte; read after the response went, for the next one */
+          sent += len;
+          if (stamps) path = paths_add(&paths, send_path_ns(fd, (uint32_t)(sent - 1), tx));
         }
       }
     }
@@ -565,10 +610,10 @@ static void *serve_tcp_conn(void *arg) {
 static void *serve_udp(void *arg) {
   int fd = (int)(intptr_t)arg;
   static char buf[PP_MAX_BYTES + PP_TRAILER];
-  int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
-  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
+  server_stamps(fd);
   long long maxerr_checked = 0;
-  uint32_t maxerr = PP_UNSYNC;
+  uint32_t maxerr = PP_UNSYNC, path = PP_UNSYNC, sent = 0;
+  static struct send_paths paths;
   for (;;) {
     struct sockaddr_storage from;
     char control[256];
@@ -582,13 +627,19 @@ static void *serve_udp(void *arg) {
     ssize_t n = recvmsg(fd, &m, 0);
     if (n < 0) continue;
     size_t len = (size_t)n;
+    long long tx = 0;
     /* "PBS?" after the sequence number: the client asks for this end's clock readings */
     if (n >= 12 && memcmp(buf + 8, "PBS?", 4) == 0) {
       long long rx = ts_of(&m);
-      put_trailer(buf + n, rx > 0 ? rx : now_ns(CLOCK_REALTIME), cached_maxerror_us(&maxerr_checked, &maxerr));
+      tx = put_trailer(buf + n, rx > 0 ? rx : now_ns(CLOCK_REALTIME), cached_maxerror_us(&maxerr_checked, &maxerr),
+                       path);
       len += PP_TRAILER;
     }
-    sendto(fd, buf, len, 0, (struct sockaddr *)&from, m.msg_namelen);
+    if (sendto(fd, buf, len, 0, (struct sockaddr *)&from, m.msg_namelen) < 0) continue;
+    /* every send's stamp is read back (a full error queue would take the receive buffer): the
+       counter counts datagrams; a stamped response's path serves the next one */
+    uint32_t got = send_path_ns(fd, sent++, tx);
+    if (tx != 0) path = paths_add(&paths, got);
   }
   return NULL;
 }
