@@ -111,7 +111,8 @@ export async function applyDelays(b: LabBuilder, nfqBin: string | undefined): Pr
   }
   if (!nfqBin) throw new LabCommandError('nfq-delay helper is not built');
   for (const [role, queues] of queuesByRole(b.profile)) {
-    // Half per direction: one-way delays stay symmetric like a real long link (queueArg).
+    // Half per direction: one-way delays stay symmetric like a real long link (queueArg), but
+    // for an asymmetric path, whose way back has a queue of its own (reverseQueueArg).
     const args = queues.map((q) => {
       const back = b.profile.paths.find((x) => x.reverse?.queue === q);
       if (back?.reverse) return reverseQueueArg(back.reverse, added[back.id] ?? 0);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { queueArg } from '../../lab/delay.js';
+import { queueArg, reverseQueueArg } from '../../lab/delay.js';
 import { allNamespaces } from '../../lab/namespace-names.js';
+import { queuesByRole } from '../../lab/profiles/lab-profile.js';
+import { oneWayProfile } from '../../lab/profiles/one-way-profile.js';
 import { labProfile } from '../../lab/profiles/profile-by-name.js';
 import { seed000NlbProfile, seed000Profile } from '../../lab/profiles/seed-000-profile.js';
 import { buildCreditCommand, buildDelayRuleCommands, buildTopologyCommands } from '../../lab/topology-commands.js';
@@ -120,5 +122,34 @@ describe('lab topology (seed-000)', () => {
 
   it('rejects an unknown profile with a one-line error', () => {
     expect(() => labProfile('seed-999')).toThrow(/unknown lab profile "seed-999"/);
+  });
+});
+
+describe('lab topology (one-way)', () => {
+  const profile = oneWayProfile();
+  it('holds each direction of an asymmetric path on a queue of its own, with its share of the delay', () => {
+    const fwd = profile.paths.find((p) => p.id === 'FWD')!;
+    // 1,920 µs added: 80 % out on queue 2, 20 % back on queue 3; a symmetric path half each way
+    expect(queueArg(fwd, 1920)).toBe('2:1536.0');
+    expect(reverseQueueArg(fwd.reverse!, 1920)).toBe('3:384.0');
+    expect(queueArg(profile.paths.find((p) => p.id === 'A')!, 420)).toBe('1:210.0');
+    expect(queuesByRole(profile).get('router')).toEqual([1, 2, 3, 4, 5]);
+    const rules = buildDelayRuleCommands('pb-', profile).map((c) => c.slice(5).join(' '));
+    expect(rules).toEqual([
+      '-A FORWARD -d 10.0.2.0/24 -j NFQUEUE --queue-num 1 --queue-bypass',
+      '-A FORWARD -s 10.0.2.0/24 -j NFQUEUE --queue-num 1 --queue-bypass',
+      '-A FORWARD -d 10.0.3.0/24 -j NFQUEUE --queue-num 2 --queue-bypass',
+      '-A FORWARD -s 10.0.3.0/24 -j NFQUEUE --queue-num 3 --queue-bypass',
+      '-A FORWARD -d 10.0.4.0/24 -j NFQUEUE --queue-num 4 --queue-bypass',
+      '-A FORWARD -s 10.0.4.0/24 -j NFQUEUE --queue-num 5 --queue-bypass',
+    ]);
+    // a star: every host's default route points at the router
+    const routes = buildTopologyCommands('pb-', profile).filter((c) => c.includes('default'));
+    expect(routes.map((c) => c.join(' '))).toEqual([
+      'ip -n pb-client route add default via 10.0.1.1',
+      'ip -n pb-a route add default via 10.0.2.1',
+      'ip -n pb-b route add default via 10.0.3.1',
+      'ip -n pb-e route add default via 10.0.4.1',
+    ]);
   });
 });
