@@ -52,8 +52,7 @@ function linkCommands(prefix: string, profile: LabProfile): Argv[] {
 
 /** Namespace creation and wiring: links, addresses, forwarding, routes, MTUs. */
 export function buildTopologyCommands(prefix: string, profile: LabProfile): Argv[] {
-  if (profile.name === 'seed-004' || profile.name === 'mesh' || profile.name === 'one-way')
-    return buildStarCommands(prefix, profile);
+  if (profile.star) return buildStarCommands(prefix, profile);
   const ns = (r: LabRole) => nsName(prefix, r);
   const cmds = linkCommands(prefix, profile);
   // Routers forward; reverse-path filtering off so a half-swapped (asymmetric) state still works.
@@ -120,8 +119,11 @@ function buildStarCommands(prefix: string, profile: LabProfile): Argv[] {
   const ns = (r: LabRole) => nsName(prefix, r);
   const cmds = linkCommands(prefix, profile);
   cmds.push(['ip', 'netns', 'exec', ns('router'), 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
-  for (const l of profile.links)
-    cmds.push(['ip', '-n', ns(l.b.role), 'route', 'add', 'default', 'via', hostOf(l.a.addr)]);
+  for (const l of profile.links) {
+    // Every link joins the router and one host, in either order.
+    const [router, host] = l.a.role === 'router' ? [l.a, l.b] : [l.b, l.a];
+    cmds.push(['ip', '-n', ns(host.role), 'route', 'add', 'default', 'via', hostOf(router.addr)]);
+  }
   return cmds;
 }
 

@@ -53,8 +53,16 @@ export const PINGPONG_LIKELY_EXCHANGE_SECONDS = 0.002;
  * taking its whole timeout (3,000 exchanges would otherwise be a 300 s first wait for 6 s of work).
  */
 export function likelySeconds(probe: ProbeSpec): number {
-  if (probe.kind !== 'pingpong' || probe.count === 0) return estimateSeconds(probe);
-  const byCount = probe.count * Math.min(PINGPONG_LIKELY_EXCHANGE_SECONDS, probe.timeoutMs / 1000);
+  if (probe.kind !== 'pingpong') return estimateSeconds(probe);
+  return pingpongSeconds(probe, Math.min(PINGPONG_LIKELY_EXCHANGE_SECONDS, probe.timeoutMs / 1000));
+}
+
+/**
+ * A pingpong series at `exchangeSeconds` an exchange: bounded by its count or its duration; +3 s
+ * a trial for the helper's build and the log's compression.
+ */
+function pingpongSeconds(probe: Extract<ProbeSpec, { kind: 'pingpong' }>, exchangeSeconds: number): number {
+  const byCount = probe.count > 0 ? probe.count * exchangeSeconds : Number.POSITIVE_INFINITY;
   const byDuration = probe.durationSeconds > 0 ? probe.durationSeconds : Number.POSITIVE_INFINITY;
   return (probe.trials ?? 1) * (Math.min(byCount, byDuration) + 3);
 }
@@ -75,13 +83,9 @@ export function estimateSeconds(probe: ProbeSpec): number {
     case 'ping':
       // The runner's own deadline: every interval, the last reply's timeout and its 5 s margin.
       return (probe.count * probe.intervalMs + probe.timeoutMs) / 1000 + 5;
-    case 'pingpong': {
-      // Bounded by its duration, or by every exchange taking its whole timeout; +3 s for the
-      // helper's build and the log's compression.
-      const byCount = probe.count > 0 ? (probe.count * probe.timeoutMs) / 1000 : Number.POSITIVE_INFINITY;
-      const byDuration = probe.durationSeconds > 0 ? probe.durationSeconds : Number.POSITIVE_INFINITY;
-      return (probe.trials ?? 1) * (Math.min(byCount, byDuration) + 3);
-    }
+    case 'pingpong':
+      // At worst every exchange takes its whole timeout.
+      return pingpongSeconds(probe, probe.timeoutMs / 1000);
   }
 }
 

@@ -90,9 +90,9 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
         x.unit === r.unit,
     );
     if (unflagged) result.unflagged = figures(unflagged);
-    const host = hostRows.find(
-      (h) => h.path === r.path && h.probe === r.probe && h.metric === r.metric && h.unit === r.unit,
-    );
+    // The host part and the one-way delays of this group, where its samples carry them.
+    const ofGroup = (x: Row) => x.path === r.path && x.probe === r.probe && x.metric === r.metric && x.unit === r.unit;
+    const host = hostRows.find(ofGroup);
     if (host && Number(host.n) > 0)
       result.host = {
         n: Number(host.n),
@@ -100,9 +100,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
         p99_us: num(host.p99),
         ts_source: String(host.ts_source),
       };
-    const oneWay = oneWayRows.find(
-      (h) => h.path === r.path && h.probe === r.probe && h.metric === r.metric && h.unit === r.unit,
-    );
+    const oneWay = oneWayRows.find(ofGroup);
     if (oneWay && Number(oneWay.n) > 0)
       result.oneWay = {
         n: Number(oneWay.n),

@@ -126,6 +126,11 @@ export interface LabProfile {
   clientIngressRate?: string;
   /** Whether `lab up` calibrates the delays by TCP-connect RTT (default true; false: delays as set — e.g. mixed delays have no single p50 to tune). */
   calibrate?: boolean;
+  /**
+   * A star: hosts on links to one forwarding router, each with its default route to it
+   * (seed-004, mesh, one-way); otherwise seed 000's Tokyo/Osaka topology with its next hops.
+   */
+  star?: boolean;
   /** The only delay mechanism the profile works with (several paths share one interface: not netem). */
   delay?: 'nfqueue';
   paths: LabPathDef[];

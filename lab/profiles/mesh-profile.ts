@@ -30,6 +30,7 @@ export function meshProfile(): LabProfile {
     clientRole: hosts[0].role,
     serverRoles: hosts.map((h) => h.role),
     extraClientRoles: hosts.slice(1).map((h) => h.role),
+    star: true,
     calibrate: false,
     delay: 'nfqueue',
     paths,

@@ -11,13 +11,16 @@
  * against (test/lab/one-way.lab.test.ts). Not calibrated: the delays are as set, the bare
  * topology's ~0.08 ms taken off the round trip (BARE_RTT_GUESS_MS) as everywhere.
  */
-import { matchBothWays as both, IN_REGION_MTU, LAB_PORTS, type LabProfile } from './lab-profile.js';
+import { matchBothWays as both, LAB_PORTS, type LabProfile } from './lab-profile.js';
+import { seed000Profile } from './seed-000-profile.js';
 
 export function oneWayProfile(): LabProfile {
+  const roles = ['client', 'router', 'a', 'b', 'e'];
   return {
     name: 'one-way',
-    roles: ['client', 'router', 'a', 'b', 'e'],
+    roles,
     clientRole: 'client',
+    star: true,
     calibrate: false,
     delay: 'nfqueue',
     paths: [
@@ -54,28 +57,8 @@ export function oneWayProfile(): LabProfile {
         reverse: { queue: 5, match: [['-s', '10.0.4.0/24']], share: 0.9 },
       },
     ],
-    links: [
-      {
-        a: { role: 'router', ifname: 'c0', addr: '10.0.1.1/24' },
-        b: { role: 'client', ifname: 'eth0', addr: '10.0.1.10/24' },
-        mtu: IN_REGION_MTU,
-      },
-      {
-        a: { role: 'router', ifname: 'a0', addr: '10.0.2.1/24' },
-        b: { role: 'a', ifname: 'eth0', addr: '10.0.2.10/24' },
-        mtu: IN_REGION_MTU,
-      },
-      {
-        a: { role: 'router', ifname: 'b0', addr: '10.0.3.1/24' },
-        b: { role: 'b', ifname: 'eth0', addr: '10.0.3.10/24' },
-        mtu: IN_REGION_MTU,
-      },
-      {
-        a: { role: 'router', ifname: 'e0', addr: '10.0.4.1/24' },
-        b: { role: 'e', ifname: 'eth0', addr: '10.0.4.10/24' },
-        mtu: IN_REGION_MTU,
-      },
-    ],
+    // seed 000's links of these roles: the same addresses as its A, B and E
+    links: seed000Profile().links.filter((l) => roles.includes(l.a.role) && roles.includes(l.b.role)),
     nextHops: [],
     credits: { rate: '200mbit', burstBytes: 500_000_000, peakrate: '1gbit', mtu: 65536 },
     ports: LAB_PORTS,

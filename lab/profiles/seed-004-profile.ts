@@ -98,6 +98,7 @@ export function seed004Profile(): LabProfile {
     clientRole: hosts[0].role,
     serverRoles: hosts.map((h) => h.role),
     extraClientRoles: hosts.slice(1).map((h) => h.role),
+    star: true,
     calibrate: false,
     paths,
     links: hosts.map((h, i) => ({

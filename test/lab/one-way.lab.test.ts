@@ -61,7 +61,8 @@ describe('one-way delay in the lab', () => {
     });
     expect(r.execution.status).toBe('SUCCEEDED');
     const records = readAppliedWindow(appliedLogPath(defaultStateDir(P), 'router'), from, Date.now());
-    const client = profile.links.find((l) => l.b.role === 'client')!.b.addr.split('/')[0];
+    const clientEnd = profile.links.flatMap((l) => [l.a, l.b]).find((end) => end.role === 'client');
+    const client = clientEnd!.addr.split('/')[0];
     const s = r.summary as Summary;
     const lines: string[] = [];
     for (const def of profile.paths) {

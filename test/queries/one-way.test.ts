@@ -78,9 +78,6 @@ describe('one_way.sql', () => {
           { path: 'A', probe: 'pp', metric: 'rtt_us', unit: 'us', ...expected(a) },
           { path: 'B', probe: 'pp', metric: 'rtt_us', unit: 'us', ...expected(b) },
         ]);
-        // the directions are ranked apart: the forward p50 is not the reverse one's row
-        expect(expected(a).fwd_p50).toBeGreaterThan(300);
-        expect(expected(a).rev_p50).toBeLessThan(130);
       } finally {
         engine.close();
       }
