@@ -25,7 +25,9 @@ const STEP: Record<string, string> = {
   WaitForProbe: 'probing',
   PollProbe: 'probing',
   CollectOutput: 'collecting',
+  CopyToParquet: 'writing the Parquet copy',
   RecordPathFailure: 'recording the failure',
+  CopyFailedPath: 'writing the kept samples’ Parquet copy',
 };
 const RUN_STEP: Record<string, string> = {
   ValidatePlan: 'validating the plan',

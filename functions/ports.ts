@@ -9,6 +9,7 @@ import type { AllowedRoute } from '../core/route-policy.js';
 import type { Summary } from '../core/run-summary.js';
 import type { CostSettings } from '../core/settings.js';
 import type { AllowedTargets } from '../core/target-policy.js';
+import type { QueryExecutionCall } from '../queries/unload.js';
 
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket" or a directory. */
@@ -122,13 +123,21 @@ export interface QueryEngine {
   /** Make (path, run) visible to queries (Athena: ADD IF NOT EXISTS PARTITION). */
   registerPartition(pathId: string, runId: string): Promise<void>;
   /**
-   * Write the Parquet copy of (path, run) from its JSONL by the engine itself: the rows of
-   * queries/parquet_copy.sql (the records with their rank columns) under keys.parquetPrefix.
-   * The prefix must hold no copy (the caller empties it: Athena's UNLOAD refuses a non-empty
-   * location). `rows` is how many were written, when the engine says (DuckDB: always; Athena's
-   * UNLOAD: not), and nothing is left under the prefix when there are none.
+   * The StartQueryExecution call that writes the Parquet copy of (path, run) from its JSONL by
+   * the engine itself: an UNLOAD of queries/parquet_copy.sql (the records with their rank
+   * columns) into keys.parquetPrefix (queries/unload.ts). The state machine's CopyToParquet
+   * state runs it through its Athena integration; `execute` runs it here.
    */
-  copyToParquet(pathId: string, runId: string): Promise<{ rows?: number }>;
+  copyCall(pathId: string, runId: string): QueryExecutionCall;
+  /**
+   * Run one StartQueryExecution call to its end, as the state machine's
+   * `athena:startQueryExecution.sync` does (Athena: start, then wait; DuckDB: the copy's UNLOAD,
+   * the only statement it takes here). The UNLOAD's prefix must hold no copy (the caller empties
+   * it: Athena refuses a non-empty location). `rows` is how many were written, when the engine
+   * says (DuckDB: always; Athena's UNLOAD: not), and nothing is left under the prefix when there
+   * are none.
+   */
+  execute(call: QueryExecutionCall): Promise<{ rows?: number }>;
 }
 
 export interface LockInfo {

@@ -149,11 +149,18 @@ export const TASKS = {
     entry: 'functions/handlers/collect-output.lambda.ts',
     needs: ['store:read', 'store:write', 'parquet', 'query'],
     // Streams raw → samples line by line: ~35 MB of heap whatever the file size (a 1 M-line
-    // sockperf log: 5 s on the bench machine, docs/benchmarks.md). The handler then has Athena
-    // write the Parquet copy (UNLOAD) and waits for it: the rows never pass through the Lambda.
+    // sockperf log: 5 s on the bench machine, docs/benchmarks.md). It empties the partition's
+    // Parquet prefix and returns the UNLOAD that CopyToParquet has Athena run: the rows never
+    // pass through a Lambda, and no Lambda waits on the copy.
     timeoutSeconds: 900,
     memoryMB: 512,
-    description: 'parse raw tool output into sample records, register the partition',
+    description: 'parse raw tool output into sample records, register the partition, prepare the Parquet copy',
+  },
+  EndPath: {
+    entry: 'functions/handlers/end-path.lambda.ts',
+    needs: ['store:read', 'store:write'],
+    timeoutSeconds: 30,
+    description: 'after CopyToParquet: end the Collect step and call the path succeeded',
   },
   RecordPathFailure: {
     entry: 'functions/handlers/record-path-failure.lambda.ts',
@@ -161,7 +168,8 @@ export const TASKS = {
     needs: ['store:read', 'store:write', 'parquet', 'query'],
     timeoutSeconds: 900,
     memoryMB: 512,
-    description: 'record which step of a path failed and why; keep samples of probes that finished',
+    description:
+      'record which step of a path failed and why; keep samples of probes that finished, prepare their Parquet copy',
   },
   RestoreRoutes: {
     entry: 'functions/handlers/restore-routes.lambda.ts',

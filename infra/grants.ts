@@ -8,7 +8,7 @@ import { Aws, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import type { AllowedRoute } from '../core/route-policy.js';
 import { DEFAULT_PLAN_PREFIX } from '../functions/adapters/aws/aws-deps.js';
 import type { Capability } from '../functions/wiring.js';
@@ -274,6 +274,32 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
 }
 
 /** Grant a function exactly its needs, and acknowledge exactly the findings they cause. */
+/**
+ * What a state machine's CopyToParquet and CopyFailedPath states need: Step Functions calls
+ * Athena (`athena:startQueryExecution.sync`) with the machine's role, and Athena runs the UNLOAD
+ * with it, so the role gets the `query` capability's statements (the workgroup, the Glue tables,
+ * reading samples/, the results prefix) and writing the copy under parquet/ (UNLOAD lists the
+ * location, which must be empty, and writes it in multipart uploads).
+ */
+export function grantEngineCopy(
+  machine: IConstruct & { role: iam.IRole },
+  grants: Record<Capability, CapabilityGrant>,
+  bucket: s3.IBucket,
+): void {
+  grants.query.grant(machine.role);
+  machine.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+      resources: [bucket.arnForObjects('parquet/*')],
+    }),
+  );
+  ack(
+    machine,
+    "The Parquet copy's UNLOAD reads samples/ and writes parquet/ and the Athena results prefix, each under a fixed prefix of the data bucket.",
+    ...new Set([...grants.query.wildcards, ...grants.parquet.wildcards].map((w) => `AwsSolutions-IAM5[${w}]`)),
+  );
+}
+
 export function grantNeeds(
   f: PathbenchFunction,
   needs: readonly Capability[],

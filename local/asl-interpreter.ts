@@ -7,9 +7,11 @@
  * top-level one runs through the emulation in local/distributed-map.ts.
  */
 import { StateMachine } from 'aws-local-stepfunctions';
+import { errorMessage } from '../core/errors.js';
 import { TASK_RUNS } from '../functions/handlers/index.js';
 import type { Deps } from '../functions/ports.js';
 import { TASK_NAMES, type TaskName } from '../functions/wiring.js';
+import { queryExecutionCall } from '../queries/unload.js';
 import {
   type AslDefinition,
   type AslStates,
@@ -90,10 +92,40 @@ export interface RunMachineOptions {
   /** StopExecution: aborting ends the execution ABORTED; a Task already running is not stopped. */
   signal?: AbortSignal;
   /**
-   * Local resolvers of the service integrations (SERVICE_INTEGRATIONS). A definition state whose
-   * integration has none fails as Step Functions would fail a call it cannot make.
+   * Local resolvers of the service integrations (SERVICE_INTEGRATIONS). Athena's `.sync` has a
+   * built-in one (the run's query engine); a definition state whose integration has none fails as
+   * Step Functions would fail a call it cannot make.
    */
   integrations?: Partial<Record<ServiceIntegration, IntegrationResolver>>;
+}
+
+const ATHENA_SYNC: ServiceIntegration = 'arn:aws:states:::athena:startQueryExecution.sync';
+
+/**
+ * The integrations every local run resolves from its own Deps: Athena's `.sync` runs the call on
+ * the query engine (DuckDB: the Parquet copy's UNLOAD, local/duckdb-query.ts) and answers as
+ * GetQueryExecution does. A query that fails fails the state, as on AWS.
+ */
+function builtInResolver(resource: ServiceIntegration, deps: Deps): IntegrationResolver | undefined {
+  if (resource !== ATHENA_SYNC) return undefined;
+  return async (input) => {
+    const call = queryExecutionCall.parse(input);
+    try {
+      const { rows } = await deps.query.execute(call);
+      return {
+        QueryExecution: {
+          Query: call.QueryString,
+          WorkGroup: call.WorkGroup,
+          Status: { State: 'SUCCEEDED' },
+          ...(rows === undefined ? {} : { Statistics: { Rows: rows } }),
+        },
+      };
+    } catch (e) {
+      const err = new Error(errorMessage(e));
+      err.name = 'States.TaskFailed';
+      throw err;
+    }
+  };
 }
 
 /** Arrival order of events across one top-level run and its children. */
@@ -141,7 +173,7 @@ async function runOne(
   const ended = new AbortController();
   for (const [stateName, resource] of Object.entries(taskIntegrations(definition))) {
     handlers[stateName] = async (input: unknown) => {
-      const resolver = opts.integrations?.[resource];
+      const resolver = opts.integrations?.[resource] ?? builtInResolver(resource, opts.deps);
       if (!resolver) {
         const e = new Error(`${resource} has no local resolver in this run (state ${stateName})`);
         e.name = 'States.TaskFailed';

@@ -20,12 +20,20 @@ import {
   type SqlColumn,
   samplesColumns,
 } from '../queries/sql.js';
+import { parseUnload, type QueryExecutionCall, unloadParquetCopy } from '../queries/unload.js';
 
 /**
  * Rows per row group of a Parquet copy: several per file of a large partition, so a scan can
  * split it; small enough that the writer holds little at once.
  */
 export const ROW_GROUP_ROWS = 100_000;
+
+/** The bucket an UNLOAD names locally: this engine's data directory. */
+export const LOCAL_BUCKET = 'pathbench-local';
+/** Athena's UNLOAD Parquet compressions, as DuckDB's COPY names them. */
+const DUCKDB_CODECS: Record<string, string> = { SNAPPY: 'snappy', ZSTD: 'zstd', GZIP: 'gzip', NONE: 'uncompressed' };
+/** The workgroup and database a local query call names (nothing checks them; Athena's are the stack's). */
+export const LOCAL_WORKGROUP = 'local';
 
 /**
  * Columns a Parquet copy must have to be read as it is: the first rank column and the newest data
@@ -361,33 +369,61 @@ export class DuckDbQueryEngine implements QueryEngine {
     return result;
   }
 
+  /** The copy's UNLOAD (queries/unload.ts), into the local bucket: this data directory. */
+  copyCall(pathId: string, runId: string): QueryExecutionCall {
+    return {
+      QueryString: unloadParquetCopy(LOCAL_BUCKET, pathId, runId),
+      WorkGroup: LOCAL_WORKGROUP,
+      QueryExecutionContext: { Database: LOCAL_WORKGROUP },
+    };
+  }
+
   /**
-   * The Parquet copy by DuckDB: COPY (queries/parquet_copy.sql) TO a temporary name in the
-   * partition's directory, renamed over samples.parquet when done, so a reader sees the old copy
-   * or the new one, never half of one. No rows: no file (a stale one is removed), as the JSONL
-   * has none. The JSONL files are listed afresh first, so the copy reads what collect just wrote.
+   * Athena's UNLOAD on DuckDB, the one statement this engine takes as a call (the local resolver
+   * of `athena:startQueryExecution.sync` and every in-process copy come here): the SELECT is
+   * copied to `samples.parquet` under the prefix in this data directory, as Athena would write
+   * it, and refused like Athena when the prefix already holds objects. The file is written
+   * beside its final name and renamed, so no reader sees half a copy; none is left for no rows.
    */
-  copyToParquet(pathId: string, runId: string): Promise<{ rows: number }> {
-    const file = path.join(this.dataDir, ...keys.parquetCopy(pathId, runId).split('/'));
-    const label = `parquet copy ${pathId} ${runId}`;
+  execute(call: QueryExecutionCall): Promise<{ rows: number }> {
+    const label = `UNLOAD ${call.QueryString.slice(-120)}`;
     const run = async () => {
+      let unload: ReturnType<typeof parseUnload>;
+      try {
+        unload = parseUnload(call.QueryString);
+      } catch (e) {
+        throw new QueryFailedError(`the local engine runs only the Parquet copy's UNLOAD: ${errorMessage(e)}`);
+      }
+      const m = /^parquet\/path=([^/]+)\/run=([^/]+)\/$/.exec(unload.prefix);
+      if (unload.bucket !== LOCAL_BUCKET || !m)
+        throw new QueryFailedError(
+          `UNLOAD to s3://${unload.bucket}/${unload.prefix}: the local engine writes only s3://${LOCAL_BUCKET}/parquet/path=<p>/run=<id>/`,
+        );
+      if (unload.format !== 'PARQUET') throw new QueryFailedError(`UNLOAD format ${unload.format}: only PARQUET`);
+      const codec = DUCKDB_CODECS[unload.compression];
+      if (!codec)
+        throw new QueryFailedError(
+          `UNLOAD compression ${unload.compression}: one of ${Object.keys(DUCKDB_CODECS).join(', ')}`,
+        );
+      const file = path.join(this.dataDir, ...keys.parquetCopy(m[1], m[2]).split('/'));
+      const dir = path.dirname(file);
+      const present = await readdir(dir).catch(() => [] as string[]);
+      if (present.some((f) => !f.endsWith('.tmp')))
+        throw new QueryFailedError(`HIVE_PATH_ALREADY_EXISTS: s3://${unload.bucket}/${unload.prefix} is not empty`);
       await this.refreshView(label);
-      await mkdir(path.dirname(file), { recursive: true });
+      await mkdir(dir, { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
       try {
-        const select = loadQuery('parquet_copy', { path: pathId, run: runId });
         const reader = await this.connection.runAndReadAll(
-          `COPY (${select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
+          `COPY (${unload.select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ${codec}, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
         );
         const rows = Number(reader.getRowObjectsJS()[0]?.Count ?? 0);
-        if (rows === 0) {
-          await rm(tmp, { force: true });
-          await rm(file, { force: true });
-        } else await rename(tmp, file);
+        if (rows === 0) await rm(tmp, { force: true });
+        else await rename(tmp, file);
         return { rows };
       } catch (e) {
         await rm(tmp, { force: true });
-        throw new QueryFailedError(`${label}: ${errorMessage(e).split('\n')[0]}`, { cause: e });
+        throw new QueryFailedError(`parquet copy ${m[1]} ${m[2]}: ${errorMessage(e).split('\n')[0]}`, { cause: e });
       }
     };
     const result = this.queue.then(run, run);

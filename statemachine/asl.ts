@@ -110,7 +110,10 @@ export function allStates(def: AslStates): [string, AslState][] {
  * Step Functions service integrations the definition may use besides Lambda placeholders. On AWS
  * Step Functions itself calls the service; locally each needs a resolver (local/asl-interpreter.ts).
  */
-export const SERVICE_INTEGRATIONS = ['arn:aws:states:::sqs:sendMessage.waitForTaskToken'] as const;
+export const SERVICE_INTEGRATIONS = [
+  'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
+  'arn:aws:states:::athena:startQueryExecution.sync',
+] as const;
 export type ServiceIntegration = (typeof SERVICE_INTEGRATIONS)[number];
 
 const isIntegration = (r: string | undefined): r is ServiceIntegration =>

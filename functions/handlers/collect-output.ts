@@ -1,6 +1,7 @@
 /**
- * CollectOutput: parse the raw output into samples and write the partition's Parquet copy
- * (functions/pipeline/collect.ts; rebuilt whole from its JSONL, so a retry does not duplicate).
+ * CollectOutput: parse the raw output into samples, register the partition, and hand the state
+ * machine the call that rewrites the partition's Parquet copy whole from its JSONL
+ * (functions/pipeline/collect.ts; CopyToParquet runs it, so a retry does not duplicate).
  */
 import { collectOutput as collect } from '../pipeline/collect.js';
 import { pathRef } from '../pipeline/contracts.js';

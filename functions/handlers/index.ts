@@ -11,6 +11,7 @@ import type { TaskName } from '../wiring.js';
 import { beginPath } from './begin-path.js';
 import { collectOutput } from './collect-output.js';
 import { describeClient } from './describe-client.js';
+import { endPath } from './end-path.js';
 import { endTaskProbe } from './end-task-probe.js';
 import { pollProbe } from './poll-probe.js';
 import { prepareTaskProbe } from './prepare-task-probe.js';
@@ -36,6 +37,7 @@ const HANDLERS: Record<TaskName, TaskRun> = {
   EndTaskProbe: endTaskProbe,
   PollProbe: pollProbe,
   CollectOutput: collectOutput,
+  EndPath: endPath,
   RecordPathFailure: recordPathFailure,
   RestoreRoutes: restoreRoutes,
   SummarizeRun: summarizeRun,

@@ -139,6 +139,8 @@ interface AslState {
 const VISIT_EVENTS: Record<string, number> = { Task: 5, Wait: 2, Choice: 2, Pass: 2, Succeed: 2, Fail: 2 };
 /** A failed attempt that is retried: scheduled, started, failed. */
 const RETRY_EVENTS = 3;
+/** A `.sync` service integration's TaskSubmitted, besides a Task's visit events. */
+const SYNC_SUBMITTED = 1;
 /** A Map iteration: started and succeeded. */
 const ITERATION_EVENTS = 2;
 
@@ -191,8 +193,15 @@ export function pathEventBound(path: ResolvedPath, pollSeconds: number): number 
     n +=
       once('SendProbe') + loop(probePollBound(timeoutSeconds, pollSeconds), 'WaitForProbe', 'PollProbe', 'IsProbeDone');
   }
-  n += once('CollectOutput');
-  const failed = once('FailedCollectOutput') + once('RecordPathFailure') + once('PathFailed');
+  // An Athena `.sync` task writes TaskSubmitted besides a Lambda task's events.
+  n += once('CollectOutput') + once('CopyToParquet') + SYNC_SUBMITTED + once('EndPath');
+  const failed =
+    once('FailedEndPath') +
+    once('RecordPathFailure') +
+    once('FailedPathHasSamples') +
+    once('CopyFailedPath') +
+    SYNC_SUBMITTED +
+    once('PathFailed');
   return n + Math.max(once('PathSucceeded'), failed);
 }
 

@@ -1,14 +1,16 @@
 /**
  * The Parquet copy of a path's samples: after collect, the query engine itself rewrites the
  * (path, run) partition's Parquet copy from all its JSONL files (queries/parquet_copy.sql: the
- * records with the rank columns queries/percentiles.sql reads). DuckDB writes it locally
- * (COPY … TO … (FORMAT PARQUET), local/duckdb-query.ts), Athena on AWS (UNLOAD,
- * functions/adapters/aws/athena-query.ts): no JavaScript holds the rows, so no path has a size
- * ceiling from a Lambda's memory. The copy is rebuilt whole each time, after the old one is
+ * records with the rank columns queries/percentiles.sql reads), with one UNLOAD statement
+ * (queries/unload.ts): Athena on AWS, DuckDB locally (local/duckdb-query.ts). In a run the state
+ * machine's CopyToParquet state starts it and waits (statemachine/measurement.asl.json): no
+ * JavaScript holds the rows and no Lambda waits on the engine, so no path has a size ceiling
+ * from a Lambda's memory or time. The copy is rebuilt whole each time, after the old one is
  * removed, so a retried collect or a rerun never duplicates rows: the JSONL stays the raw
  * contract, the Parquet copy is derived from it.
  */
 import { keys } from '../../core/keys.js';
+import type { QueryExecutionCall } from '../../queries/unload.js';
 import type { Deps } from '../ports.js';
 import { loadManifest } from './manifest.js';
 
@@ -20,17 +22,31 @@ export interface ParquetCopyResult {
 }
 
 /**
- * Write (or rewrite) the partition's Parquet copy from all its JSONL files. Idempotent: the old
- * copy's objects are removed first (Athena's UNLOAD writes only into an empty location), then the
- * engine writes the new one. A partition without samples is left without a copy.
+ * Make way for the partition's copy and say how to write it: the old copy's objects are removed
+ * (Athena's UNLOAD writes only into an empty location), and the engine's StartQueryExecution
+ * call for the new one is returned. The state machine runs that call as its CopyToParquet state;
+ * writeParquetCopy runs it in-process.
+ */
+export async function prepareParquetCopy(
+  deps: Pick<Deps, 'store' | 'query'>,
+  ref: { runId: string; pathId: string },
+): Promise<QueryExecutionCall> {
+  const call = deps.query.copyCall(ref.pathId, ref.runId);
+  for (const key of await deps.store.list(keys.parquetPrefix(ref.pathId, ref.runId))) await deps.store.delete(key);
+  return call;
+}
+
+/**
+ * Write (or rewrite) the partition's Parquet copy from all its JSONL files, in-process: the CLI's
+ * `pathbench parquet`, the sweep of an abandoned run. Idempotent: the old copy goes first. A
+ * partition without samples is left without a copy.
  */
 export async function writeParquetCopy(
   deps: Pick<Deps, 'store' | 'log' | 'query'>,
   ref: { runId: string; pathId: string },
 ): Promise<ParquetCopyResult> {
   const prefix = keys.parquetPrefix(ref.pathId, ref.runId);
-  for (const key of await deps.store.list(prefix)) await deps.store.delete(key);
-  const { rows } = await deps.query.copyToParquet(ref.pathId, ref.runId);
+  const { rows } = await deps.query.execute(await prepareParquetCopy(deps, ref));
   deps.log.info('Parquet copy written', { ...ref, prefix, rows });
   return rows === undefined ? { prefix } : { prefix, rows };
 }

@@ -22,7 +22,7 @@ import { checkAllowedTargets } from '../../core/target-policy.js';
 import { DEFAULT_PLAN_PREFIX, ENV } from '../../functions/adapters/aws/aws-deps.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
 import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
-import { capabilityGrants, grantNeeds } from '../grants.js';
+import { capabilityGrants, grantEngineCopy, grantNeeds } from '../grants.js';
 import { ack, arnRef } from '../nag.js';
 import type { DataLake } from './data-lake.js';
 import { PathbenchFunction } from './pathbench-function.js';
@@ -193,7 +193,14 @@ export class Orchestration extends Construct {
       tracingEnabled: true,
       timeout: Duration.hours(24),
     });
-    for (const name of TASK_NAMES) functions[name].fn.grantInvoke(this.stateMachine);
+    // One statement for every task's function (and its versions) rather than one per function
+    // (grantInvoke): the role's inline policy stays under IAM's size limit, with no overflow policy.
+    const invokeTasks = new iam.PolicyStatement({
+      actions: ['lambda:InvokeFunction'],
+      resources: TASK_NAMES.flatMap((n) => [functions[n].fn.functionArn, `${functions[n].fn.functionArn}:*`]),
+    });
+    this.stateMachine.addToRolePolicy(invokeTasks);
+    grantEngineCopy(this.stateMachine, grants, lake.bucket);
     // ProbeTask (sqs:sendMessage.waitForTaskToken) sends a task client its probe; SendMessage
     // only, on the client queues. The queues use SQS-managed encryption, so no KMS grant.
     const queues = clientQueueGrant(stack, clientQueueArns);
@@ -232,7 +239,8 @@ export class Orchestration extends Construct {
       tracingEnabled: true,
       timeout: Duration.hours(24),
     });
-    for (const name of TASK_NAMES) functions[name].fn.grantInvoke(this.meshStateMachine);
+    this.meshStateMachine.addToRolePolicy(invokeTasks);
+    grantEngineCopy(this.meshStateMachine, grants, lake.bucket);
     // A Distributed Map starts its child executions as executions of this machine, watches and
     // stops them, and its ItemReader reads each round's items (runs/run=<id>/mesh/) from the bucket.
     const meshArn = stack.formatArn({

@@ -556,6 +556,16 @@ function machineCalls(m: (typeof machines)['mesh']): Call[] {
     const placeholder = /^\$\{(\w+)\}$/.exec(r)?.[1];
     if (placeholder) {
       calls.push({ action: 'lambda:InvokeFunction', resource: m.substitutions[placeholder] });
+    } else if (r === 'arn:aws:states:::athena:startQueryExecution.sync') {
+      // Step Functions starts, watches and stops the query; Athena runs the Parquet copy's UNLOAD
+      // with the machine's role: reading the JSONL table, writing parquet/ and the results.
+      const env = lambdas.CollectOutput.env;
+      calls.push(
+        ...Object.values(callsOf('query', env)).flat(),
+        { action: 's3:PutObject', resource: s3obj(env.bucket, keys.parquetCopy(PATH, RUN)) },
+        { action: 's3:AbortMultipartUpload', resource: s3obj(env.bucket, keys.parquetCopy(PATH, RUN)) },
+        { action: 's3:ListMultipartUploadParts', resource: s3obj(env.bucket, keys.parquetCopy(PATH, RUN)) },
+      );
     } else if (r === 'arn:aws:states:::sqs:sendMessage.waitForTaskToken') {
       calls.push({ action: 'sqs:SendMessage', resource: `arn:aws:sqs:${REGION}:${ACCOUNT}:pathbench-client-seed002` });
     } else {

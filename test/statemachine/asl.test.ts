@@ -92,6 +92,12 @@ describe('retries (orchestration limits)', () => {
       const crash = retry(s).filter((r) => r.ErrorEquals.includes('Lambda.Unknown'));
       // ProbeTask is not a Lambda, and a second message would start a second agent: no retry at all.
       if (name === 'ProbeTask') expect(s.Retry, name).toBeUndefined();
+      // The Athena copies are not Lambdas: retried only on throttling before a query starts.
+      else if (String(s.Resource).startsWith('arn:aws:states:::athena:'))
+        expect(retry(s).flatMap((r) => r.ErrorEquals).sort(), name).toEqual([
+          'Athena.InternalServerException',
+          'Athena.TooManyRequestsException',
+        ]);
       else if (name === 'SendProbe') expect(crash, name).toEqual([]);
       else {
         expect(crash, name).toHaveLength(1);

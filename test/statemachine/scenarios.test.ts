@@ -420,6 +420,72 @@ describe('state machine scenarios', () => {
     );
   });
 
+  it('CopyFails: the Parquet copy is a state of its own; a copy the engine fails fails the path, whose kept samples are copied after', async () => {
+    const { deps, store, query } = await setup();
+    const calls: string[] = [];
+    const execute = query.execute.bind(query);
+    let fail = true;
+    query.execute = async (call) => {
+      calls.push(call.QueryString.slice(0, 6));
+      if (fail) {
+        fail = false;
+        throw new Error('HIVE_BAD_DATA: the engine stopped');
+      }
+      return execute(call);
+    };
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A', 'C']) },
+      runId: 'copy',
+      waitTimeOverrides: noWaits(),
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    const names = entered(r.events);
+    // A: collected, the copy failed, the failure recorded, its samples copied; C: collected, copied, ended.
+    const a = names.slice(names.indexOf('CollectOutput'), names.indexOf('PathFailed') + 1);
+    expect(a).toEqual([
+      'CollectOutput',
+      'CopyToParquet',
+      'FailedCopyToParquet',
+      'RecordPathFailure',
+      'FailedPathHasSamples',
+      'CopyFailedPath',
+      'PathFailed',
+    ]);
+    expect(names.slice(names.lastIndexOf('CollectOutput'), names.indexOf('PathSucceeded') + 1)).toEqual([
+      'CollectOutput',
+      'CopyToParquet',
+      'EndPath',
+      'PathSucceeded',
+    ]);
+    expect(calls).toEqual(['UNLOAD', 'UNLOAD', 'UNLOAD']);
+    const manifest = await read<RunManifest>(store, keys.manifest('copy'));
+    const pa = manifest.paths.find((p) => p.id === 'A')!;
+    expect(pa).toMatchObject({ status: 'failed', failedStep: 'CopyToParquet' });
+    expect(pa.error).toMatch(/HIVE_BAD_DATA: the engine stopped/);
+    expect(pa.steps.find((x) => x.name === 'Collect')?.status).toBe('failed');
+    expect(manifest.paths.find((p) => p.id === 'C')?.status).toBe('succeeded');
+    // Both paths' copies are there: C's from CopyToParquet, A's from CopyFailedPath.
+    expect(await store.list('parquet/')).toEqual([keys.parquetCopy('A', 'copy'), keys.parquetCopy('C', 'copy')]);
+    const summary = await read<Summary>(store, keys.report('copy', 'json'));
+    expect(summary.paths.find((p) => p.id === 'A')?.results[0]?.n).toBe(9);
+  });
+
+  it('a failed path without samples has no copy to write: CopyFailedPath is skipped', async () => {
+    const { deps } = await setup({ fleet: new FakeFleet({ startFails: true }) });
+    const r = await runStateMachine({
+      deps,
+      input: { plan: scenarioPlan(['A']) },
+      runId: 'nocopy',
+      waitTimeOverrides: noWaits(),
+      retryIntervalOverrides: noRetryWaits(),
+    });
+    const names = entered(r.events);
+    expect(names).toContain('FailedPathHasSamples');
+    expect(names).not.toContain('CopyFailedPath');
+    expect(names).toContain('PathFailed');
+  });
+
   it('InvalidPlan: the execution fails with every problem and nothing is written', async () => {
     const { deps, store } = await setup();
     const plan = scenarioPlan(['A']);
@@ -495,7 +561,7 @@ describe('state machine scenarios', () => {
     expect(await deps.lock.current()).toBeUndefined();
   });
 
-  it('is idempotent where Lambda retries: SendProbe resumes its command, CollectOutput rewrites the same keys', async () => {
+  it('is idempotent where Lambda retries: SendProbe resumes its command, CollectOutput rewrites the same keys and the copy its call writes', async () => {
     const { deps, store } = await setup();
     await runStateMachine({ deps, input: { plan: scenarioPlan(['A']) }, runId: 'retry', waitTimeOverrides: noWaits() });
     const runner = deps.runner as FakeRunner;
@@ -509,7 +575,10 @@ describe('state machine scenarios', () => {
     expect(runner.sent).toHaveLength(1);
     const keysBefore = await store.list('');
     const samplesBefore = await store.getText('samples/path=A/run=retry/tcp-connect-1.jsonl');
-    await collectOutput(deps, ref);
+    // A retried CollectOutput empties the copy's prefix for CopyToParquet, whose call writes it again.
+    const { copy } = await collectOutput(deps, ref);
+    expect(await store.list('')).toEqual(keysBefore.filter((k) => !k.startsWith('parquet/')));
+    await deps.query.execute(copy);
     expect(await store.list('')).toEqual(keysBefore);
     expect(await store.getText('samples/path=A/run=retry/tcp-connect-1.jsonl')).toBe(samplesBefore);
   });

@@ -15,8 +15,8 @@ import {
 } from '@aws-sdk/client-athena';
 import { QueryFailedError } from '../../../core/errors.js';
 import { SAFE_ID } from '../../../core/fields.js';
-import { checkRunId, keys } from '../../../core/keys.js';
-import { loadQuery } from '../../../queries/sql.js';
+import { checkRunId } from '../../../core/keys.js';
+import { type QueryExecutionCall, unloadParquetCopy } from '../../../queries/unload.js';
 import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 import type { AwsPort } from './aws-deps.js';
 
@@ -73,19 +73,6 @@ function typed(value: string | undefined, column: ColumnInfo | undefined): unkno
   return value;
 }
 
-/**
- * The UNLOAD statement that writes the Parquet copy of (path, run) from the JSONL table: the
- * SELECT of queries/parquet_copy.sql, Snappy-compressed Parquet under the partition's prefix.
- * Also what the state machine would send through its Athena integration (docs/architecture.md).
- */
-export function unloadParquetCopy(bucket: string, pathId: string, runId: string): string {
-  const select = loadQuery('parquet_copy', { path: pathId, run: runId });
-  return (
-    `UNLOAD (${select}) TO 's3://${bucket}/${keys.parquetPrefix(pathId, runId)}' ` +
-    "WITH (format = 'PARQUET', compression = 'SNAPPY')"
-  );
-}
-
 export class AthenaQueryEngine implements QueryEngine {
   private readonly table: string;
   private readonly jsonlTable: string;
@@ -130,18 +117,34 @@ export class AthenaQueryEngine implements QueryEngine {
     }
   }
 
-  /**
-   * The Parquet copy by Athena: UNLOAD of queries/parquet_copy.sql (the same SELECT DuckDB
-   * copies locally) into the partition's parquet/ prefix, which the caller has emptied (UNLOAD
-   * refuses a location that holds objects). UNLOAD names its own files; the Parquet table reads
-   * every file of the partition's location. Athena does not say how many rows it wrote.
-   */
-  async copyToParquet(pathId: string, runId: string): Promise<{ rows?: number }> {
+  /** The copy's UNLOAD (queries/unload.ts) in this engine's workgroup and database. */
+  copyCall(pathId: string, runId: string): QueryExecutionCall {
     if (!SAFE_ID.test(pathId)) throw new QueryFailedError(`unsafe path id: ${JSON.stringify(pathId)}`);
     checkRunId(runId);
-    const sql = unloadParquetCopy(this.config.bucket, pathId, runId);
-    const label = `parquet-copy-${pathId}-${runId}`;
-    const id = await this.start(sql, [], clientRequestToken(label, sql, [], this.salt()), label);
+    return {
+      QueryString: unloadParquetCopy(this.config.bucket, pathId, runId),
+      WorkGroup: this.config.workgroup,
+      QueryExecutionContext: { Database: this.config.database },
+    };
+  }
+
+  /**
+   * What the state machine's `.sync` integration does, from a Lambda or the CLI (`pathbench
+   * parquet --aws`): start the call, wait for its end. UNLOAD names its own files; the Parquet
+   * table reads every file of the partition's location. Athena does not say how many rows it wrote.
+   */
+  async execute(call: QueryExecutionCall): Promise<{ rows?: number }> {
+    if (call.WorkGroup !== this.config.workgroup || call.QueryExecutionContext.Database !== this.config.database)
+      throw new QueryFailedError(
+        `query call for workgroup ${call.WorkGroup} / database ${call.QueryExecutionContext.Database}, not this engine's ${this.config.workgroup} / ${this.config.database}`,
+      );
+    const label = call.QueryString.trim().split(/\s/, 1)[0].toLowerCase();
+    const id = await this.start(
+      call.QueryString,
+      [],
+      clientRequestToken(label, call.QueryString, [], this.salt()),
+      label,
+    );
     await this.wait(id, label);
     return {};
   }

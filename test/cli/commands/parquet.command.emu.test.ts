@@ -11,11 +11,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewriteParquetCopies } from '../../../cli/commands/parquet.command.js';
 import { keys } from '../../../core/keys.js';
-import { AthenaQueryEngine, unloadParquetCopy } from '../../../functions/adapters/aws/athena-query.js';
+import { AthenaQueryEngine } from '../../../functions/adapters/aws/athena-query.js';
 import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
 import { loadQuery, RANK_COLUMNS, samplesColumns } from '../../../queries/sql.js';
+import { unloadParquetCopy } from '../../../queries/unload.js';
 import { type S3, startS3rver } from '../../helpers/emulators.js';
 import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
 

@@ -53,7 +53,8 @@ function counting(engine: QueryEngine): { query: QueryEngine; labels: string[] }
         return engine.query(sql, params, label);
       },
       registerPartition: (p, r) => engine.registerPartition(p, r),
-      copyToParquet: (p, r) => engine.copyToParquet(p, r),
+      copyCall: (p, r) => engine.copyCall(p, r),
+      execute: (c) => engine.execute(c),
     },
   };
 }

@@ -83,7 +83,8 @@ describe('distributions in the summary', () => {
         return engine.query(sql, params, label);
       },
       registerPartition: (p, r) => engine.registerPartition(p, r),
-      copyToParquet: (p, r) => engine.copyToParquet(p, r),
+      copyCall: (p, r) => engine.copyCall(p, r),
+      execute: (c) => engine.execute(c),
     };
     try {
       const s = await buildSummary({ store: new DirStore(dir), query: counting }, 'r1');

@@ -189,9 +189,12 @@ describe('runTcping on loopback', () => {
           expect(l.rtt_ms).toBeCloseTo((l.kernel_rtt_us as number) / 1000, 9);
         } else expect(l.rtt_ms).toBe(l.app_rtt_ms);
       }
-      // Open slots 2 ms apart: the schedule does not drift by more than a slot over the series.
-      expect(lines[39].t_start - lines[0].t_start).toBeGreaterThan(39 * 2 - 1);
-      expect(lines[39].t_start - lines[0].t_start).toBeLessThan(39 * 2 + 20);
+      // Open slots 2 ms apart: no attempt starts before its slot, and the schedule does not drift
+      // (the median attempt starts within a slot of its own; a busy machine may delay a few, as
+      // one loaded run saw the last attempt 25 ms late, failing a check of the last alone).
+      const lag = lines.map((l, i) => l.t_start - lines[0].t_start - 2 * i);
+      expect(Math.min(...lag)).toBeGreaterThan(-1);
+      expect([...lag].sort((a, b) => a - b)[lag.length >> 1], JSON.stringify(lag)).toBeLessThan(2);
       expect(lines.filter((l) => l.clock === TCPING_CLOCK.kernel).length).toBeGreaterThan(30);
       // Abortive close: no TIME_WAIT entry is left behind for this listener's port.
       expect((await timeWait()).filter((l) => !before.has(l))).toEqual([]);

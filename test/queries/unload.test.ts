@@ -1,0 +1,89 @@
+/**
+ * The Parquet copy's one statement (queries/unload.ts): the UNLOAD Athena runs, read back by the
+ * parser the local engine uses, and the local engine taking only that statement, where Athena
+ * would write it, and refusing what Athena refuses.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keys } from '../../core/keys.js';
+import { DirStore } from '../../local/dir-store.js';
+import { DuckDbQueryEngine, LOCAL_BUCKET } from '../../local/duckdb-query.js';
+import { loadQuery } from '../../queries/sql.js';
+import { parseUnload, unloadParquetCopy } from '../../queries/unload.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+describe('the Parquet copy statement', () => {
+  it('reads back its own UNLOAD: the SELECT of parquet_copy.sql, the bucket, the prefix and options', () => {
+    const u = parseUnload(unloadParquetCopy('pathbench-data', 'A', 'r1'));
+    expect(u).toEqual({
+      select: loadQuery('parquet_copy', { path: 'A', run: 'r1' }),
+      bucket: 'pathbench-data',
+      prefix: keys.parquetPrefix('A', 'r1'),
+      format: 'PARQUET',
+      compression: 'SNAPPY',
+    });
+  });
+
+  it('refuses any other statement, with the reason', () => {
+    expect(() => parseUnload('SELECT 1')).toThrow(/not an UNLOAD/);
+    expect(() => parseUnload("UNLOAD (SELECT 1) TO 's3://b/p/' WITH (format = PARQUET)")).toThrow(
+      /option not understood: format = PARQUET/,
+    );
+  });
+
+  it('runs on DuckDB only as the copy of a partition of the local bucket, into an empty location', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'pb-unload-'));
+    const engine = await DuckDbQueryEngine.open(dir);
+    cleanups.push(async () => {
+      engine.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    const store = new DirStore(dir);
+    const line = (seq: number, value: number) =>
+      JSON.stringify({
+        run_id: 'r1',
+        path_id: 'A',
+        probe: 'p',
+        kind: 'tcp-connect',
+        trial: 1,
+        seq,
+        t_start: 1796083200 + seq,
+        t_end: 1796083200.001 + seq,
+        metric: 'connect_rtt_ms',
+        value,
+        unit: 'ms',
+        ok: true,
+      });
+    await store.put(keys.samples('A', 'r1', 'p', 1), `${[3, 1, 2].map((v, i) => line(i, v)).join('\n')}\n`);
+    const call = engine.copyCall('A', 'r1');
+    expect(call.QueryString).toBe(unloadParquetCopy(LOCAL_BUCKET, 'A', 'r1'));
+    await expect(engine.execute({ ...call, QueryString: 'SELECT 1' })).rejects.toThrow(
+      /runs only the Parquet copy's UNLOAD: not an UNLOAD/,
+    );
+    await expect(
+      engine.execute({ ...call, QueryString: unloadParquetCopy('someone-elses-bucket', 'A', 'r1') }),
+    ).rejects.toThrow(/writes only s3:\/\/pathbench-local\/parquet/);
+    expect(await engine.execute(call)).toEqual({ rows: 3 });
+    expect(await store.list('parquet/')).toEqual([keys.parquetCopy('A', 'r1')]);
+    const rows = await engine.query(
+      'SELECT value, value_rank FROM samples WHERE path = ? ORDER BY value_rank',
+      ['A'],
+      'ranks',
+    );
+    expect(rows).toEqual([
+      { value: 1, value_rank: 1 },
+      { value: 2, value_rank: 2 },
+      { value: 3, value_rank: 3 },
+    ]);
+    await expect(engine.execute(call)).rejects.toThrow(/HIVE_PATH_ALREADY_EXISTS/);
+    // A partition without samples gets no copy.
+    expect(await engine.execute(engine.copyCall('B', 'r1'))).toEqual({ rows: 0 });
+    expect(await store.list('parquet/path=B/')).toEqual([]);
+  });
+});
