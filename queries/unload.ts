@@ -54,7 +54,7 @@ const OPTION = /^\s*(\w+)\s*=\s*'([^']*)'\s*$/;
  */
 export function parseUnload(statement: string): ParsedUnload {
   const m = UNLOAD.exec(statement.trim());
-  if (!m) throw new QueryFailedError('not an UNLOAD (…) TO \'s3://bucket/prefix/\' WITH (…) statement');
+  if (!m) throw new QueryFailedError("not an UNLOAD (…) TO 's3://bucket/prefix/' WITH (…) statement");
   const options: Record<string, string> = {};
   for (const part of m[4].split(',')) {
     const o = OPTION.exec(part);

@@ -94,10 +94,12 @@ describe('retries (orchestration limits)', () => {
       if (name === 'ProbeTask') expect(s.Retry, name).toBeUndefined();
       // The Athena copies are not Lambdas: retried only on throttling before a query starts.
       else if (String(s.Resource).startsWith('arn:aws:states:::athena:'))
-        expect(retry(s).flatMap((r) => r.ErrorEquals).sort(), name).toEqual([
-          'Athena.InternalServerException',
-          'Athena.TooManyRequestsException',
-        ]);
+        expect(
+          retry(s)
+            .flatMap((r) => r.ErrorEquals)
+            .sort(),
+          name,
+        ).toEqual(['Athena.InternalServerException', 'Athena.TooManyRequestsException']);
       else if (name === 'SendProbe') expect(crash, name).toEqual([]);
       else {
         expect(crash, name).toHaveLength(1);
