@@ -273,7 +273,6 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
   };
 }
 
-/** Grant a function exactly its needs, and acknowledge exactly the findings they cause. */
 /**
  * What a state machine's CopyToParquet and CopyFailedPath states need: Step Functions calls
  * Athena (`athena:startQueryExecution.sync`) with the machine's role, and Athena runs the UNLOAD
@@ -300,6 +299,7 @@ export function grantEngineCopy(
   );
 }
 
+/** Grant a function exactly its needs, and acknowledge exactly the findings they cause. */
 export function grantNeeds(
   f: PathbenchFunction,
   needs: readonly Capability[],
