@@ -18,8 +18,8 @@ export async function recordPathFailure(deps: Deps, input: unknown): Promise<{ c
   const ref = { runId: event.runId, pathId: event.pathId };
   try {
     const samples = await deps.store.list(keys.samplesPrefix(ref.pathId, ref.runId));
+    // The partition is registered already: by CollectOutput, or by the salvage that wrote them.
     if (samples.length === 0) return { copy: null };
-    await deps.query.registerPartition(ref.pathId, ref.runId);
     return { copy: await prepareParquetCopy(deps, ref) };
   } catch (e) {
     // The failure is recorded and the JSONL kept; a Parquet copy that cannot be prepared must not hide it.

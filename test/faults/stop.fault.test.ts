@@ -78,6 +78,34 @@ async function cleanUp(c: FaultCase, runId: string): Promise<CleanupResult> {
   }
 }
 
+/**
+ * StopExecution while the `nth` call at `site` runs: that call is held until the cleanup has run
+ * (a Task that was invoked runs to its end anyway), then the same plan runs again.
+ */
+async function stopInside(c: FaultCase, site: string, nth: number): Promise<void> {
+  const stop = new AbortController();
+  let cleaned!: () => void;
+  const cleanedUp = new Promise<void>((r) => {
+    cleaned = r;
+  });
+  c.faults.add({
+    site,
+    nth,
+    action: {
+      hook: async () => {
+        stop.abort();
+        await cleanedUp;
+      },
+    },
+  });
+  const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
+  expect(r.execution.status).toBe('ABORTED');
+  await cleanUp(c, r.runId);
+  cleaned();
+  await c.settled();
+  await rerun(c);
+}
+
 const TASKS = [
   'ValidatePlan',
   'BeginPath',
@@ -118,27 +146,7 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
       `StopExecution while ${state} runs; its Lambda finishes after the cleanup`,
       async (c) => {
         failProbeFor(c, state);
-        const stop = new AbortController();
-        let cleaned!: () => void;
-        const cleanedUp = new Promise<void>((r) => {
-          cleaned = r;
-        });
-        c.faults.add({
-          site: `lambda.${state}`,
-          nth: 1,
-          action: {
-            hook: async () => {
-              stop.abort();
-              await cleanedUp;
-            },
-          },
-        });
-        const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
-        expect(r.execution.status).toBe('ABORTED');
-        await cleanUp(c, r.runId);
-        cleaned();
-        await c.settled();
-        await rerun(c);
+        await stopInside(c, `lambda.${state}`, 1);
       },
       { routes: ROUTES },
     );
@@ -150,27 +158,7 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
     'stop in every state, then rerun',
     "StopExecution while CopyToParquet's UNLOAD runs; it ends after the cleanup",
     async (c) => {
-      const stop = new AbortController();
-      let cleaned!: () => void;
-      const cleanedUp = new Promise<void>((r) => {
-        cleaned = r;
-      });
-      c.faults.add({
-        site: 'query.execute',
-        nth: 1,
-        action: {
-          hook: async () => {
-            stop.abort();
-            await cleanedUp;
-          },
-        },
-      });
-      const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
-      expect(r.execution.status).toBe('ABORTED');
-      await cleanUp(c, r.runId);
-      cleaned();
-      await c.settled();
-      await rerun(c);
+      await stopInside(c, 'query.execute', 1);
     },
     { routes: ROUTES },
   );
@@ -202,28 +190,8 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
     'stop in every state, then rerun',
     'StopExecution between the two route swaps of SwapRoutes (the cleanup runs in between)',
     async (c) => {
-      const stop = new AbortController();
-      let cleaned!: () => void;
-      const cleanedUp = new Promise<void>((r) => {
-        cleaned = r;
-      });
       // The first route is swapped; the stop comes; the second swap lands after the cleanup.
-      c.faults.add({
-        site: 'routes.point',
-        nth: 2,
-        action: {
-          hook: async () => {
-            stop.abort();
-            await cleanedUp;
-          },
-        },
-      });
-      const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
-      expect(r.execution.status).toBe('ABORTED');
-      await cleanUp(c, r.runId);
-      cleaned();
-      await c.settled();
-      await rerun(c);
+      await stopInside(c, 'routes.point', 2);
     },
     { routes: ROUTES },
   );
