@@ -138,6 +138,11 @@ export function registerBench(program: Command): void {
     .option('--mesh-sites <n>', 'sites of the simulated mesh (n·(n−1) pairs)', '46')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
+    .option(
+      '--engine-samples <list>',
+      "comma-separated sample counts of the collect bench's engine copy against quantile_disc",
+      '1000000,10000000',
+    )
     .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
     .option('--shifted-runs <n>', 'runs per shift size of the regressions bench', '20')
     .option('--list', 'print the parts, one per line, and run none')
@@ -147,6 +152,7 @@ export function registerBench(program: Command): void {
         list?: boolean;
         samples: string;
         collectLines: string;
+        engineSamples: string;
         meshSites: string;
         cleanRuns: string;
         shiftedRuns: string;
@@ -164,7 +170,10 @@ export function registerBench(program: Command): void {
             name: 'collect',
             run: async () => {
               const { benchCollect } = await import('../scripts/bench/collect.bench.js');
-              return (await benchCollect({ sockperfLines: Number(o.collectLines) })).lines;
+              const engineSamples = o.engineSamples.split(',').map((n) => Number(n.trim()));
+              if (engineSamples.some((n) => !Number.isInteger(n) || n < 1))
+                throw new Error(`--engine-samples ${o.engineSamples}: comma-separated whole numbers of samples`);
+              return (await benchCollect({ sockperfLines: Number(o.collectLines), engineSamples })).lines;
             },
           },
           {

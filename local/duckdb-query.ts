@@ -85,19 +85,24 @@ const GROUP = 'run, path, probe, metric, unit';
 /** A group with a flagged row: only there are the unflagged columns set. */
 const FLAGGED_GROUP = `count(flag) OVER (PARTITION BY ${GROUP}) > 0`;
 
-const VALUE_RANK = `CASE WHEN ${SUCCESS} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS}) ORDER BY value) END`;
+// A successful row's ties (its value) take positions first … last of the group's successful
+// values: rank() is first, and the count over the default frame (the peers included) is last.
+const tieWindow = (rows: string) => `OVER (PARTITION BY ${GROUP}, (${rows}) ORDER BY value)`;
+const VALUE_RANK = `CASE WHEN ${SUCCESS} THEN count(*) ${tieWindow(SUCCESS)} END`;
+const VALUE_FIRST = `CASE WHEN ${SUCCESS} THEN rank() ${tieWindow(SUCCESS)} END`;
 const VALUE_COUNT = `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`;
-const UNFLAGGED_RANK = `CASE WHEN ${SUCCESS} AND flag IS NULL AND ${FLAGGED_GROUP} THEN row_number() OVER (PARTITION BY ${GROUP}, (${SUCCESS} AND flag IS NULL) ORDER BY value) END`;
-const UNFLAGGED_COUNT = `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${SUCCESS} AND flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP}) END`;
-// The per-mille interval of a position (as queries/parquet_copy.sql computes it); DuckDB's
-// // is integer division, NULL where the position is.
-const lo = (rank: string, count: string) => `(1000 * ((${rank}) - 1)) // (${count})`;
-const hi = (rank: string, count: string) => `(1000 * (${rank})) // (${count})`;
+const UNFLAGGED = `${SUCCESS} AND flag IS NULL`;
+const UNFLAGGED_RANK = `CASE WHEN ${UNFLAGGED} AND ${FLAGGED_GROUP} THEN count(*) ${tieWindow(UNFLAGGED)} END`;
+const UNFLAGGED_FIRST = `CASE WHEN ${UNFLAGGED} AND ${FLAGGED_GROUP} THEN rank() ${tieWindow(UNFLAGGED)} END`;
+const UNFLAGGED_COUNT = `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${UNFLAGGED} THEN 1 END) OVER (PARTITION BY ${GROUP}) END`;
+// The per-mille interval (lo, hi] of positions first … last (as queries/parquet_copy.sql
+// computes it); DuckDB's // is integer division, NULL where the position is.
+const lo = (first: string, count: string) => `(1000 * ((${first}) - 1)) // (${count})`;
+const hi = (last: string, count: string) => `(1000 * (${last})) // (${count})`;
 /**
  * The rank columns (queries/sql.ts RANK_COLUMNS) for rows that have no Parquet copy yet, by
  * window functions over the same groups: what the Parquet copy stores
- * (queries/parquet_copy.sql), so queries/percentiles.sql reads both alike. row_number()
- * orders ties in some order; the value at each rank is the same.
+ * (queries/parquet_copy.sql), so queries/percentiles.sql reads both alike.
  */
 const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
   value_rank: VALUE_RANK,
@@ -106,9 +111,9 @@ const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
   unflagged_count: UNFLAGGED_COUNT,
   group_rows: `count(*) OVER (PARTITION BY ${GROUP})`,
   group_unflagged_rows: `count(CASE WHEN flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP})`,
-  value_permille_lo: lo(VALUE_RANK, VALUE_COUNT),
+  value_permille_lo: lo(VALUE_FIRST, VALUE_COUNT),
   value_permille_hi: hi(VALUE_RANK, VALUE_COUNT),
-  unflagged_permille_lo: lo(UNFLAGGED_RANK, UNFLAGGED_COUNT),
+  unflagged_permille_lo: lo(UNFLAGGED_FIRST, UNFLAGGED_COUNT),
   unflagged_permille_hi: hi(UNFLAGGED_RANK, UNFLAGGED_COUNT),
 };
 

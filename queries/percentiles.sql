@@ -15,30 +15,33 @@
 -- How the value at that rank is found, without a sort: the samples table carries rank columns
 -- (docs/data.md, "Rank columns"), written with each partition's Parquet copy
 -- (queries/parquet_copy.sql) and computed by window functions for rows that have no copy
--- yet (local/duckdb-query.ts). value_rank is the row's position r among the group's n
--- successful values in ascending order (ties in some order), and value_permille_lo / _hi the
--- per-mille interval (lo, hi] it covers: lo = floor(1000 (r - 1) / n), hi = floor(1000 r / n).
--- Position r is the nearest rank ceil(k n / 1000) exactly when lo < k <= hi (the intervals of
--- positions 1 ... n tile (0, 1000]), and hi = 1000 only at r = n, the max. So the value at a
--- figure's rank is the value of the one row whose interval holds k: integer comparisons with
+-- yet (local/duckdb-query.ts). The successful rows holding one value (its ties) take positions
+-- first ... last among the group's n successful values in ascending order; value_permille_lo /
+-- _hi on each of them is the per-mille interval (lo, hi] those positions cover:
+-- lo = floor(1000 (first - 1) / n), hi = floor(1000 last / n). Position r is the nearest rank
+-- ceil(k n / 1000) exactly when floor(1000 (r - 1) / n) < k <= floor(1000 r / n) (the intervals
+-- of positions 1 ... n tile (0, 1000]), and hi = 1000 only on the max. So the value at a
+-- figure's rank is the value of the rows whose interval holds k: integer comparisons with
 -- constants, no division (where Trino and DuckDB differ) and no multiplication per row. The
 -- unflagged_* columns are the same among the unflagged values (set only in a group with a
 -- flagged row); value_count, unflagged_count, group_rows and group_unflagged_rows the group's
 -- counts, on every row.
 --
--- The WHERE keeps only those rows, a handful per group, so the GROUP BY sees almost nothing:
--- rows at one of the five ranks of either subset, and every row of a group without successful
--- values or without rank columns (value_count 0 or NULL), so that every group appears. Every
--- figure's k is at least 500 (p50 is the lowest), so "hi >= 500" sets half the rows aside
--- first. The counts come from the stored group columns (ok and flag are not read at all); in a
--- Parquet copy written before those columns existed (every row of it passes the WHERE) only
--- total is counted from the rows, and n, loss and the figures read NULL.
+-- The WHERE keeps only those rows, a handful per group (more where a value has many ties), so
+-- the GROUP BY sees almost nothing: rows at one of the five ranks of either subset, and every
+-- row of a group without successful values or without rank columns (value_count 0 or NULL),
+-- so that every group appears. Every figure's k is at least 500 (p50 is the lowest), so
+-- "hi >= 500" sets half the rows aside first. The counts come from the stored group columns (ok
+-- and flag are not read at all); in a Parquet copy written before those columns existed (every
+-- row of it passes the WHERE) only total is counted from the rows, and n, loss and the figures
+-- read NULL.
 --
--- The rank columns are checked before they are used: each figure's rank must be held by exactly
--- one row, or the subset's percentiles and max are NULL rather than wrong (a copy written
--- before the columns existed, or changed behind the writer's back); `pathbench parquet`
--- rewrites such copies. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit
--- HUGEINT, and one GROUP BY reads samples once (Athena bills each scan).
+-- The rank columns are checked before they are used: each figure's rank must be held by rows of
+-- one value (the least equal to the greatest), or the subset's percentiles and max are NULL
+-- rather than wrong (held by no row or by rows of two values: a copy written before the columns
+-- existed, or changed behind the writer's back); `pathbench parquet` rewrites such copies.
+-- Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT, and one GROUP
+-- BY reads samples once (Athena bills each scan).
 SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,
   CASE WHEN total = 0 THEN NULL ELSE CAST(total - n AS DOUBLE) / CAST(total AS DOUBLE) END AS loss,
   CASE WHEN subset = 'all' THEN p50_all ELSE p50_unflagged END AS p50,
@@ -66,8 +69,8 @@ FROM (
     SELECT
       grouped.*,
       total_all - total_unflagged AS flagged,
-      (at_p50_all = 1 AND at_p95_all = 1 AND at_p99_all = 1 AND at_p999_all = 1 AND at_max_all = 1) AS ranked_all,
-      (at_p50_unflagged = 1 AND at_p95_unflagged = 1 AND at_p99_unflagged = 1 AND at_p999_unflagged = 1 AND at_max_unflagged = 1) AS ranked_unflagged
+      (p50_all = least_p50_all AND p95_all = least_p95_all AND p99_all = least_p99_all AND p999_all = least_p999_all AND max_all = least_max_all) AS ranked_all,
+      (p50_unflagged = least_p50_unflagged AND p95_unflagged = least_p95_unflagged AND p99_unflagged = least_p99_unflagged AND p999_unflagged = least_p999_unflagged AND max_unflagged = least_max_unflagged) AS ranked_unflagged
     FROM (
       SELECT
         path, probe, metric, unit,
@@ -77,25 +80,25 @@ FROM (
         CAST(MAX(value_count) AS BIGINT) AS n_all,
         CAST(MAX(unflagged_count) AS BIGINT) AS n_unflagged,
         MAX(CASE WHEN value_permille_lo < 500 AND value_permille_hi >= 500 THEN value END) AS p50_all,
-        COUNT(CASE WHEN value_permille_lo < 500 AND value_permille_hi >= 500 THEN 1 END) AS at_p50_all,
+        MIN(CASE WHEN value_permille_lo < 500 AND value_permille_hi >= 500 THEN value END) AS least_p50_all,
         MAX(CASE WHEN value_permille_lo < 950 AND value_permille_hi >= 950 THEN value END) AS p95_all,
-        COUNT(CASE WHEN value_permille_lo < 950 AND value_permille_hi >= 950 THEN 1 END) AS at_p95_all,
+        MIN(CASE WHEN value_permille_lo < 950 AND value_permille_hi >= 950 THEN value END) AS least_p95_all,
         MAX(CASE WHEN value_permille_lo < 990 AND value_permille_hi >= 990 THEN value END) AS p99_all,
-        COUNT(CASE WHEN value_permille_lo < 990 AND value_permille_hi >= 990 THEN 1 END) AS at_p99_all,
+        MIN(CASE WHEN value_permille_lo < 990 AND value_permille_hi >= 990 THEN value END) AS least_p99_all,
         MAX(CASE WHEN value_permille_lo < 999 AND value_permille_hi >= 999 THEN value END) AS p999_all,
-        COUNT(CASE WHEN value_permille_lo < 999 AND value_permille_hi >= 999 THEN 1 END) AS at_p999_all,
+        MIN(CASE WHEN value_permille_lo < 999 AND value_permille_hi >= 999 THEN value END) AS least_p999_all,
         MAX(CASE WHEN value_permille_hi = 1000 THEN value END) AS max_all,
-        COUNT(CASE WHEN value_permille_hi = 1000 THEN 1 END) AS at_max_all,
+        MIN(CASE WHEN value_permille_hi = 1000 THEN value END) AS least_max_all,
         MAX(CASE WHEN unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500 THEN value END) AS p50_unflagged,
-        COUNT(CASE WHEN unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500 THEN 1 END) AS at_p50_unflagged,
+        MIN(CASE WHEN unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500 THEN value END) AS least_p50_unflagged,
         MAX(CASE WHEN unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950 THEN value END) AS p95_unflagged,
-        COUNT(CASE WHEN unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950 THEN 1 END) AS at_p95_unflagged,
+        MIN(CASE WHEN unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950 THEN value END) AS least_p95_unflagged,
         MAX(CASE WHEN unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990 THEN value END) AS p99_unflagged,
-        COUNT(CASE WHEN unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990 THEN 1 END) AS at_p99_unflagged,
+        MIN(CASE WHEN unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990 THEN value END) AS least_p99_unflagged,
         MAX(CASE WHEN unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999 THEN value END) AS p999_unflagged,
-        COUNT(CASE WHEN unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999 THEN 1 END) AS at_p999_unflagged,
+        MIN(CASE WHEN unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999 THEN value END) AS least_p999_unflagged,
         MAX(CASE WHEN unflagged_permille_hi = 1000 THEN value END) AS max_unflagged,
-        COUNT(CASE WHEN unflagged_permille_hi = 1000 THEN 1 END) AS at_max_unflagged
+        MIN(CASE WHEN unflagged_permille_hi = 1000 THEN value END) AS least_max_unflagged
       FROM samples
       WHERE run = ? AND (
         value_count IS NULL OR value_count = 0

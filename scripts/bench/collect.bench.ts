@@ -26,7 +26,7 @@ import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { validatePlanStep } from '../../functions/pipeline/validate.js';
 import type { Deps } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
-import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { DuckDbQueryEngine, ROW_GROUP_ROWS } from '../../local/duckdb-query.js';
 import { FileLock } from '../../local/file-lock.js';
 import { loadQuery } from '../../queries/sql.js';
 
@@ -183,7 +183,9 @@ function* sampleLines(n: number, runId: string, pathId: string): Generator<strin
       t_start: t,
       t_end: t + 0.0001,
       metric: 'rtt_us',
-      value: failed ? null : 30 + (x % 4000) / 100,
+      // sockperf reads to the nanosecond: some 40,000 distinct values (the low bits of this
+      // generator repeat too soon, so the value takes higher ones).
+      value: failed ? null : 30 + ((x >> 8) % 40000) / 1000,
       unit: 'us',
       ok: !failed,
       ...(failed ? { error: 'lost' } : {}),
@@ -198,7 +200,8 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
  * The engine's Parquet copy of n samples of one path (DuckDB COPY of queries/parquet_copy.sql)
  * and percentiles.sql on it, against quantile_disc straight from the same JSONL; the copy and
  * quantile_disc take turns twice and the better of each counts, so a slow minute of this shared
- * machine weighs less. The figures must agree.
+ * machine weighs less. The figures must agree. Beside them, the floor of any copy: the same rows
+ * written to Parquet by the same engine with no rank columns (not queryable with percentiles).
  */
 export async function benchEngineCopy(dir: string, n: number): Promise<string[]> {
   const runId = 'bench-engine';
@@ -209,11 +212,13 @@ export async function benchEngineCopy(dir: string, n: number): Promise<string[]>
   );
   const query = await DuckDbQueryEngine.open(dir);
   const deps = { store: new DirStore(dir), log: silentLogger, query };
-  const quantileDisc =
-    'SELECT quantile_disc(value, [0.5, 0.95, 0.99, 0.999]) AS q, max(value) AS mx FROM samples_jsonl ' +
-    `WHERE path = '${pathId}' AND run = '${runId}' AND ok AND value IS NOT NULL`;
+  const where = `WHERE path = '${pathId}' AND run = '${runId}'`;
+  const quantileDisc = `SELECT quantile_disc(value, [0.5, 0.95, 0.99, 0.999]) AS q, max(value) AS mx FROM samples_jsonl ${where} AND ok AND value IS NOT NULL`;
+  const plainFile = join(dir, 'plain.parquet');
+  const plainCopy = `COPY (SELECT * EXCLUDE (path, run) FROM samples_jsonl ${where}) TO '${plainFile}' (FORMAT PARQUET, COMPRESSION SNAPPY, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`;
   const copies: number[] = [];
   const discs: number[] = [];
+  const plains: number[] = [];
   let figures: Record<string, unknown>[] = [];
   let disc: Record<string, unknown>[] = [];
   let pctMs = 0;
@@ -229,25 +234,34 @@ export async function benchEngineCopy(dir: string, n: number): Promise<string[]>
       figures = await query.query(loadQuery('percentiles'), [runId], 'percentiles');
       pctMs = performance.now() - t;
       copies.push(copyMs + pctMs);
+      t = performance.now();
+      await query.query(plainCopy, [], 'plain copy');
+      plains.push(performance.now() - t);
+      await rm(plainFile, { force: true });
     }
   } finally {
     query.close();
+    await rm(dir, { recursive: true, force: true });
   }
   const all = figures.find((r) => r.subset === 'all');
   const [q, mx] = [disc[0]?.q as number[], disc[0]?.mx];
   const agree =
     all !== undefined && JSON.stringify([all.p50, all.p95, all.p99, all.p999, all.max]) === JSON.stringify([...q, mx]);
   const best = (xs: number[]) => Math.min(...xs);
+  const ratio = (xs: number[]) => `${(best(xs) / best(discs)).toFixed(1)}×`;
   return [
     `${n.toLocaleString('en-US')} samples of one path, queryable with exact percentiles:`,
     `  engine Parquet copy + percentiles.sql ${secs(best(copies))} (rounds ${copies.map(secs).join(', ')}; the query alone ${secs(pctMs)}) · ` +
-      `DuckDB quantile_disc on the JSONL ${secs(best(discs))} (rounds ${discs.map(secs).join(', ')}) · ratio ${(best(copies) / best(discs)).toFixed(1)}× · figures ${agree ? 'agree' : 'DIFFER'}`,
+      `DuckDB quantile_disc on the JSONL ${secs(best(discs))} (rounds ${discs.map(secs).join(', ')}) · ratio ${ratio(copies)} · figures ${agree ? 'agree' : 'DIFFER'}`,
+    `  floor: the same rows copied with no rank columns ${secs(best(plains))} (rounds ${plains.map(secs).join(', ')}) · ${ratio(plains)} of quantile_disc`,
   ];
 }
 
 const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
 
-export async function benchCollect(opts: { sockperfLines?: number } = {}): Promise<{ lines: string[] }> {
+export async function benchCollect(
+  opts: { sockperfLines?: number; engineSamples?: number[] } = {},
+): Promise<{ lines: string[] }> {
   const n = opts.sockperfLines ?? 1_000_000;
   const dir = await mkdtemp(join(tmpdir(), 'pathbench-bench-collect-'));
   try {
@@ -322,7 +336,8 @@ export async function benchCollect(opts: { sockperfLines?: number } = {}): Promi
           `${Math.round(r.lines / r.seconds).toLocaleString('en-US')} lines/s · then Parquet, ${r.parquetRows.toLocaleString('en-US')} rows with ranks, in ${r.parquetSeconds.toFixed(1)} s · peak heap ${mb(r.peakHeapBytes)} · peak RSS ${mb(r.peakRssBytes)} (heap limit ${mb(r.heapLimitBytes)})`,
       );
     }
-    out.push(...(await benchEngineCopy(join(dir, 'engine'), n)));
+    for (const samples of opts.engineSamples ?? [n])
+      out.push(...(await benchEngineCopy(join(dir, `engine-${samples}`), samples)));
     return { lines: out };
   } finally {
     await rm(dir, { recursive: true, force: true });
