@@ -10,11 +10,12 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunManifest } from '../../core/run-manifest.js';
 import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
+import { allStates, loadDefinition } from '../../statemachine/asl.js';
 import type { AwsWorld, WorldRoute } from './aws-world.js';
 import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 
@@ -162,6 +163,17 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
     },
     { routes: ROUTES },
   );
+  // CopyFailedPath: the first UNLOAD (CopyToParquet) fails, so the path fails with its samples
+  // kept and RecordPathFailure hands their copy to CopyFailedPath, the second UNLOAD.
+  faultCase(
+    'stop in every state, then rerun',
+    "StopExecution while CopyFailedPath's UNLOAD runs; it ends after the cleanup",
+    async (c) => {
+      c.faults.add({ site: 'query.execute', nth: 1, action: { throw: () => new Error('engine refused the copy') } });
+      await stopInside(c, 'query.execute', 2);
+    },
+    { routes: ROUTES },
+  );
   for (const state of WAITS) {
     faultCase(
       'stop in every state, then rerun',
@@ -195,6 +207,24 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
     },
     { routes: ROUTES },
   );
+});
+
+/** States the cases above do not stop in, and why. */
+const NOT_STOPPED: Record<string, string> = {
+  ReleaseLockAfterReject: 'runs only after ValidatePlan refused the plan, before anything started',
+  PrepareTaskProbe: 'ECS task clients only; this fleet is EC2 instances',
+  ProbeTask: 'ECS task clients only; this fleet is EC2 instances',
+  EndTaskProbe: 'ECS task clients only; this fleet is EC2 instances',
+};
+
+describe('stop suite coverage', () => {
+  it('stops in every Task and Wait state of the measurement definition, or says why not', () => {
+    const stopped = [...TASKS, ...WAITS, 'CopyToParquet', 'CopyFailedPath'];
+    const states = allStates(loadDefinition())
+      .filter(([, st]) => st.Type === 'Task' || st.Type === 'Wait')
+      .map(([name]) => name);
+    expect([...new Set([...stopped, ...Object.keys(NOT_STOPPED)])].sort()).toEqual([...new Set(states)].sort());
+  });
 });
 
 describe.concurrent('stop while ValidatePlan writes, then rerun', () => {
