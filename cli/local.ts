@@ -10,7 +10,7 @@ import { checkRunId, keys, newRunId } from '../core/keys.js';
 import { formatProblems } from '../core/plan.js';
 import { printable } from '../core/printable.js';
 import type { ResolvedPlan } from '../core/resolved-plan.js';
-import type { Summary } from '../core/run-summary.js';
+import { readSummary, type Summary } from '../core/run-summary.js';
 import { parseSettings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
 import { judgeStored } from '../functions/pipeline/regressions.js';
@@ -255,6 +255,13 @@ export async function reportLocal(runId: string, o: { data: string; json?: boole
   let summary: Summary;
   try {
     summary = await buildSummary({ store, query }, runId);
+    // What the lab applied to each path was measured during the run, not stored with the
+    // samples: it comes from the summary the run stored (a lab run's only).
+    const stored = await readSummary(store, runId).catch(() => undefined);
+    for (const p of summary.paths) {
+      const lab = stored?.paths.find((x) => x.id === p.id)?.lab;
+      if (lab && !p.lab) p.lab = lab;
+    }
     // Against the plan's stored runs, as the pipeline judged it (nothing is written).
     await judgeStored({ store }, summary);
   } finally {

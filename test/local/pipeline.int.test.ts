@@ -4,7 +4,7 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,6 +168,27 @@ describe('local driver, loopback plan', () => {
     expect(r.status, r.stderr).toBe(0);
     const again = JSON.parse(r.stdout) as Summary;
     expect(again.paths.map((p) => p.results)).toEqual((result.summary as Summary).paths.map((p) => p.results));
+  });
+
+  it("keeps a lab run's applied delays, which no sample holds, in the recomputed summary", async () => {
+    // This loopback run has no lab: the stored summary is given a path's lab truth as a lab run
+    // stores it, in a copy of the data directory.
+    const copy = await mkdtemp(join(tmpdir(), 'pathbench-report-lab-'));
+    try {
+      await cp(dir, copy, { recursive: true });
+      const file = join(copy, 'reports/run=it-loopback/summary.json');
+      const stored = JSON.parse(await readFile(file, 'utf8')) as Summary;
+      const lab = { targetRttMs: 0.5, achievedRttMs: 0.52, appliedRttMs: 0.49, bareRttMs: 0.03, packets: 400 };
+      stored.paths[0].lab = lab;
+      await writeFile(file, `${JSON.stringify(stored, null, 2)}\n`);
+      const r = cli('report', '--local', '--data', copy, 'it-loopback', '--json');
+      expect(r.status, r.stderr).toBe(0);
+      const again = JSON.parse(r.stdout) as Summary;
+      expect(again.paths[0].lab).toEqual(lab);
+      expect(again.paths.slice(1).every((p) => p.lab === undefined)).toBe(true);
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
   });
 
   it('says what the run and each path was in the runs and paths tables, joined with samples by `pathbench sql`', async () => {
