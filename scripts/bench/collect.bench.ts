@@ -5,9 +5,10 @@
  * (4 probes: keep-alive on/off × concurrency 1/16, 3 trials each: 120,000 lines in 12 files),
  * each in a child process under `node --max-old-space-size=512` (a Lambda-sized heap), through
  * the real directory store and DuckDB engine. Prints lines/s and the peak heap and RSS.
- * Then, for n samples of one path as collect writes them, the time to make them queryable with
- * exact percentiles (the engine's Parquet copy, then queries/percentiles.sql) against DuckDB's
- * own quantile_disc over the same JSONL, as a ratio taken in one run.
+ * Then, for 1 M and 10 M samples of one path as collect writes them (`--engine-samples`), the
+ * time to make them queryable with exact percentiles (the engine's Parquet copy, then
+ * queries/percentiles.sql) against DuckDB's own quantile_disc over the same JSONL, as a ratio
+ * taken in one run, and the floor of any copy (the same rows written with no rank columns).
  */
 import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
