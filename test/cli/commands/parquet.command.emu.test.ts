@@ -144,7 +144,7 @@ describe('pathbench parquet', () => {
       const [start] = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input);
       expect(start.QueryString).toBe(unloadParquetCopy('pathbench-data', 'A', 'r2'));
       expect(start.QueryString).toMatch(
-        /^UNLOAD \(WITH partition_rows AS \(\s+SELECT[\s\S]*FROM samples_jsonl\s+WHERE path = 'A' AND run = 'r2'[\s\S]*\) TO 's3:\/\/pathbench-data\/parquet\/path=A\/run=r2\/' WITH \(format = 'PARQUET', compression = 'SNAPPY'\)$/,
+        /^UNLOAD \(WITH tallies AS \(\s+SELECT[\s\S]*FROM samples_jsonl\s+WHERE path = 'A' AND run = 'r2'[\s\S]*FROM samples_jsonl s\s+JOIN figures f[\s\S]*WHERE s.path = 'A' AND s.run = 'r2'[\s\S]*\) TO 's3:\/\/pathbench-data\/parquet\/path=A\/run=r2\/' WITH \(format = 'PARQUET', compression = 'SNAPPY'\)$/,
       );
       expect(start).toMatchObject({ WorkGroup: 'pathbench', QueryExecutionContext: { Database: 'pathbench' } });
     } finally {
