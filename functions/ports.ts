@@ -138,6 +138,14 @@ export interface QueryEngine {
    * are none.
    */
   execute(call: QueryExecutionCall): Promise<{ rows?: number }>;
+  /**
+   * Wait until no run of this very call is under way, stopping any; how many were stopped. On
+   * AWS a stopped execution's CopyToParquet may leave its UNLOAD running (Step Functions stops it
+   * best effort): a copy written in-process (the cleanup's salvage, `pathbench parquet`) settles
+   * first, so the old UNLOAD cannot write into the prefix after it was emptied. DuckDB runs one
+   * statement at a time, so nothing of it is under way here.
+   */
+  settle(call: QueryExecutionCall): Promise<number>;
 }
 
 export interface LockInfo {

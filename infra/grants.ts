@@ -179,6 +179,9 @@ export function capabilityGrants(scope: Construct, t: GrantTargets): Record<Capa
             'athena:GetQueryExecution',
             'athena:GetQueryResults',
             'athena:StopQueryExecution',
+            // QueryEngine.settle: the workgroup's recent executions, to stop a still-running copy.
+            'athena:ListQueryExecutions',
+            'athena:BatchGetQueryExecution',
           ],
           resources: [stack.formatArn({ service: 'athena', resource: 'workgroup', resourceName: t.workgroupName })],
         },

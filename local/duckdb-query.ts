@@ -436,6 +436,12 @@ export class DuckDbQueryEngine implements QueryEngine {
     return result;
   }
 
+  /** Statements here run one at a time (the queue): none of the call is under way once it drains. */
+  async settle(_call: QueryExecutionCall): Promise<number> {
+    await this.queue;
+    return 0;
+  }
+
   /** Hive partitioning discovers path=/run= directories by itself; nothing to register. */
   async registerPartition(_pathId: string, _runId: string): Promise<void> {}
 

@@ -46,6 +46,10 @@ export async function writeParquetCopy(
   ref: { runId: string; pathId: string },
 ): Promise<ParquetCopyResult> {
   const prefix = keys.parquetPrefix(ref.pathId, ref.runId);
+  // A stopped execution's UNLOAD of this partition may still run (QueryEngine.settle): stopped
+  // and ended before the prefix is emptied, it cannot add its rows to this copy's.
+  const stopped = await deps.query.settle(deps.query.copyCall(ref.pathId, ref.runId));
+  if (stopped > 0) deps.log.warn('stopped a copy of this partition still running', { ...ref, stopped });
   const { rows } = await deps.query.execute(await prepareParquetCopy(deps, ref));
   deps.log.info('Parquet copy written', { ...ref, prefix, rows });
   return rows === undefined ? { prefix } : { prefix, rows };

@@ -378,6 +378,8 @@ function callsOf(capability: Capability, env: FnEnv): Record<string, Call[]> {
       GetQueryExecution: [{ action: 'athena:GetQueryExecution', resource: workgroup }],
       GetQueryResults: [{ action: 'athena:GetQueryResults', resource: workgroup }],
       StopQueryExecution: [{ action: 'athena:StopQueryExecution', resource: workgroup }],
+      ListQueryExecutions: [{ action: 'athena:ListQueryExecutions', resource: workgroup }],
+      BatchGetQueryExecution: [{ action: 'athena:BatchGetQueryExecution', resource: workgroup }],
     },
     lock: {
       PutItem: [{ action: 'dynamodb:PutItem', resource: lockTable }],

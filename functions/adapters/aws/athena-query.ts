@@ -7,9 +7,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AthenaClient,
+  BatchGetQueryExecutionCommand,
   type ColumnInfo,
   GetQueryExecutionCommand,
   GetQueryResultsCommand,
+  ListQueryExecutionsCommand,
   StartQueryExecutionCommand,
   StopQueryExecutionCommand,
 } from '@aws-sdk/client-athena';
@@ -62,6 +64,12 @@ export function clientRequestToken(label: string, sql: string, params: QueryPara
     .update(JSON.stringify([label, sql, params, salt]))
     .digest('hex');
 }
+
+/** How many of the workgroup's most recent executions `settle` looks through. */
+export const SETTLE_RECENT = 200;
+
+/** A statement with its whitespace runs made single spaces, for comparing texts. */
+const squeeze = (sql: string) => sql.replace(/\s+/g, ' ').trim();
 
 const NUMERIC = new Set(['tinyint', 'smallint', 'integer', 'int', 'bigint', 'double', 'float', 'real', 'decimal']);
 
@@ -147,6 +155,58 @@ export class AthenaQueryEngine implements QueryEngine {
     );
     await this.wait(id, label);
     return {};
+  }
+
+  /**
+   * Stop every run of this call still queued or running in the workgroup, and wait for each to
+   * end (QueryEngine.settle). Looks at the workgroup's SETTLE_RECENT most recent executions:
+   * the run to stop is one a just-stopped state machine execution started.
+   */
+  async settle(call: QueryExecutionCall): Promise<number> {
+    const ids: string[] = [];
+    let token: string | undefined;
+    do {
+      const out = await this.athena.send(
+        new ListQueryExecutionsCommand({ WorkGroup: this.config.workgroup, MaxResults: 50, NextToken: token }),
+      );
+      ids.push(...(out.QueryExecutionIds ?? []));
+      token = out.NextToken;
+    } while (token && ids.length < SETTLE_RECENT);
+    const same = (q: string | undefined) => q !== undefined && squeeze(q) === squeeze(call.QueryString);
+    const running: string[] = [];
+    for (let i = 0; i < Math.min(ids.length, SETTLE_RECENT); i += 50) {
+      const out = await this.athena.send(
+        new BatchGetQueryExecutionCommand({ QueryExecutionIds: ids.slice(i, Math.min(i + 50, SETTLE_RECENT)) }),
+      );
+      for (const q of out.QueryExecutions ?? []) {
+        const state = q.Status?.State;
+        if (q.QueryExecutionId && same(q.Query) && (state === 'QUEUED' || state === 'RUNNING'))
+          running.push(q.QueryExecutionId);
+      }
+    }
+    for (const id of running) {
+      await this.athena.send(new StopQueryExecutionCommand({ QueryExecutionId: id }));
+      await this.ended(id);
+    }
+    return running.length;
+  }
+
+  /** Wait until the execution is in a final state, whichever (bounded like `wait`). */
+  private async ended(id: string): Promise<void> {
+    let delay = 250;
+    let waited = 0;
+    for (;;) {
+      const out = await this.athena.send(new GetQueryExecutionCommand({ QueryExecutionId: id }));
+      const state = out.QueryExecution?.Status?.State;
+      if (state === 'SUCCEEDED' || state === 'FAILED' || state === 'CANCELLED') return;
+      if (waited >= this.maxWaitMs)
+        throw new QueryFailedError(
+          `query ${id} was stopped but still ${state ?? 'unknown'} after ${Math.round(this.maxWaitMs / 1000)} s`,
+        );
+      await this.sleep(delay);
+      waited += delay;
+      delay = Math.min(delay * 2, 5_000);
+    }
   }
 
   private async start(sql: string, literals: string[], token: string, label: string): Promise<string> {

@@ -6,7 +6,14 @@
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AthenaClient, GetQueryExecutionCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
+import {
+  AthenaClient,
+  BatchGetQueryExecutionCommand,
+  GetQueryExecutionCommand,
+  ListQueryExecutionsCommand,
+  StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
+} from '@aws-sdk/client-athena';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewriteParquetCopies } from '../../../cli/commands/parquet.command.js';
@@ -122,12 +129,30 @@ describe('pathbench parquet', () => {
     await store.put(`${keys.parquetPrefix('A', 'r2')}20261201_unload_part0.parquet`, new Uint8Array([4]));
     const athena = mockClient(AthenaClient);
     try {
+      // A stopped execution's UNLOAD of this partition still runs (q-old), beside another query.
+      const unload = unloadParquetCopy('pathbench-data', 'A', 'r2');
+      athena.on(ListQueryExecutionsCommand).resolves({ QueryExecutionIds: ['q-old', 'q-other'] });
+      athena.on(BatchGetQueryExecutionCommand).resolves({
+        QueryExecutions: [
+          { QueryExecutionId: 'q-old', Query: unload, Status: { State: 'RUNNING' } },
+          { QueryExecutionId: 'q-other', Query: 'SELECT 1', Status: { State: 'RUNNING' } },
+        ],
+      });
+      athena.on(StopQueryExecutionCommand).callsFake(async () => {
+        // Stopped before the old copy goes: nothing it writes later can join the new copy.
+        expect(await store.list(keys.parquetPrefix('A', 'r2'))).toHaveLength(2);
+        return {};
+      });
       athena.on(StartQueryExecutionCommand).callsFake(async () => {
         // UNLOAD refuses a location that holds objects: it must be empty when the query starts.
         expect(await store.list(keys.parquetPrefix('A', 'r2'))).toEqual([]);
         return { QueryExecutionId: 'q-unload' };
       });
-      athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+      athena
+        .on(GetQueryExecutionCommand, { QueryExecutionId: 'q-old' })
+        .resolves({ QueryExecution: { Status: { State: 'CANCELLED' } } })
+        .on(GetQueryExecutionCommand, { QueryExecutionId: 'q-unload' })
+        .resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
       const query = new AthenaQueryEngine(new AthenaClient({ region: 'ap-northeast-1' }), {
         workgroup: 'pathbench',
         database: 'pathbench',
@@ -140,6 +165,9 @@ describe('pathbench parquet', () => {
         'rewriting the Parquet copies of run r2 in s3://pathbench-data from its JSONL\n',
         `  A: written → ${keys.parquetPrefix('A', 'r2')}\n`,
         '1 paths\n',
+      ]);
+      expect(athena.commandCalls(StopQueryExecutionCommand).map((c) => c.args[0].input)).toEqual([
+        { QueryExecutionId: 'q-old' },
       ]);
       const [start] = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input);
       expect(start.QueryString).toBe(unloadParquetCopy('pathbench-data', 'A', 'r2'));

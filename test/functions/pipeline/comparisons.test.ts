@@ -55,6 +55,7 @@ function counting(engine: QueryEngine): { query: QueryEngine; labels: string[] }
       registerPartition: (p, r) => engine.registerPartition(p, r),
       copyCall: (p, r) => engine.copyCall(p, r),
       execute: (c) => engine.execute(c),
+      settle: (c) => engine.settle(c),
     },
   };
 }

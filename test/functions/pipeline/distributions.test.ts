@@ -85,6 +85,7 @@ describe('distributions in the summary', () => {
       registerPartition: (p, r) => engine.registerPartition(p, r),
       copyCall: (p, r) => engine.copyCall(p, r),
       execute: (c) => engine.execute(c),
+      settle: (c) => engine.settle(c),
     };
     try {
       const s = await buildSummary({ store: new DirStore(dir), query: counting }, 'r1');

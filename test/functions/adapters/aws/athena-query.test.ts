@@ -1,15 +1,23 @@
 /** AthenaQueryEngine against a mocked Athena client: parameters, token, polling, paging, failures. */
 import {
   AthenaClient,
+  BatchGetQueryExecutionCommand,
   GetQueryExecutionCommand,
   GetQueryResultsCommand,
+  ListQueryExecutionsCommand,
+  type QueryExecution,
   StartQueryExecutionCommand,
   StopQueryExecutionCommand,
 } from '@aws-sdk/client-athena';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { QueryFailedError } from '../../../../core/errors.js';
-import { AthenaQueryEngine, clientRequestToken, sqlLiteral } from '../../../../functions/adapters/aws/athena-query.js';
+import {
+  AthenaQueryEngine,
+  clientRequestToken,
+  SETTLE_RECENT,
+  sqlLiteral,
+} from '../../../../functions/adapters/aws/athena-query.js';
 
 const athena = mockClient(AthenaClient);
 const sleeps: number[] = [];
@@ -147,5 +155,82 @@ describe('AthenaQueryEngine', () => {
       "ALTER TABLE samples ADD IF NOT EXISTS PARTITION (path='C', run='run-1') LOCATION 's3://pb-data/parquet/path=C/run=run-1/'",
     ]);
     await expect(engine.registerPartition("C'", 'run-1')).rejects.toBeInstanceOf(QueryFailedError);
+  });
+
+  it("settles a copy: stops this partition's UNLOAD still running, waits for its end, leaves the rest", async () => {
+    const call = engine.copyCall('A', 'run-1');
+    // 120 recent executions over three pages; among them the stopped execution's UNLOAD (its
+    // text reformatted, as Athena may echo it), a finished one, and another partition's.
+    const ids = Array.from({ length: 120 }, (_, i) => `q-${i}`);
+    athena
+      .on(ListQueryExecutionsCommand)
+      .resolvesOnce({ QueryExecutionIds: ids.slice(0, 50), NextToken: 't1' })
+      .resolvesOnce({ QueryExecutionIds: ids.slice(50, 100), NextToken: 't2' })
+      .resolvesOnce({ QueryExecutionIds: ids.slice(100) });
+    const runs: Record<string, QueryExecution> = {
+      'q-3': { QueryExecutionId: 'q-3', Query: call.QueryString.replace(/\n/g, '\n  '), Status: { State: 'RUNNING' } },
+      'q-7': { QueryExecutionId: 'q-7', Query: call.QueryString, Status: { State: 'SUCCEEDED' } },
+      'q-60': {
+        QueryExecutionId: 'q-60',
+        Query: engine.copyCall('B', 'run-1').QueryString,
+        Status: { State: 'RUNNING' },
+      },
+      'q-110': { QueryExecutionId: 'q-110', Query: call.QueryString, Status: { State: 'QUEUED' } },
+    };
+    athena.on(BatchGetQueryExecutionCommand).callsFake((input: { QueryExecutionIds: string[] }) => ({
+      QueryExecutions: input.QueryExecutionIds.map(
+        (id) => runs[id] ?? { QueryExecutionId: id, Query: 'SELECT 1', Status: { State: 'RUNNING' } },
+      ),
+    }));
+    athena.on(StopQueryExecutionCommand).resolves({});
+    // Each stopped run reads RUNNING once more, then CANCELLED.
+    const polls: Record<string, number> = {};
+    athena.on(GetQueryExecutionCommand).callsFake((input: { QueryExecutionId: string }) => {
+      polls[input.QueryExecutionId] = (polls[input.QueryExecutionId] ?? 0) + 1;
+      return { QueryExecution: { Status: { State: polls[input.QueryExecutionId] > 1 ? 'CANCELLED' : 'RUNNING' } } };
+    });
+    expect(await engine.settle(call)).toBe(2);
+    expect(athena.commandCalls(ListQueryExecutionsCommand).map((c) => c.args[0].input)).toEqual([
+      { WorkGroup: 'pathbench', MaxResults: 50, NextToken: undefined },
+      { WorkGroup: 'pathbench', MaxResults: 50, NextToken: 't1' },
+      { WorkGroup: 'pathbench', MaxResults: 50, NextToken: 't2' },
+    ]);
+    expect(
+      athena.commandCalls(BatchGetQueryExecutionCommand).map((c) => c.args[0].input.QueryExecutionIds?.length),
+    ).toEqual([50, 50, 20]);
+    expect(athena.commandCalls(StopQueryExecutionCommand).map((c) => c.args[0].input.QueryExecutionId)).toEqual([
+      'q-3',
+      'q-110',
+    ]);
+    expect(polls).toEqual({ 'q-3': 2, 'q-110': 2 });
+    // Nothing to stop: no Stop call, no wait.
+    athena.reset();
+    athena.on(ListQueryExecutionsCommand).resolves({ QueryExecutionIds: ['q-7'] });
+    athena.on(BatchGetQueryExecutionCommand).resolves({ QueryExecutions: [runs['q-7']] });
+    expect(await engine.settle(call)).toBe(0);
+    expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(0);
+  });
+
+  it(`looks through the workgroup's ${SETTLE_RECENT} most recent executions only, and says a run that will not stop`, async () => {
+    const call = engine.copyCall('A', 'run-1');
+    let page = 0;
+    athena.on(ListQueryExecutionsCommand).callsFake(() => {
+      page++;
+      return { QueryExecutionIds: Array.from({ length: 50 }, (_, i) => `p${page}-${i}`), NextToken: `t${page}` };
+    });
+    athena.on(BatchGetQueryExecutionCommand).callsFake((input: { QueryExecutionIds: string[] }) => ({
+      QueryExecutions: input.QueryExecutionIds.map((id) => ({
+        QueryExecutionId: id,
+        Query: call.QueryString,
+        Status: { State: id === 'p1-0' ? 'RUNNING' : 'SUCCEEDED' },
+      })),
+    }));
+    athena.on(StopQueryExecutionCommand).resolves({});
+    athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'RUNNING' } } });
+    await expect(engine.settle(call)).rejects.toThrow(/query p1-0 was stopped but still RUNNING after 2 s/);
+    expect(page).toBe(SETTLE_RECENT / 50);
+    expect(
+      athena.commandCalls(BatchGetQueryExecutionCommand).flatMap((c) => c.args[0].input.QueryExecutionIds ?? []),
+    ).toHaveLength(SETTLE_RECENT);
   });
 });
