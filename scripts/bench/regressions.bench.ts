@@ -10,7 +10,9 @@
  * random, and stop after it, so whole runs move together the way a busy shared host moves them.
  *
  * 1. Clean runs: every flag after the first judged run is a false alarm (a regression) or a false
- *    report (an improvement); printed per 100 judged runs, with the run shifts said.
+ *    report (an improvement); printed per 100 judged runs, with the run shifts said. Each path's
+ *    between-run spread is printed for its p50 and for the p50 of its kernel-timed part (latency
+ *    less host_us), which says whether the noise is this host's own.
  * 2. Known shifts: path B's server then answers later by a share of its clean p50 (5, 10, 20 %),
  *    each shifted run judged against the clean history alone (its trend point removed after it),
  *    and the detection rate printed per shift size.
@@ -27,6 +29,7 @@ import { keys } from '../../core/keys.js';
 import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { median } from '../../functions/pipeline/regressions.js';
+import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { runLocal } from '../../local/local-driver.js';
 
 /** Each path's server delay (µs) before it answers: what makes the three paths differ. */
@@ -106,6 +109,37 @@ function plan(ports: Record<string, number>) {
   };
 }
 
+/** Between-run spread of one figure: median, robust sd (1.4826 · MAD), plain sd and the largest deviation, as shares of the median. */
+function spreadOf(xs: number[]) {
+  const m = median(xs);
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sd = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length);
+  const largest = xs.reduce((a, x) => (Math.abs(x - m) > Math.abs(a) ? x - m : a), 0);
+  return {
+    median: m,
+    sdPct: (100 * 1.4826 * median(xs.map((x) => Math.abs(x - m)))) / m,
+    plainSdPct: (100 * sd) / mean,
+    largestPct: (100 * largest) / m,
+    runs: xs.length,
+  };
+}
+
+/** Per `<run>/<path>` of the given runs: the p50 (quantile_disc) of latency less host_us, over the kernel-timed samples. */
+async function kernelTimedP50s(dir: string, runs: Set<string>): Promise<Map<string, number>> {
+  const engine = await DuckDbQueryEngine.open(dir);
+  try {
+    const rows = await engine.query(
+      `SELECT run, path, quantile_disc(value - host_us / 1000, 0.5) AS p50 FROM samples_jsonl
+       WHERE ok AND value IS NOT NULL AND host_us IS NOT NULL GROUP BY run, path`,
+      [],
+      'kernel-timed p50',
+    );
+    return new Map(rows.filter((r) => runs.has(String(r.run))).map((r) => [`${r.run}/${r.path}`, Number(r.p50)]));
+  } finally {
+    engine.close();
+  }
+}
+
 interface RunOutcome {
   summary: Summary;
   hogs: number;
@@ -169,12 +203,18 @@ export async function benchRegressions(opts: { cleanRuns?: number; shiftedRuns?:
     lines.push(
       `  hogs per run: ${[0, 1, 2].map((h) => `${h}: ${clean.filter((c) => c.hogs === h).length}`).join(', ')}`,
     );
+    // Each clean run's p50 of the kernel-timed part of each request (latency less host_us, this
+    // host's own part, probes/http/http.parser.ts): where the between-run noise lies. If the host's
+    // load made it, this figure would be quieter than the p50 itself.
+    const netP50 = await kernelTimedP50s(dir, new Set(clean.map((c) => c.summary.runId)));
     for (const id of Object.keys(BASE_DELAY_US)) {
-      const xs = clean.map((c) => p50Of(c, id)).filter(Number.isFinite);
-      const m = median(xs);
-      const spread = median(xs.map((x) => Math.abs(x - m))) * 1.4826;
+      const app = spreadOf(clean.map((c) => p50Of(c, id)).filter(Number.isFinite));
+      const net = spreadOf(
+        clean.map((c) => netP50.get(`${c.summary.runId}/${id}`) ?? Number.NaN).filter(Number.isFinite),
+      );
       lines.push(
-        `  path ${id}: p50 median ${m.toFixed(3)} ms, between-run robust sd ${((100 * spread) / m).toFixed(1)} %`,
+        `  path ${id}: p50 median ${app.median.toFixed(3)} ms, between-run robust sd ${app.sdPct.toFixed(1)} %, sd ${app.plainSdPct.toFixed(1)} %, largest ${app.largestPct.toFixed(1)} %; ` +
+          `kernel-timed part: median ${net.median.toFixed(3)} ms, robust sd ${net.sdPct.toFixed(1)} %, sd ${net.plainSdPct.toFixed(1)} %, largest ${net.largestPct.toFixed(1)} % (${net.runs} runs)`,
       );
     }
     lines.push(
