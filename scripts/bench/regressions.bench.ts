@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { keys } from '../../core/keys.js';
 import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
-import { median } from '../../functions/pipeline/regressions.js';
+import { mad, median } from '../../functions/pipeline/regressions.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { runLocal } from '../../local/local-driver.js';
 
@@ -117,7 +117,7 @@ function spreadOf(xs: number[]) {
   const largest = xs.reduce((a, x) => (Math.abs(x - m) > Math.abs(a) ? x - m : a), 0);
   return {
     median: m,
-    sdPct: (100 * 1.4826 * median(xs.map((x) => Math.abs(x - m)))) / m,
+    sdPct: (100 * 1.4826 * mad(xs)) / m,
     plainSdPct: (100 * sd) / mean,
     largestPct: (100 * largest) / m,
     runs: xs.length,
