@@ -32,7 +32,8 @@ const STEP: Record<string, string> = {
 const RUN_STEP: Record<string, string> = {
   ValidatePlan: 'validating the plan',
   RestoreRoutes: 'restoring routes',
-  SummarizeRun: 'summarizing',
+  SummaryQueries: 'summarizing: running the queries',
+  SummarizeRun: 'summarizing: writing the reports',
   ReleaseLock: 'releasing the lock',
 };
 

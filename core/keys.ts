@@ -10,6 +10,8 @@ function safe(kind: string, value: string): string {
   return value;
 }
 
+/** Execution names: at most 80 characters. */
+export const RUN_ID_MAX_LENGTH = 80;
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$/;
 
 /** Run ids come from execution names (letters, digits, - _ . :), at most 80 characters. */

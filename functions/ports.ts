@@ -132,12 +132,24 @@ export interface QueryEngine {
   /**
    * Run one StartQueryExecution call to its end, as the state machine's
    * `athena:startQueryExecution.sync` does (Athena: start, then wait; DuckDB: the copy's UNLOAD,
-   * the only statement it takes here). The UNLOAD's prefix must hold no copy (the caller empties
-   * it: Athena refuses a non-empty location). `rows` is how many were written, when the engine
-   * says (DuckDB: always; Athena's UNLOAD: not), and nothing is left under the prefix when there
-   * are none.
+   * or a SELECT of selectCall, whose rows it keeps for resultRows). The UNLOAD's prefix must hold
+   * no copy (the caller empties it: Athena refuses a non-empty location). `rows` is how many were
+   * written or selected, when the engine says (DuckDB: always; Athena: not), and nothing is left
+   * under the prefix when none were written.
    */
-  execute(call: QueryExecutionCall): Promise<{ rows?: number }>;
+  execute(call: QueryExecutionCall): Promise<{ rows?: number; queryExecutionId: string }>;
+  /**
+   * The StartQueryExecution call of one SELECT from queries/, its `?` parameters as
+   * ExecutionParameters, in this engine's workgroup and database: the summary's queries, which
+   * the state machine's SummaryQueries Map runs through its Athena integration
+   * (functions/pipeline/summary-queries.ts), so no Lambda waits on the engine.
+   */
+  selectCall(sql: string, params: QueryParam[]): QueryExecutionCall;
+  /**
+   * The rows of a SELECT that `execute` (or the state machine) ran to success, by its
+   * QueryExecutionId, typed as `query` types them (Athena: GetQueryResults, paged; no waiting).
+   */
+  resultRows(queryExecutionId: string): Promise<Record<string, unknown>[]>;
   /**
    * Wait until no run of this very call is under way, stopping any; how many were stopped. On
    * AWS a stopped execution's CopyToParquet may leave its UNLOAD running (Step Functions stops it

@@ -103,7 +103,8 @@ const ATHENA_SYNC: ServiceIntegration = 'arn:aws:states:::athena:startQueryExecu
 
 /**
  * The integrations every local run resolves from its own Deps: Athena's `.sync` runs the call on
- * the query engine (DuckDB: the Parquet copy's UNLOAD, local/duckdb-query.ts) and answers as
+ * the query engine (DuckDB: the Parquet copy's UNLOAD or a summary query's SELECT, whose rows
+ * the engine keeps under the execution id; local/duckdb-query.ts) and answers as
  * GetQueryExecution does. A query that fails fails the state, as on AWS.
  */
 function builtInResolver(resource: ServiceIntegration, deps: Deps): IntegrationResolver | undefined {
@@ -111,9 +112,10 @@ function builtInResolver(resource: ServiceIntegration, deps: Deps): IntegrationR
   return async (input) => {
     const call = queryExecutionCall.parse(input);
     try {
-      const { rows } = await deps.query.execute(call);
+      const { rows, queryExecutionId } = await deps.query.execute(call);
       return {
         QueryExecution: {
+          QueryExecutionId: queryExecutionId,
           Query: call.QueryString,
           WorkGroup: call.WorkGroup,
           Status: { State: 'SUCCEEDED' },

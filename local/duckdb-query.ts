@@ -4,6 +4,7 @@
  * Glue tables: `samples` (the Parquet copies, what the queries read) and
  * `samples_jsonl` (the raw JSONL contract).
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -20,7 +21,13 @@ import {
   type SqlColumn,
   samplesColumns,
 } from '../queries/sql.js';
-import { parseUnload, type QueryExecutionCall, unloadParquetCopy } from '../queries/unload.js';
+import {
+  literalValues,
+  parseUnload,
+  type QueryExecutionCall,
+  sqlLiteral,
+  unloadParquetCopy,
+} from '../queries/unload.js';
 
 /**
  * Rows per row group of a Parquet copy: several per file of a large partition, so a scan can
@@ -34,6 +41,8 @@ export const LOCAL_BUCKET = 'pathbench-local';
 const DUCKDB_CODECS: Record<string, string> = { SNAPPY: 'snappy', ZSTD: 'zstd', GZIP: 'gzip', NONE: 'uncompressed' };
 /** The workgroup and database a local query call names (nothing checks them; Athena's are the stack's). */
 export const LOCAL_WORKGROUP = 'local';
+/** SELECT results `execute` keeps for resultRows (a run's summary reads its ten right after they ran). */
+export const RESULTS_KEPT = 64;
 
 /**
  * Columns a Parquet copy must have to be read as it is: the first rank column and the newest data
@@ -383,21 +392,61 @@ export class DuckDbQueryEngine implements QueryEngine {
     };
   }
 
+  /** A SELECT from queries/ with its parameters as literals, as the local resolver takes it. */
+  selectCall(sql: string, params: QueryParam[]): QueryExecutionCall {
+    return {
+      QueryString: sql,
+      WorkGroup: LOCAL_WORKGROUP,
+      QueryExecutionContext: { Database: LOCAL_WORKGROUP },
+      ...(params.length > 0 ? { ExecutionParameters: params.map(sqlLiteral) } : {}),
+    };
+  }
+
+  /** Rows of the SELECTs `execute` ran, by execution id, the latest RESULTS_KEPT (Athena keeps them in S3). */
+  private readonly results = new Map<string, Record<string, unknown>[]>();
+
+  /** The rows of a SELECT this engine ran by `execute`. */
+  async resultRows(queryExecutionId: string): Promise<Record<string, unknown>[]> {
+    const rows = this.results.get(queryExecutionId);
+    if (!rows)
+      throw new QueryFailedError(
+        `query execution ${queryExecutionId}: no results here (not run by this engine, or older than its last ${RESULTS_KEPT})`,
+      );
+    return rows;
+  }
+
   /**
-   * Athena's UNLOAD on DuckDB, the one statement this engine takes as a call (the local resolver
-   * of `athena:startQueryExecution.sync` and every in-process copy come here): the SELECT is
+   * A StartQueryExecution call run to its end (the local resolver of
+   * `athena:startQueryExecution.sync` and every in-process copy come here): a SELECT (selectCall)
+   * is run with its parameters and its rows kept for resultRows; otherwise it must be the Parquet
+   * copy's UNLOAD (unload below).
+   */
+  async execute(call: QueryExecutionCall): Promise<{ rows: number; queryExecutionId: string }> {
+    const queryExecutionId = randomUUID();
+    if (!/^\s*(SELECT|WITH)\b/i.test(call.QueryString)) return { ...(await this.unload(call)), queryExecutionId };
+    const rows = await this.query(call.QueryString, literalValues(call.ExecutionParameters), 'query execution');
+    this.results.set(queryExecutionId, rows);
+    for (const old of this.results.keys()) {
+      if (this.results.size <= RESULTS_KEPT) break;
+      this.results.delete(old);
+    }
+    return { rows: rows.length, queryExecutionId };
+  }
+
+  /**
+   * Athena's UNLOAD on DuckDB: the SELECT is
    * copied to `samples.parquet` under the prefix in this data directory, as Athena would write
    * it, and refused like Athena when the prefix already holds objects. The file is written
    * beside its final name and renamed, so no reader sees half a copy; none is left for no rows.
    */
-  execute(call: QueryExecutionCall): Promise<{ rows: number }> {
+  private unload(call: QueryExecutionCall): Promise<{ rows: number }> {
     const label = `UNLOAD ${call.QueryString.slice(-120)}`;
     const run = async () => {
       let unload: ReturnType<typeof parseUnload>;
       try {
         unload = parseUnload(call.QueryString);
       } catch (e) {
-        throw new QueryFailedError(`the local engine runs only the Parquet copy's UNLOAD: ${errorMessage(e)}`);
+        throw new QueryFailedError(`the local engine runs a SELECT or the Parquet copy's UNLOAD: ${errorMessage(e)}`);
       }
       const m = /^parquet\/path=([^/]+)\/run=([^/]+)\/$/.exec(unload.prefix);
       if (unload.bucket !== LOCAL_BUCKET || !m)

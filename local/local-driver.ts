@@ -277,7 +277,7 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
   };
   const deps = opts.decorate?.deps ? opts.decorate.deps(built) : built;
   // An interrupt stops the agent and refuses further probes; the state machine still runs
-  // RestoreRoutes, SummarizeRun and ReleaseLock, so routes and the lock are never left behind.
+  // RestoreRoutes, the summary and ReleaseLock, so routes and the lock are never left behind.
   let interrupts = 0;
   const stop = () => {
     interrupts++;

@@ -15,6 +15,8 @@ export interface QueryExecutionCall {
   QueryString: string;
   WorkGroup: string;
   QueryExecutionContext: { Database: string };
+  /** The `?` parameters as SQL literals (sqlLiteral), in order; absent when there are none (Athena refuses an empty list). */
+  ExecutionParameters?: string[];
 }
 
 /** A StartQueryExecution call as a state's Parameters deliver it (the local resolver checks it). */
@@ -22,7 +24,34 @@ export const queryExecutionCall = z.object({
   QueryString: z.string().min(1),
   WorkGroup: z.string().min(1),
   QueryExecutionContext: z.object({ Database: z.string().min(1) }),
+  ExecutionParameters: z.array(z.string()).min(1).optional(),
 });
+
+/** Text we quote as an SQL literal (ids, labels, ISO times, metric names): nothing that can end the quotes. */
+const SQL_LITERAL_TEXT = /^[A-Za-z0-9 _.:,/+-]{0,256}$/;
+
+/** Render one `?` parameter as an SQL literal (Athena's ExecutionParameters); rejects anything outside the safe pattern. */
+export function sqlLiteral(p: string | number): string {
+  if (typeof p === 'number') {
+    if (!Number.isFinite(p)) throw new QueryFailedError(`query parameter is not a finite number: ${p}`);
+    return String(p);
+  }
+  if (typeof p !== 'string' || !SQL_LITERAL_TEXT.test(p)) {
+    throw new QueryFailedError(`query parameter is not a safe string: ${JSON.stringify(p)}`);
+  }
+  return `'${p}'`;
+}
+
+/** The `?` parameters back from their literals (the local engine binds them); the inverse of sqlLiteral. */
+export function literalValues(literals: readonly string[] = []): (string | number)[] {
+  return literals.map((l) => {
+    const quoted = /^'([^']*)'$/.exec(l);
+    if (quoted && SQL_LITERAL_TEXT.test(quoted[1])) return quoted[1];
+    const n = Number(l);
+    if (l.trim() !== '' && Number.isFinite(n) && /^[-+0-9.eE]+$/.test(l)) return n;
+    throw new QueryFailedError(`execution parameter is not a literal this engine binds: ${JSON.stringify(l)}`);
+  });
+}
 
 /** Parquet compression of the copy, on both engines. */
 export const COPY_COMPRESSION = 'SNAPPY';

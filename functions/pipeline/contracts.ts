@@ -36,5 +36,20 @@ export const failureInput = pathRef.extend({
 });
 export type FailureInput = z.infer<typeof failureInput>;
 
+/** One ended query of the SummaryQueries Map, as its last state hands it on (summary-queries.ts). */
+export const summaryQueryExecution = z.object({ name: z.string().min(1), QueryExecutionId: z.string().min(1) });
+export type SummaryQueryExecution = z.infer<typeof summaryQueryExecution>;
+
+/**
+ * SummarizeRun's input: `prepare` (the PrepareSummary state) asks for the summary's query calls;
+ * otherwise `queries` are the SummaryQueries Map's executions to compose from (absent: the
+ * summary runs its queries itself, as `pathbench report` and the cleanup do).
+ */
+export const summarizeInput = runRef.extend({
+  prepare: z.literal(true).optional(),
+  queries: z.array(summaryQueryExecution).optional(),
+});
+export type SummarizeInput = z.infer<typeof summarizeInput>;
+
 export const releaseLockInput = runRef.extend({ rejected: z.boolean().optional() });
 export type ReleaseLockInput = z.infer<typeof releaseLockInput>;

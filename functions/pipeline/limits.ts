@@ -19,10 +19,13 @@
  * out when its paths are mesh pairs.
  */
 
+import { RUN_ID_MAX_LENGTH } from '../../core/keys.js';
 import type { ResolvedPath } from '../../core/resolved-plan.js';
 import type { ProbeSpec } from '../../probes/index.js';
+import { sqlLiteral } from '../../queries/unload.js';
 import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
 import meshDef from '../../statemachine/mesh.asl.json' with { type: 'json' };
+import { SUMMARY_QUERIES, summaryQueryCalls } from './summary-queries.js';
 
 /** Upper bounds of the poll loops: the state machine never waits forever. */
 export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
@@ -33,9 +36,27 @@ export const HISTORY_EVENT_LIMIT = 25_000;
 export const PAYLOAD_LIMIT_BYTES = 262_144;
 /**
  * Room kept under the payload limit for what later states add to the execution's state
- * ($.mapError, $.restore, $.summary, $.final; an error's Cause can be up to 32 KiB).
+ * ($.mapError, $.restore, $.summary, $.final; an error's Cause can be up to 32 KiB), plus
+ * PrepareSummary's query calls while the SummaryQueries Map runs them (SUMMARY_CALLS_BYTES).
  */
-export const PAYLOAD_RESERVE_BYTES = 40_960;
+export const PAYLOAD_RESERVE_BYTES = 40_960 + summaryCallsBytes();
+
+/**
+ * The bytes of PrepareSummary's output ($.summaryQueries: every summary query's text, the
+ * longest workgroup and database names, a run id at its longest).
+ */
+function summaryCallsBytes(): number {
+  const runId = 'r'.repeat(RUN_ID_MAX_LENGTH);
+  const engine = {
+    selectCall: (sql: string, params: (string | number)[]) => ({
+      QueryString: sql,
+      WorkGroup: 'w'.repeat(128),
+      QueryExecutionContext: { Database: 'd'.repeat(255) },
+      ExecutionParameters: params.map(sqlLiteral),
+    }),
+  };
+  return Buffer.byteLength(JSON.stringify({ queries: summaryQueryCalls(engine, runId) }), 'utf8');
+}
 /** The probe document's executionTimeout (allowedPattern `^[1-9][0-9]{1,4}$`): at most 99,999 s. */
 export const SSM_EXECUTION_TIMEOUT_MAX = 99_999;
 /** The execution's own timeout (TimeoutSeconds of the definition). */
@@ -146,9 +167,10 @@ const ITERATION_EVENTS = 2;
 
 const top = definition.States as unknown as Record<string, AslState>;
 const inner = (top.MeasurePaths as AslState).ItemProcessor!.States;
+const summaryInner = (top.SummaryQueries as AslState).ItemProcessor!.States;
 
 function stateOf(name: string): AslState {
-  const s = inner[name] ?? top[name];
+  const s = inner[name] ?? summaryInner[name] ?? top[name];
   if (!s) throw new Error(`state ${name} is not in the definition`);
   return s;
 }
@@ -207,15 +229,20 @@ export function pathEventBound(path: ResolvedPath, pollSeconds: number): number 
 
 /**
  * Events outside the iterations: execution started/ended, ValidatePlan, the Map state's own
- * events, RestoreRoutes, SummarizeRun, ReleaseLock, RunOutcome and the final state.
+ * events, RestoreRoutes, PrepareSummary, the SummaryQueries Map (its own events and one
+ * iteration per summary query), SummarizeRun, ReleaseLock, RunOutcome and the final state.
  */
 export function runEventOverhead(): number {
   const once = (name: string) => visit(name, true);
+  const summaryQuery = ITERATION_EVENTS + once('RunSummaryQuery') + SYNC_SUBMITTED + once('SummaryQueryDone');
   return (
     2 + // ExecutionStarted, ExecutionSucceeded/Failed
     once('ValidatePlan') +
     4 + // MapStateEntered, MapStateStarted, MapStateSucceeded, MapStateExited
     once('RestoreRoutes') +
+    once('PrepareSummary') +
+    4 + // the SummaryQueries Map's own
+    SUMMARY_QUERIES.length * summaryQuery +
     once('SummarizeRun') +
     once('ReleaseLock') +
     once('RunOutcome') +
@@ -243,6 +270,7 @@ export function meshParentEventBound(rounds: number): number {
   ] as const)
     if (meshTop[name]?.Type !== type) throw new Error(`state ${name} of the mesh definition is not a ${type}`);
   const perRound = 4 + VISIT_EVENTS.Pass + VISIT_EVENTS.Choice;
+  // Less MeasurePaths' own four: the rounds' Distributed Maps stand in its place.
   return runEventOverhead() - 4 + rounds * perRound;
 }
 

@@ -2,7 +2,22 @@
  * Rows of the summary's queries (queries/*.sql), as the QueryEngine port returns them, and the
  * one key every step uses for a group of samples: (path, probe, metric, unit).
  */
+import type { QueryEngine } from '../ports.js';
+
 export type Row = Record<string, unknown>;
+
+/** `engine` with its `query` answered by `query` instead; every other call goes to the engine. */
+export function withQuery(engine: QueryEngine, query: QueryEngine['query']): QueryEngine {
+  return {
+    query,
+    registerPartition: (p, r) => engine.registerPartition(p, r),
+    copyCall: (p, r) => engine.copyCall(p, r),
+    execute: (c) => engine.execute(c),
+    settle: (c) => engine.settle(c),
+    selectCall: (sql, params) => engine.selectCall(sql, params),
+    resultRows: (id) => engine.resultRows(id),
+  };
+}
 
 /** A group of samples: (path, probe, metric, unit). */
 export const groupKey = (path: unknown, probe: unknown, metric: unknown, unit: unknown): string =>

@@ -14,6 +14,7 @@ import { loadQuery } from '../../queries/sql.js';
 import { renderHtml } from '../../report/report-html.js';
 import type { Deps } from '../ports.js';
 import { addConfidence } from './comparisons.js';
+import type { SummarizeInput } from './contracts.js';
 import { addDistributions } from './distributions.js';
 import { meshSummary } from './mesh-summary.js';
 import { pathProvenance } from './provenance.js';
@@ -22,6 +23,7 @@ import { addRegressions, publishSummary } from './regressions.js';
 import { runStatus, storeTextReports } from './run-reports.js';
 import { writeRunTables } from './run-tables.js';
 import { selectionTable } from './selection.js';
+import { type SummaryQueryItem, summaryEngine, summaryQueryCalls } from './summary-queries.js';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -237,12 +239,24 @@ export async function writeReports(
   return summary;
 }
 
-/** SummarizeRun: the run's summary and its reports (functions/handlers/summarize-run.ts). */
+/**
+ * SummarizeRun: the run's summary and its reports (functions/handlers/summarize-run.ts). As the
+ * PrepareSummary state (`prepare`), the StartQueryExecution calls of the summary's queries for
+ * the SummaryQueries Map; then, given the Map's `queries`, the summary composed from their
+ * results, so this Lambda never waits on the engine (summary-queries.ts).
+ */
 export async function summarizeRun(
   deps: Deps,
-  input: { runId: string },
-): Promise<{ summaryKey: string; status: string }> {
-  const summary = await writeReports(deps, input.runId);
+  input: SummarizeInput,
+): Promise<{ summaryKey: string; status: string } | { queries: SummaryQueryItem[] }> {
+  if (input.prepare) return { queries: summaryQueryCalls(deps.query, input.runId) };
+  const engine = input.queries ? summaryEngine(deps.query, input.runId, input.queries) : undefined;
+  const summary = await writeReports(engine ? { ...deps, query: engine.query } : deps, input.runId);
+  if (engine && engine.fallbacks.length > 0)
+    deps.log.warn('summary queries run in the Lambda: no result from SummaryQueries', {
+      runId: input.runId,
+      queries: engine.fallbacks,
+    });
   deps.log.info('run summarized', { runId: input.runId, status: summary.status, paths: summary.paths.length });
   return { summaryKey: keys.report(input.runId, 'json'), status: summary.status };
 }

@@ -192,7 +192,7 @@ export async function newCase(routes: Record<string, WorldRoute[]> = {}): Promis
                 'runner',
                 recordSends(opts.awsFleet ? ssmGate(d.runner, aws) : d.runner, c.commandIds),
               ),
-              query: faults.wrap('query', d.query),
+              query: faults.wrap('query', d.query, ['copyCall', 'selectCall']),
               lock: faults.wrap('lock', d.lock),
               now: () => new Date(Date.now() + c.skewMs),
               sleep: async () => {},

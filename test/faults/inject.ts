@@ -85,12 +85,16 @@ export class Faults {
     return out;
   }
 
-  /** A proxy of `target` whose methods go through the rules as `<name>.<method>`. */
-  wrap<T extends object>(name: string, target: T): T {
+  /**
+   * A proxy of `target` whose methods go through the rules as `<name>.<method>` (and so answer
+   * with a promise); the `sync` ones (pure and synchronous in their port) are passed through.
+   */
+  wrap<T extends object>(name: string, target: T, sync: readonly (keyof T & string)[] = []): T {
     return new Proxy(target, {
       get: (t, prop, receiver) => {
         const v = Reflect.get(t, prop, receiver);
         if (typeof v !== 'function' || typeof prop !== 'string') return v;
+        if ((sync as readonly string[]).includes(prop)) return v.bind(t);
         return (...args: unknown[]) => this.call(`${name}.${prop}`, args, async (a) => v.apply(t, a));
       },
     });

@@ -81,6 +81,7 @@ describe.concurrent('Lambda throttling, 5xx, crash after the side effect', () =>
     'SendProbe',
     'PollProbe',
     'CollectOutput',
+    'PrepareSummary',
     'SummarizeRun',
     'ReleaseLock',
   ]) {
@@ -110,6 +111,7 @@ describe.concurrent('Lambda throttling, 5xx, crash after the side effect', () =>
     'PollProbe',
     'CollectOutput',
     'RestoreRoutes',
+    'PrepareSummary',
     'SummarizeRun',
     'ReleaseLock',
   ]) {
@@ -180,6 +182,30 @@ describe.concurrent('Lambda throttling, 5xx, crash after the side effect', () =>
       await expectMeasured(c, r.runId, ['a']);
       // one agent: a retried send may find the command already sent, but must not start a second
       expect(new Set(c.commandIds).size).toBe(1);
+    },
+  );
+});
+
+describe.concurrent('summary queries on the engine', () => {
+  // The SummaryQueries Map's Athena tasks: the path's copy is the first engine call, the summary's
+  // SELECTs follow. One that fails fails the Map; the run ends FAILED as when SummarizeRun fails,
+  // its path measured, routes restored and the lock released (the invariants), no summary written.
+  faultCase(
+    'summary queries',
+    'a summary query the engine fails: the run ends FAILED after ReleaseLock, its path measured, no summary',
+    async (c) => {
+      c.faults.add({
+        site: 'query.execute',
+        nth: 3,
+        action: { throw: () => new Error('HIVE_EXCEEDED_LIMIT: query exhausted resources') },
+      });
+      const r = await c.run(c.plan([{ id: 'a' }]));
+      expect(r.execution.status).toBe('FAILED');
+      expect(r.execution.error?.name).toBe('RunFailedError');
+      await expectMeasured(c, r.runId, ['a']);
+      expect(await new DirStore(c.dir).getText(`reports/run=${r.runId}/summary.json`)).toBeUndefined();
+      const m = await manifest(c, r.runId);
+      expect(m.endedAt).toBeDefined();
     },
   );
 });

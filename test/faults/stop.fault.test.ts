@@ -121,6 +121,7 @@ const TASKS = [
   'EndPath',
   'RecordPathFailure',
   'RestoreRoutes',
+  'PrepareSummary',
   'SummarizeRun',
   'ReleaseLock',
 ];
@@ -174,6 +175,17 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
     },
     { routes: ROUTES },
   );
+  // RunSummaryQuery: the SummaryQueries Map's Athena tasks, after the path's copy (the first
+  // call). Stopped while one runs, the query ends after the cleanup and its rows are never read;
+  // as after a stop in SummarizeRun, `pathbench report` writes the stopped run's summary.
+  faultCase(
+    'stop in every state, then rerun',
+    "StopExecution while a summary query runs (SummaryQueries' RunSummaryQuery); it ends after the cleanup",
+    async (c) => {
+      await stopInside(c, 'query.execute', 2);
+    },
+    { routes: ROUTES },
+  );
   for (const state of WAITS) {
     faultCase(
       'stop in every state, then rerun',
@@ -219,7 +231,7 @@ const NOT_STOPPED: Record<string, string> = {
 
 describe('stop suite coverage', () => {
   it('stops in every Task and Wait state of the measurement definition, or says why not', () => {
-    const stopped = [...TASKS, ...WAITS, 'CopyToParquet', 'CopyFailedPath'];
+    const stopped = [...TASKS, ...WAITS, 'CopyToParquet', 'CopyFailedPath', 'RunSummaryQuery'];
     const states = allStates(loadDefinition())
       .filter(([, st]) => st.Type === 'Task' || st.Type === 'Wait')
       .map(([name]) => name);

@@ -37,7 +37,7 @@ describe('the Parquet copy statement', () => {
     );
   });
 
-  it('runs on DuckDB only as the copy of a partition of the local bucket, into an empty location', async () => {
+  it('runs on DuckDB as the copy of a partition of the local bucket only, into an empty location (or as a SELECT)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'pb-unload-'));
     const engine = await DuckDbQueryEngine.open(dir);
     cleanups.push(async () => {
@@ -63,13 +63,19 @@ describe('the Parquet copy statement', () => {
     await store.put(keys.samples('A', 'r1', 'p', 1), `${[3, 1, 2].map((v, i) => line(i, v)).join('\n')}\n`);
     const call = engine.copyCall('A', 'r1');
     expect(call.QueryString).toBe(unloadParquetCopy(LOCAL_BUCKET, 'A', 'r1'));
-    await expect(engine.execute({ ...call, QueryString: 'SELECT 1' })).rejects.toThrow(
-      /runs only the Parquet copy's UNLOAD: not an UNLOAD/,
+    await expect(engine.execute({ ...call, QueryString: 'DROP TABLE samples' })).rejects.toThrow(
+      /runs a SELECT or the Parquet copy's UNLOAD: not an UNLOAD/,
     );
+    // A SELECT (a summary query) runs, its rows kept under its execution id.
+    const selected = await engine.execute({
+      ...engine.selectCall('SELECT count(*) AS n FROM samples WHERE run = ?', ['r1']),
+    });
+    expect(selected.rows).toBe(1);
+    expect(await engine.resultRows(selected.queryExecutionId)).toEqual([{ n: 3 }]);
     await expect(
       engine.execute({ ...call, QueryString: unloadParquetCopy('someone-elses-bucket', 'A', 'r1') }),
     ).rejects.toThrow(/writes only s3:\/\/pathbench-local\/parquet/);
-    expect(await engine.execute(call)).toEqual({ rows: 3 });
+    expect(await engine.execute(call)).toMatchObject({ rows: 3, queryExecutionId: expect.any(String) });
     expect(await store.list('parquet/')).toEqual([keys.parquetCopy('A', 'r1')]);
     const rows = await engine.query(
       'SELECT value, value_rank FROM samples WHERE path = ? ORDER BY value_rank',
@@ -83,7 +89,7 @@ describe('the Parquet copy statement', () => {
     ]);
     await expect(engine.execute(call)).rejects.toThrow(/HIVE_PATH_ALREADY_EXISTS/);
     // A partition without samples gets no copy.
-    expect(await engine.execute(engine.copyCall('B', 'r1'))).toEqual({ rows: 0 });
+    expect((await engine.execute(engine.copyCall('B', 'r1'))).rows).toBe(0);
     expect(await store.list('parquet/path=B/')).toEqual([]);
   });
 });

@@ -66,8 +66,12 @@ describe('statemachine/measurement.asl.json', () => {
     const s = def.States as unknown as Record<string, AnyState & { Next?: string; Catch?: { Next: string }[] }>;
     expect(s.MeasurePaths.Next).toBe('RestoreRoutes');
     expect(s.MeasurePaths.Catch?.[0].Next).toBe('RestoreRoutes');
-    expect(s.RestoreRoutes.Next).toBe('SummarizeRun');
-    expect(s.RestoreRoutes.Catch?.[0].Next).toBe('SummarizeRun');
+    expect(s.RestoreRoutes.Next).toBe('PrepareSummary');
+    expect(s.RestoreRoutes.Catch?.[0].Next).toBe('PrepareSummary');
+    expect(s.PrepareSummary.Next).toBe('SummaryQueries');
+    expect(s.PrepareSummary.Catch?.[0].Next).toBe('ReleaseLock');
+    expect(s.SummaryQueries.Next).toBe('SummarizeRun');
+    expect(s.SummaryQueries.Catch?.[0].Next).toBe('ReleaseLock');
     expect(s.SummarizeRun.Next).toBe('ReleaseLock');
     expect(s.SummarizeRun.Catch?.[0].Next).toBe('ReleaseLock');
   });

@@ -16,6 +16,7 @@ import type { SampleRecord } from '../../core/sample-record.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
 import { POLL_LIMITS, probePollBound, probeTiming } from '../../functions/pipeline/limits.js';
 import { sendProbe } from '../../functions/pipeline/probe-command.js';
+import { SUMMARY_QUERIES } from '../../functions/pipeline/summary-queries.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
 import type { ExecutionEvent } from '../../local/local-execution.js';
@@ -93,7 +94,14 @@ describe('state machine scenarios', () => {
     const fleet = new FakeFleet({ pollsToSettle: 2 });
     const routes = new FakeRoutes();
     routes.table.set('ap-northeast-1|rtb-tokyo|10.1.0.0/16', 'vpcPeeringConnectionId:pcx-1');
-    const { deps, store } = await setup({ fleet, routes });
+    const { deps, store, query } = await setup({ fleet, routes });
+    // Every query a Lambda runs itself, by label (the engine's own for the Athena tasks' SELECTs: 'query execution').
+    const inLambda: string[] = [];
+    const direct = query.query.bind(query);
+    query.query = (sql, params, label) => {
+      inLambda.push(label);
+      return direct(sql, params, label);
+    };
     // Act
     const r = await runStateMachine({
       deps,
@@ -109,7 +117,21 @@ describe('state machine scenarios', () => {
     expect(names.filter((n) => n === 'SwapRoutes')).toHaveLength(1);
     expect(names.filter((n) => n === 'CollectOutput')).toHaveLength(3);
     expect(names).not.toContain('RecordPathFailure');
-    expect(names.slice(-5)).toEqual(['RestoreRoutes', 'SummarizeRun', 'ReleaseLock', 'RunOutcome', 'RunSucceeded']);
+    // The finish: the summary's queries are the SummaryQueries Map's Athena tasks, one iteration each.
+    const finish = names.slice(names.indexOf('RestoreRoutes'));
+    expect(finish.filter((n) => n !== 'RunSummaryQuery' && n !== 'SummaryQueryDone')).toEqual([
+      'RestoreRoutes',
+      'PrepareSummary',
+      'SummaryQueries',
+      'SummarizeRun',
+      'ReleaseLock',
+      'RunOutcome',
+      'RunSucceeded',
+    ]);
+    expect(finish.filter((n) => n === 'RunSummaryQuery')).toHaveLength(SUMMARY_QUERIES.length);
+    // SummarizeRun composed the summary from their results: no summary query ran in a Lambda.
+    expect(inLambda.filter((l) => l.endsWith('-happy'))).toEqual([]);
+    expect(inLambda.filter((l) => l === 'query execution')).toHaveLength(SUMMARY_QUERIES.length);
     // routes: Tokyo restored to peering, Osaka's created route removed again
     expect(routes.table.get('ap-northeast-1|rtb-tokyo|10.1.0.0/16')).toBe('vpcPeeringConnectionId:pcx-1');
     expect(routes.table.has('ap-northeast-3|rtb-osaka|10.0.0.0/16')).toBe(false);
@@ -458,7 +480,10 @@ describe('state machine scenarios', () => {
       'EndPath',
       'PathSucceeded',
     ]);
-    expect(calls).toEqual(['UNLOAD', 'UNLOAD', 'UNLOAD']);
+    // The copies (then the summary's SELECTs, which SummaryQueries runs after the paths).
+    expect(calls.slice(0, 3)).toEqual(['UNLOAD', 'UNLOAD', 'UNLOAD']);
+    expect(calls.slice(3)).toHaveLength(SUMMARY_QUERIES.length);
+    expect(calls.slice(3).every((c) => /^(SELECT|WITH)/.test(c))).toBe(true);
     const manifest = await read<RunManifest>(store, keys.manifest('copy'));
     const pa = manifest.paths.find((p) => p.id === 'A')!;
     expect(pa).toMatchObject({ status: 'failed', failedStep: 'CopyToParquet' });

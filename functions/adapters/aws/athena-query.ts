@@ -18,9 +18,11 @@ import {
 import { QueryFailedError } from '../../../core/errors.js';
 import { SAFE_ID } from '../../../core/fields.js';
 import { checkRunId } from '../../../core/keys.js';
-import { type QueryExecutionCall, unloadParquetCopy } from '../../../queries/unload.js';
+import { type QueryExecutionCall, sqlLiteral, unloadParquetCopy } from '../../../queries/unload.js';
 import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 import type { AwsPort } from './aws-deps.js';
+
+export { sqlLiteral };
 
 export interface AthenaQueryEngineConfig {
   workgroup: string;
@@ -36,21 +38,6 @@ export interface AthenaQueryEngineConfig {
   sleep?: Sleep;
   /** One fresh value per call (tests pin it); default a random UUID. */
   salt?: () => string;
-}
-
-/** Text we quote as an SQL literal (ids, labels, ISO times, metric names): nothing that can end the quotes. */
-const SQL_LITERAL_TEXT = /^[A-Za-z0-9 _.:,/+-]{0,256}$/;
-
-/** Render one `?` parameter as an SQL literal; rejects anything outside the safe pattern. */
-export function sqlLiteral(p: QueryParam): string {
-  if (typeof p === 'number') {
-    if (!Number.isFinite(p)) throw new QueryFailedError(`query parameter is not a finite number: ${p}`);
-    return String(p);
-  }
-  if (typeof p !== 'string' || !SQL_LITERAL_TEXT.test(p)) {
-    throw new QueryFailedError(`query parameter is not a safe string: ${JSON.stringify(p)}`);
-  }
-  return `'${p}'`;
 }
 
 /**
@@ -136,25 +123,41 @@ export class AthenaQueryEngine implements QueryEngine {
     };
   }
 
+  /** A SELECT from queries/ with its parameters as literals, in this engine's workgroup and database. */
+  selectCall(sql: string, params: QueryParam[]): QueryExecutionCall {
+    return {
+      QueryString: sql,
+      WorkGroup: this.config.workgroup,
+      QueryExecutionContext: { Database: this.config.database },
+      ...(params.length > 0 ? { ExecutionParameters: params.map(sqlLiteral) } : {}),
+    };
+  }
+
   /**
    * What the state machine's `.sync` integration does, from a Lambda or the CLI (`pathbench
    * parquet --aws`): start the call, wait for its end. UNLOAD names its own files; the Parquet
    * table reads every file of the partition's location. Athena does not say how many rows it wrote.
    */
-  async execute(call: QueryExecutionCall): Promise<{ rows?: number }> {
+  async execute(call: QueryExecutionCall): Promise<{ rows?: number; queryExecutionId: string }> {
     if (call.WorkGroup !== this.config.workgroup || call.QueryExecutionContext.Database !== this.config.database)
       throw new QueryFailedError(
         `query call for workgroup ${call.WorkGroup} / database ${call.QueryExecutionContext.Database}, not this engine's ${this.config.workgroup} / ${this.config.database}`,
       );
     const label = call.QueryString.trim().split(/\s/, 1)[0].toLowerCase();
+    const literals = call.ExecutionParameters ?? [];
     const id = await this.start(
       call.QueryString,
-      [],
-      clientRequestToken(label, call.QueryString, [], this.salt()),
+      literals,
+      clientRequestToken(label, call.QueryString, literals, this.salt()),
       label,
     );
     await this.wait(id, label);
-    return {};
+    return { queryExecutionId: id };
+  }
+
+  /** GetQueryResults of an execution that succeeded, every page, typed by the result-set metadata. */
+  resultRows(queryExecutionId: string): Promise<Record<string, unknown>[]> {
+    return this.results(queryExecutionId);
   }
 
   /**

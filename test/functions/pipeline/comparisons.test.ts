@@ -18,6 +18,7 @@ import { keys } from '../../../core/keys.js';
 import type { RunManifest } from '../../../core/run-manifest.js';
 import type { SummaryPath } from '../../../core/run-summary.js';
 import { comparePairs, overheadNoise, valueInRuns } from '../../../functions/pipeline/comparisons.js';
+import { withQuery } from '../../../functions/pipeline/query-rows.js';
 import { buildSummary } from '../../../functions/pipeline/summary.js';
 import type { QueryEngine } from '../../../functions/ports.js';
 import { DirStore } from '../../../local/dir-store.js';
@@ -47,16 +48,10 @@ function counting(engine: QueryEngine): { query: QueryEngine; labels: string[] }
   const labels: string[] = [];
   return {
     labels,
-    query: {
-      query: (sql, params, label) => {
-        labels.push(label);
-        return engine.query(sql, params, label);
-      },
-      registerPartition: (p, r) => engine.registerPartition(p, r),
-      copyCall: (p, r) => engine.copyCall(p, r),
-      execute: (c) => engine.execute(c),
-      settle: (c) => engine.settle(c),
-    },
+    query: withQuery(engine, (sql, params, label) => {
+      labels.push(label);
+      return engine.query(sql, params, label);
+    }),
   };
 }
 

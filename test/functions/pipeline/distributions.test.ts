@@ -6,8 +6,8 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nearestRank } from '../../../core/stats.js';
+import { withQuery } from '../../../functions/pipeline/query-rows.js';
 import { buildSummary } from '../../../functions/pipeline/summary.js';
-import type { QueryEngine } from '../../../functions/ports.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
 import { renderMarkdown } from '../../../report/report-markdown.js';
@@ -77,16 +77,10 @@ describe('distributions in the summary', () => {
     await writeSamples(dir, records);
     const engine = await DuckDbQueryEngine.open(dir);
     const calls: string[] = [];
-    const counting: QueryEngine = {
-      query: (sql, params, label) => {
-        calls.push(String(label));
-        return engine.query(sql, params, label);
-      },
-      registerPartition: (p, r) => engine.registerPartition(p, r),
-      copyCall: (p, r) => engine.copyCall(p, r),
-      execute: (c) => engine.execute(c),
-      settle: (c) => engine.settle(c),
-    };
+    const counting = withQuery(engine, (sql, params, label) => {
+      calls.push(String(label));
+      return engine.query(sql, params, label);
+    });
     try {
       const s = await buildSummary({ store: new DirStore(dir), query: counting }, 'r1');
       const m = s.paths.find((p) => p.id === 'M')!;

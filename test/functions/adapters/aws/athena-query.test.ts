@@ -40,6 +40,20 @@ const cols = [
 ];
 const row = (...v: (string | undefined)[]) => ({ Data: v.map((x) => (x === undefined ? {} : { VarCharValue: x })) });
 
+/** GetQueryResults in two pages: A on the first (after the header row), B, whose p50 is `bP50`, on the second. */
+function twoPages(bP50: string | undefined): void {
+  athena
+    .on(GetQueryResultsCommand)
+    .resolvesOnce({
+      ResultSet: {
+        ResultSetMetadata: { ColumnInfo: cols },
+        Rows: [row('path_id', 'n', 'p50', 'ok'), row('A', '300', '0.21', 'true')],
+      },
+      NextToken: 'page2',
+    })
+    .resolvesOnce({ ResultSet: { Rows: [row('B', '299', bP50, 'false')] } });
+}
+
 beforeEach(() => {
   athena.reset();
   sleeps.length = 0;
@@ -53,16 +67,7 @@ describe('AthenaQueryEngine', () => {
       .resolvesOnce({ QueryExecution: { Status: { State: 'QUEUED' } } })
       .resolvesOnce({ QueryExecution: { Status: { State: 'RUNNING' } } })
       .resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
-    athena
-      .on(GetQueryResultsCommand)
-      .resolvesOnce({
-        ResultSet: {
-          ResultSetMetadata: { ColumnInfo: cols },
-          Rows: [row('path_id', 'n', 'p50', 'ok'), row('A', '300', '0.21', 'true')],
-        },
-        NextToken: 'page2',
-      })
-      .resolvesOnce({ ResultSet: { Rows: [row('B', '299', undefined, 'false')] } });
+    twoPages(undefined);
     const sql = 'SELECT path_id, n, p50, ok FROM r WHERE run = ? AND n > ?';
     const rows = await engine.query(sql, ['run-1', 10], 'percentiles-run-1');
     expect(rows).toEqual([
@@ -83,6 +88,37 @@ describe('AthenaQueryEngine', () => {
       undefined,
       'page2',
     ]);
+  });
+
+  it("a summary query's call: selectCall's literals reach StartQueryExecution through execute; resultRows pages the rows", async () => {
+    athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-sum' });
+    athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    twoPages('0.5');
+    const sql = 'SELECT path_id, n, p50, ok FROM r WHERE run = ?';
+    const call = engine.selectCall(sql, ['run-1']);
+    expect(call).toEqual({
+      QueryString: sql,
+      WorkGroup: 'pathbench',
+      QueryExecutionContext: { Database: 'pathbench' },
+      ExecutionParameters: ["'run-1'"],
+    });
+    expect(() => engine.selectCall(sql, ["run-1' OR '1'='1"])).toThrow(QueryFailedError);
+    expect(await engine.execute(call)).toEqual({ queryExecutionId: 'q-sum' });
+    const start = athena.commandCalls(StartQueryExecutionCommand)[0].args[0].input;
+    expect(start.ExecutionParameters).toEqual(["'run-1'"]);
+    expect(start.QueryString).toBe(sql);
+    // Nothing is read until SummarizeRun asks, by id, with no wait.
+    expect(athena.commandCalls(GetQueryResultsCommand)).toHaveLength(0);
+    const executionsPolled = athena.commandCalls(GetQueryExecutionCommand).length;
+    expect(await engine.resultRows('q-sum')).toEqual([
+      { path_id: 'A', n: 300, p50: 0.21, ok: true },
+      { path_id: 'B', n: 299, p50: 0.5, ok: false },
+    ]);
+    expect(athena.commandCalls(GetQueryResultsCommand).map((c) => c.args[0].input)).toEqual([
+      { QueryExecutionId: 'q-sum', NextToken: undefined },
+      { QueryExecutionId: 'q-sum', NextToken: 'page2' },
+    ]);
+    expect(athena.commandCalls(GetQueryExecutionCommand)).toHaveLength(executionsPolled);
   });
 
   it('derives the token from query and salt: same inputs same token, anything else differs', () => {
