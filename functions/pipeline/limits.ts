@@ -25,7 +25,7 @@ import type { ProbeSpec } from '../../probes/index.js';
 import { sqlLiteral } from '../../queries/unload.js';
 import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
 import meshDef from '../../statemachine/mesh.asl.json' with { type: 'json' };
-import { SUMMARY_QUERIES, summaryQueryCalls } from './summary-queries.js';
+import { summaryQueryCalls } from './summary-queries.js';
 
 /** Upper bounds of the poll loops: the state machine never waits forever. */
 export const POLL_LIMITS = { stopped: 60, ready: 120, probe: 400 } as const;
@@ -167,10 +167,9 @@ const ITERATION_EVENTS = 2;
 
 const top = definition.States as unknown as Record<string, AslState>;
 const inner = (top.MeasurePaths as AslState).ItemProcessor!.States;
-const summaryInner = (top.SummaryQueries as AslState).ItemProcessor!.States;
 
 function stateOf(name: string): AslState {
-  const s = inner[name] ?? summaryInner[name] ?? top[name];
+  const s = inner[name] ?? top[name];
   if (!s) throw new Error(`state ${name} is not in the definition`);
   return s;
 }
@@ -229,20 +228,19 @@ export function pathEventBound(path: ResolvedPath, pollSeconds: number): number 
 
 /**
  * Events outside the iterations: execution started/ended, ValidatePlan, the Map state's own
- * events, RestoreRoutes, PrepareSummary, the SummaryQueries Map (its own events and one
- * iteration per summary query), SummarizeRun, ReleaseLock, RunOutcome and the final state.
+ * events, RestoreRoutes, PrepareSummary, the SummaryQueries Distributed Map (its own four: each
+ * query is a child execution with its own history), SummarizeRun, ReleaseLock, RunOutcome and
+ * the final state.
  */
 export function runEventOverhead(): number {
   const once = (name: string) => visit(name, true);
-  const summaryQuery = ITERATION_EVENTS + once('RunSummaryQuery') + SYNC_SUBMITTED + once('SummaryQueryDone');
   return (
     2 + // ExecutionStarted, ExecutionSucceeded/Failed
     once('ValidatePlan') +
     4 + // MapStateEntered, MapStateStarted, MapStateSucceeded, MapStateExited
     once('RestoreRoutes') +
     once('PrepareSummary') +
-    4 + // the SummaryQueries Map's own
-    SUMMARY_QUERIES.length * summaryQuery +
+    4 + // SummaryQueries: MapStateEntered, MapRunStarted, MapRunSucceeded, MapStateExited
     once('SummarizeRun') +
     once('ReleaseLock') +
     once('RunOutcome') +

@@ -31,6 +31,31 @@ import type { Probe } from './probe.js';
 /** Execution statuses after which the ASL's own RestoreRoutes/ReleaseLock may not have run. */
 export const CLEANUP_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
+/**
+ * A machine with a Distributed Map starts its child executions as executions of itself, watches
+ * and stops them (by its name: an ARN built from the name keeps the role free of a cycle).
+ */
+function grantChildExecutions(stack: Stack, machine: sfn.StateMachine, name: string): void {
+  const arn = (resource: string, resourceName: string) =>
+    stack.formatArn({ service: 'states', resource, resourceName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  machine.addToRolePolicy(
+    new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [arn('stateMachine', name)] }),
+  );
+  machine.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: ['states:DescribeExecution', 'states:StopExecution'],
+      resources: [arn('execution', `${name}/*`)],
+    }),
+  );
+}
+
+/** The cdk-nag finding grantChildExecutions causes (the child executions' name pattern). */
+function childExecutionsFinding(stack: Stack, name: string): string {
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  return `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${region}:${account}:execution:${name}/*]`;
+}
+
 export interface OrchestrationProps {
   lake: DataLake;
   probe: Probe;
@@ -201,6 +226,8 @@ export class Orchestration extends Construct {
     });
     this.stateMachine.addToRolePolicy(invokeTasks);
     grantEngineCopy(this.stateMachine, grants, lake.bucket);
+    // SummaryQueries, a Distributed Map: each summary query a child execution of this machine.
+    grantChildExecutions(stack, this.stateMachine, stateMachineName);
     // ProbeTask (sqs:sendMessage.waitForTaskToken) sends a task client its probe; SendMessage
     // only, on the client queues. The queues use SQS-managed encryption, so no KMS grant.
     const queues = clientQueueGrant(stack, clientQueueArns);
@@ -217,9 +244,10 @@ export class Orchestration extends Construct {
     for (const q of queueAck) ack(this.stateMachine, q.reason, q.id);
     ack(
       this.stateMachine,
-      'Invoke grants cover function versions (arn:…:*); log delivery and X-Ray actions have no resource-level permissions.',
+      "Invoke grants cover function versions (arn:…:*); a Distributed Map's child executions have generated names under the machine's map run (execution:<machine>/*); log delivery and X-Ray actions have no resource-level permissions.",
       'AwsSolutions-IAM5[Resource::*]',
       ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
+      childExecutionsFinding(stack, stateMachineName),
     );
 
     // --- the mesh state machine ---------------------------------------------------------------
@@ -241,29 +269,9 @@ export class Orchestration extends Construct {
     });
     this.meshStateMachine.addToRolePolicy(invokeTasks);
     grantEngineCopy(this.meshStateMachine, grants, lake.bucket);
-    // A Distributed Map starts its child executions as executions of this machine, watches and
-    // stops them, and its ItemReader reads each round's items (runs/run=<id>/mesh/) from the bucket.
-    const meshArn = stack.formatArn({
-      service: 'states',
-      resource: 'stateMachine',
-      resourceName: meshName,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    const meshExecutions = stack.formatArn({
-      service: 'states',
-      resource: 'execution',
-      resourceName: `${meshName}/*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    this.meshStateMachine.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [meshArn] }),
-    );
-    this.meshStateMachine.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['states:DescribeExecution', 'states:StopExecution'],
-        resources: [meshExecutions],
-      }),
-    );
+    // Its Distributed Maps (each round's pairs, the summary's queries) run child executions; the
+    // rounds' ItemReader reads each round's items (runs/run=<id>/mesh/) from the bucket.
+    grantChildExecutions(stack, this.meshStateMachine, meshName);
     lake.bucket.grantRead(this.meshStateMachine, 'runs/*');
     // A mesh pair's child execution runs the same ProbeTask branch.
     this.meshStateMachine.addToRolePolicy(
@@ -275,7 +283,7 @@ export class Orchestration extends Construct {
       "Invoke grants cover function versions (arn:…:*); a Distributed Map's child executions have generated names under the machine's map run (execution:<machine>/*); the round lists are read under runs/*; log delivery and X-Ray actions have no resource-level permissions.",
       'AwsSolutions-IAM5[Resource::*]',
       ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
-      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:execution:${meshName}/*]`,
+      childExecutionsFinding(stack, meshName),
       'AwsSolutions-IAM5[Action::s3:GetObject*]',
       'AwsSolutions-IAM5[Action::s3:GetBucket*]',
       'AwsSolutions-IAM5[Action::s3:List*]',

@@ -148,14 +148,15 @@ export async function benchMesh(opts: { sites?: number } = {}): Promise<{ lines:
       decorate: { deps: (d) => ({ ...d, runner: new InstantRunner(d.store, rttOf) }) },
       onEvent: (e) => {
         if (!e.execution && e.type === 'StateExited' && e.state?.name === 'ValidatePlan') validated = Date.now();
-        if (!e.execution && e.type === 'StateEntered' && e.state?.name === 'SummarizeRun') summarizing = Date.now();
+        if (!e.execution && e.type === 'StateEntered' && e.state?.name === 'PrepareSummary') summarizing = Date.now();
         if (e.execution && e.type === 'StateEntered' && e.state?.name === 'PathSucceeded' && ++done % 100 === 0)
           process.stderr.write(`bench: mesh ${done}/${layout.pairs.length} pairs\n`);
       },
     });
     const wall = Date.now() - t0;
     const ex = r.execution;
-    const children = ex.children;
+    // The pairs' child executions (the summary's queries run as children of SummaryQueries).
+    const children = ex.children.filter((c) => c.state === 'MeasureRound');
     const roundsRun = ex.events.filter((e) => e.type === 'StateEntered' && e.state?.name === 'MeasureRound').length;
     const pathOf = (c: ChildExecution) => {
       // The interpreter's StateEntered event carries the state's input under `state`.

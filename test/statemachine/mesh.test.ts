@@ -9,6 +9,7 @@ import { keys } from '../../core/keys.js';
 import { meshLayout, meshPlanInput } from '../../core/mesh-schedule.js';
 import { COMMERCIAL_REGIONS } from '../../core/regions.js';
 import type { RunManifest } from '../../core/run-manifest.js';
+import { SUMMARY_QUERIES } from '../../functions/pipeline/summary-queries.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { ExecutionEvent } from '../../local/local-execution.js';
 import { type AslDefinition, loadDefinition } from '../../statemachine/asl.js';
@@ -76,8 +77,11 @@ describe('mesh state machine', () => {
     });
     expect(r.error).toBeUndefined();
     expect(r.status).toBe('SUCCEEDED');
-    expect(r.children).toHaveLength(12);
-    expect(r.children.every((c) => c.status === 'SUCCEEDED')).toBe(true);
+    // The pairs' child executions; the summary's queries ran as children of SummaryQueries.
+    const pairs = r.children.filter((c) => c.state === 'MeasureRound');
+    expect(r.children.filter((c) => c.state === 'SummaryQueries')).toHaveLength(SUMMARY_QUERIES.length);
+    expect(pairs).toHaveLength(12);
+    expect(pairs.every((c) => c.status === 'SUCCEEDED')).toBe(true);
     // Ten Map Runs, one per round, in the parent's log.
     expect(r.events.filter((e) => e.type === 'StateEntered' && e.state?.name === 'MeasureRound')).toHaveLength(6);
     expect(layout.rounds).toBe(6);
@@ -89,14 +93,14 @@ describe('mesh state machine', () => {
     expect(await store.list('samples/path=us-east-1--us-east-2/run=mesh4/')).not.toHaveLength(0);
 
     const pathOf = (name: string) => {
-      const c = r.children.find((x) => x.name === name)!;
+      const c = pairs.find((x) => x.name === name)!;
       // The interpreter's StateEntered event carries the state's input under `state`.
       const begin = c.events.find((e) => e.type === 'StateEntered' && e.state?.name === 'BeginPath') as unknown as {
         state: { input: { path: { id: string } } };
       };
       return begin.state.input.path.id.split('--');
     };
-    const s = spans(r.children, pathOf);
+    const s = spans(pairs, pathOf);
     for (const a of s)
       for (const b of s) {
         if (a === b || !a.regions.some((x) => b.regions.includes(x))) continue;

@@ -86,7 +86,7 @@ describe('named plans in S3', () => {
         runId: 'named-big',
         waitTimeOverrides: noWaits(),
       });
-      expect(r.status).toBe('SUCCEEDED');
+      expect(r.status, JSON.stringify(r.error)).toBe('SUCCEEDED');
       const s = JSON.parse((await deps.store.getText('reports/run=named-big/summary.json')) ?? '{}') as Summary;
       expect(s.planName).toBe('weekly tokyo osaka');
       expect(s.paths.map((p) => p.status)).toEqual(Array(12).fill('succeeded'));
