@@ -7,11 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import type { ResolvedPlan } from '../core/resolved-plan.js';
 import { type RunManifest, readManifest } from '../core/run-manifest.js';
+import { AWS_POLL_SECONDS } from '../functions/adapters/aws/aws-deps.js';
 import { silentLogger } from '../functions/log.js';
+import { HISTORY_EVENT_LIMIT, pathEventBound, runEventOverhead } from '../functions/pipeline/limits.js';
 import { DirStore } from '../local/dir-store.js';
-import { runLocal } from '../local/local-driver.js';
-import type { ExecutionEvent } from '../local/local-execution.js';
+import { requireValidPlan, runLocal } from '../local/local-driver.js';
+import { awsEventsOf, type ExecutionEvent, type RunMachineResult } from '../local/local-execution.js';
 import { startLoopbackTargets } from '../local/targets.js';
 import { ROOT } from './cli-root.js';
 import { exitAfterFlush } from './exit.js';
@@ -76,6 +79,24 @@ export function orchestrationOverhead(events: ExecutionEvent[], manifest: RunMan
   return lines;
 }
 
+/**
+ * The execution's history: its events in AWS terms from the local event log (the parent's and
+ * the largest child's), beside the worst case computed from the ASL at the AWS poll interval
+ * (functions/pipeline/limits.ts) and how many paths like these fit in one execution.
+ */
+export function historyLines(plan: ResolvedPlan, execution: RunMachineResult): string[] {
+  const fmt = (n: number) => n.toLocaleString('en-US');
+  const perPath = plan.paths.map((p) => pathEventBound(p, AWS_POLL_SECONDS));
+  const overhead = runEventOverhead();
+  const bound = overhead + perPath.reduce((a, b) => a + b, 0);
+  const largest = Math.max(...perPath);
+  const children = execution.children.map((c) => awsEventsOf(c.events));
+  return [
+    `history: ${fmt(awsEventsOf(execution.events))} events in the execution, ${fmt(children.length)} child executions (largest ${fmt(Math.max(0, ...children))} events) (AWS-equivalent, from the event log)`,
+    `  worst case on AWS (every poll to its bound, every retry; ${AWS_POLL_SECONDS} s polls): ${fmt(bound)} events = ${fmt(overhead)} for the run + ${perPath.map(fmt).join(' + ')} for the paths; limit ${fmt(HISTORY_EVENT_LIMIT)}: ${fmt(Math.floor((HISTORY_EVENT_LIMIT - overhead) / largest))} paths like the costliest fit in one execution`,
+  ];
+}
+
 async function benchOrchestration(): Promise<string[]> {
   const file = join(ROOT, 'plans', 'local-loopback.json');
   const loaded = await loadPlanFile(file);
@@ -93,6 +114,7 @@ async function benchOrchestration(): Promise<string[]> {
     return [
       `orchestration overhead, plans/local-loopback.json (whole run ${total} ms, ${r.execution.status}):`,
       ...orchestrationOverhead(events, manifest),
+      ...historyLines(requireValidPlan(raw), r.execution),
     ];
   } finally {
     await targets.stop();

@@ -33,3 +33,18 @@ export interface RunMachineResult {
   /** Child executions of the Distributed Maps, in the order they finished. */
   children: ChildExecution[];
 }
+
+/**
+ * Step Functions history events an interpreter event log stands for: each event is one, and a
+ * Task visit adds scheduled, started and succeeded (AWS writes 5 events where the interpreter
+ * logs entered and exited), a retry adds 3 (scheduled, started, failed).
+ */
+export function awsEventsOf(events: readonly ExecutionEvent[]): number {
+  let n = 0;
+  for (const e of events) {
+    n++;
+    if (e.type === 'StateEntered' && e.state?.type === 'Task') n += 3;
+    if (e.type === 'StateRetried') n += 3;
+  }
+  return n;
+}

@@ -21,7 +21,7 @@ import { silentLogger } from '../../functions/log.js';
 import { HISTORY_EVENT_LIMIT, meshChildEventBound, meshParentEventBound } from '../../functions/pipeline/limits.js';
 import type { CommandInvocation, CommandRunner, ObjectStore, ProbeCommand } from '../../functions/ports.js';
 import { requireValidPlan, runLocal } from '../../local/local-driver.js';
-import type { ChildExecution, ExecutionEvent } from '../../local/local-execution.js';
+import { awsEventsOf, type ChildExecution } from '../../local/local-execution.js';
 
 /** Answers at once: writes what the agent would have written (tcp-connect lines at the pair's fibre RTT, agent.json). */
 export class InstantRunner implements CommandRunner {
@@ -81,21 +81,6 @@ export function benchSites(n: number): MeshSite[] {
   const sites: MeshSite[] = REGIONS.map((r) => ({ code: r.code, lat: r.lat, lon: r.lon }));
   for (let i = 0; sites.length < n; i++) sites.push({ ...sites[i], code: `${REGIONS[i].code}-b` });
   return sites.slice(0, n);
-}
-
-/**
- * Step Functions history events an interpreter event log stands for: each event is one, and a
- * Task visit adds scheduled, started and succeeded (AWS writes 5 events where the interpreter
- * logs entered and exited), a retry adds 3 (scheduled, started, failed).
- */
-export function awsEventsOf(events: readonly ExecutionEvent[]): number {
-  let n = 0;
-  for (const e of events) {
-    n++;
-    if (e.type === 'StateEntered' && e.state?.type === 'Task') n += 3;
-    if (e.type === 'StateRetried') n += 3;
-  }
-  return n;
 }
 
 /**
