@@ -37,7 +37,7 @@ export const PAYLOAD_LIMIT_BYTES = 262_144;
 /**
  * Room kept under the payload limit for what later states add to the execution's state
  * ($.mapError, $.restore, $.summary, $.final; an error's Cause can be up to 32 KiB), plus
- * PrepareSummary's query calls while the SummaryQueries Map runs them (SUMMARY_CALLS_BYTES).
+ * PrepareSummary's query calls while the SummaryQueries Map runs them (summaryCallsBytes).
  */
 export const PAYLOAD_RESERVE_BYTES = 40_960 + summaryCallsBytes();
 
