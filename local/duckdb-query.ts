@@ -25,7 +25,7 @@ import {
   literalValues,
   parseUnload,
   type QueryExecutionCall,
-  sqlLiteral,
+  selectStatementCall,
   unloadParquetCopy,
 } from '../queries/unload.js';
 
@@ -394,12 +394,7 @@ export class DuckDbQueryEngine implements QueryEngine {
 
   /** A SELECT from queries/ with its parameters as literals, as the local resolver takes it. */
   selectCall(sql: string, params: QueryParam[]): QueryExecutionCall {
-    return {
-      QueryString: sql,
-      WorkGroup: LOCAL_WORKGROUP,
-      QueryExecutionContext: { Database: LOCAL_WORKGROUP },
-      ...(params.length > 0 ? { ExecutionParameters: params.map(sqlLiteral) } : {}),
-    };
+    return selectStatementCall(sql, params, LOCAL_WORKGROUP, LOCAL_WORKGROUP);
   }
 
   /** Rows of the SELECTs `execute` ran, by execution id, the latest RESULTS_KEPT (Athena keeps them in S3). */

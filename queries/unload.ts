@@ -42,6 +42,21 @@ export function sqlLiteral(p: string | number): string {
   return `'${p}'`;
 }
 
+/** A SELECT from queries/ as a StartQueryExecution call in `workgroup` and `database`: its `?` parameters as literals. */
+export function selectStatementCall(
+  sql: string,
+  params: readonly (string | number)[],
+  workgroup: string,
+  database: string,
+): QueryExecutionCall {
+  return {
+    QueryString: sql,
+    WorkGroup: workgroup,
+    QueryExecutionContext: { Database: database },
+    ...(params.length > 0 ? { ExecutionParameters: params.map(sqlLiteral) } : {}),
+  };
+}
+
 /** The `?` parameters back from their literals (the local engine binds them); the inverse of sqlLiteral. */
 export function literalValues(literals: readonly string[] = []): (string | number)[] {
   return literals.map((l) => {

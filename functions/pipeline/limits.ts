@@ -22,7 +22,7 @@
 import { RUN_ID_MAX_LENGTH } from '../../core/keys.js';
 import type { ResolvedPath } from '../../core/resolved-plan.js';
 import type { ProbeSpec } from '../../probes/index.js';
-import { sqlLiteral } from '../../queries/unload.js';
+import { selectStatementCall } from '../../queries/unload.js';
 import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
 import meshDef from '../../statemachine/mesh.asl.json' with { type: 'json' };
 import { summaryQueryCalls } from './summary-queries.js';
@@ -46,16 +46,12 @@ export const PAYLOAD_RESERVE_BYTES = 40_960 + summaryCallsBytes();
  * longest workgroup and database names, a run id at its longest).
  */
 function summaryCallsBytes(): number {
-  const runId = 'r'.repeat(RUN_ID_MAX_LENGTH);
-  const engine = {
-    selectCall: (sql: string, params: (string | number)[]) => ({
-      QueryString: sql,
-      WorkGroup: 'w'.repeat(128),
-      QueryExecutionContext: { Database: 'd'.repeat(255) },
-      ExecutionParameters: params.map(sqlLiteral),
-    }),
+  const longest = {
+    selectCall: (sql: string, params: (string | number)[]) =>
+      selectStatementCall(sql, params, 'w'.repeat(128), 'd'.repeat(255)),
   };
-  return Buffer.byteLength(JSON.stringify({ queries: summaryQueryCalls(engine, runId) }), 'utf8');
+  const calls = summaryQueryCalls(longest, 'r'.repeat(RUN_ID_MAX_LENGTH));
+  return Buffer.byteLength(JSON.stringify({ queries: calls }), 'utf8');
 }
 /** The probe document's executionTimeout (allowedPattern `^[1-9][0-9]{1,4}$`): at most 99,999 s. */
 export const SSM_EXECUTION_TIMEOUT_MAX = 99_999;

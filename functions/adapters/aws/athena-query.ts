@@ -18,7 +18,12 @@ import {
 import { QueryFailedError } from '../../../core/errors.js';
 import { SAFE_ID } from '../../../core/fields.js';
 import { checkRunId } from '../../../core/keys.js';
-import { type QueryExecutionCall, sqlLiteral, unloadParquetCopy } from '../../../queries/unload.js';
+import {
+  type QueryExecutionCall,
+  selectStatementCall,
+  sqlLiteral,
+  unloadParquetCopy,
+} from '../../../queries/unload.js';
 import type { QueryEngine, QueryParam, Sleep } from '../../ports.js';
 import type { AwsPort } from './aws-deps.js';
 
@@ -125,12 +130,7 @@ export class AthenaQueryEngine implements QueryEngine {
 
   /** A SELECT from queries/ with its parameters as literals, in this engine's workgroup and database. */
   selectCall(sql: string, params: QueryParam[]): QueryExecutionCall {
-    return {
-      QueryString: sql,
-      WorkGroup: this.config.workgroup,
-      QueryExecutionContext: { Database: this.config.database },
-      ...(params.length > 0 ? { ExecutionParameters: params.map(sqlLiteral) } : {}),
-    };
+    return selectStatementCall(sql, params, this.config.workgroup, this.config.database);
   }
 
   /**

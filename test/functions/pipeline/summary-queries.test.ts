@@ -13,6 +13,7 @@ import type { Deps } from '../../../functions/ports.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine, LOCAL_WORKGROUP } from '../../../local/duckdb-query.js';
 import { loadQuery } from '../../../queries/sql.js';
+import { selectStatementCall } from '../../../queries/unload.js';
 import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
 
 const dirs: string[] = [];
@@ -64,12 +65,8 @@ async function runTheMap(engine: DuckDbQueryEngine, runId: string): Promise<Summ
 describe('the summary from the SummaryQueries Map', () => {
   it('PrepareSummary names one SELECT per summary query, the run id as its one literal', () => {
     const engine = {
-      selectCall: (sql: string, params: (string | number)[]) => ({
-        QueryString: sql,
-        WorkGroup: 'pathbench',
-        QueryExecutionContext: { Database: 'pathbench' },
-        ExecutionParameters: params.map((p) => `'${p}'`),
-      }),
+      selectCall: (sql: string, params: (string | number)[]) =>
+        selectStatementCall(sql, params, 'pathbench', 'pathbench'),
     };
     const calls = summaryQueryCalls(engine, '20261204T101500Z-a1b2c3');
     expect(calls.map((c) => c.name)).toEqual([...SUMMARY_QUERIES]);
