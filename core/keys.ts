@@ -43,7 +43,11 @@ export const keys = {
   plan: (runId: string) => `runs/run=${checkRunId(runId)}/plan.json`,
   /** A mesh run's items of one round (the Distributed Map's ItemReader reads it). */
   meshRound: (runId: string, round: number) => `runs/run=${checkRunId(runId)}/mesh/round=${round}.json`,
+  /** The run's manifest: its own fields and its path ids, in order (core/run-manifest.ts). */
   manifest: (runId: string) => `runs/run=${checkRunId(runId)}/manifest.json`,
+  /** One path's entry of the run's manifest, its own object so a path's write costs the same at any plan size. */
+  pathManifest: (runId: string, pathId: string) =>
+    `runs/run=${checkRunId(runId)}/paths/path=${safe('path id', pathId)}.json`,
   /** One write-once object per route the run changes: its original target (functions/pipeline/route-journal.ts). */
   routeJournalPrefix: (runId: string) => `runs/run=${checkRunId(runId)}/route-journal/`,
   routeJournal: (runId: string, route: { region: string; routeTableId: string; destination: string }) =>

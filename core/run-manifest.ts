@@ -1,14 +1,16 @@
 /**
- * The run manifest (`runs/run=<id>/manifest.json`): the run's status, its paths (core/path-manifest.ts),
- * the routes it changed and their restore, the cost guard's record and the plan's comparisons and
- * regression settings for the summary. Written by ValidatePlan, updated by every step
- * (functions/pipeline/manifest.ts).
+ * The run manifest (`runs/run=<id>/manifest.json`, each path's entry beside it in `paths/`): the
+ * run's status, its paths (core/path-manifest.ts), the routes it changed and their restore, the
+ * cost guard's record and the plan's comparisons and regression settings for the summary. Written
+ * by ValidatePlan, updated by every step (functions/pipeline/manifest.ts).
  */
+import pLimit from 'p-limit';
 import { z } from 'zod';
+import { DocumentInvalidError } from './errors.js';
 import { keys } from './keys.js';
-import { pathManifestSchema } from './path-manifest.js';
+import { type PathManifest, pathManifestSchema } from './path-manifest.js';
 import { ORDER_MODES, pathPairSchema, probePairSchema, regressionSettingsSchema } from './resolved-plan.js';
-import { type DocumentStore, parseDocument, readStored } from './stored-document.js';
+import { checkDocument, type DocumentStore, parseDocument } from './stored-document.js';
 
 export const routeChangeSchema = z.object({
   region: z.string(),
@@ -82,12 +84,98 @@ export const runManifestSchema = z.object({
 });
 export type RunManifest = z.output<typeof runManifestSchema>;
 
-/** A manifest's text (as read with its version for a compare-and-swap), parsed and checked. */
-export function parseManifest(runId: string, text: string): RunManifest {
-  return parseDocument(keys.manifest(runId), text, runManifestSchema, 'run manifest');
+/**
+ * The stored manifest.json: the run's own fields and its path ids in the order they run; each
+ * path's entry is its own object (keys.pathManifest), written alone by the steps of that path, so
+ * a path's write costs the same at 10 or 2,000 paths and parallel mesh pairs never write one object.
+ */
+export const manifestIndexSchema = runManifestSchema.omit({ paths: true }).extend({ pathIds: z.array(z.string()) });
+export type ManifestIndex = z.output<typeof manifestIndexSchema>;
+
+/** manifest.json as stored: the index, or (runs written before the per-path layout) the whole manifest. */
+export type StoredManifest = { kind: 'index'; index: ManifestIndex } | { kind: 'whole'; manifest: RunManifest };
+
+/** manifest.json's text (as read with its version for a compare-and-swap), parsed and checked. */
+export function parseStoredManifest(runId: string, text: string): StoredManifest {
+  const where = keys.manifest(runId);
+  const json: unknown = parseDocument(where, text, z.unknown(), 'run manifest');
+  if (typeof json === 'object' && json !== null && 'paths' in json)
+    return { kind: 'whole', manifest: checkDocument(where, json, runManifestSchema, 'run manifest') };
+  return { kind: 'index', index: checkDocument(where, json, manifestIndexSchema, 'run manifest') };
 }
 
-/** The run's manifest; undefined when the run has none (it never got past ValidatePlan). */
-export function readManifest(store: DocumentStore, runId: string): Promise<RunManifest | undefined> {
-  return readStored(store, keys.manifest(runId), runManifestSchema, 'run manifest');
+/** A path's stored entry, parsed and checked: its id must be the one its key names. */
+export function parsePathManifest(runId: string, pathId: string, text: string): PathManifest {
+  const where = keys.pathManifest(runId, pathId);
+  const p = parseDocument(where, text, pathManifestSchema, 'path manifest');
+  if (p.id !== pathId) throw new DocumentInvalidError(`${where} is not a valid path manifest: it holds path ${p.id}`);
+  return p;
+}
+
+/** The manifest split as stored: the index and one entry per path. */
+export function splitManifest(m: RunManifest): { index: ManifestIndex; paths: PathManifest[] } {
+  const { paths, ...rest } = m;
+  return { index: { ...rest, pathIds: paths.map((p) => p.id) }, paths };
+}
+
+/** The text each object of the manifest is stored as. */
+export function manifestText(doc: ManifestIndex | RunManifest | PathManifest): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
+
+/** Paths read at once when a whole manifest is assembled. */
+const PATH_READS_AT_ONCE = 16;
+
+/** The entries of `pathIds`, in their order; an error naming the first one missing. */
+export async function readPathManifests(
+  store: DocumentStore,
+  runId: string,
+  pathIds: readonly string[],
+): Promise<PathManifest[]> {
+  const limit = pLimit(PATH_READS_AT_ONCE);
+  return Promise.all(
+    pathIds.map((id) =>
+      limit(async () => {
+        const text = await store.getText(keys.pathManifest(runId, id));
+        if (text === undefined)
+          throw new DocumentInvalidError(
+            `${keys.manifest(runId)} names path ${id}, but ${keys.pathManifest(runId, id)} is missing`,
+          );
+        return parsePathManifest(runId, id, text);
+      }),
+    ),
+  );
+}
+
+/** The whole manifest from its index and its paths' objects. */
+export async function assembleManifest(
+  store: DocumentStore,
+  runId: string,
+  stored: StoredManifest,
+): Promise<RunManifest> {
+  if (stored.kind === 'whole') return stored.manifest;
+  const { pathIds, ...rest } = stored.index;
+  return { ...rest, paths: await readPathManifests(store, runId, pathIds) };
+}
+
+/** The run's own fields (status, times, routes…) without its paths: manifest.json alone is read. */
+export async function readRunFields(
+  store: DocumentStore,
+  runId: string,
+): Promise<Omit<RunManifest, 'paths'> | undefined> {
+  const text = await store.getText(keys.manifest(runId));
+  if (text === undefined) return undefined;
+  const stored = parseStoredManifest(runId, text);
+  if (stored.kind === 'index') {
+    const { pathIds: _, ...fields } = stored.index;
+    return fields;
+  }
+  const { paths: _, ...fields } = stored.manifest;
+  return fields;
+}
+
+/** The run's manifest, whole; undefined when the run has none (it never got past ValidatePlan). */
+export async function readManifest(store: DocumentStore, runId: string): Promise<RunManifest | undefined> {
+  const text = await store.getText(keys.manifest(runId));
+  return text === undefined ? undefined : assembleManifest(store, runId, parseStoredManifest(runId, text));
 }

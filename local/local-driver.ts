@@ -10,7 +10,7 @@ import { errorMessage, PlanInvalidError } from '../core/errors.js';
 import { newRunId } from '../core/keys.js';
 import { parsePlan } from '../core/plan.js';
 import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
-import { type RunTrigger, readManifest } from '../core/run-manifest.js';
+import { type RunTrigger, readManifest, readRunFields } from '../core/run-manifest.js';
 import { readSummary, type Summary } from '../core/run-summary.js';
 import { costSettings, type Settings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
@@ -121,7 +121,7 @@ async function finishUnfinished(deps: Deps, runId: string, execution: RunMachine
   if (execution.status === 'SUCCEEDED' || REFUSED.has(execution.error?.name ?? '')) return;
   let status: string | undefined;
   try {
-    status = (await readManifest(deps.store, runId))?.status;
+    status = (await readRunFields(deps.store, runId))?.status;
   } catch {
     return; // unreadable: the next run judges it
   }
@@ -142,7 +142,7 @@ async function runningManifests(store: ObjectStore): Promise<string[]> {
     const m = /^runs\/run=([^/]+)\/manifest\.json$/.exec(key);
     if (!m) continue;
     try {
-      if ((await readManifest(store, m[1]))?.status === 'running') out.push(m[1]);
+      if ((await readRunFields(store, m[1]))?.status === 'running') out.push(m[1]);
     } catch {
       // unreadable, or not a run manifest: not ours to judge here
     }

@@ -8,7 +8,7 @@ import { errorMessage, RouteSwapError } from '../../core/errors.js';
 import { checkRunId, routeKey } from '../../core/keys.js';
 import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { Deps } from '../ports.js';
-import { updateManifest } from './manifest.js';
+import { updateManifest, updateRun } from './manifest.js';
 import { writeParquetCopy } from './parquet-copy.js';
 import { markStopped, type RestoreOutcome, readJournal, restoreJournaled } from './route-journal.js';
 import { releaseOwnLock } from './run-end.js';
@@ -211,7 +211,7 @@ async function sweep(deps: Deps, runId: string): Promise<RestoreOutcome> {
   const out = await restoreJournaled(deps, await readJournal(deps, runId));
   if (out.restored + out.errors.length === 0) return out;
   const failed = new Set(out.failed);
-  await updateManifest(deps.store, runId, (m) => {
+  await updateRun(deps.store, runId, (m) => {
     for (const c of m.routeChanges) if (!failed.has(routeKey(c))) c.current = c.original;
     m.restore = {
       status: out.errors.length ? 'failed' : 'ok',

@@ -7,12 +7,11 @@ import type { ClientRef } from '../../core/resolved-plan.js';
 import type { Deps } from '../ports.js';
 import type { PathRef, PollState } from './contracts.js';
 import { POLL_LIMITS } from './limits.js';
-import { addNote, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { addNote, stepEnded, stepStarted, updatePath } from './manifest.js';
 
 export async function stopClient(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<PollState> {
   const now = deps.now();
-  await updateManifest(deps.store, ref.runId, (m) => {
-    const p = pathEntry(m, ref.pathId);
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
     stepStarted(p, 'Reboot', now);
     if (!deps.fleet.rebootable)
       addNote(p, `nothing rebooted: the ${deps.driver} fleet for ${ref.client.instanceId} has no instance to stop`);
@@ -53,8 +52,7 @@ export async function describeClient(
     );
   }
   if (done && input.want === 'ready') {
-    await updateManifest(deps.store, input.runId, (m) => {
-      const p = pathEntry(m, input.pathId);
+    await updatePath(deps.store, input.runId, input.pathId, (p) => {
       stepEnded(p, 'Reboot', deps.now(), 'succeeded', deps.fleet.rebootable ? undefined : 'no-op: nothing to reboot');
       p.provenance = {
         ...(p.provenance ?? {}),

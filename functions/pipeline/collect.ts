@@ -11,7 +11,7 @@ import { CollectError } from '../../core/errors.js';
 import type { QueryExecutionCall } from '../../queries/unload.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
-import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { stepEnded, stepStarted, updatePath } from './manifest.js';
 import { prepareParquetCopy } from './parquet-copy.js';
 import { parseProbes, pathSpec } from './parse-probes.js';
 import { recordProvenance } from './record-provenance.js';
@@ -25,17 +25,14 @@ export interface CollectResult {
 
 export async function collectOutput(deps: Deps, ref: PathRef): Promise<CollectResult> {
   const { runId, pathId } = ref;
-  const manifest = await updateManifest(deps.store, runId, (m) =>
-    stepStarted(pathEntry(m, pathId), 'Collect', deps.now()),
-  );
+  const entry = await updatePath(deps.store, runId, pathId, (p) => stepStarted(p, 'Collect', deps.now()));
   const spec = await pathSpec(deps, runId, pathId);
   if (!spec) throw new CollectError(`no spec for path ${pathId}`);
-  const parsed = await parseProbes(deps, runId, pathId, spec, undefined, pathEntry(manifest, pathId).client);
+  const parsed = await parseProbes(deps, runId, pathId, spec, undefined, entry.client);
   const { failures, total, provenance } = parsed;
   await deps.query.registerPartition(pathId, runId);
 
-  await updateManifest(deps.store, runId, (m) => {
-    const p = pathEntry(m, pathId);
+  await updatePath(deps.store, runId, pathId, (p) => {
     recordProvenance(p, parsed);
     if (failures.length) stepEnded(p, 'Collect', deps.now(), 'failed');
   });

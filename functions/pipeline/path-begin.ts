@@ -5,7 +5,7 @@ import { errorMessage } from '../../core/errors.js';
 import type { ClientRef } from '../../core/resolved-plan.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
-import { addNote, pathEntry, updateManifest } from './manifest.js';
+import { addNote, updatePath } from './manifest.js';
 import { loadResolvedPlan } from './validate.js';
 
 /** What BeginPath tells the state machine: a client that is not running is started even when the path does not ask for a reboot. */
@@ -46,8 +46,7 @@ export async function beginPath(deps: Deps, ref: PathRef): Promise<BeginOutput> 
     // Unknown state: go on as planned; SendProbe reports a client that cannot take the command.
     deps.log.warn('client state unavailable', { ...ref, error: errorMessage(e) });
   }
-  await updateManifest(deps.store, ref.runId, (m) => {
-    const p = pathEntry(m, ref.pathId);
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
     p.status = 'running';
     p.startedAt = deps.now().toISOString();
     p.clientKind = 'ec2-instance';
@@ -68,8 +67,7 @@ async function beginTaskPath(
   ref: PathRef,
   client: ClientRef & { cluster: string; service: string },
 ): Promise<BeginOutput> {
-  await updateManifest(deps.store, ref.runId, (m) => {
-    const p = pathEntry(m, ref.pathId);
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
     p.status = 'running';
     p.startedAt = deps.now().toISOString();
     p.clientKind = 'ecs-task';

@@ -7,19 +7,15 @@ import { CollectError } from '../../core/errors.js';
 import { keys } from '../../core/keys.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
-import { loadManifest, pathEntry, stepEnded, updateManifest } from './manifest.js';
+import { loadPath, stepEnded, updatePath } from './manifest.js';
 
 export async function endPath(deps: Deps, ref: PathRef): Promise<void> {
   // Succeeded only with its copy: a path with samples whose copy is gone (a cleanup after a stop
   // that emptied the prefix and could not write it again) fails here instead.
-  const samples = pathEntry(await loadManifest(deps.store, ref.runId), ref.pathId).probes.reduce(
-    (n, p) => n + p.samples,
-    0,
-  );
+  const samples = (await loadPath(deps.store, ref.runId, ref.pathId)).probes.reduce((n, p) => n + p.samples, 0);
   if (samples > 0 && (await deps.store.list(keys.parquetPrefix(ref.pathId, ref.runId))).length === 0)
     throw new CollectError(`path ${ref.pathId} has ${samples} samples and no Parquet copy after CopyToParquet`);
-  await updateManifest(deps.store, ref.runId, (m) => {
-    const p = pathEntry(m, ref.pathId);
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
     const now = deps.now();
     stepEnded(p, 'Collect', now, 'succeeded');
     p.status = 'succeeded';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { errorMessage } from '../../core/errors.js';
 import type { Deps } from '../ports.js';
 import type { FailureInput } from './contracts.js';
-import { addNote, pathEntry, stepEnded, updateManifest } from './manifest.js';
+import { addNote, stepEnded, updatePath } from './manifest.js';
 import { salvageOutput } from './salvage.js';
 
 /** How Lambda wraps an error's cause: JSON with the message (and errorType, trace). */
@@ -24,8 +24,7 @@ export function causeMessage(cause: string | undefined): string {
 export async function recordPathFailure(deps: Deps, input: FailureInput): Promise<void> {
   const now = deps.now();
   const error = `${input.error.Error ?? 'Error'}: ${causeMessage(input.error.Cause)}`;
-  await updateManifest(deps.store, input.runId, (m) => {
-    const p = pathEntry(m, input.pathId);
+  await updatePath(deps.store, input.runId, input.pathId, (p) => {
     p.status = 'failed';
     p.failedStep = input.step;
     p.error = error;
@@ -40,7 +39,7 @@ export async function recordPathFailure(deps: Deps, input: FailureInput): Promis
     } catch (e) {
       const why = `could not salvage raw output: ${errorMessage(e)}`;
       deps.log.warn(why, { runId: input.runId, pathId: input.pathId });
-      await updateManifest(deps.store, input.runId, (m) => addNote(pathEntry(m, input.pathId), why));
+      await updatePath(deps.store, input.runId, input.pathId, (p) => addNote(p, why));
     }
   }
 }

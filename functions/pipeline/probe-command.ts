@@ -10,15 +10,14 @@ import type { ClientRef } from '../../core/resolved-plan.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { probePollBound, probeTiming } from './limits.js';
-import { closeCreditWait, loadManifest, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { closeCreditWait, loadPath, stepEnded, stepStarted, updatePath } from './manifest.js';
 import { ownershipLost } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
 
 export type ProbeState = ProbeCommandState;
 
 export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }): Promise<ProbeState> {
-  const m = await loadManifest(deps.store, ref.runId);
-  const sent = pathEntry(m, ref.pathId).probeCommand;
+  const sent = (await loadPath(deps.store, ref.runId, ref.pathId)).probeCommand;
   if (sent) {
     // A retried SendProbe (the Lambda failed after SendCommand returned) must not start a
     // second agent on the client: both would write the same raw keys.
@@ -60,8 +59,7 @@ export async function sendProbe(deps: Deps, ref: PathRef & { client: ClientRef }
     waitSeconds: Math.min(MAX_WAIT_SECONDS, Math.max(1, Math.ceil(likelyProbing))),
     done: false,
   };
-  await updateManifest(deps.store, ref.runId, (mm) => {
-    const p = pathEntry(mm, ref.pathId);
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
     closeCreditWait(p, now);
     stepStarted(p, 'Probe', now);
     p.probeCommand = state;
@@ -100,8 +98,8 @@ export async function pollProbe(
   // limit's worst case (limits.ts) counts this many polls a path, the stop grace's included.
   const maxPolls = probePollBound((Date.parse(probe.deadline) - Date.parse(probe.sentAt)) / 1000, minPoll);
   if (inv.status === 'Success') {
-    await updateManifest(deps.store, input.runId, (m) => {
-      stepEnded(pathEntry(m, input.pathId), 'Probe', deps.now());
+    await updatePath(deps.store, input.runId, input.pathId, (p) => {
+      stepEnded(p, 'Probe', deps.now());
     });
     return { ...probe, attempt, done: true, waitSeconds: 0 };
   }

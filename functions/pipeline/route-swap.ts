@@ -7,7 +7,7 @@ import type { RouteEntry } from '../../core/resolved-plan.js';
 import { routeRefusal, viaTarget } from '../../core/route-policy.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
-import { closeCreditWait, pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { closeCreditWait, stepEnded, stepStarted, updatePath, updateRun } from './manifest.js';
 import { journalOriginal, ownershipLost, restoreJournaled } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
 
@@ -41,8 +41,7 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
   const plan = await loadResolvedPlan(deps, ref.runId);
   const path = plan.paths.find((p) => p.id === ref.pathId);
   if (!path) throw new Error(`path ${ref.pathId} not in plan`);
-  await updateManifest(deps.store, ref.runId, (m) => {
-    const p = pathEntry(m, ref.pathId);
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
     closeCreditWait(p, deps.now());
     stepStarted(p, 'SwapRoutes', deps.now());
   });
@@ -87,7 +86,7 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
       },
       target,
     );
-    await updateManifest(deps.store, ref.runId, (m) => {
+    await updateRun(deps.store, ref.runId, (m) => {
       const c = m.routeChanges.find((x) => routeKey(x) === routeKey(r));
       if (c) c.current = target;
       else m.routeChanges.push({ ...r, original: entry.original, current: target });
@@ -103,7 +102,7 @@ export async function swapRoutes(deps: Deps, ref: PathRef): Promise<void> {
     }
     deps.log.info('route swapped', { region: r.region, routeTableId: r.routeTableId, from: current, to: target });
   }
-  await updateManifest(deps.store, ref.runId, (m) => {
-    stepEnded(pathEntry(m, ref.pathId), 'SwapRoutes', deps.now());
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
+    stepEnded(p, 'SwapRoutes', deps.now());
   });
 }

@@ -4,10 +4,10 @@
  */
 import { RouteRestoreRetryableError, RouteSwapError } from '../../core/errors.js';
 import { keys, routeKey } from '../../core/keys.js';
-import { type RunManifest, readManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readRunFields } from '../../core/run-manifest.js';
 import { readSummary } from '../../core/run-summary.js';
 import type { Deps } from '../ports.js';
-import { updateManifest } from './manifest.js';
+import { updateManifest, updateRun } from './manifest.js';
 import { readJournal, restoreJournaled } from './route-journal.js';
 import { restampReports, runStatus } from './run-reports.js';
 
@@ -19,7 +19,7 @@ export async function restoreRoutes(deps: Deps, input: { runId: string }): Promi
   const entries = await readJournal(deps, input.runId);
   const out = await restoreJournaled(deps, entries);
   const failed = new Set(out.failed);
-  await updateManifest(deps.store, input.runId, (m) => {
+  await updateRun(deps.store, input.runId, (m) => {
     for (const c of m.routeChanges) {
       if (!failed.has(routeKey(c))) c.current = c.original;
     }
@@ -82,7 +82,7 @@ export async function releaseOwnLock(
 ): Promise<boolean> {
   const held = await deps.lock.current();
   if (held?.runId !== runId) return false;
-  const manifestStart = (await readManifest(deps.store, runId))?.startedAt;
+  const manifestStart = (await readRunFields(deps.store, runId))?.startedAt;
   const at = held.startedAt;
   const mine =
     at === undefined ||

@@ -2,7 +2,7 @@
 import { isRecord, type Rec } from '../../core/zod-problems.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
-import { loadManifest, pathEntry, updateManifest } from './manifest.js';
+import { loadPath, updatePath } from './manifest.js';
 import { clientPrefix, parseProbes, pathSpec } from './parse-probes.js';
 import { recordProvenance } from './record-provenance.js';
 
@@ -39,13 +39,12 @@ export async function salvageOutput(deps: Deps, ref: PathRef, reason: string): P
   const rawKeys = await deps.store.list(await clientPrefix(deps, runId, pathId));
   if (!rawKeys.some((k) => !k.endsWith('agent.json'))) return { samples: 0 };
   const cut = { reason, cutLines: 0 };
-  const client = pathEntry(await loadManifest(deps.store, runId), pathId).client;
+  const client = (await loadPath(deps.store, runId, pathId)).client;
   const parsed = await parseProbes(deps, runId, pathId, spec, cut, client);
   if (parsed.total > 0) await deps.query.registerPartition(pathId, runId);
   const stopped = await stoppedNote(deps, await clientPrefix(deps, runId, pathId));
   const kept = parsed.provenance.filter((p) => p.samples > 0).map((p) => p.probe);
-  await updateManifest(deps.store, runId, (m) => {
-    const p = pathEntry(m, pathId);
+  await updatePath(deps.store, runId, pathId, (p) => {
     recordProvenance(p, parsed);
     // A retried task must not say it twice.
     const say = (text: string): void => {

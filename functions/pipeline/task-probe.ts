@@ -19,7 +19,7 @@ import { keys } from '../../core/keys.js';
 import type { Deps } from '../ports.js';
 import type { PathRef } from './contracts.js';
 import { probeTiming } from './limits.js';
-import { pathEntry, stepEnded, stepStarted, updateManifest } from './manifest.js';
+import { stepEnded, stepStarted, updatePath } from './manifest.js';
 import { ownershipLost } from './route-journal.js';
 import { loadResolvedPlan } from './validate.js';
 
@@ -53,8 +53,7 @@ export async function prepareTaskProbe(deps: Deps, ref: PathRef): Promise<TaskPr
     timeoutSeconds: Math.max(timeoutSeconds, heartbeatSeconds),
   };
   const queueUrl = taskQueueUrl(path.client, deps.accountId);
-  await updateManifest(deps.store, ref.runId, (m) => {
-    const p = pathEntry(m, ref.pathId);
+  await updatePath(deps.store, ref.runId, ref.pathId, (p) => {
     stepStarted(p, 'Probe', now);
   });
   deps.log.info('task probe prepared', { ...ref, queueUrl, heartbeatSeconds, timeoutSeconds: probe.timeoutSeconds });
@@ -65,8 +64,7 @@ export async function prepareTaskProbe(deps: Deps, ref: PathRef): Promise<TaskPr
 export async function endTaskProbe(deps: Deps, input: PathRef & { result: unknown }): Promise<TaskResult> {
   const parsed = taskResultSchema.safeParse(input.result);
   const result: TaskResult = parsed.success ? parsed.data : { files: 0, agentExitCode: -1 };
-  await updateManifest(deps.store, input.runId, (m) => {
-    const p = pathEntry(m, input.pathId);
+  await updatePath(deps.store, input.runId, input.pathId, (p) => {
     stepEnded(p, 'Probe', deps.now());
     p.task = { ...(p.task ?? {}), taskArn: result.taskArn, taskId: result.taskId };
     if (!parsed.success) {

@@ -14,7 +14,7 @@ import { RUN_TRIGGERS, type RunManifest, type RunTrigger, readManifest } from '.
 import { parseStopMarker } from '../../core/stop-marker.js';
 import { UNBOUNDED_BITRATE } from '../../probes/probe-fields.js';
 import type { Deps } from '../ports.js';
-import { saveManifest, updateManifest } from './manifest.js';
+import { saveManifest, updateRun } from './manifest.js';
 import { preflight, type ValidateOutput } from './preflight.js';
 import { leftSwappedByEarlierRuns } from './route-journal.js';
 
@@ -223,7 +223,7 @@ async function finishAsStopped(deps: Deps, runId: string, startedAt: string, mar
   }
   const note = `execution ${status} while ValidatePlan ran: nothing started`;
   const at = deps.now().toISOString();
-  await updateManifest(deps.store, runId, (m) => {
+  await updateRun(deps.store, runId, (m) => {
     if (m.startedAt !== startedAt || m.status !== 'running') return;
     m.status = 'failed';
     m.endedAt = at;

@@ -9,7 +9,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentInvalidError } from '../../core/errors.js';
 import { keys } from '../../core/keys.js';
-import { parseManifest, type RunManifest, readManifest } from '../../core/run-manifest.js';
+import {
+  manifestText,
+  parseStoredManifest,
+  type RunManifest,
+  readManifest,
+  splitManifest,
+} from '../../core/run-manifest.js';
 import { DirStore } from '../../local/dir-store.js';
 
 /** A manifest with every field this version writes. */
@@ -182,7 +188,30 @@ describe('readManifest', () => {
     const m = fullManifest();
     await store.put(keys.manifest(m.runId), JSON.stringify(m));
     expect(await readManifest(store, m.runId)).toEqual(m);
-    expect(parseManifest(m.runId, JSON.stringify(m))).toEqual(m);
+    expect(parseStoredManifest(m.runId, JSON.stringify(m))).toEqual({ kind: 'whole', manifest: m });
+  });
+
+  it('reads the per-path layout back whole: the index, then each path from its own object, in order', async () => {
+    const m = fullManifest('r-split');
+    const { index, paths } = splitManifest(m);
+    expect(index.pathIds).toEqual(m.paths.map((p) => p.id));
+    expect(index).not.toHaveProperty('paths');
+    for (const p of paths) await store.put(keys.pathManifest(m.runId, p.id), manifestText(p));
+    await store.put(keys.manifest(m.runId), manifestText(index));
+    expect(parseStoredManifest(m.runId, manifestText(index))).toEqual({ kind: 'index', index });
+    expect(await readManifest(store, m.runId)).toEqual(m);
+  });
+
+  it('names the missing object when the index lists a path that has none, and a path object holding another path', async () => {
+    const m = fullManifest('r-gap');
+    const { index, paths } = splitManifest(m);
+    await store.put(keys.pathManifest(m.runId, paths[0].id), manifestText(paths[0]));
+    await store.put(keys.manifest(m.runId), manifestText(index));
+    await expect(readManifest(store, m.runId)).rejects.toThrow(
+      `${keys.manifest(m.runId)} names path ${paths[1].id}, but ${keys.pathManifest(m.runId, paths[1].id)} is missing`,
+    );
+    await store.put(keys.pathManifest(m.runId, paths[1].id), manifestText(paths[0]));
+    await expect(readManifest(store, m.runId)).rejects.toThrow(`it holds path ${paths[0].id}`);
   });
 
   it('reads a manifest an earlier version wrote, the later fields absent', async () => {

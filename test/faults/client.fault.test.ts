@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { ProbeCommand } from '../../functions/ports.js';
 import { DirStore } from '../../local/dir-store.js';
 import { haveTool } from '../../local/targets.js';
@@ -16,7 +16,7 @@ import { type FaultCase, faultCase } from './harness.js';
 import { FAULT_PORTS } from './ports.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return JSON.parse((await new DirStore(c.dir).getText(`runs/run=${runId}/manifest.json`)) ?? 'null') as RunManifest;
+  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
 }
 
 function path(m: RunManifest, id: string) {

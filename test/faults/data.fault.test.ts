@@ -4,14 +4,14 @@
  * long for one execution's 25,000-event history).
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { ExecutionEvent } from '../../local/local-execution.js';
 import { allStates, loadDefinition } from '../../statemachine/asl.js';
 import { type FaultCase, faultCase } from './harness.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return JSON.parse((await new DirStore(c.dir).getText(`runs/run=${runId}/manifest.json`)) ?? 'null') as RunManifest;
+  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
 }
 
 /** Rewrite the raw file (or agent.json) of path `a` as the agent wrote it. */

@@ -14,7 +14,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { keys } from '../../core/keys.js';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { silentLogger } from '../../functions/log.js';
 import type { ObjectStore } from '../../functions/ports.js';
@@ -120,8 +120,13 @@ export async function checkInvariants(input: CheckInput): Promise<Outcome> {
   const query = await DuckDbQueryEngine.open(input.dir);
   try {
     for (const runId of input.runIds) {
-      const manifestText = await store.getText(keys.manifest(runId));
-      const manifest = manifestText ? (JSON.parse(manifestText) as RunManifest) : undefined;
+      // Read as the tools read it: the index and every path's own object.
+      let manifest: RunManifest | undefined;
+      try {
+        manifest = await readManifest(store, runId);
+      } catch (e) {
+        problems.push(`${runId}: the manifest cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+      }
       // The store's sample files of this run, by (path, probe, trial).
       const files = (await store.list('samples/')).filter((k) => k.includes(`/run=${runId}/`));
       const records = new Map<string, SampleRecord[]>();

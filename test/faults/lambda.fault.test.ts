@@ -4,13 +4,13 @@
  * handler ran, so Step Functions retries a task whose work is already done).
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { DirStore } from '../../local/dir-store.js';
 import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 import { awsError } from './inject.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return JSON.parse((await new DirStore(c.dir).getText(`runs/run=${runId}/manifest.json`)) ?? 'null') as RunManifest;
+  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
 }
 
 async function expectMeasured(c: FaultCase, runId: string, paths: string[]): Promise<void> {

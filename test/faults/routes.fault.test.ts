@@ -6,7 +6,7 @@
  * active in the middle of a swap.
  */
 import { describe, expect } from 'vitest';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
 import type { WorldRoute } from './aws-world.js';
@@ -18,7 +18,7 @@ const DEST = '10.20.0.0/16';
 const TGW = { transitGatewayId: 'tgw-0f17' };
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return JSON.parse((await new DirStore(c.dir).getText(`runs/run=${runId}/manifest.json`)) ?? 'null') as RunManifest;
+  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
 }
 
 /** One route of RTB to DEST with the given target fields (plus a neighbour that must stay untouched). */

@@ -11,7 +11,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
@@ -51,7 +51,7 @@ function plan(c: FaultCase) {
 }
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return JSON.parse((await new DirStore(c.dir).getText(`runs/run=${runId}/manifest.json`)) ?? 'null') as RunManifest;
+  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
 }
 
 /** The rerun after the stop measures the path and leaves everything as it was. */

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentReport } from '../../core/agent-report.js';
 import { keys } from '../../core/keys.js';
 import { nicTrialOf } from '../../core/nic-allowance.js';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
 import { createLabPorts } from '../../lab/index.js';
@@ -108,7 +108,7 @@ function bucketShaped(): number {
  */
 async function nicOf(runId: string, pathId: string) {
   const store = new DirStore(dir);
-  const m = JSON.parse((await store.getText(keys.manifest(runId))) ?? '{}') as RunManifest;
+  const m = (await readManifest(store, runId)) as RunManifest;
   const path = m.paths.find((p) => p.id === pathId)!;
   const agent = JSON.parse(
     (await store.getText(`${keys.clientRawPrefix(pathId, runId, `${P}client`)}agent.json`)) ?? '{}',
@@ -230,7 +230,7 @@ describe('routes after a failing path', () => {
     const d = (r.summary as Summary).paths[0];
     expect(d).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
     expect([await ports.routes.read(tokyo), await ports.routes.read(osaka)]).toEqual(before);
-    const m = JSON.parse((await new DirStore(dir).getText(keys.manifest('route-restore'))) ?? '{}') as RunManifest;
+    const m = (await readManifest(new DirStore(dir), 'route-restore')) as RunManifest;
     expect(m.restore).toMatchObject({ status: 'ok', errors: [] });
     expect(m.routeChanges.map((c) => [c.original, c.current])).toEqual([
       ['labNextHop:peering', 'labNextHop:peering'],

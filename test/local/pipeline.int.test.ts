@@ -8,7 +8,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { Summary } from '../../core/run-summary.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { silentLogger } from '../../functions/log.js';
@@ -144,7 +144,7 @@ describe('local driver, loopback plan', () => {
   });
 
   it('records provenance and says that nothing was rebooted or swapped', async () => {
-    const m = JSON.parse(await readFile(join(dir, 'runs/run=it-loopback/manifest.json'), 'utf8')) as RunManifest;
+    const m = (await readManifest(new DirStore(dir), 'it-loopback')) as RunManifest;
     expect(m.status).toBe('succeeded');
     const agent = m.paths[0].provenance?.agent as Record<string, unknown>;
     expect(agent).toMatchObject({

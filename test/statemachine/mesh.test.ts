@@ -5,10 +5,9 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys } from '../../core/keys.js';
 import { meshLayout, meshPlanInput } from '../../core/mesh-schedule.js';
 import { COMMERCIAL_REGIONS } from '../../core/regions.js';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { SUMMARY_QUERIES } from '../../functions/pipeline/summary-queries.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { ExecutionEvent } from '../../local/local-execution.js';
@@ -86,7 +85,7 @@ describe('mesh state machine', () => {
     expect(r.events.filter((e) => e.type === 'StateEntered' && e.state?.name === 'MeasureRound')).toHaveLength(6);
     expect(layout.rounds).toBe(6);
 
-    const manifest = JSON.parse((await store.getText(keys.manifest('mesh4')))!) as RunManifest;
+    const manifest = (await readManifest(store, 'mesh4')) as RunManifest;
     expect(manifest.status).toBe('succeeded');
     expect(manifest.paths.every((p) => p.status === 'succeeded' && p.mesh !== undefined)).toBe(true);
     // Each path's own samples, collected under its pair id.

@@ -5,8 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keys } from '../../core/keys.js';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { ProbeCommand } from '../../functions/ports.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
@@ -30,7 +29,7 @@ async function setup(over: Parameters<typeof scenarioDeps>[0] = {}) {
 const entered = (events: ExecutionEvent[]) => events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name);
 
 async function manifest(store: DirStore, runId: string): Promise<RunManifest> {
-  return JSON.parse((await store.getText(keys.manifest(runId))) ?? 'null') as RunManifest;
+  return (await readManifest(store, runId)) as RunManifest;
 }
 
 /** An error as Step Functions names it when the Lambda service fails or the function dies. */

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { keys } from '../../core/keys.js';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import type { ProbeCommand } from '../../functions/ports.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
@@ -86,6 +86,6 @@ it('RunIdReusedWhileRunning: the refused start leaves the first run its lock; a 
 
   runner.open();
   expect((await first).status).toBe('SUCCEEDED');
-  expect((JSON.parse((await s.store.getText(keys.manifest('same'))) ?? '{}') as RunManifest).status).toBe('succeeded');
+  expect(((await readManifest(s.store, 'same')) as RunManifest).status).toBe('succeeded');
   expect(await deps.lock.current()).toBeUndefined();
 });

@@ -9,8 +9,9 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/keys.js';
+import { pathManifestSchema } from '../../core/path-manifest.js';
 import { parsePlan } from '../../core/plan.js';
-import { type RunManifest, runManifestSchema } from '../../core/run-manifest.js';
+import { type ManifestIndex, manifestIndexSchema, type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { type Summary, summarySchema } from '../../core/run-summary.js';
 import type { SampleRecord } from '../../core/sample-record.js';
 import { collectOutput } from '../../functions/pipeline/collect.js';
@@ -48,16 +49,22 @@ const entered = (events: ExecutionEvent[]) => events.filter((e) => e.type === 'S
 
 /**
  * A stored document as JSON; a manifest or summary is also checked to read back whole through
- * its schema, so a field the pipeline writes and the schema lacks is caught here.
+ * its schema, so a field the pipeline writes and the schema lacks is caught here. A manifest is
+ * its index and each path's own object, checked one by one and returned assembled.
  */
 async function read<T>(store: DirStore, key: string): Promise<T> {
-  const json = JSON.parse((await store.getText(key)) ?? 'null');
-  const schema = key.endsWith('/manifest.json')
-    ? runManifestSchema
-    : key.endsWith('/summary.json')
-      ? summarySchema
-      : undefined;
-  if (schema && json !== null) expect(schema.parse(json)).toEqual(json);
+  const text = await store.getText(key);
+  const json = JSON.parse(text ?? 'null');
+  if (key.endsWith('/manifest.json') && json !== null) {
+    const runId = /run=([^/]+)\//.exec(key)?.[1] ?? '';
+    expect(manifestIndexSchema.parse(json)).toEqual(json);
+    for (const id of (json as ManifestIndex).pathIds) {
+      const p = JSON.parse((await store.getText(keys.pathManifest(runId, id))) ?? 'null');
+      expect(pathManifestSchema.parse(p)).toEqual(p);
+    }
+    return (await readManifest(store, runId)) as T;
+  }
+  if (key.endsWith('/summary.json') && json !== null) expect(summarySchema.parse(json)).toEqual(json);
   return json as T;
 }
 

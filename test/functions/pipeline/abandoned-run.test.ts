@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RouteSwapError } from '../../../core/errors.js';
 import { keys } from '../../../core/keys.js';
-import type { RunManifest } from '../../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../../functions/pipeline/abandoned-run.js';
 import { beginPath } from '../../../functions/pipeline/path-begin.js';
 import { prepareTaskProbe } from '../../../functions/pipeline/task-probe.js';
@@ -85,7 +85,7 @@ describe('cleanupAfterExecution', () => {
     expect(routes.table.has(OSAKA)).toBe(false);
     // Last change undone first.
     expect(routes.calls).toEqual([`remove ${OSAKA}`, `point ${TOKYO} vpcPeeringConnectionId:pcx-1`]);
-    const m = JSON.parse((await store.getText(keys.manifest('aborted'))) ?? '{}') as RunManifest;
+    const m = (await readManifest(store, 'aborted')) as RunManifest;
     expect(m.status).toBe('failed');
     expect(m.endedAt).toBe(NOW.toISOString());
     expect(m.notes).toEqual(['execution ABORTED']);
@@ -106,7 +106,7 @@ describe('cleanupAfterExecution', () => {
     expect((await deps.lock.current())?.runId).toBe('next-run');
     expect(routes.calls).toEqual([]);
     // Still marked: the execution died while the manifest said running.
-    const m = JSON.parse((await store.getText(keys.manifest('timed-out'))) ?? '{}') as RunManifest;
+    const m = (await readManifest(store, 'timed-out')) as RunManifest;
     expect(m.status).toBe('failed');
     expect(m.notes).toEqual(['execution TIMED_OUT']);
   });
@@ -164,7 +164,7 @@ describe('cleanupAfterExecution', () => {
     expect(e).toBeInstanceOf(RouteSwapError);
     expect((e as Error).message).toMatch(/could not restore 1 route\(s\): ap-northeast-1 rtb-tokyo/);
     expect(await deps.lock.current()).toBeUndefined();
-    const m = JSON.parse((await store.getText(keys.manifest('stuck'))) ?? '{}') as RunManifest;
+    const m = (await readManifest(store, 'stuck')) as RunManifest;
     expect(m.status).toBe('failed');
     expect(m.restore?.status).toBe('failed');
     // The Osaka route was still removed: one failure does not stop the others.
@@ -217,7 +217,7 @@ describe('cleanupAfterExecution', () => {
     expect(runner.cancelled).toEqual([]);
     expect(r.notes).toContain('path D: task client client stops its agent at its next refused heartbeat');
     expect(r.notes).toContain('path D: kept 10 sample(s) of its raw output');
-    const m = JSON.parse((await store.getText(keys.manifest('task-abort'))) as string) as RunManifest;
+    const m = (await readManifest(store, 'task-abort')) as RunManifest;
     expect(m.status).toBe('failed');
     expect(m.paths[0]).toMatchObject({ status: 'failed', clientKind: 'ecs-task' });
     expect(m.paths[0].probes.reduce((n, p) => n + p.samples, 0)).toBe(10);

@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentSpec } from '../../../core/agent-spec.js';
 import { keys, RAW_EXT } from '../../../core/keys.js';
-import type { RunManifest } from '../../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../../core/run-manifest.js';
 import type { Summary } from '../../../core/run-summary.js';
 import type { SampleRecord } from '../../../core/sample-record.js';
 import type { CommandInvocation, CommandRunner, ProbeCommand } from '../../../functions/ports.js';
@@ -95,7 +95,7 @@ async function run(
     runId: 'r1',
     waitTimeOverrides: noWaits(),
   });
-  const manifest = JSON.parse((await s.store.getText(keys.manifest('r1'))) ?? 'null') as RunManifest;
+  const manifest = (await readManifest(s.store, 'r1')) as RunManifest;
   const summaryText = await s.store.getText(keys.report('r1', 'json'));
   const summary = summaryText ? (JSON.parse(summaryText) as Summary) : undefined;
   const samples = async (name: string, trial = 1): Promise<SampleRecord[]> =>
@@ -391,7 +391,7 @@ describe('CollectOutput under fuzzing (fast-check)', () => {
             expect(e).toBeInstanceOf(CollectError);
           }
           await s.deps.lock.release(runId);
-          const m = JSON.parse((await s.store.getText(keys.manifest(runId))) ?? 'null') as RunManifest;
+          const m = (await readManifest(s.store, runId)) as RunManifest;
           let stored = 0;
           for (const key of await s.store.list(`samples/path=A/run=${runId}/`)) {
             for (const line of ((await s.store.getText(key)) ?? '').split('\n').filter(Boolean)) {

@@ -6,8 +6,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OverBudgetError, PlanInvalidError } from '../../../core/errors.js';
-import { keys } from '../../../core/keys.js';
-import type { RunManifest } from '../../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../../core/run-manifest.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { scenarioDeps } from '../../helpers/fakes.js';
 
@@ -67,7 +66,7 @@ describe('ValidatePlan cost guard', () => {
   it('runs over budget with the explicit override and records it with the estimate', async () => {
     const s = await setup();
     await validatePlanStep(s.deps, { input: { plan: meshPlan(1), allowOverBudget: true }, runId, startedAt });
-    const m = JSON.parse((await s.store.getText(keys.manifest(runId)))!) as RunManifest;
+    const m = (await readManifest(s.store, runId)) as RunManifest;
     expect(m.cost).toMatchObject({ overBudget: true, overridden: true, budgetUsd: 1, budgetSource: 'plan' });
     expect(m.cost!.estimateUsd).toBeGreaterThan(1.4);
     expect(m.cost!.transferBytes).toBe(15.625e9);
@@ -77,7 +76,7 @@ describe('ValidatePlan cost guard', () => {
   it('records the estimate of a run within budget', async () => {
     const s = await setup();
     await validatePlanStep(s.deps, { input: { plan: meshPlan(5) }, runId, startedAt });
-    const m = JSON.parse((await s.store.getText(keys.manifest(runId)))!) as RunManifest;
+    const m = (await readManifest(s.store, runId)) as RunManifest;
     expect(m.cost).toMatchObject({ overBudget: false, overridden: false, budgetUsd: 5 });
   });
 

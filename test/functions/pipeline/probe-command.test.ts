@@ -55,7 +55,7 @@ it('a SendProbe retried after SendCommand succeeded sends no second command', as
   const put = s.store.put.bind(s.store);
   let failNext = true;
   s.store.put = async (key, body) => {
-    if (key === keys.manifest('r1') && failNext) {
+    if (key === keys.pathManifest('r1', 'A') && failNext) {
       failNext = false;
       throw new Error('Lambda timed out');
     }

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RouteRestoreRetryableError, RouteSwapError } from '../../../core/errors.js';
 import { keys } from '../../../core/keys.js';
 import type { RouteEntry } from '../../../core/resolved-plan.js';
-import type { RunManifest } from '../../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../../core/run-manifest.js';
 import { cleanupAfterExecution } from '../../../functions/pipeline/abandoned-run.js';
 import { updateManifest } from '../../../functions/pipeline/manifest.js';
 import { swapRoutes } from '../../../functions/pipeline/route-swap.js';
@@ -53,7 +53,7 @@ async function started(routes: FakeRoutes, runId = 'r1') {
 }
 
 async function manifestOf(store: { getText(k: string): Promise<string | undefined> }, runId: string) {
-  return JSON.parse((await store.getText(keys.manifest(runId))) ?? '{}') as RunManifest;
+  return (await readManifest(store, runId)) as RunManifest;
 }
 
 describe('routes left swapped', () => {

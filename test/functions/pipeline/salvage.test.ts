@@ -4,8 +4,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterEach, expect, it } from 'vitest';
-import { keys } from '../../../core/keys.js';
-import type { RunManifest } from '../../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../../core/run-manifest.js';
 import type { ProbeCommand } from '../../../functions/ports.js';
 import { runStateMachine } from '../../../local/asl-interpreter.js';
 import type { DirStore } from '../../../local/dir-store.js';
@@ -47,7 +46,7 @@ it('StoppedProbe: the samples uploaded before the stop are kept and the manifest
     waitTimeOverrides: noWaits(),
   });
   expect(r.status).toBe('SUCCEEDED');
-  const m = JSON.parse((await s.store.getText(keys.manifest('stop'))) ?? '{}') as RunManifest;
+  const m = (await readManifest(s.store, 'stop')) as RunManifest;
   const a = m.paths[0];
   expect(a.status).toBe('failed');
   expect(a.probes[0].samples).toBe(3);

@@ -25,7 +25,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../../../core/keys.js';
-import type { RunManifest } from '../../../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../../../core/run-manifest.js';
 import type { Summary } from '../../../../core/run-summary.js';
 import { Ec2SsmFleet } from '../../../../functions/adapters/aws/ec2-fleet.js';
 import { Ec2Routes } from '../../../../functions/adapters/aws/ec2-routes.js';
@@ -169,7 +169,7 @@ describe('AWS adapters in the state machine', () => {
     const entered = r.events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name);
     expect(entered).toContain('RecordPathFailure');
     expect(aws.starts()).toBe(6);
-    const manifest = JSON.parse((await s.store.getText(keys.manifest('capacity'))) ?? '{}') as RunManifest;
+    const manifest = (await readManifest(s.store, 'capacity')) as RunManifest;
     const byId = Object.fromEntries(manifest.paths.map((p) => [p.id, p]));
     expect(byId.B.status).toBe('succeeded');
     expect(byId.C.status).toBe('failed');

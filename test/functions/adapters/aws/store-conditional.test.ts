@@ -8,7 +8,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RunManifest } from '../../../../core/run-manifest.js';
 import { S3ObjectStore } from '../../../../functions/adapters/aws/s3-store.js';
-import { MANIFEST_CAS_ATTEMPTS, pathEntry, updateManifest } from '../../../../functions/pipeline/manifest.js';
+import {
+  MANIFEST_CAS_ATTEMPTS,
+  pathEntry,
+  updateManifest,
+  updatePath,
+} from '../../../../functions/pipeline/manifest.js';
 
 const s3 = mockClient(S3Client);
 const store = new S3ObjectStore(new S3Client({ region: 'ap-northeast-1' }), 'pb-data');
@@ -68,6 +73,26 @@ describe('S3 conditional writes', () => {
       ['theirs'],
       ['ours'],
     ]);
+  });
+
+  it("updatePath reads and writes the path's own object alone: a lost race there is read again and retried", async () => {
+    const entry = (notes: string[]) =>
+      JSON.stringify({ id: 'p1', label: 'p1', status: 'running', steps: [], probes: [], notes });
+    const PATH_KEY = 'runs/run=r1/paths/path=p1.json';
+    s3.on(GetObjectCommand, { Key: PATH_KEY })
+      .resolvesOnce({ Body: body(entry([])), ETag: '"p1"' })
+      .resolves({ Body: body(entry(['theirs'])), ETag: '"p2"' });
+    s3.on(PutObjectCommand, { Key: PATH_KEY, IfMatch: '"p1"' }).rejects(preconditionFailed());
+    s3.on(PutObjectCommand, { Key: PATH_KEY, IfMatch: '"p2"' }).resolves({});
+    const p = await updatePath(store, 'r1', 'p1', (x) => void x.notes.push('ours'));
+    expect(p.notes).toEqual(['theirs', 'ours']);
+    expect(s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key)).toEqual([PATH_KEY, PATH_KEY]);
+    const puts = s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
+    expect(puts.map((x) => [x.Key, x.IfMatch])).toEqual([
+      [PATH_KEY, '"p1"'],
+      [PATH_KEY, '"p2"'],
+    ]);
+    expect(JSON.parse(String(puts[1].Body)).notes).toEqual(['theirs', 'ours']);
   });
 
   it('gives up after a bounded number of lost races, saying so', async () => {
