@@ -156,9 +156,7 @@ function pathTarget(store: ObjectStore, runId: string, pathId: string): Target<P
     name: `run ${runId} path ${pathId}`,
     conditional,
     async load() {
-      const got = conditional
-        ? await store.getVersioned!(key)
-        : await store.getText(key).then((text) => (text === undefined ? undefined : { text, version: '' }));
+      const got = await readVersioned(store, key, conditional);
       if (!got) throw new NoPathObject(key);
       return {
         fresh: async () => parsePathManifest(runId, pathId, got.text),
@@ -166,6 +164,17 @@ function pathTarget(store: ObjectStore, runId: string, pathId: string): Target<P
       };
     },
   };
+}
+
+/** An object's text, with its version on a conditional store (empty otherwise); undefined when there is none. */
+async function readVersioned(
+  store: ObjectStore,
+  key: string,
+  conditional: boolean,
+): Promise<{ text: string; version: string } | undefined> {
+  if (conditional) return store.getVersioned!(key);
+  const text = await store.getText(key);
+  return text === undefined ? undefined : { text, version: '' };
 }
 
 /** Write `text` at `key` unless it is what was read; conditionally on the version read. */
@@ -189,14 +198,13 @@ function indexTarget(store: ObjectStore, runId: string): Target<RunFields> {
     name: `run ${runId}`,
     conditional,
     async load() {
-      const got = conditional
-        ? await store.getVersioned!(key)
-        : await store.getText(key).then((text) => (text === undefined ? undefined : { text, version: '' }));
+      const got = await readVersioned(store, key, conditional);
       if (!got) throw new Error(`run ${runId} has no manifest (${key})`);
       const fresh = async (): Promise<RunFields> => {
         const stored = parseStoredManifest(runId, got.text);
         return stored.kind === 'whole' ? stored.manifest : stored.index;
       };
+      // The fields as read, changed: an index, or a whole manifest (the earlier layout) written whole.
       return { fresh, commit: (m) => commitText(store, key, manifestText(m as ManifestIndex), got, conditional) };
     },
   };
@@ -205,10 +213,7 @@ function indexTarget(store: ObjectStore, runId: string): Target<RunFields> {
 function wholeTarget(store: ObjectStore, runId: string): Target<RunManifest> {
   const key = keys.manifest(runId);
   const conditional = store.getVersioned !== undefined && store.putIfVersion !== undefined;
-  const read = (k: string) =>
-    conditional
-      ? store.getVersioned!(k)
-      : store.getText(k).then((text) => (text === undefined ? undefined : { text, version: '' }));
+  const read = (k: string) => readVersioned(store, k, conditional);
   return {
     name: `run ${runId}`,
     conditional,

@@ -16,7 +16,7 @@ import { type FaultCase, faultCase } from './harness.js';
 import { FAULT_PORTS } from './ports.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
+  return ((await readManifest(new DirStore(c.dir), runId)) ?? null) as RunManifest;
 }
 
 function path(m: RunManifest, id: string) {

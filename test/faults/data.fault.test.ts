@@ -11,7 +11,7 @@ import { allStates, loadDefinition } from '../../statemachine/asl.js';
 import { type FaultCase, faultCase } from './harness.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
+  return ((await readManifest(new DirStore(c.dir), runId)) ?? null) as RunManifest;
 }
 
 /** Rewrite the raw file (or agent.json) of path `a` as the agent wrote it. */

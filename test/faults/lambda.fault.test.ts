@@ -10,7 +10,7 @@ import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 import { awsError } from './inject.js';
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
+  return ((await readManifest(new DirStore(c.dir), runId)) ?? null) as RunManifest;
 }
 
 async function expectMeasured(c: FaultCase, runId: string, paths: string[]): Promise<void> {

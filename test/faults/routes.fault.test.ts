@@ -18,7 +18,7 @@ const DEST = '10.20.0.0/16';
 const TGW = { transitGatewayId: 'tgw-0f17' };
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
+  return ((await readManifest(new DirStore(c.dir), runId)) ?? null) as RunManifest;
 }
 
 /** One route of RTB to DEST with the given target fields (plus a neighbour that must stay untouched). */

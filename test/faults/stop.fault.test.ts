@@ -51,7 +51,7 @@ function plan(c: FaultCase) {
 }
 
 async function manifest(c: FaultCase, runId: string): Promise<RunManifest> {
-  return (await readManifest(new DirStore(c.dir), runId)) as RunManifest;
+  return ((await readManifest(new DirStore(c.dir), runId)) ?? null) as RunManifest;
 }
 
 /** The rerun after the stop measures the path and leaves everything as it was. */

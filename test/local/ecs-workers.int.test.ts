@@ -9,7 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunManifest } from '../../core/run-manifest.js';
+import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { silentLogger } from '../../functions/log.js';
 import { DirStore } from '../../local/dir-store.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
@@ -77,9 +77,7 @@ describe('local driver, task client', () => {
   });
 
   it('records the client kind and the task that ran the probe in the manifest', async () => {
-    const m = JSON.parse(
-      (await new DirStore(dir).getText('runs/run=it-task-client/manifest.json')) as string,
-    ) as RunManifest;
+    const m = (await readManifest(new DirStore(dir), 'it-task-client')) as RunManifest;
     const d = m.paths.find((p) => p.id === 'D');
     const a = m.paths.find((p) => p.id === 'A');
     expect(d?.status).toBe('succeeded');

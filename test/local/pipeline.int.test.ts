@@ -47,6 +47,7 @@ describe('local driver, loopback plan', () => {
     for (const k of [
       'runs/run=it-loopback/plan.json',
       'runs/run=it-loopback/manifest.json',
+      'runs/run=it-loopback/paths/path=plain.json',
       'specs/run=it-loopback/path=plain/client=local/spec.json',
       'raw/path=plain/run=it-loopback/client=local/tcp-connect/1.jsonl',
       'raw/path=plain/run=it-loopback/client=local/agent.json',
