@@ -365,6 +365,30 @@ export class DuckDbQueryEngine implements QueryEngine {
     }
   }
 
+  /**
+   * `samples_jsonl` over one partition's files alone, for its copy (which reads only that
+   * partition): listing every partition and redefining the views over all their files at each
+   * copy made a mesh's cost per pair grow with the pairs already measured. The next query
+   * redefines the whole view (its definition differs from the one recorded here).
+   */
+  private async partitionView(pathId: string, runId: string, label: string): Promise<void> {
+    const dir = path.join(this.dataDir, ...keys.samplesPrefix(pathId, runId).split('/'));
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const files = entries
+      .filter((e) => e.isFile() && e.name.endsWith('.jsonl'))
+      .map((e) => path.join(dir, e.name))
+      .sort();
+    const sql = samplesViewSql(files, 'samples_jsonl');
+    if (this.views.samples_jsonl === sql) return;
+    try {
+      await this.connection.run(sql);
+      this.views.samples_jsonl = sql;
+    } catch (e) {
+      this.views = {};
+      throw new QueryFailedError(`${label}: cannot define the samples view: ${errorMessage(e)}`, { cause: e });
+    }
+  }
+
   /** Run one statement with positional `?` parameters; rows as plain objects (bigints as numbers). */
   query(sql: string, params: QueryParam[], label: string): Promise<Record<string, unknown>[]> {
     const run = async () => {
@@ -459,7 +483,7 @@ export class DuckDbQueryEngine implements QueryEngine {
       const present = await readdir(dir).catch(() => [] as string[]);
       if (present.some((f) => !f.endsWith('.tmp')))
         throw new QueryFailedError(`HIVE_PATH_ALREADY_EXISTS: s3://${unload.bucket}/${unload.prefix} is not empty`);
-      await this.refreshView(label);
+      await this.partitionView(m[1], m[2], label);
       await mkdir(dir, { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
       try {

@@ -92,4 +92,45 @@ describe('the Parquet copy statement', () => {
     expect((await engine.execute(engine.copyCall('B', 'r1'))).rows).toBe(0);
     expect(await store.list('parquet/path=B/')).toEqual([]);
   });
+
+  it("copies each partition on DuckDB from that partition's files alone; the next query sees every partition again", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'pb-unload-'));
+    const engine = await DuckDbQueryEngine.open(dir);
+    cleanups.push(async () => {
+      engine.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    const store = new DirStore(dir);
+    const line = (pathId: string, seq: number) =>
+      JSON.stringify({
+        run_id: 'r1',
+        path_id: pathId,
+        probe: 'p',
+        kind: 'tcp-connect',
+        trial: 1,
+        seq,
+        t_start: 1796083200 + seq,
+        t_end: 1796083200.001 + seq,
+        metric: 'connect_rtt_ms',
+        value: seq + 1,
+        unit: 'ms',
+        ok: true,
+      });
+    await store.put(keys.samples('A', 'r1', 'p', 1), `${line('A', 0)}\n${line('A', 1)}\n`);
+    await store.put(keys.samples('B', 'r1', 'p', 1), `${line('B', 0)}\n`);
+    expect((await engine.execute(engine.copyCall('A', 'r1'))).rows).toBe(2);
+    // Written after A's copy narrowed the view: B's copy and the queries after it still see it.
+    await store.put(keys.samples('B', 'r1', 'p', 2), `${line('B', 5)}\n`);
+    expect((await engine.execute(engine.copyCall('B', 'r1'))).rows).toBe(2);
+    const all = 'SELECT path, count(*) AS n, max(value_rank) AS top FROM samples GROUP BY path ORDER BY path';
+    expect(await engine.query(all, [], 'all')).toEqual([
+      { path: 'A', n: 2, top: 2 },
+      { path: 'B', n: 2, top: 2 },
+    ]);
+    const raw = 'SELECT path, count(*) AS n FROM samples_jsonl GROUP BY path ORDER BY path';
+    expect(await engine.query(raw, [], 'raw')).toEqual([
+      { path: 'A', n: 2 },
+      { path: 'B', n: 2 },
+    ]);
+  });
 });
