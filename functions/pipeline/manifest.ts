@@ -10,8 +10,9 @@
  * processes (parallel Lambdas on AWS) a store with conditional writes (getVersioned /
  * putIfVersion: S3 If-Match) is updated by compare-and-swap: a write that lost to another is read
  * again, changed again and retried (docs/architecture.md, "The mesh machine"). A run-level change
- * writing several objects is not atomic: it runs only while no path of the run is running, and
- * must be a plain mutation that is safe to apply again to a copy that already holds it.
+ * writing several objects is not atomic: it runs only while no path of the run is running (and
+ * not at once with another run-level change of the run: updateRun and updateManifest queue apart),
+ * and must be a plain mutation that is safe to apply again to a copy that already holds it.
  *
  * Runs written before the per-path layout have the whole manifest in manifest.json; they are read
  * and updated in that layout.
