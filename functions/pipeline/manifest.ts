@@ -77,12 +77,16 @@ interface Loaded<T> {
   commit(doc: T): Promise<boolean>;
 }
 
-/** How a queue reads its document; `conditional` when commits can lose a race and are retried. */
+/** How a queue reads its document. */
 interface Target<T> {
   /** What the document is, for errors ("run R", "run R path P"). */
   name: string;
-  conditional: boolean;
   load(): Promise<Loaded<T>>;
+}
+
+/** Whether the store's writes can be made conditional (S3 If-Match), so a commit can lose a race. */
+function isConditional(store: ObjectStore): boolean {
+  return store.getVersioned !== undefined && store.putIfVersion !== undefined;
 }
 
 /** Per store and object: the changes waiting for the next write, and whether a writer is draining them. */
@@ -152,10 +156,9 @@ class NoPathObject extends Error {}
 
 function pathTarget(store: ObjectStore, runId: string, pathId: string): Target<PathManifest> {
   const key = keys.pathManifest(runId, pathId);
-  const conditional = store.getVersioned !== undefined && store.putIfVersion !== undefined;
+  const conditional = isConditional(store);
   return {
     name: `run ${runId} path ${pathId}`,
-    conditional,
     async load() {
       const got = await readVersioned(store, key, conditional);
       if (!got) throw new NoPathObject(key);
@@ -194,10 +197,9 @@ async function commitText(
 
 function indexTarget(store: ObjectStore, runId: string): Target<RunFields> {
   const key = keys.manifest(runId);
-  const conditional = store.getVersioned !== undefined && store.putIfVersion !== undefined;
+  const conditional = isConditional(store);
   return {
     name: `run ${runId}`,
-    conditional,
     async load() {
       const got = await readVersioned(store, key, conditional);
       if (!got) throw new Error(`run ${runId} has no manifest (${key})`);
@@ -213,11 +215,10 @@ function indexTarget(store: ObjectStore, runId: string): Target<RunFields> {
 
 function wholeTarget(store: ObjectStore, runId: string): Target<RunManifest> {
   const key = keys.manifest(runId);
-  const conditional = store.getVersioned !== undefined && store.putIfVersion !== undefined;
+  const conditional = isConditional(store);
   const read = (k: string) => readVersioned(store, k, conditional);
   return {
     name: `run ${runId}`,
-    conditional,
     async load() {
       const got = await read(key);
       if (!got) throw new Error(`run ${runId} has no manifest (${key})`);

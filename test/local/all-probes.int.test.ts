@@ -6,6 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '../../core/keys.js';
 import { pathManifestSchema } from '../../core/path-manifest.js';
 import { manifestIndexSchema } from '../../core/run-manifest.js';
 import { type Summary, summarySchema } from '../../core/run-summary.js';
@@ -81,7 +82,7 @@ describe('one path, every probe kind', () => {
   it('stores a manifest and a summary their schemas read back whole, and records the sample schema takes', async () => {
     // The manifest is its index and one object per path; each reads back whole through its schema.
     const index = JSON.parse(await readFile(join(dir, 'runs/run=it-all/manifest.json'), 'utf8'));
-    const pathKeys = (index.pathIds as string[]).map((id) => `runs/run=it-all/paths/path=${id}.json`);
+    const pathKeys = (index.pathIds as string[]).map((id) => keys.pathManifest('it-all', id));
     expect(pathKeys.length).toBeGreaterThan(0);
     for (const [key, schema] of [
       ['runs/run=it-all/manifest.json', manifestIndexSchema],

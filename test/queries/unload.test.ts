@@ -18,6 +18,34 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
+/** A local engine over a new data directory, removed after the test. */
+async function openEngine(): Promise<{ engine: DuckDbQueryEngine; store: DirStore }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'pb-unload-'));
+  const engine = await DuckDbQueryEngine.open(dir);
+  cleanups.push(async () => {
+    engine.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { engine, store: new DirStore(dir) };
+}
+
+/** One tcp-connect sample record of run r1 as a JSONL line. */
+const sampleLine = (pathId: string, seq: number, value = seq + 1) =>
+  JSON.stringify({
+    run_id: 'r1',
+    path_id: pathId,
+    probe: 'p',
+    kind: 'tcp-connect',
+    trial: 1,
+    seq,
+    t_start: 1796083200 + seq,
+    t_end: 1796083200.001 + seq,
+    metric: 'connect_rtt_ms',
+    value,
+    unit: 'ms',
+    ok: true,
+  });
+
 describe('the Parquet copy statement', () => {
   it('reads back its own UNLOAD: the SELECT of parquet_copy.sql, the bucket, the prefix and options', () => {
     const u = parseUnload(unloadParquetCopy('pathbench-data', 'A', 'r1'));
@@ -38,29 +66,8 @@ describe('the Parquet copy statement', () => {
   });
 
   it('runs on DuckDB as the copy of a partition of the local bucket only, into an empty location (or as a SELECT)', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'pb-unload-'));
-    const engine = await DuckDbQueryEngine.open(dir);
-    cleanups.push(async () => {
-      engine.close();
-      await rm(dir, { recursive: true, force: true });
-    });
-    const store = new DirStore(dir);
-    const line = (seq: number, value: number) =>
-      JSON.stringify({
-        run_id: 'r1',
-        path_id: 'A',
-        probe: 'p',
-        kind: 'tcp-connect',
-        trial: 1,
-        seq,
-        t_start: 1796083200 + seq,
-        t_end: 1796083200.001 + seq,
-        metric: 'connect_rtt_ms',
-        value,
-        unit: 'ms',
-        ok: true,
-      });
-    await store.put(keys.samples('A', 'r1', 'p', 1), `${[3, 1, 2].map((v, i) => line(i, v)).join('\n')}\n`);
+    const { engine, store } = await openEngine();
+    await store.put(keys.samples('A', 'r1', 'p', 1), `${[3, 1, 2].map((v, i) => sampleLine('A', i, v)).join('\n')}\n`);
     const call = engine.copyCall('A', 'r1');
     expect(call.QueryString).toBe(unloadParquetCopy(LOCAL_BUCKET, 'A', 'r1'));
     await expect(engine.execute({ ...call, QueryString: 'DROP TABLE samples' })).rejects.toThrow(
@@ -93,44 +100,28 @@ describe('the Parquet copy statement', () => {
     expect(await store.list('parquet/path=B/')).toEqual([]);
   });
 
-  it("copies each partition on DuckDB from that partition's files alone; the next query sees every partition again", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'pb-unload-'));
-    const engine = await DuckDbQueryEngine.open(dir);
-    cleanups.push(async () => {
-      engine.close();
-      await rm(dir, { recursive: true, force: true });
-    });
-    const store = new DirStore(dir);
-    const line = (pathId: string, seq: number) =>
-      JSON.stringify({
-        run_id: 'r1',
-        path_id: pathId,
-        probe: 'p',
-        kind: 'tcp-connect',
-        trial: 1,
-        seq,
-        t_start: 1796083200 + seq,
-        t_end: 1796083200.001 + seq,
-        metric: 'connect_rtt_ms',
-        value: seq + 1,
-        unit: 'ms',
-        ok: true,
-      });
-    await store.put(keys.samples('A', 'r1', 'p', 1), `${line('A', 0)}\n${line('A', 1)}\n`);
-    await store.put(keys.samples('B', 'r1', 'p', 1), `${line('B', 0)}\n`);
+  it("copies each partition on DuckDB from that partition's files alone; the queries after see every partition", async () => {
+    const { engine, store } = await openEngine();
+    const raw = 'SELECT path, count(*) AS n FROM samples_jsonl GROUP BY path ORDER BY path';
+    await store.put(keys.samples('A', 'r1', 'p', 1), `${sampleLine('A', 0)}\n${sampleLine('A', 1)}\n`);
+    await store.put(keys.samples('B', 'r1', 'p', 1), `${sampleLine('B', 0)}\n`);
+    expect(await engine.query(raw, [], 'raw')).toEqual([
+      { path: 'A', n: 2 },
+      { path: 'B', n: 1 },
+    ]);
     expect((await engine.execute(engine.copyCall('A', 'r1'))).rows).toBe(2);
-    // Written after A's copy narrowed the view: B's copy and the queries after it still see it.
-    await store.put(keys.samples('B', 'r1', 'p', 2), `${line('B', 5)}\n`);
+    // No file changed since the query before the copy: the view the copy narrowed is still redefined.
+    expect(await engine.query(raw, [], 'raw')).toEqual([
+      { path: 'A', n: 2 },
+      { path: 'B', n: 1 },
+    ]);
+    // Written after A's copy: B's copy and the queries after it see it.
+    await store.put(keys.samples('B', 'r1', 'p', 2), `${sampleLine('B', 5)}\n`);
     expect((await engine.execute(engine.copyCall('B', 'r1'))).rows).toBe(2);
     const all = 'SELECT path, count(*) AS n, max(value_rank) AS top FROM samples GROUP BY path ORDER BY path';
     expect(await engine.query(all, [], 'all')).toEqual([
       { path: 'A', n: 2, top: 2 },
       { path: 'B', n: 2, top: 2 },
-    ]);
-    const raw = 'SELECT path, count(*) AS n FROM samples_jsonl GROUP BY path ORDER BY path';
-    expect(await engine.query(raw, [], 'raw')).toEqual([
-      { path: 'A', n: 2 },
-      { path: 'B', n: 2 },
     ]);
   });
 });
