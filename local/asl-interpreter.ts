@@ -4,7 +4,10 @@
  * (functions/wiring.ts), the same table CDK uses for substitutions, so local and AWS cannot
  * drift apart.
  * The definitions come from statemachine/asl.ts. The interpreter has no Distributed Map: a
- * top-level one runs through the emulation in local/distributed-map.ts.
+ * top-level one runs through the emulation in local/distributed-map.ts. Nor does it start other
+ * state machines: a `states:startExecution.sync:2` Task (the run starting its chunks, a chunk its
+ * paths) runs the named definition here as a nested execution with its own event log, and a
+ * stop of the parent stops it, as Step Functions stops a `.sync` child of a stopped execution.
  */
 import { StateMachine } from 'aws-local-stepfunctions';
 import { errorMessage } from '../core/errors.js';
@@ -16,6 +19,8 @@ import {
   type AslDefinition,
   type AslStates,
   allStates,
+  DEFINITION_NAMES,
+  type DefinitionName,
   loadDefinition,
   type ServiceIntegration,
   substitutePlaceholders,
@@ -62,9 +67,12 @@ export type IntegrationResolver = (input: unknown, call: { state: string; signal
 export const RESOLVER_OWNS_TIMEOUT_SECONDS = 2_000_000;
 
 function deferTimeoutsToResolvers(def: AslDefinition): void {
-  const names = new Set(Object.keys(taskIntegrations(def)));
+  const integrations = taskIntegrations(def);
   for (const [name, s] of allStates(def)) {
-    if (!names.has(name)) continue;
+    if (!(name in integrations)) continue;
+    // A child execution's Task has no timeout of its own on AWS (the child's TimeoutSeconds bounds it).
+    if (integrations[name] === START_SYNC && s.TimeoutSeconds === undefined)
+      s.TimeoutSeconds = RESOLVER_OWNS_TIMEOUT_SECONDS;
     if ('TimeoutSecondsPath' in s || 'HeartbeatSecondsPath' in s) {
       delete s.TimeoutSecondsPath;
       delete s.HeartbeatSecondsPath;
@@ -100,6 +108,21 @@ export interface RunMachineOptions {
 }
 
 const ATHENA_SYNC: ServiceIntegration = 'arn:aws:states:::athena:startQueryExecution.sync';
+const START_SYNC: ServiceIntegration = 'arn:aws:states:::states:startExecution.sync:2';
+
+/** The ARN a `${…StateMachine}` placeholder stands for locally: the definition's name at its end. */
+const LOCAL_MACHINE_ARN = 'arn:aws:states:local:000000000000:stateMachine:pathbench-';
+const machineArn = (name: DefinitionName) => `${LOCAL_MACHINE_ARN}${name}`;
+function definitionOfArn(arn: unknown): DefinitionName {
+  const name = typeof arn === 'string' && arn.startsWith(LOCAL_MACHINE_ARN) ? arn.slice(LOCAL_MACHINE_ARN.length) : '';
+  const found = DEFINITION_NAMES.find((n) => n === name);
+  if (!found) {
+    const e = new Error(`StateMachineArn ${String(arn)} names no definition of statemachine/`);
+    e.name = 'StepFunctions.StateMachineDoesNotExistException';
+    throw e;
+  }
+  return found;
+}
 
 /**
  * The integrations every local run resolves from its own Deps: Athena's `.sync` runs the call on
@@ -146,6 +169,7 @@ async function runOne(
 ): Promise<RunMachineResult> {
   const original = opts.definition ?? loadDefinition('measurement');
   const children: ChildExecution[] = [];
+  const parentName = executionName ?? opts.runId;
   const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
   const definition: AslStates = { ...original, States: { ...original.States } };
   for (const [name, state] of Object.entries(original.States)) {
@@ -153,7 +177,7 @@ async function runOne(
     definition.States[name] = distributedMapAsTask(name, state);
     handlers[name] = (event: unknown) =>
       runDistributedMap(name, state, event as Json, children, {
-        parentName: executionName ?? opts.runId,
+        parentName,
         run: (processor, input, child) => runOne({ ...opts, definition: processor, input }, seq, child),
         store: opts.deps.store,
         signal: opts.signal,
@@ -173,9 +197,54 @@ async function runOne(
   }
   // Ended when the execution ends: a resolver still waiting for a callback stops waiting.
   const ended = new AbortController();
+  const started: Record<string, number> = {};
+  /**
+   * `states:startExecution.sync:2`: the named definition runs as a child execution (its own
+   * events, recorded in `children` with its own children) with this run's Lambdas, resolvers,
+   * overrides and stop; its output is DescribeExecution's, Output parsed (the `:2` form). A child
+   * that fails fails the Task with States.TaskFailed, as on AWS.
+   */
+  const startChild: IntegrationResolver = async (input, { state }) => {
+    const call = input as { StateMachineArn?: unknown; Input?: unknown };
+    const name = definitionOfArn(call.StateMachineArn);
+    const index = started[state] ?? 0;
+    started[state] = index + 1;
+    const childName = `${parentName}/${state}/${index}`;
+    const startDate = Date.now();
+    const r = await runOne({ ...opts, definition: loadDefinition(name), input: call.Input ?? {} }, seq, childName);
+    children.push({
+      name: childName,
+      state,
+      index,
+      status: r.status,
+      events: r.events,
+      ...(r.error ? { error: r.error } : {}),
+    });
+    children.push(...r.children);
+    if (r.status !== 'SUCCEEDED') {
+      const e = new Error(
+        JSON.stringify({ ExecutionArn: childName, Status: r.status, Error: r.error?.name, Cause: r.error?.message }),
+      );
+      e.name = 'States.TaskFailed';
+      throw e;
+    }
+    return {
+      ExecutionArn: childName,
+      StateMachineArn: call.StateMachineArn,
+      Name: childName,
+      Status: 'SUCCEEDED',
+      StartDate: startDate,
+      StopDate: Date.now(),
+      Input: call.Input ?? {},
+      Output: r.output ?? null,
+    };
+  };
   for (const [stateName, resource] of Object.entries(taskIntegrations(definition))) {
     handlers[stateName] = async (input: unknown) => {
-      const resolver = opts.integrations?.[resource] ?? builtInResolver(resource, opts.deps);
+      const resolver =
+        opts.integrations?.[resource] ??
+        (resource === START_SYNC ? startChild : undefined) ??
+        builtInResolver(resource, opts.deps);
       if (!resolver) {
         const e = new Error(`${resource} has no local resolver in this run (state ${stateName})`);
         e.name = 'States.TaskFailed';
@@ -194,6 +263,7 @@ async function runOne(
     definition,
     TASK_NAMES,
     (task) => `arn:aws:lambda:local:000000000000:function:pathbench-${task}`,
+    machineArn,
   );
   deferTimeoutsToResolvers(substituted);
   const machine = machineFor(substituted);
@@ -207,7 +277,12 @@ async function runOne(
         retryIntervalOverrides: opts.retryIntervalOverrides,
       },
       context: {
-        Execution: { Name: executionName ?? opts.runId, StartTime: startedAt, Input: opts.input },
+        Execution: {
+          Id: `arn:aws:states:local:000000000000:execution:pathbench:${parentName}`,
+          Name: parentName,
+          StartTime: startedAt,
+          Input: opts.input,
+        },
         Task: { Token: LOCAL_TASK_TOKEN },
       },
     } as never,

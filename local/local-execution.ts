@@ -7,16 +7,19 @@ export interface ExecutionEvent {
   Error?: string;
   Cause?: string;
   index?: number;
-  /** Set on events of a Distributed Map's child execution: its name (`<run>/<map label>/<round key>/<index>`). */
+  /**
+   * Set on events of a child execution: its name (a Distributed Map's `<run>/<map label>/<round
+   * key>/<index>`, a started execution's `<parent>/<state>/<index>`).
+   */
   execution?: string;
   /** Order of arrival over the parent and all its child executions (timestamps tie at 1 ms). */
   seq?: number;
 }
 
-/** One child execution of an emulated Distributed Map. */
+/** One child execution: of an emulated Distributed Map, or started by a `.sync:2` Task. */
 export interface ChildExecution {
   name: string;
-  /** The Distributed Map state that ran it. */
+  /** The state that ran it (the Distributed Map, or the Task). */
   state: string;
   index: number;
   status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
@@ -30,7 +33,7 @@ export interface RunMachineResult {
   error?: { name: string; message: string };
   /** The execution's own events (a Distributed Map's children have theirs in `children`). */
   events: ExecutionEvent[];
-  /** Child executions of the Distributed Maps, in the order they finished. */
+  /** Child executions (Distributed Maps', started executions' and theirs), in the order they finished. */
   children: ChildExecution[];
 }
 
@@ -47,4 +50,9 @@ export function awsEventsOf(events: readonly ExecutionEvent[]): number {
     if (e.type === 'StateRetried') n += 3;
   }
   return n;
+}
+
+/** An execution's events with those of every child execution it started, in order of arrival. */
+export function allEvents(r: Pick<RunMachineResult, 'events' | 'children'>): ExecutionEvent[] {
+  return [...r.events, ...r.children.flatMap((c) => c.events)].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
 }

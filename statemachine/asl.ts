@@ -5,13 +5,22 @@
  * (infra/constructs/orchestration.ts), the local interpreter (local/asl-interpreter.ts) and the
  * service limits (functions/pipeline/limits.ts) all read the definitions through here.
  *
- * - measurement.asl.json: the one hand-written definition (a plan's paths one at a time);
- * - mesh.asl.json: generated from it by mesh-definition.ts (`npx tsx scripts/mesh-asl.ts`).
+ * - measurement.asl.json: a run (validate, the plan's chunks one at a time, restore, summarize);
+ * - chunk.asl.json: up to PATHS_PER_CHUNK paths one at a time, each a child execution of
+ * - path.asl.json: one path's steps (reboot, credit wait, route swap, probe, collect);
+ * - mesh.asl.json: generated from measurement and path by mesh-definition.ts
+ *   (`npx tsx scripts/mesh-asl.ts`).
+ *
+ * A run's executions nest: measurement starts each chunk and chunk each path with
+ * `states:startExecution.sync:2`, so one execution's history holds one path's steps, a chunk's a
+ * few events a path and the run's a few events a chunk, whatever the plan's size.
  */
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import chunkJson from './chunk.asl.json' with { type: 'json' };
 import measurementJson from './measurement.asl.json' with { type: 'json' };
 import meshJson from './mesh.asl.json' with { type: 'json' };
+import pathJson from './path.asl.json' with { type: 'json' };
 
 /** A state, as far as pathbench reads it; every other ASL field is kept as it is. */
 export interface AslState {
@@ -65,9 +74,26 @@ const definitionSchema: z.ZodType<AslDefinition> = z.looseObject({
 });
 
 /** The definitions, by name: `statemachine/<name>.asl.json`. */
-export const DEFINITION_NAMES = ['measurement', 'mesh'] as const;
+export const DEFINITION_NAMES = ['measurement', 'chunk', 'path', 'mesh'] as const;
 export type DefinitionName = (typeof DEFINITION_NAMES)[number];
-const FILES: Record<DefinitionName, unknown> = { measurement: measurementJson, mesh: meshJson };
+const FILES: Record<DefinitionName, unknown> = {
+  measurement: measurementJson,
+  chunk: chunkJson,
+  path: pathJson,
+  mesh: meshJson,
+};
+
+/**
+ * The `${Placeholder}` of a `states:startExecution.sync:2` Task's StateMachineArn → the
+ * definition it starts. CDK substitutes the machine's ARN; the local runner runs that definition.
+ */
+export const MACHINE_PLACEHOLDERS = { ChunkStateMachine: 'chunk', PathStateMachine: 'path' } as const satisfies Record<
+  string,
+  DefinitionName
+>;
+export type MachinePlaceholder = keyof typeof MACHINE_PLACEHOLDERS;
+/** Paths in one chunk execution: its history stays near 8 events a path (under 2,000 at worst). */
+export const PATHS_PER_CHUNK = 100;
 
 /** Parse ASL text (or JSON already parsed) as a definition; throws naming the first bad field. */
 export function parseDefinition(json: unknown, what = 'state machine definition'): AslDefinition {
@@ -107,12 +133,21 @@ export function allStates(def: AslStates): [string, AslState][] {
 }
 
 /**
+ * Every state a sequential run goes through, in its three nested definitions (measurement, chunk,
+ * path): state names are unique across them, as a Wait or Retry override by name assumes.
+ */
+export function runStates(): [string, AslState][] {
+  return (['measurement', 'chunk', 'path'] as const).flatMap((n) => allStates(loadDefinition(n)));
+}
+
+/**
  * Step Functions service integrations the definition may use besides Lambda placeholders. On AWS
  * Step Functions itself calls the service; locally each needs a resolver (local/asl-interpreter.ts).
  */
 export const SERVICE_INTEGRATIONS = [
   'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
   'arn:aws:states:::athena:startQueryExecution.sync',
+  'arn:aws:states:::states:startExecution.sync:2',
 ] as const;
 export type ServiceIntegration = (typeof SERVICE_INTEGRATIONS)[number];
 
@@ -149,13 +184,18 @@ export function taskPlaceholders<T extends string>(def: AslStates, known: readon
   return out;
 }
 
-/** Replace every `${Task}` placeholder, as CDK's definitionSubstitutions does on AWS. */
+/**
+ * Replace every `${Task}` placeholder, and every `${…StateMachine}` one (MACHINE_PLACEHOLDERS)
+ * by `machine(definition)`, as CDK's definitionSubstitutions does on AWS.
+ */
 export function substitutePlaceholders<T extends string>(
   def: AslStates,
   known: readonly T[],
   value: (task: T) => string,
+  machine: (name: DefinitionName) => string = (name) => name,
 ): AslDefinition {
   const text = JSON.stringify(def).replace(/"\$\{(\w+)\}"/g, (_whole, name: string) => {
+    if (name in MACHINE_PLACEHOLDERS) return JSON.stringify(machine(MACHINE_PLACEHOLDERS[name as MachinePlaceholder]));
     const task = known.find((k) => k === name);
     if (!task) throw new Error(`placeholder \${${name}} is not in the wiring table`);
     return JSON.stringify(value(task));

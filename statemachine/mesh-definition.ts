@@ -1,14 +1,15 @@
 /**
- * The mesh state machine (statemachine/mesh.asl.json), derived from the one definition,
- * statemachine/measurement.asl.json, so the per-path steps cannot drift apart:
+ * The mesh state machine (statemachine/mesh.asl.json), derived from the run's definition
+ * (statemachine/measurement.asl.json) and the path's (statemachine/path.asl.json), so the
+ * per-path steps cannot drift apart:
  *
  * - ValidatePlan, the reject branch and the finish states (RestoreRoutes, SummarizeRun,
  *   ReleaseLock, RunOutcome) are taken as they are; ValidatePlan is told `mode: "mesh"`, so it
  *   writes one item list per round (`runs/run=<id>/mesh/round=<r>.json`) and returns the round
  *   count instead of the path items.
- * - The sequential Map (MeasurePaths) becomes a loop over rounds: MeasureRound, a Distributed
- *   Map whose ItemProcessor is MeasurePaths' own (every path step, the same names and the same
- *   tasks), reading its items from the round's list in S3 (ItemReader) and running each pair as
+ * - The sequential Map over chunks (MeasureChunks) becomes a loop over rounds: MeasureRound, a
+ *   Distributed Map whose ItemProcessor is the path definition's states (every path step, the
+ *   same names and the same tasks), reading its items from the round's list in S3 (ItemReader) and running each pair as
  *   a child execution; then NextRound (round + 1) and MoreRounds (another round, or finish).
  *
  * Rounds run one after another, the pairs of a round in parallel: a round's schedule puts each
@@ -32,14 +33,14 @@ function roundKeyFormat(): string {
   return `States.Format('${format}', $.runId, $.mesh.round)`;
 }
 
-export function meshDefinition(measurement: AslDefinition): AslDefinition {
+export function meshDefinition(measurement: AslDefinition, path: AslDefinition): AslDefinition {
   const src = structuredClone(measurement);
-  const map = src.States.MeasurePaths;
-  if (map?.Type !== 'Map' || !map.ItemProcessor) throw new Error('the measurement definition has no MeasurePaths Map');
-  const processor = map.ItemProcessor;
+  const processor = structuredClone(path);
+  const map = src.States.MeasureChunks;
+  if (map?.Type !== 'Map') throw new Error('the measurement definition has no MeasureChunks Map');
   const states: Record<string, AslState> = {};
   for (const [name, state] of Object.entries(src.States)) {
-    if (name === 'MeasurePaths') {
+    if (name === 'MeasureChunks') {
       states.MeasureRound = {
         Type: 'Map',
         Comment:
@@ -50,7 +51,7 @@ export function meshDefinition(measurement: AslDefinition): AslDefinition {
           ReaderConfig: { InputType: 'JSON' },
           Parameters: { 'Bucket.$': '$.mesh.bucket', 'Key.$': roundKeyFormat() },
         },
-        ItemSelector: map.ItemSelector,
+        ItemSelector: { 'runId.$': '$.runId', 'path.$': '$$.Map.Item.Value' },
         ItemProcessor: {
           ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
           StartAt: processor.StartAt,

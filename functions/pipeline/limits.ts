@@ -2,12 +2,14 @@
  * The service limits a plan must fit, checked by ValidatePlan before anything is written, so a
  * plan that cannot finish is refused with the number that breaks instead of failing hours in:
  *
- * - Step Functions keeps at most 25,000 events in one execution's history; every path adds
- *   events (states entered and exited, each Lambda attempt, each poll). The worst case per path
- *   is computed from the ASL definition itself (statemachine/measurement.asl.json): each state's
- *   events, each Task's retries, and every poll loop run to its bound.
- * - A state's input or output is at most 256 KiB: ValidatePlan's output (one item per path) is
- *   carried through the execution.
+ * - Step Functions keeps at most 25,000 events in one execution's history. A run's executions
+ *   nest (statemachine/asl.ts): each path is its own execution (statemachine/path.asl.json:
+ *   states entered and exited, each Lambda attempt, each poll), a chunk's execution
+ *   (statemachine/chunk.asl.json) adds a few events per path of its PATHS_PER_CHUNK, and the
+ *   run's own a few per chunk. Each is computed from the ASL definitions themselves: each
+ *   state's events, each Task's retries, and every poll loop run to its bound.
+ * - A state's input or output is at most 256 KiB: ValidatePlan's output (one item per path, in
+ *   chunks) is carried through the run's execution.
  * - The probe command's `executionTimeout` is at most 99,999 s (the `allowedPattern` of the
  *   probe document's parameter, functions/adapters/aws/probe-document.ts).
  * - The execution times out after the definition's `TimeoutSeconds`.
@@ -23,8 +25,11 @@ import { RUN_ID_MAX_LENGTH } from '../../core/keys.js';
 import type { ResolvedPath } from '../../core/resolved-plan.js';
 import type { ProbeSpec } from '../../probes/index.js';
 import { selectStatementCall } from '../../queries/unload.js';
+import { PATHS_PER_CHUNK } from '../../statemachine/asl.js';
+import chunkDef from '../../statemachine/chunk.asl.json' with { type: 'json' };
 import definition from '../../statemachine/measurement.asl.json' with { type: 'json' };
 import meshDef from '../../statemachine/mesh.asl.json' with { type: 'json' };
+import pathDef from '../../statemachine/path.asl.json' with { type: 'json' };
 import { summaryQueryCalls } from './summary-queries.js';
 
 /** Upper bounds of the poll loops: the state machine never waits forever. */
@@ -55,8 +60,10 @@ function summaryCallsBytes(): number {
 }
 /** The probe document's executionTimeout (allowedPattern `^[1-9][0-9]{1,4}$`): at most 99,999 s. */
 export const SSM_EXECUTION_TIMEOUT_MAX = 99_999;
-/** The execution's own timeout (TimeoutSeconds of the definition). */
+/** The run's execution timeout (TimeoutSeconds of the run's definition): all its paths, one after another. */
 export const EXECUTION_TIMEOUT_SECONDS: number = definition.TimeoutSeconds;
+/** One path's execution timeout (TimeoutSeconds of statemachine/path.asl.json). */
+export const PATH_TIMEOUT_SECONDS: number = pathDef.TimeoutSeconds;
 
 /**
  * A pingpong exchange's likely time, for the first look at a count-bound series: a same-region
@@ -161,12 +168,24 @@ const SYNC_SUBMITTED = 1;
 /** A Map iteration: started and succeeded. */
 const ITERATION_EVENTS = 2;
 
+/** An execution's own ExecutionStarted and ExecutionSucceeded/Failed. */
+const EXECUTION_EVENTS = 2;
+/** A Map state's MapStateEntered, MapStateStarted, MapStateSucceeded, MapStateExited. */
+const MAP_EVENTS = 4;
+
 const top = definition.States as unknown as Record<string, AslState>;
-const inner = (top.MeasurePaths as AslState).ItemProcessor!.States;
+const chunkTop = chunkDef.States as unknown as Record<string, AslState>;
+const inner = pathDef.States as unknown as Record<string, AslState>;
+const innerOf = (states: Record<string, AslState>, map: string) => states[map]?.ItemProcessor?.States ?? {};
 
 function stateOf(name: string): AslState {
-  const s = inner[name] ?? top[name];
-  if (!s) throw new Error(`state ${name} is not in the definition`);
+  const s =
+    inner[name] ??
+    top[name] ??
+    innerOf(top, 'MeasureChunks')[name] ??
+    chunkTop[name] ??
+    innerOf(chunkTop, 'MeasurePaths')[name];
+  if (!s) throw new Error(`state ${name} is not in the definitions`);
   return s;
 }
 
@@ -180,7 +199,7 @@ function visit(name: string, retries: boolean): number {
 }
 
 /**
- * Worst-case events of one path's iteration. Every poll loop runs to its bound; each Task state
+ * Worst-case events of one path's execution (statemachine/path.asl.json). Every poll loop runs to its bound; each Task state
  * uses all its retries once per path (repeat visits of a poll task are counted without
  * retries: a Lambda that fails on every poll fails the path long before the bound); the path
  * ends in its costliest ending (a failure after the last step, recorded). A `reboot: false`
@@ -192,7 +211,7 @@ export function pathEventBound(path: ResolvedPath, pollSeconds: number): number 
   const again = (name: string) => visit(name, false);
   const loop = (bound: number, wait: string, task: string, choice: string) =>
     once(wait) + once(task) + once(choice) + (bound - 1) * (again(wait) + again(task) + again(choice));
-  let n = ITERATION_EVENTS + once('BeginPath') + once('RebootChoice');
+  let n = EXECUTION_EVENTS + once('BeginPath') + once('RebootChoice');
   const task = path.client.kind === 'ecs-task';
   // A task client is never stopped or started (the plan refuses reboot for it).
   if (!task) {
@@ -223,17 +242,17 @@ export function pathEventBound(path: ResolvedPath, pollSeconds: number): number 
 }
 
 /**
- * Events outside the iterations: execution started/ended, ValidatePlan, the Map state's own
- * events, RestoreRoutes, PrepareSummary, the SummaryQueries Distributed Map (its own four: each
- * query is a child execution with its own history), SummarizeRun, ReleaseLock, RunOutcome and
- * the final state.
+ * Events of the run's own execution outside its chunks: execution started/ended, ValidatePlan,
+ * the MeasureChunks Map's own events, RestoreRoutes, PrepareSummary, the SummaryQueries
+ * Distributed Map (its own four: each query is a child execution with its own history),
+ * SummarizeRun, ReleaseLock, RunOutcome and the final state.
  */
 export function runEventOverhead(): number {
   const once = (name: string) => visit(name, true);
   return (
-    2 + // ExecutionStarted, ExecutionSucceeded/Failed
+    EXECUTION_EVENTS +
     once('ValidatePlan') +
-    4 + // MapStateEntered, MapStateStarted, MapStateSucceeded, MapStateExited
+    MAP_EVENTS + // MeasureChunks
     once('RestoreRoutes') +
     once('PrepareSummary') +
     4 + // SummaryQueries: MapStateEntered, MapRunStarted, MapRunSucceeded, MapStateExited
@@ -244,9 +263,36 @@ export function runEventOverhead(): number {
   );
 }
 
-/** Events of a child execution of the mesh machine's Distributed Map: started/ended plus one path's states (no iteration events). */
+/** A `.sync:2` child start as a Map iteration: started and succeeded, the Task with every retry, TaskSubmitted. */
+const childStart = (task: string) => ITERATION_EVENTS + visit(task, true) + SYNC_SUBMITTED;
+
+/** Worst-case events of the run's own execution with `chunks` chunks (each a MeasureChunk iteration). */
+export function runEventBound(chunks: number): number {
+  return runEventOverhead() + chunks * childStart('MeasureChunk');
+}
+
+/** Worst-case events of one chunk's execution of `paths` paths (each a MeasurePath iteration). */
+export function chunkEventBound(paths: number): number {
+  return EXECUTION_EVENTS + MAP_EVENTS + paths * childStart('MeasurePath');
+}
+
+/** The most events any one execution of a sequential run of these paths may write, and which. */
+export function largestExecutionBound(
+  paths: readonly ResolvedPath[],
+  pollSeconds: number,
+): { events: number; execution: 'run' | 'chunk' | 'path' } {
+  const chunks = Math.ceil(paths.length / PATHS_PER_CHUNK);
+  const candidates = [
+    { events: runEventBound(chunks), execution: 'run' as const },
+    { events: chunkEventBound(Math.min(paths.length, PATHS_PER_CHUNK)), execution: 'chunk' as const },
+    { events: Math.max(0, ...paths.map((p) => pathEventBound(p, pollSeconds))), execution: 'path' as const },
+  ];
+  return candidates.reduce((a, b) => (b.events > a.events ? b : a));
+}
+
+/** Events of a child execution of the mesh machine's Distributed Map: one path's execution. */
 export function meshChildEventBound(path: ResolvedPath, pollSeconds: number): number {
-  return 2 + pathEventBound(path, pollSeconds) - ITERATION_EVENTS;
+  return pathEventBound(path, pollSeconds);
 }
 
 const meshTop = meshDef.States as unknown as Record<string, AslState>;
@@ -294,28 +340,29 @@ export function planLimitProblems(
   const way = isMesh
     ? 'run it on the mesh state machine (statemachine/mesh.asl.json), where each pair is a child execution'
     : 'split the plan';
-  problems.push(...ssmProblems(paths));
+  problems.push(...ssmProblems(paths), ...pathTimeoutProblems(paths, pollSeconds));
 
-  const perPath = paths.map((p) => pathEventBound(p, pollSeconds));
-  const overhead = runEventOverhead();
-  const events = overhead + perPath.reduce((a, b) => a + b, 0);
-  if (events > HISTORY_EVENT_LIMIT) {
-    let fit = 0;
-    for (let used = overhead; fit < perPath.length && used + perPath[fit] <= HISTORY_EVENT_LIMIT; fit++)
-      used += perPath[fit];
+  // Each path is its own execution: only a path whose own steps overflow one history is refused.
+  paths.forEach((p, i) => {
+    const events = pathEventBound(p, pollSeconds);
+    if (events > HISTORY_EVENT_LIMIT)
+      problems.push(
+        `paths[${i}]: the path's execution needs up to ${fmt(events)} history events (worst case: every poll loop to its bound, each task's retries), over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; shorten its probes or raise the poll interval`,
+      );
+  });
+  const chunks = Math.ceil(paths.length / PATHS_PER_CHUNK);
+  const run = runEventBound(chunks);
+  if (run > HISTORY_EVENT_LIMIT)
     problems.push(
-      `paths: ${fmt(paths.length)} paths need up to ${fmt(events)} execution history events (worst case: every poll loop to its bound, each task's retries), over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution; the first ${fmt(fit)} paths fit — ${way}`,
+      `paths: ${fmt(paths.length)} paths are ${fmt(chunks)} chunks of ${PATHS_PER_CHUNK}, which need up to ${fmt(run)} history events in the run's execution, over Step Functions' limit of ${fmt(HISTORY_EVENT_LIMIT)} events per execution — ${way}`,
     );
-  }
 
   const bytes = Buffer.byteLength(JSON.stringify(output), 'utf8');
   const room = PAYLOAD_LIMIT_BYTES - PAYLOAD_RESERVE_BYTES;
-  if (bytes > room) {
-    const perItem = bytes / Math.max(1, paths.length);
+  if (bytes > room)
     problems.push(
-      `paths: the execution carries ${fmt(paths.length)} path items (${fmt(bytes)} bytes), over the ${fmt(room)} bytes left under Step Functions' payload limit of ${fmt(PAYLOAD_LIMIT_BYTES)} bytes (256 KiB); about ${fmt(Math.floor(room / perItem))} paths fit — ${way}`,
+      `paths: the execution carries ${fmt(paths.length)} path items (${fmt(bytes)} bytes), over the ${fmt(room)} bytes left under Step Functions' payload limit of ${fmt(PAYLOAD_LIMIT_BYTES)} bytes (256 KiB); the first ${fmt(pathsThatFit(output, room))} paths fit — ${way}`,
     );
-  }
 
   const seconds = paths.reduce((s, p) => s + pathSecondsBound(p, pollSeconds), 0);
   if (seconds > EXECUTION_TIMEOUT_SECONDS)
@@ -323,6 +370,40 @@ export function planLimitProblems(
       `paths: the plan may run ${fmt(seconds)} s (worst case: reboots polled to their bound, credit waits, each probe command to its timeout), over the execution timeout of ${fmt(EXECUTION_TIMEOUT_SECONDS)} s; ${way}`,
     );
   return problems;
+}
+
+/**
+ * The most leading paths whose ValidatePlan output (its `chunks` cut to them) fits in `room`
+ * bytes: the plan's exact limit, as item sizes differ from path to path.
+ */
+function pathsThatFit(output: unknown, room: number): number {
+  const o = output as { chunks?: unknown[][] };
+  const items = o.chunks?.flat() ?? [];
+  const size = (n: number) => {
+    const chunks: unknown[][] = [];
+    for (let i = 0; i < n; i += PATHS_PER_CHUNK) chunks.push(items.slice(i, Math.min(n, i + PATHS_PER_CHUNK)));
+    return Buffer.byteLength(JSON.stringify({ ...o, chunks }), 'utf8');
+  };
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (size(mid) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** A path whose worst-case wall time is over its own execution's timeout, named. */
+function pathTimeoutProblems(paths: readonly ResolvedPath[], pollSeconds: number): string[] {
+  return paths.flatMap((p, i) => {
+    const seconds = pathSecondsBound(p, pollSeconds);
+    return seconds > PATH_TIMEOUT_SECONDS
+      ? [
+          `paths[${i}]: the path may run ${fmt(seconds)} s (worst case: reboot polled to its bound, credit wait, the probe command to its timeout), over its execution's timeout of ${fmt(PATH_TIMEOUT_SECONDS)} s; shorten its probes or credit wait`,
+        ]
+      : [];
+  });
 }
 
 function ssmProblems(paths: readonly ResolvedPath[]): string[] {
@@ -339,7 +420,7 @@ function ssmProblems(paths: readonly ResolvedPath[]): string[] {
 
 /** The mesh machine's limits: each child execution, the parent's rounds, the payload, the wall time. */
 function meshLimitProblems(paths: readonly ResolvedPath[], output: unknown, pollSeconds: number): string[] {
-  const problems = ssmProblems(paths);
+  const problems = [...ssmProblems(paths), ...pathTimeoutProblems(paths, pollSeconds)];
   paths.forEach((p, i) => {
     const events = meshChildEventBound(p, pollSeconds);
     if (events > HISTORY_EVENT_LIMIT)

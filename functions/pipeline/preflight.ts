@@ -13,6 +13,7 @@ import type { ResolvedPath, ResolvedPlan } from '../../core/resolved-plan.js';
 import type { CostRecord } from '../../core/run-manifest.js';
 import type { Settings } from '../../core/settings.js';
 import { type AllowedTargets, targetRefusal } from '../../core/target-policy.js';
+import { PATHS_PER_CHUNK } from '../../statemachine/asl.js';
 import { planLimitProblems } from './limits.js';
 
 /** Which state machine runs the plan: one path after another, or the mesh's rounds. */
@@ -30,8 +31,12 @@ export interface PathItem {
 export interface ValidateOutput {
   runId: string;
   planName: string;
-  /** The path items (sequential mode); empty in mesh mode, whose items are in the round lists. */
-  paths: PathItem[];
+  /**
+   * The path items in plan order, PATHS_PER_CHUNK to a chunk (sequential mode: each chunk is a
+   * child execution of statemachine/chunk.asl.json); empty in mesh mode, whose items are in the
+   * round lists.
+   */
+  chunks: PathItem[][];
   /** Mesh mode: where the round lists are, how many, and the round to run next (0). */
   mesh?: MeshState;
 }
@@ -66,8 +71,11 @@ export function meshRounds(plan: ResolvedPlan): PathItem[][] {
 
 /** What ValidatePlan returns: the state the execution carries through the Map (kept small). */
 export function validateOutput(runId: string, plan: ResolvedPlan, mesh?: MeshState): ValidateOutput {
-  if (mesh) return { runId, planName: plan.name, paths: [], mesh };
-  return { runId, planName: plan.name, paths: plan.paths.map(pathItem) };
+  if (mesh) return { runId, planName: plan.name, chunks: [], mesh };
+  const items = plan.paths.map(pathItem);
+  const chunks: PathItem[][] = [];
+  for (let i = 0; i < items.length; i += PATHS_PER_CHUNK) chunks.push(items.slice(i, i + PATHS_PER_CHUNK));
+  return { runId, planName: plan.name, chunks };
 }
 
 /** The longest an S3 bucket name can be: the stand-in for a bucket not known yet (sizes are upper bounds). */

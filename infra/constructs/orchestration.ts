@@ -1,8 +1,9 @@
 /**
  * Orchestration: the measurement run itself. The run-lock table, one Lambda per task of the
  * wiring table (functions/wiring.ts) with IAM derived from its needs (infra/grants.ts), the state
- * machine from statemachine/measurement.asl.json with every `${Task}` substituted by that task's
- * function, and the cleanup: when an execution ends FAILED, TIMED_OUT or ABORTED (where the ASL's
+ * machines from statemachine/*.asl.json with every `${Task}` substituted by that task's function
+ * and every `${…StateMachine}` by the machine it starts (the run starts its chunks, a chunk its
+ * paths: statemachine/asl.ts), and the cleanup: when an execution ends FAILED, TIMED_OUT or ABORTED (where the ASL's
  * own finish states may never have run), a Lambda restores its routes and releases its lock.
  */
 import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
@@ -21,7 +22,14 @@ import { parseSettings, settingsEnv } from '../../core/settings.js';
 import { checkAllowedTargets } from '../../core/target-policy.js';
 import { DEFAULT_PLAN_PREFIX, ENV } from '../../functions/adapters/aws/aws-deps.js';
 import { CLEANUP, TASK_NAMES, TASKS, type TaskName } from '../../functions/wiring.js';
-import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
+import {
+  type DefinitionName,
+  definitionFile,
+  definitionText,
+  loadDefinition,
+  MACHINE_PLACEHOLDERS,
+  placeholdersIn,
+} from '../../statemachine/asl.js';
 import { capabilityGrants, grantEngineCopy, grantNeeds } from '../grants.js';
 import { ack, arnRef } from '../nag.js';
 import type { DataLake } from './data-lake.js';
@@ -47,6 +55,41 @@ function grantChildExecutions(stack: Stack, machine: sfn.StateMachine, name: str
       resources: [arn('execution', `${name}/*`)],
     }),
   );
+}
+
+/**
+ * A machine whose `states:startExecution.sync:2` Tasks start executions of `child` (by its name):
+ * start them, watch and stop them, and the managed EventBridge rule Step Functions uses to hear
+ * that they ended.
+ */
+function grantStartSync(stack: Stack, machine: sfn.StateMachine, child: string): void {
+  const arn = (resource: string, resourceName: string) =>
+    stack.formatArn({ service: 'states', resource, resourceName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  machine.addToRolePolicy(
+    new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [arn('stateMachine', child)] }),
+  );
+  machine.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: ['states:DescribeExecution', 'states:StopExecution'],
+      resources: [arn('execution', `${child}:*`)],
+    }),
+  );
+  machine.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+      resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: SYNC_EXECUTION_RULE })],
+    }),
+  );
+}
+
+/** The managed rule Step Functions keeps for `.sync` child executions. */
+export const SYNC_EXECUTION_RULE = 'StepFunctionsGetEventsForStepFunctionsExecutionRule';
+
+/** The cdk-nag finding grantStartSync causes (the started executions' name pattern). */
+function startedExecutionsFinding(stack: Stack, child: string): string {
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  return `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${region}:${account}:execution:${child}:*]`;
 }
 
 /** The cdk-nag finding grantChildExecutions causes (the child executions' name pattern). */
@@ -100,6 +143,10 @@ export class Orchestration extends Construct {
   readonly lockTable: dynamodb.Table;
   readonly functions: Record<TaskName, PathbenchFunction>;
   readonly stateMachine: sfn.StateMachine;
+  /** The chunk machine (statemachine/chunk.asl.json): a run's chunk of paths, each a path execution. */
+  readonly chunkStateMachine: sfn.StateMachine;
+  /** The path machine (statemachine/path.asl.json): one path's steps. */
+  readonly pathStateMachine: sfn.StateMachine;
   /**
    * The mesh machine (statemachine/mesh.asl.json): a mesh plan's rounds in order, the pairs of a
    * round in parallel as child executions of a Distributed Map reading the round's items from S3.
@@ -197,42 +244,41 @@ export class Orchestration extends Construct {
     }
     this.functions = functions;
 
-    // --- state machine --------------------------------------------------------------------
-    const definition = definitionText('measurement');
-    const unknown = placeholdersIn(definition).filter((p) => !(p in TASKS));
-    if (unknown.length > 0) {
-      throw new Error(
-        `statemachine/measurement.asl.json uses placeholders not in functions/wiring.ts: ${unknown.join(', ')}`,
-      );
+    // --- state machines ----------------------------------------------------------------------
+    for (const name of ['measurement', 'chunk', 'path', 'mesh'] as const) {
+      const unknown = placeholdersIn(definitionText(name)).filter((p) => !(p in TASKS) && !(p in MACHINE_PLACEHOLDERS));
+      if (unknown.length > 0)
+        throw new Error(
+          `statemachine/${name}.asl.json uses placeholders not in functions/wiring.ts: ${unknown.join(', ')}`,
+        );
     }
     const smLogs = new logs.LogGroup(this, 'StateMachineLogs', {
       retention: logs.RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    this.stateMachine = new sfn.StateMachine(this, 'Measurement', {
-      stateMachineName,
-      comment: 'pathbench measurement pipeline',
-      definitionBody: sfn.DefinitionBody.fromFile(definitionFile('measurement')),
-      definitionSubstitutions: Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn])),
-      logs: { destination: smLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
-      tracingEnabled: true,
-      timeout: Duration.hours(24),
-    });
-    // One statement for every task's function (and its versions) rather than one per function
-    // (grantInvoke): the role's inline policy stays under IAM's size limit, with no overflow policy.
-    const invokeTasks = new iam.PolicyStatement({
-      actions: ['lambda:InvokeFunction'],
-      resources: TASK_NAMES.flatMap((n) => [functions[n].fn.functionArn, `${functions[n].fn.functionArn}:*`]),
-    });
-    this.stateMachine.addToRolePolicy(invokeTasks);
-    grantEngineCopy(this.stateMachine, grants, lake.bucket);
-    // SummaryQueries, a Distributed Map: each summary query a child execution of this machine.
-    grantChildExecutions(stack, this.stateMachine, stateMachineName);
+    const functionArns = Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn]));
+    // One statement for the functions a definition calls (and their versions) rather than one per
+    // function (grantInvoke): the role's inline policy stays under IAM's size limit.
+    const invokeTasks = (name: DefinitionName) => {
+      const used = TASK_NAMES.filter((n) => placeholdersIn(definitionText(name)).includes(n));
+      return {
+        statement: new iam.PolicyStatement({
+          actions: ['lambda:InvokeFunction'],
+          resources: used.flatMap((n) => [functions[n].fn.functionArn, `${functions[n].fn.functionArn}:*`]),
+        }),
+        findings: used.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
+      };
+    };
+    const machine = (id: string, name: DefinitionName, props: Partial<sfn.StateMachineProps>) =>
+      new sfn.StateMachine(this, id, {
+        definitionBody: sfn.DefinitionBody.fromFile(definitionFile(name)),
+        logs: { destination: smLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+        tracingEnabled: true,
+        ...props,
+      });
     // ProbeTask (sqs:sendMessage.waitForTaskToken) sends a task client its probe; SendMessage
     // only, on the client queues. The queues use SQS-managed encryption, so no KMS grant.
     const queues = clientQueueGrant(stack, clientQueueArns);
-    const sendToClients = new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: queues.resources });
-    this.stateMachine.addToRolePolicy(sendToClients);
     const queueAck = queues.wildcard
       ? [
           {
@@ -241,33 +287,77 @@ export class Orchestration extends Construct {
           },
         ]
       : [];
-    for (const q of queueAck) ack(this.stateMachine, q.reason, q.id);
+
+    // The path: one path's steps, its own execution (so its history holds that path's alone).
+    const pathName = `${stack.stackName}-Path`.slice(0, 80);
+    this.pathStateMachine = machine('Path', 'path', {
+      stateMachineName: pathName,
+      comment: "pathbench path: one path's steps, started by the chunk machine",
+      definitionSubstitutions: functionArns,
+      timeout: Duration.seconds(loadDefinition('path').TimeoutSeconds ?? 86_400),
+    });
+    const pathInvoke = invokeTasks('path');
+    this.pathStateMachine.addToRolePolicy(pathInvoke.statement);
+    grantEngineCopy(this.pathStateMachine, grants, lake.bucket);
+    this.pathStateMachine.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: queues.resources }),
+    );
+    for (const q of queueAck) ack(this.pathStateMachine, q.reason, q.id);
+    ack(
+      this.pathStateMachine,
+      'Invoke grants cover function versions (arn:…:*); log delivery and X-Ray actions have no resource-level permissions.',
+      'AwsSolutions-IAM5[Resource::*]',
+      ...pathInvoke.findings,
+    );
+
+    // The chunk: up to PATHS_PER_CHUNK paths one at a time, each a path execution it waits for.
+    const chunkName = `${stack.stackName}-Chunk`.slice(0, 80);
+    this.chunkStateMachine = machine('Chunk', 'chunk', {
+      stateMachineName: chunkName,
+      comment: "pathbench chunk: a run's paths one at a time, each a path execution",
+      definitionSubstitutions: { PathStateMachine: this.pathStateMachine.stateMachineArn },
+      timeout: Duration.seconds(loadDefinition('chunk').TimeoutSeconds ?? 604_800),
+    });
+    grantStartSync(stack, this.chunkStateMachine, pathName);
+    ack(
+      this.chunkStateMachine,
+      'The path executions it starts have generated names (execution:<path machine>:*); log delivery and X-Ray actions have no resource-level permissions.',
+      'AwsSolutions-IAM5[Resource::*]',
+      startedExecutionsFinding(stack, pathName),
+    );
+
+    // The run: validate, its chunks one at a time, restore, summarize, release.
+    this.stateMachine = machine('Measurement', 'measurement', {
+      stateMachineName,
+      comment: 'pathbench measurement pipeline',
+      definitionSubstitutions: { ...functionArns, ChunkStateMachine: this.chunkStateMachine.stateMachineArn },
+      timeout: Duration.seconds(loadDefinition('measurement').TimeoutSeconds ?? 604_800),
+    });
+    const runInvoke = invokeTasks('measurement');
+    this.stateMachine.addToRolePolicy(runInvoke.statement);
+    grantEngineCopy(this.stateMachine, grants, lake.bucket);
+    // SummaryQueries, a Distributed Map: each summary query a child execution of this machine.
+    grantChildExecutions(stack, this.stateMachine, stateMachineName);
+    grantStartSync(stack, this.stateMachine, chunkName);
     ack(
       this.stateMachine,
-      "Invoke grants cover function versions (arn:…:*); a Distributed Map's child executions have generated names under the machine's map run (execution:<machine>/*); log delivery and X-Ray actions have no resource-level permissions.",
+      "Invoke grants cover function versions (arn:…:*); a Distributed Map's child executions have generated names under the machine's map run (execution:<machine>/*), the chunk executions it starts generated names (execution:<chunk machine>:*); log delivery and X-Ray actions have no resource-level permissions.",
       'AwsSolutions-IAM5[Resource::*]',
-      ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
+      ...runInvoke.findings,
       childExecutionsFinding(stack, stateMachineName),
+      startedExecutionsFinding(stack, chunkName),
     );
 
     // --- the mesh state machine ---------------------------------------------------------------
     const meshName = `${stack.stackName}-Mesh`.slice(0, 80);
-    const meshDefinition = definitionText('mesh');
-    const meshUnknown = placeholdersIn(meshDefinition).filter((p) => !(p in TASKS));
-    if (meshUnknown.length > 0)
-      throw new Error(
-        `statemachine/mesh.asl.json uses placeholders not in functions/wiring.ts: ${meshUnknown.join(', ')}`,
-      );
-    this.meshStateMachine = new sfn.StateMachine(this, 'Mesh', {
+    this.meshStateMachine = machine('Mesh', 'mesh', {
       stateMachineName: meshName,
       comment: 'pathbench mesh: rounds of region pairs through a Distributed Map',
-      definitionBody: sfn.DefinitionBody.fromFile(definitionFile('mesh')),
-      definitionSubstitutions: Object.fromEntries(TASK_NAMES.map((n) => [n, functions[n].fn.functionArn])),
-      logs: { destination: smLogs, level: sfn.LogLevel.ALL, includeExecutionData: true },
-      tracingEnabled: true,
-      timeout: Duration.hours(24),
+      definitionSubstitutions: functionArns,
+      timeout: Duration.seconds(loadDefinition('mesh').TimeoutSeconds ?? 604_800),
     });
-    this.meshStateMachine.addToRolePolicy(invokeTasks);
+    const meshInvoke = invokeTasks('mesh');
+    this.meshStateMachine.addToRolePolicy(meshInvoke.statement);
     grantEngineCopy(this.meshStateMachine, grants, lake.bucket);
     // Its Distributed Maps (each round's pairs, the summary's queries) run child executions; the
     // rounds' ItemReader reads each round's items (runs/run=<id>/mesh/) from the bucket.
@@ -282,7 +372,7 @@ export class Orchestration extends Construct {
       this.meshStateMachine,
       "Invoke grants cover function versions (arn:…:*); a Distributed Map's child executions have generated names under the machine's map run (execution:<machine>/*); the round lists are read under runs/*; log delivery and X-Ray actions have no resource-level permissions.",
       'AwsSolutions-IAM5[Resource::*]',
-      ...TASK_NAMES.map((n) => `AwsSolutions-IAM5[Resource::${arnRef(functions[n].fn)}:*]`),
+      ...meshInvoke.findings,
       childExecutionsFinding(stack, meshName),
       'AwsSolutions-IAM5[Action::s3:GetObject*]',
       'AwsSolutions-IAM5[Action::s3:GetBucket*]',

@@ -17,14 +17,13 @@ import { FileLock } from '../../local/file-lock.js';
 import { type LocalRunResult, runLocal } from '../../local/local-driver.js';
 import type { ExecutionEvent } from '../../local/local-execution.js';
 import { LoopbackFleet, LoopbackRoutes } from '../../local/loopback.js';
-import { allStates, loadDefinition } from '../../statemachine/asl.js';
+import { runStates } from '../../statemachine/asl.js';
 import { AwsWorld, type WorldRoute } from './aws-world.js';
 import { awsError, Faults } from './inject.js';
 import { checkInvariants, type Outcome, RecordingStore, recordRow } from './invariants.js';
 import { INTERMITTENT, KNOWN_HOLES } from './known-holes.js';
 import { FAULT_PORTS } from './ports.js';
 
-const DEF = loadDefinition();
 /**
  * Fake time: every Wait 0 ms except the probe poll, 1 s (the agent is real and takes real time).
  * PollProbe bounds a probe by its deadline and by a poll count that assumes at least 1 s between
@@ -33,13 +32,13 @@ const DEF = loadDefinition();
  * "server busy" was cancelled before its deadline in a CI rehearsal).
  */
 const WAITS = Object.fromEntries(
-  allStates(DEF)
+  runStates()
     .filter(([, s]) => s.Type === 'Wait')
     .map(([n]) => [n, n === 'WaitForProbe' ? 1000 : 0]),
 );
 /** ASL retries without their 2 s–30 s back-off. */
 const RETRIES = Object.fromEntries(
-  allStates(DEF)
+  runStates()
     .filter(([, s]) => (s as { Retry?: unknown[] }).Retry?.length)
     .map(([n]) => [n, 0]),
 );

@@ -26,12 +26,12 @@ import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { FileLock } from '../../local/file-lock.js';
 import type { ProbeKind } from '../../probes/index.js';
-import { allStates, loadDefinition } from '../../statemachine/asl.js';
+import { runStates } from '../../statemachine/asl.js';
 
 /** Every Wait state of the real definition, overridden to 0 ms: fake time. */
 export function noWaits(): Record<string, number> {
   return Object.fromEntries(
-    allStates(loadDefinition())
+    runStates()
       .filter(([, s]) => s.Type === 'Wait')
       .map(([n]) => [n, 0]),
   );
@@ -40,7 +40,7 @@ export function noWaits(): Record<string, number> {
 /** Every retrier of the real definition waits 0 ms (fake time for Retry backoff). */
 export function noRetryWaits(): Record<string, number> {
   return Object.fromEntries(
-    allStates(loadDefinition())
+    runStates()
       .filter(([, s]) => (s as { Retry?: unknown[] }).Retry !== undefined)
       .map(([n]) => [n, 0]),
   );

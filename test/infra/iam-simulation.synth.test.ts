@@ -427,7 +427,7 @@ const DELETES: Record<string, string> = {
 // --- the principals -------------------------------------------------------------------------
 
 let lambdas: Record<LambdaName, Principal & { env: FnEnv }>;
-let machines: Record<'measurement' | 'mesh', Principal & { definition: Json; substitutions: Record<string, string> }>;
+let machines: Record<'measurement' | 'chunk' | 'path' | 'mesh', Principal & { definition: Json; substitutions: Record<string, string> }>;
 let schedulers: Principal[];
 let client: Principal;
 
@@ -484,7 +484,7 @@ beforeAll(() => {
   }
   machines = {} as typeof machines;
   for (const [id, sm] of ofType('AWS::StepFunctions::StateMachine')) {
-    const kind = String(sm.Properties.StateMachineName).endsWith('-Mesh') ? 'mesh' : 'measurement';
+    const kind = String(sm.Properties.StateMachineName).split('-').pop()?.toLowerCase() as keyof typeof machines;
     const file = path.join(ROOT, 'statemachine', `${kind}.asl.json`);
     machines[kind] = {
       ...principal(sm.Properties.RoleArn, `${kind} state machine`),
@@ -568,6 +568,21 @@ function machineCalls(m: (typeof machines)['mesh']): Call[] {
         { action: 's3:AbortMultipartUpload', resource: s3obj(env.bucket, keys.parquetCopy(PATH, RUN)) },
         { action: 's3:ListMultipartUploadParts', resource: s3obj(env.bucket, keys.parquetCopy(PATH, RUN)) },
       );
+    } else if (r === 'arn:aws:states:::states:startExecution.sync:2') {
+      // Start the machine it names, watch and stop that execution, and the managed rule .sync uses.
+      const placeholder = /^\$\{(\w+)\}$/.exec(String((s.Parameters as Json).StateMachineArn))?.[1] ?? '';
+      const target = m.substitutions[placeholder];
+      if (!target) throw new Error(`StateMachineArn placeholder ${placeholder} has no substitution`);
+      const exec = `${target.replace(':stateMachine:', ':execution:')}:0e6a5b1c-child`;
+      calls.push(
+        { action: 'states:StartExecution', resource: target },
+        { action: 'states:DescribeExecution', resource: exec },
+        { action: 'states:StopExecution', resource: exec },
+        ...['events:PutTargets', 'events:PutRule', 'events:DescribeRule'].map((action) => ({
+          action,
+          resource: `arn:aws:events:${REGION}:${ACCOUNT}:rule/StepFunctionsGetEventsForStepFunctionsExecutionRule`,
+        })),
+      );
     } else if (r === 'arn:aws:states:::sqs:sendMessage.waitForTaskToken') {
       calls.push({ action: 'sqs:SendMessage', resource: `arn:aws:sqs:${REGION}:${ACCOUNT}:pathbench-client-seed002` });
     } else {
@@ -580,7 +595,7 @@ function machineCalls(m: (typeof machines)['mesh']): Call[] {
 describe('IAM by simulation', () => {
   it('finds every principal of the stack', () => {
     expect(Object.keys(lambdas).sort()).toEqual([...LAMBDA_NAMES].sort());
-    expect(Object.keys(machines).sort()).toEqual(['measurement', 'mesh']);
+    expect(Object.keys(machines).sort()).toEqual(['chunk', 'measurement', 'mesh', 'path']);
     expect(schedulers).toHaveLength(2);
     expect(client.policies).toHaveLength(1);
   });
@@ -619,11 +634,15 @@ describe('IAM by simulation', () => {
     expect(denied).toEqual([]);
   });
 
-  it('allows every call the state machines make: their tasks, the task-client queues, the mesh map', async () => {
+  it('allows every call the state machines make: their tasks, the task-client queues, the mesh map, the executions they start', async () => {
     const denied: string[] = [];
     for (const m of Object.values(machines)) {
       const calls = machineCalls(m);
-      expect(calls.filter((c) => c.action === 'lambda:InvokeFunction').length).toBeGreaterThan(10);
+      // The path and mesh machines call the per-path functions; the run its own; the chunk none.
+      const invokes = calls.filter((c) => c.action === 'lambda:InvokeFunction').length;
+      expect(invokes).toBeGreaterThan(m === machines.chunk ? -1 : m === machines.measurement ? 3 : 10);
+      if (m === machines.chunk || m === machines.measurement)
+        expect(calls.map((c) => c.action)).toContain('events:PutRule');
       // The mesh machine's Distributed Map and ItemReader were found, not skipped.
       if (m === machines.mesh) expect(calls.map((c) => c.action)).toContain('states:StartExecution');
       denied.push(...(await notAllowed(m, calls)));

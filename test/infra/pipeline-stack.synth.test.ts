@@ -24,7 +24,7 @@ import {
   trinoType,
   viewDefinitions,
 } from '../../queries/sql.js';
-import { definitionFile, definitionText, placeholdersIn } from '../../statemachine/asl.js';
+import { definitionFile, definitionText, MACHINE_PLACEHOLDERS, placeholdersIn } from '../../statemachine/asl.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
@@ -55,6 +55,23 @@ let resources: Record<string, Resource>;
 
 function ofType(type: string): [string, Resource][] {
   return Object.entries(resources).filter(([, r]) => r.Type === type);
+}
+
+/** The state machine named `Pathbench-<suffix>`: [logical id, resource]. */
+function machineNamed(suffix: 'Measurement' | 'Chunk' | 'Path' | 'Mesh'): [string, Resource] {
+  const found = ofType('AWS::StepFunctions::StateMachine').find(
+    ([, r]) => r.Properties.StateMachineName === `Pathbench-${suffix}`,
+  );
+  if (!found) throw new Error(`no state machine Pathbench-${suffix}`);
+  return found;
+}
+
+/** All IAM statements of a state machine's role. */
+function machineStatements(m: Resource): Record<string, unknown>[] {
+  const roleRef = (m.Properties.RoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+  return ofType('AWS::IAM::Policy')
+    .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef))
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
 }
 
 /** All IAM statements of the function role for a task. */
@@ -95,25 +112,57 @@ afterAll(() => {
 });
 
 describe('pipeline stack', () => {
-  it('builds the state machine from our ASL with every placeholder resolved to its function', () => {
-    const [[, sm]] = ofType('AWS::StepFunctions::StateMachine');
-    const subs = sm.Properties.DefinitionSubstitutions as Record<string, { 'Fn::GetAtt': [string, string] }>;
-    const placeholders = placeholdersIn(definitionText('measurement'));
-    expect(placeholders.length).toBeGreaterThan(5);
-    // Every placeholder has a substitution, and every substitution is a function of the same name.
-    expect(Object.keys(subs).sort()).toEqual([...TASK_NAMES].sort());
-    for (const p of placeholders) {
-      expect(subs[p]['Fn::GetAtt'][0]).toMatch(new RegExp(`^${p}Fn[0-9A-F]{8}$`));
-      expect(resources[subs[p]['Fn::GetAtt'][0]].Type).toBe('AWS::Lambda::Function');
+  it('builds the state machines from our ASL with every placeholder resolved to its function or machine', () => {
+    for (const [suffix, name] of [
+      ['Measurement', 'measurement'],
+      ['Chunk', 'chunk'],
+      ['Path', 'path'],
+      ['Mesh', 'mesh'],
+    ] as const) {
+      const [, sm] = machineNamed(suffix);
+      const subs = sm.Properties.DefinitionSubstitutions as Record<string, Record<string, [string, string]>>;
+      const placeholders = placeholdersIn(definitionText(name));
+      expect(placeholders.length, name).toBeGreaterThan(0);
+      for (const p of placeholders) {
+        if (p in MACHINE_PLACEHOLDERS) {
+          // The machine it starts: a Ref to that state machine.
+          const target = MACHINE_PLACEHOLDERS[p as keyof typeof MACHINE_PLACEHOLDERS];
+          const [targetId] = machineNamed(target === 'chunk' ? 'Chunk' : 'Path');
+          expect(subs[p], `${name} ${p}`).toEqual({ Ref: targetId });
+          continue;
+        }
+        // A task: the function of the same name.
+        expect(subs[p]['Fn::GetAtt'][0]).toMatch(new RegExp(`^${p}Fn[0-9A-F]{8}$`));
+        expect(resources[subs[p]['Fn::GetAtt'][0]].Type).toBe('AWS::Lambda::Function');
+      }
+      // The uploaded definition is our file, byte for byte, and nothing is left after substitution.
+      const loc = sm.Properties.DefinitionS3Location as { Key: string };
+      const uploaded = readFileSync(path.join(outdir, `asset.${loc.Key}`), 'utf8');
+      expect(uploaded).toBe(readFileSync(definitionFile(name), 'utf8'));
+      const substituted = uploaded.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, k: string) => (k in subs ? 'arn' : m));
+      expect(substituted).not.toMatch(/\$\{/);
+      expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });
+      expect(sm.Properties.TracingConfiguration).toEqual({ Enabled: true });
     }
-    // The uploaded definition is our file, byte for byte, and nothing is left after substitution.
-    const loc = sm.Properties.DefinitionS3Location as { Key: string };
-    const uploaded = readFileSync(path.join(outdir, `asset.${loc.Key}`), 'utf8');
-    expect(uploaded).toBe(readFileSync(definitionFile('measurement'), 'utf8'));
-    const substituted = uploaded.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, k: string) => (k in subs ? 'arn' : m));
-    expect(substituted).not.toMatch(/\$\{/);
-    expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });
-    expect(sm.Properties.TracingConfiguration).toEqual({ Enabled: true });
+    // Every task's function is called by some machine.
+    const used = new Set(['measurement', 'path'].flatMap((n) => placeholdersIn(definitionText(n as 'path'))));
+    expect(TASK_NAMES.filter((t) => !used.has(t))).toEqual([]);
+  });
+
+  it('lets the run start its chunks and a chunk its paths (.sync:2: start, describe, stop, the managed rule)', () => {
+    for (const [parent, child] of [
+      ['Measurement', 'Chunk'],
+      ['Chunk', 'Path'],
+    ] as const) {
+      const text = JSON.stringify(machineStatements(machineNamed(parent)[1]));
+      expect(text).toContain('states:StartExecution');
+      expect(text).toContain(`stateMachine:Pathbench-${child}`);
+      expect(text).toContain(`execution:Pathbench-${child}:*`);
+      expect(text).toContain('states:StopExecution');
+      expect(text).toContain('rule/StepFunctionsGetEventsForStepFunctionsExecutionRule');
+    }
+    // The chunk calls no function: it only starts path executions.
+    expect(JSON.stringify(machineStatements(machineNamed('Chunk')[1]))).not.toContain('lambda:InvokeFunction');
   });
 
   it('creates one arm64 function per task (plus the cleanup) with the wiring timeout and kept class names', () => {
@@ -144,8 +193,7 @@ describe('pipeline stack', () => {
         },
       });
     }
-    const [[, sm]] = ofType('AWS::StepFunctions::StateMachine');
-    expect(sm.Properties.StateMachineName).toBe('Pathbench-Measurement');
+    expect(machineNamed('Measurement')[1].Properties.StateMachineName).toBe('Pathbench-Measurement');
   });
 
   it('gives the collecting tasks the timeout and memory the collect bench sized (1 M lines in a 512 MB heap)', () => {
@@ -442,7 +490,8 @@ describe('pipeline stack', () => {
   });
 
   it('cleans up after FAILED, TIMED_OUT and ABORTED executions of this state machine and the mesh one', () => {
-    const [[smId], [meshId]] = ofType('AWS::StepFunctions::StateMachine');
+    const [smId] = machineNamed('Measurement');
+    const [meshId] = machineNamed('Mesh');
     // the cleanup rule; the other one sends regression events to the alarm topic (trend-alerts.synth.test.ts)
     const rules = ofType('AWS::Events::Rule').filter(([id]) => !id.startsWith('RegressionRule'));
     expect(rules).toHaveLength(1);
@@ -687,7 +736,7 @@ describe('pipeline stack', () => {
   });
 
   it('deploys the mesh machine: a Distributed Map over S3 round lists, child executions of itself', () => {
-    const [, [meshId, mesh]] = ofType('AWS::StepFunctions::StateMachine');
+    const [meshId, mesh] = machineNamed('Mesh');
     expect(mesh.Properties.StateMachineName).toBe('Pathbench-Mesh');
     // The definition is statemachine/mesh.asl.json as an asset (test/statemachine/mesh.test.ts
     // checks it), every task placeholder substituted.
@@ -709,15 +758,16 @@ describe('pipeline stack', () => {
     expect(meshId).toBeDefined();
   });
 
-  it('lets both state machines send task-client probes (SendMessage only) to pathbench-client-* queues of its account, and tells the functions the account', () => {
+  it('lets the machines that run ProbeTask (path, mesh) send task-client probes (SendMessage only) to pathbench-client-* queues of its account, and tells the functions the account', () => {
     const machines = ofType('AWS::StepFunctions::StateMachine');
-    expect(machines).toHaveLength(2);
+    expect(machines).toHaveLength(4);
     for (const [, m] of machines) {
-      const roleRef = (m.Properties.RoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
-      const statements = ofType('AWS::IAM::Policy')
-        .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef))
-        .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+      const statements = machineStatements(m);
       const sqs = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')));
+      if (!['Pathbench-Path', 'Pathbench-Mesh'].includes(String(m.Properties.StateMachineName))) {
+        expect(sqs, String(m.Properties.StateMachineName)).toEqual([]);
+        continue;
+      }
       expect(sqs).toHaveLength(1);
       expect(actionsOf(sqs[0])).toEqual(['sqs:SendMessage']);
       expect(JSON.stringify(sqs[0].Resource)).toContain(':sqs:ap-northeast-1:123456789012:pathbench-client-*');

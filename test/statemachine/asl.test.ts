@@ -1,7 +1,16 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { TASK_NAMES } from '../../functions/wiring.js';
-import { allStates, loadDefinition, substitutePlaceholders, taskPlaceholders } from '../../statemachine/asl.js';
+import {
+  allStates,
+  DEFINITION_NAMES,
+  loadDefinition,
+  PATHS_PER_CHUNK,
+  placeholdersIn,
+  runStates,
+  substitutePlaceholders,
+  taskPlaceholders,
+} from '../../statemachine/asl.js';
 
 const validator = createRequire(import.meta.url)('asl-validator') as (
   def: unknown,
@@ -9,48 +18,73 @@ const validator = createRequire(import.meta.url)('asl-validator') as (
 ) => { isValid: boolean; errorsText: (sep?: string) => string };
 
 const def = loadDefinition();
+const chunk = loadDefinition('chunk');
+const path = loadDefinition('path');
 type AnyState = Record<string, unknown> & { Type: string };
-const states = allStates(def) as [string, AnyState][];
+/** Every state of a sequential run: the run's, the chunk's and the path's definitions. */
+const states = runStates() as [string, AnyState][];
 
-describe('statemachine/measurement.asl.json', () => {
-  it('is valid ASL once the placeholders are substituted (as CDK does)', () => {
+describe('the definitions (statemachine/*.asl.json)', () => {
+  it.each(DEFINITION_NAMES)('%s is valid ASL once the placeholders are substituted (as CDK does)', (name) => {
     const resolved = substitutePlaceholders(
-      def,
+      loadDefinition(name),
       TASK_NAMES,
       (t) => `arn:aws:lambda:us-east-1:123456789012:function:pathbench-${t}`,
+      (m) => `arn:aws:states:us-east-1:123456789012:stateMachine:pathbench-${m}`,
     );
     const r = validator(resolved, { checkArn: true, checkPaths: true });
     expect(r.errorsText('\n')).toBe('');
     expect(r.isValid).toBe(true);
   });
 
-  it('uses JSONPath only: no JSONata anywhere (the local interpreter would silently ignore it)', () => {
-    const text = JSON.stringify(def);
-    expect(text).not.toMatch(/"QueryLanguage"/);
-    expect(text).not.toMatch(/\{%/);
-    for (const [name, s] of states) {
-      for (const key of ['Arguments', 'Output', 'Assign', 'Condition', 'Items']) {
-        expect(s, `${name} uses JSONata field ${key}`).not.toHaveProperty(key);
-      }
-    }
+  it('state names are unique across the run, chunk and path definitions (overrides and faults go by name)', () => {
+    const names = states.map(([n]) => n);
+    expect(new Set(names).size).toBe(names.length);
   });
 
+  it.each(DEFINITION_NAMES)(
+    '%s uses JSONPath only: no JSONata anywhere (the local interpreter would silently ignore it)',
+    (name) => {
+      const text = JSON.stringify(loadDefinition(name));
+      expect(text).not.toMatch(/"QueryLanguage"/);
+      expect(text).not.toMatch(/\{%/);
+      for (const [state, s] of allStates(loadDefinition(name)) as [string, AnyState][]) {
+        for (const key of ['Arguments', 'Output', 'Assign', 'Condition', 'Items']) {
+          expect(s, `${state} uses JSONata field ${key}`).not.toHaveProperty(key);
+        }
+      }
+    },
+  );
+
   it('resolves every Task through the wiring table and uses every wiring entry', () => {
-    const used = new Set(Object.values(taskPlaceholders(def, TASK_NAMES)));
+    const used = new Set([def, chunk, path].flatMap((d) => Object.values(taskPlaceholders(d, TASK_NAMES))));
     expect([...used].sort()).toEqual([...TASK_NAMES].sort());
   });
 
-  it('walks paths one at a time', () => {
-    const map = def.States.MeasurePaths as unknown as AnyState;
-    expect(map.Type).toBe('Map');
-    expect(map.MaxConcurrency).toBe(1);
+  it('walks chunks one at a time, and each chunk its paths one at a time, each path a child execution', () => {
+    const chunks = def.States.MeasureChunks as unknown as AnyState & {
+      ItemProcessor: { States: Record<string, AnyState> };
+    };
+    expect(chunks.Type).toBe('Map');
+    expect(chunks.MaxConcurrency).toBe(1);
+    expect(chunks.ItemProcessor.States.MeasureChunk.Resource).toBe('arn:aws:states:::states:startExecution.sync:2');
+    expect(placeholdersIn(JSON.stringify(chunks.ItemProcessor.States.MeasureChunk.Parameters))).toEqual([
+      'ChunkStateMachine',
+    ]);
+    const paths = chunk.States.MeasurePaths as unknown as AnyState & {
+      ItemProcessor: { States: Record<string, AnyState> };
+    };
+    expect(paths.Type).toBe('Map');
+    expect(paths.MaxConcurrency).toBe(1);
+    expect(paths.ItemProcessor.States.MeasurePath.Resource).toBe('arn:aws:states:::states:startExecution.sync:2');
+    expect(placeholdersIn(JSON.stringify(paths.ItemProcessor.States.MeasurePath.Parameters))).toEqual([
+      'PathStateMachine',
+    ]);
+    expect(PATHS_PER_CHUNK).toBeGreaterThan(0);
   });
 
-  it('catches every Task inside the path iteration so one failing path cannot stop the run', () => {
-    const inner = allStates(
-      (def.States.MeasurePaths as unknown as { ItemProcessor: { States: Record<string, AnyState> } })
-        .ItemProcessor as never,
-    ) as [string, AnyState][];
+  it('catches every Task of the path definition so one failing path cannot stop the run', () => {
+    const inner = allStates(path) as [string, AnyState][];
     const tasks = inner.filter(([, s]) => s.Type === 'Task');
     expect(tasks.length).toBeGreaterThanOrEqual(9);
     for (const [name, s] of tasks) {
@@ -64,8 +98,8 @@ describe('statemachine/measurement.asl.json', () => {
 
   it('restores routes, summarizes and releases the lock on every exit path after ValidatePlan', () => {
     const s = def.States as unknown as Record<string, AnyState & { Next?: string; Catch?: { Next: string }[] }>;
-    expect(s.MeasurePaths.Next).toBe('RestoreRoutes');
-    expect(s.MeasurePaths.Catch?.[0].Next).toBe('RestoreRoutes');
+    expect(s.MeasureChunks.Next).toBe('RestoreRoutes');
+    expect(s.MeasureChunks.Catch?.[0].Next).toBe('RestoreRoutes');
     expect(s.RestoreRoutes.Next).toBe('PrepareSummary');
     expect(s.RestoreRoutes.Catch?.[0].Next).toBe('PrepareSummary');
     expect(s.PrepareSummary.Next).toBe('SummaryQueries');
@@ -96,6 +130,13 @@ describe('retries (orchestration limits)', () => {
       const crash = retry(s).filter((r) => r.ErrorEquals.includes('Lambda.Unknown'));
       // ProbeTask is not a Lambda, and a second message would start a second agent: no retry at all.
       if (name === 'ProbeTask') expect(s.Retry, name).toBeUndefined();
+      // A child execution is not retried once started (it would measure the path twice): only
+      // its start, refused by Step Functions.
+      else if (s.Resource === 'arn:aws:states:::states:startExecution.sync:2')
+        expect(
+          retry(s).flatMap((r) => r.ErrorEquals),
+          name,
+        ).not.toContain('States.TaskFailed');
       // The Athena copies are not Lambdas: retried only on throttling before a query starts.
       else if (String(s.Resource).startsWith('arn:aws:states:::athena:'))
         expect(

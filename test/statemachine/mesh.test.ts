@@ -52,15 +52,14 @@ function spans(children: { name: string; events: ExecutionEvent[] }[], regionsOf
 }
 
 describe('mesh state machine', () => {
-  it('is the measurement definition with the Map turned into rounds of a Distributed Map (regenerate: npx tsx scripts/mesh-asl.ts)', () => {
-    const measurement = loadDefinition('measurement');
-    expect(loadDefinition('mesh')).toEqual(meshDefinition(measurement));
+  it('is the measurement definition with its chunks turned into rounds of a Distributed Map over the path definition (regenerate: npx tsx scripts/mesh-asl.ts)', () => {
+    expect(loadDefinition('mesh')).toEqual(meshDefinition(loadDefinition('measurement'), loadDefinition('path')));
     const round = loadDefinition('mesh').States.MeasureRound as unknown as {
       ItemProcessor: { States: unknown; ProcessorConfig: { Mode: string } };
       ItemReader: { Resource: string };
     };
     expect(round.ItemProcessor.ProcessorConfig.Mode).toBe('DISTRIBUTED');
-    expect(round.ItemProcessor.States).toEqual(measurement.States.MeasurePaths.ItemProcessor?.States);
+    expect(round.ItemProcessor.States).toEqual(loadDefinition('path').States);
     expect(round.ItemReader.Resource).toBe('arn:aws:states:::s3:getObject');
   });
 

@@ -9,7 +9,7 @@ import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { ProbeCommand } from '../../functions/ports.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
-import type { ExecutionEvent } from '../../local/local-execution.js';
+import { allEvents, type ExecutionEvent } from '../../local/local-execution.js';
 import { FakeFleet, FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -95,7 +95,7 @@ describe('orchestration faults', () => {
     };
     const r = await run(deps, scenarioPlan(['A']), 'crash-retried');
     expect(r.status).toBe('SUCCEEDED');
-    expect(entered(r.events)).not.toContain('RecordPathFailure');
+    expect(entered(allEvents(r))).not.toContain('RecordPathFailure');
     expect(collectFailed).toBe(true);
     const m = await manifest(store, 'crash-retried');
     expect(m.paths[0].status).toBe('succeeded');
@@ -151,7 +151,7 @@ describe('orchestration faults', () => {
     const plan = { ...base, defaults: { ...base.defaults, reboot: false } };
     const r = await run(deps, plan, 'no-reboot');
     expect(r.status).toBe('SUCCEEDED');
-    expect(entered(r.events)).not.toContain('StopClient');
+    expect(entered(allEvents(r))).not.toContain('StopClient');
     expect(fleet.calls.some((c) => c.startsWith('stop '))).toBe(false);
   });
 });

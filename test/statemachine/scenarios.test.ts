@@ -20,7 +20,7 @@ import { sendProbe } from '../../functions/pipeline/probe-command.js';
 import { SUMMARY_QUERIES } from '../../functions/pipeline/summary-queries.js';
 import { runStateMachine } from '../../local/asl-interpreter.js';
 import type { DirStore } from '../../local/dir-store.js';
-import type { ExecutionEvent } from '../../local/local-execution.js';
+import { allEvents, type ExecutionEvent } from '../../local/local-execution.js';
 import {
   FakeFleet,
   FakeRoutes,
@@ -92,7 +92,7 @@ async function pollsOfKilledCommand(
   const a = (await read<RunManifest>(store, keys.manifest(runId))).paths[0];
   expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
   expect(a.error).toMatch(/TimedOut/);
-  return entered(r.events).filter((n) => n === 'PollProbe').length;
+  return entered(allEvents(r)).filter((n) => n === 'PollProbe').length;
 }
 
 describe('state machine scenarios', () => {
@@ -118,14 +118,15 @@ describe('state machine scenarios', () => {
     });
     // Assess: the path taken
     expect(r.status).toBe('SUCCEEDED');
-    const names = entered(r.events);
+    const names = entered(allEvents(r));
     expect(names.filter((n) => n === 'StopClient')).toHaveLength(3);
     expect(names.filter((n) => n === 'CheckStopped').length).toBeGreaterThanOrEqual(6);
     expect(names.filter((n) => n === 'SwapRoutes')).toHaveLength(1);
     expect(names.filter((n) => n === 'CollectOutput')).toHaveLength(3);
     expect(names).not.toContain('RecordPathFailure');
     // The finish: the summary's queries are Athena tasks, each a child execution of SummaryQueries.
-    expect(names.slice(names.indexOf('RestoreRoutes'))).toEqual([
+    const own = entered(r.events);
+    expect(own.slice(own.indexOf('RestoreRoutes'))).toEqual([
       'RestoreRoutes',
       'PrepareSummary',
       'SummaryQueries',
@@ -186,7 +187,7 @@ describe('state machine scenarios', () => {
     const r = await runStateMachine({ deps, input: { plan }, runId: 'plateau', waitTimeOverrides: noWaits() });
     // Assess: the state machine took no new path; every path asked the fleet once
     expect(r.status).toBe('SUCCEEDED');
-    expect(entered(r.events).filter((n) => n === 'BeginPath')).toHaveLength(3);
+    expect(entered(allEvents(r)).filter((n) => n === 'BeginPath')).toHaveLength(3);
     expect(fleet.calls.filter((c) => c.startsWith('network '))).toHaveLength(3);
     const manifest = await read<RunManifest>(store, keys.manifest('plateau'));
     expect(manifest.paths.map((p) => p.client)).toEqual([network, network, network]);
@@ -265,7 +266,7 @@ describe('state machine scenarios', () => {
       waitTimeOverrides: noWaits(),
     });
     expect(r.status).toBe('SUCCEEDED');
-    expect(entered(r.events)).toContain('FailedPollProbe');
+    expect(entered(allEvents(r))).toContain('FailedPollProbe');
     const summary = await read<Summary>(store, keys.report('probe-fails', 'json'));
     expect(summary.status).toBe('partial');
     const b = summary.paths.find((p) => p.id === 'B');
@@ -324,7 +325,7 @@ describe('state machine scenarios', () => {
       waitTimeOverrides: noWaits(),
     });
     expect(r.status).toBe('SUCCEEDED');
-    const polls = entered(r.events).filter((n) => n === 'PollProbe').length;
+    const polls = entered(allEvents(r)).filter((n) => n === 'PollProbe').length;
     expect(polls).toBeGreaterThan(1);
     expect(polls).toBeLessThanOrEqual(POLL_LIMITS.probe + 1);
     const a = (await read<Summary>(store, keys.report('hang', 'json'))).paths[0];
@@ -348,7 +349,7 @@ describe('state machine scenarios', () => {
     });
     expect(r.status).toBe('SUCCEEDED');
     // A's polls: TimedOut at the 1st, 2nd and 3rd (the upload lands at the 3rd); C's: Success at its 1st
-    expect(entered(r.events).filter((n) => n === 'PollProbe')).toHaveLength(3 + 1);
+    expect(entered(allEvents(r)).filter((n) => n === 'PollProbe')).toHaveLength(3 + 1);
     const manifest = await read<RunManifest>(store, keys.manifest('late-upload'));
     const a = manifest.paths.find((p) => p.id === 'A');
     expect(a).toMatchObject({ status: 'failed', failedStep: 'PollProbe' });
@@ -369,7 +370,7 @@ describe('state machine scenarios', () => {
       runId: 'no-grace',
       waitTimeOverrides: noWaits(),
     });
-    expect(entered(r.events).filter((n) => n === 'PollProbe')).toHaveLength(1);
+    expect(entered(allEvents(r)).filter((n) => n === 'PollProbe')).toHaveLength(1);
     // a grace but no marker ever (a KILL): bounded by the grace on the clock, not by the poll count
     const polls = await pollsOfKilledCommand(deps, store, 60, 'silent');
     expect(polls).toBeGreaterThan(1);
@@ -396,7 +397,7 @@ describe('state machine scenarios', () => {
       runId: 'stuck',
       waitTimeOverrides: noWaits(),
     });
-    expect(entered(r.events).filter((n) => n === 'CheckStopped')).toHaveLength(POLL_LIMITS.stopped);
+    expect(entered(allEvents(r)).filter((n) => n === 'CheckStopped')).toHaveLength(POLL_LIMITS.stopped);
     const a = (await read<Summary>(store, keys.report('stuck', 'json'))).paths[0];
     expect(a).toMatchObject({ status: 'failed', failedStep: 'CheckStopped' });
     expect(a.error).toMatch(/^PollTimeoutError: client i-0123456789abcdef0 not stopped after 60 polls/);
@@ -470,7 +471,7 @@ describe('state machine scenarios', () => {
       waitTimeOverrides: noWaits(),
     });
     expect(r.status).toBe('SUCCEEDED');
-    const names = entered(r.events);
+    const names = entered(allEvents(r));
     // A: collected, the copy failed, the failure recorded, its samples copied; C: collected, copied, ended.
     const a = names.slice(names.indexOf('CollectOutput'), names.indexOf('PathFailed') + 1);
     expect(a).toEqual([
@@ -513,7 +514,7 @@ describe('state machine scenarios', () => {
       waitTimeOverrides: noWaits(),
       retryIntervalOverrides: noRetryWaits(),
     });
-    const names = entered(r.events);
+    const names = entered(allEvents(r));
     expect(names).toContain('FailedPathHasSamples');
     expect(names).not.toContain('CopyFailedPath');
     expect(names).toContain('PathFailed');
@@ -586,7 +587,7 @@ describe('state machine scenarios', () => {
     });
     expect(r.status).toBe('FAILED');
     expect(r.error?.name).toBe('RunFailedError');
-    expect(entered(r.events).slice(-4)).toEqual(['SummarizeRun', 'ReleaseLock', 'RunOutcome', 'RunFailed']);
+    expect(entered(allEvents(r)).slice(-4)).toEqual(['SummarizeRun', 'ReleaseLock', 'RunOutcome', 'RunFailed']);
     const m = await read<RunManifest>(store, keys.manifest('norestore'));
     expect(m.restore?.status).toBe('failed');
     expect(m.restore?.errors[0]).toMatch(/UnauthorizedOperation/);

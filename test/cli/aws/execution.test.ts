@@ -140,7 +140,7 @@ describe('aws cli helpers', () => {
         () => undefined,
         () => clients,
       ),
-    ).rejects.toThrow(/limit of 25,000 events per execution/);
+    ).rejects.toThrow(/the first [\d,]+ paths fit — split the plan/);
     expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(2);
     sfn.restore();
     s3.restore();

@@ -1,6 +1,6 @@
 /**
  * Service limits checked at validation: history events per
- * execution, the state payload size, SSM's executionTimeout and the execution's own timeout.
+ * execution (the run's, each chunk's, each path's), the state payload size, SSM's executionTimeout and the execution's own timeout.
  * ValidatePlan runs with the real local store and lock; the event model is checked against the
  * states the real ASL file enters when every poll runs to its bound.
  */
@@ -12,20 +12,23 @@ import { PlanInvalidError } from '../../../core/errors.js';
 import { parsePlan } from '../../../core/plan.js';
 import { PROBE_DOCUMENT_PATTERNS } from '../../../functions/adapters/aws/probe-document.js';
 import {
+  chunkEventBound,
   EXECUTION_TIMEOUT_SECONDS,
   estimateSeconds,
-  HISTORY_EVENT_LIMIT,
+  largestExecutionBound,
   likelySeconds,
+  PATH_TIMEOUT_SECONDS,
   PAYLOAD_LIMIT_BYTES,
   pathEventBound,
   planLimitProblems,
   probeTiming,
-  runEventOverhead,
+  runEventBound,
   SSM_EXECUTION_TIMEOUT_MAX,
 } from '../../../functions/pipeline/limits.js';
 import { validatePlanStep } from '../../../functions/pipeline/validate.js';
 import { runStateMachine } from '../../../local/asl-interpreter.js';
-import { allStates, loadDefinition } from '../../../statemachine/asl.js';
+import { awsEventsOf } from '../../../local/local-execution.js';
+import { loadDefinition, PATHS_PER_CHUNK } from '../../../statemachine/asl.js';
 import { FakeFleet, FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../../helpers/fakes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -89,29 +92,48 @@ describe('probe timing', () => {
 });
 
 describe('plan limits at validation', () => {
-  it('refuses 10,000 paths, naming the history-event and payload limits, and writes nothing', async () => {
+  it('refuses 10,000 paths, naming the payload limit and how many paths fit, and writes nothing', async () => {
     const { deps, store } = await setup();
     const problems = await rejection(deps, manyPaths(10_000));
-    expect(problems.join('\n')).toMatch(
-      /^paths: 10,000 paths need up to [\d,]+ execution history events .* over Step Functions' limit of 25,000 events per execution; the first \d+ paths fit/m,
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^paths: the execution carries 10,000 path items \([\d,]+ bytes\), over the [\d,]+ bytes left under Step Functions' payload limit of 262,144 bytes \(256 KiB\); the first [\d,]+ paths fit — split the plan$/,
+      ),
     );
-    expect(problems.join('\n')).toMatch(
-      /over the [\d,]+ bytes left under Step Functions' payload limit of 262,144 bytes/,
-    );
+    expect(problems.join('\n')).not.toMatch(/history events/);
     expect(await store.list('')).toEqual([]);
     expect(await deps.lock.current()).toBeUndefined();
   });
 
-  it('accepts exactly as many paths as fit in 25,000 events, and refuses one more', async () => {
+  it('accepts exactly as many paths as the refusal says fit, and refuses one more', async () => {
     const { deps } = await setup();
-    const one = parsePlan(manyPaths(1));
-    if (!one.ok) throw new Error(one.problems.join('\n'));
-    const per = pathEventBound(one.plan.paths[0], deps.fleet.pollSeconds);
-    const fit = Math.floor((HISTORY_EVENT_LIMIT - runEventOverhead()) / per);
-    expect(fit).toBeGreaterThan(1);
-    expect(await rejection(deps, manyPaths(fit))).toEqual([]);
-    const over = await rejection(deps, manyPaths(fit + 1));
-    expect(over).toEqual([expect.stringMatching(new RegExp(`^paths: ${fit + 1} paths .* the first ${fit} paths fit`))]);
+    // Each path's worst-case time counts too (the run's 7 days); here the payload alone.
+    const payload = async (n: number) => (await rejection(deps, manyPaths(n))).filter((p) => p.includes('payload'));
+    const [problem] = await payload(10_000);
+    const fit = Number(/the first ([\d,]+) paths fit/.exec(problem)?.[1].replace(/,/g, ''));
+    // Each path its own execution, a chunk's few events a path: the payload is the binding limit.
+    expect(fit).toBeGreaterThan(1_000);
+    expect(await payload(fit)).toEqual([]);
+    const over = await payload(fit + 1);
+    expect(over).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^paths: the execution carries ${(fit + 1).toLocaleString('en-US')} path items .* the first ${fit.toLocaleString('en-US')} paths fit`,
+        ),
+      ),
+    ]);
+  });
+
+  it('keeps every execution of a run under 2,000 events at 1,000 paths (worst case, from the definitions)', () => {
+    const plan = parsePlan(manyPaths(1_000));
+    if (!plan.ok) throw new Error('plan');
+    expect(runEventBound(Math.ceil(1_000 / PATHS_PER_CHUNK))).toBeLessThanOrEqual(2_000);
+    expect(chunkEventBound(PATHS_PER_CHUNK)).toBeLessThanOrEqual(2_000);
+    // and the run's own execution grows by a chunk's events per PATHS_PER_CHUNK paths, not per path
+    expect(runEventBound(10) - runEventBound(9)).toBeLessThan(30);
+    expect(largestExecutionBound(plan.plan.paths, 10).events).toBe(
+      Math.max(runEventBound(10), chunkEventBound(PATHS_PER_CHUNK), pathEventBound(plan.plan.paths[0], 10)),
+    );
   });
 
   it("measures ValidatePlan's real output against the payload limit (about 2,000 paths)", () => {
@@ -120,13 +142,15 @@ describe('plan limits at validation', () => {
     const output = {
       runId: 'limits',
       planName: plan.plan.name,
-      paths: plan.plan.paths.map((p) => ({
-        id: p.id,
-        reboot: p.reboot,
-        creditWaitSeconds: p.creditWaitSeconds,
-        hasRoutes: false,
-        client: p.client,
-      })),
+      chunks: [
+        plan.plan.paths.map((p) => ({
+          id: p.id,
+          reboot: p.reboot,
+          creditWaitSeconds: p.creditWaitSeconds,
+          hasRoutes: false,
+          client: p.client,
+        })),
+      ],
     };
     const bytes = JSON.stringify(output).length;
     expect(bytes).toBeGreaterThan(PAYLOAD_LIMIT_BYTES - 40_960);
@@ -153,13 +177,21 @@ describe('plan limits at validation', () => {
     expect(re.test(String(SSM_EXECUTION_TIMEOUT_MAX + 1))).toBe(false);
   });
 
-  it("refuses a plan that cannot finish before the execution's TimeoutSeconds", async () => {
+  it("refuses a plan that cannot finish before the run's TimeoutSeconds, and a path that cannot before its own", async () => {
     const { deps } = await setup();
-    const problems = await rejection(deps, manyPaths(2, { creditWaitSeconds: 86_400 }));
+    // Eight paths of 80,000 s each: every path fits its own execution, the run's 7 days do not hold them.
+    const problems = await rejection(deps, manyPaths(8, { creditWaitSeconds: 80_000 }));
     expect(problems).toEqual([
-      expect.stringMatching(/^paths: the plan may run [\d,]+ s .* over the execution timeout of 86,400 s/),
+      expect.stringMatching(/^paths: the plan may run [\d,]+ s .* over the execution timeout of 604,800 s/),
     ]);
     expect(EXECUTION_TIMEOUT_SECONDS).toBe((loadDefinition() as { TimeoutSeconds?: number }).TimeoutSeconds);
+    // A path over a day: its own execution would time out.
+    const one = await rejection(deps, manyPaths(2, { creditWaitSeconds: 86_400 }));
+    expect(one).toEqual([
+      expect.stringMatching(/^paths\[0\]: the path may run [\d,]+ s .* over its execution's timeout of 86,400 s/),
+      expect.stringMatching(/^paths\[1\]: /),
+    ]);
+    expect(PATH_TIMEOUT_SECONDS).toBe((loadDefinition('path') as { TimeoutSeconds?: number }).TimeoutSeconds);
   });
 
   it('bounds the states the real ASL enters when every loop runs to its bound', async () => {
@@ -177,22 +209,17 @@ describe('plan limits at validation', () => {
       retryIntervalOverrides: noRetryWaits(),
     });
     expect(r.status).toBe('SUCCEEDED');
-    const types = new Map(allStates(loadDefinition()).map(([n, s]) => [n, s.Type]));
-    // On AWS each state visit is 2 events and each Lambda attempt 3 more.
-    const awsEvents = (from: number, to: number) =>
-      r.events
-        .slice(from, to)
-        .filter((e) => e.type === 'StateEntered')
-        .reduce((n, e) => n + 2 + (types.get(e.state?.name ?? '') === 'Task' ? 3 : 0), 0);
-    const starts = r.events.flatMap((e, i) => (e.type === 'StateEntered' && e.state?.name === 'BeginPath' ? [i] : []));
-    const end = r.events.findIndex((e) => e.type === 'StateEntered' && e.state?.name === 'RestoreRoutes');
+    // Each path ran as its own execution (a chunk's MeasurePath child): its events on AWS.
+    const children = r.children.filter((c) => c.state === 'MeasurePath');
+    expect(children).toHaveLength(2);
+    const [eventsA, eventsB] = children.sort((x, y) => x.index - y.index).map((c) => awsEventsOf(c.events));
     const resolved = parsePlan(plan);
     if (!resolved.ok) throw new Error('plan');
     const [a, b] = resolved.plan.paths;
-    expect(awsEvents(starts[0], starts[1])).toBeLessThanOrEqual(pathEventBound(a, deps.fleet.pollSeconds));
-    expect(awsEvents(starts[1], end)).toBeLessThanOrEqual(pathEventBound(b, deps.fleet.pollSeconds));
+    expect(eventsA).toBeLessThanOrEqual(pathEventBound(a, deps.fleet.pollSeconds));
+    expect(eventsB).toBeLessThanOrEqual(pathEventBound(b, deps.fleet.pollSeconds));
     // and the bound is not loose by orders of magnitude for the stuck stop
-    expect(awsEvents(starts[0], starts[1])).toBeGreaterThan(pathEventBound(a, deps.fleet.pollSeconds) / 4);
+    expect(eventsA).toBeGreaterThan(pathEventBound(a, deps.fleet.pollSeconds) / 4);
   });
 
   it.each(readdirSync(join(import.meta.dirname, '../../../plans')).filter((f) => f.endsWith('.json')))(

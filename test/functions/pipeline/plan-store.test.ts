@@ -103,14 +103,14 @@ describe('PlanStore', () => {
   });
 
   it('refuses a plan no run would accept (over the service limits), storing nothing', async () => {
-    // Prepare: valid path by path, but 2,000 paths are far over one execution's history.
+    // Prepare: valid path by path, but 2,000 paths' items are over one execution's payload.
     const { plans } = await store();
     const big = JSON.parse(plan('huge'));
     big.paths = Array.from({ length: 2_000 }, (_, i) => ({ id: `p${i}`, target: { host: '10.0.0.1', port: 7000 } }));
 
     // Act + Assess
     await expect(plans.put('huge', JSON.stringify(big))).rejects.toThrow(
-      /paths: 2,000 paths need up to [\d,]+ execution history events .* over Step Functions' limit of 25,000 events per execution; the first \d+ paths fit — split the plan/,
+      /paths: the execution carries 2,000 path items .* over the [\d,]+ bytes left under Step Functions' payload limit of 262,144 bytes \(256 KiB\); the first [\d,]+ paths fit — split the plan/,
     );
     expect(await plans.list()).toEqual([]);
     await expect(plans.put('huge', plan('huge'))).resolves.toMatchObject({ replaced: false });

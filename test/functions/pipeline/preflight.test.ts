@@ -34,8 +34,8 @@ describe('preflight', () => {
       expect(p.cost.estimateUsd).toBeCloseTo(p.estimate.totalUsd, 4);
       if (p.mode === 'mesh') {
         expect(p.rounds.flat().map((i) => i.id)).toEqual(p.plan.paths.map((x) => x.id));
-        expect(p.output.paths).toEqual([]);
-      } else expect(p.output.paths.map((i) => i.id)).toEqual(p.plan.paths.map((x) => x.id));
+        expect(p.output.chunks).toEqual([]);
+      } else expect(p.output.chunks.flat().map((i) => i.id)).toEqual(p.plan.paths.map((x) => x.id));
     }
   });
 
@@ -59,10 +59,11 @@ describe('preflight', () => {
   });
 
   it('holds the plan to the limits of the machine it runs on: its poll interval counts', () => {
-    // Ten 600 s iperf3 paths: within the history-event limit polled every 10 s (AWS), over it every 1 s.
-    const ten = {
-      name: 'ten',
-      paths: Array.from({ length: 10 }, (_, i) => ({
+    // 400 600 s iperf3 paths: each path's reboot polls to their bound take 180 polls, within the
+    // run's execution timeout polled every 1 s, over it every 10 s (AWS).
+    const many = {
+      name: 'many',
+      paths: Array.from({ length: 400 }, (_, i) => ({
         ...meshPair,
         id: `p${i}`,
         mesh: undefined,
@@ -70,15 +71,15 @@ describe('preflight', () => {
       })),
     };
     const settings = { allowOverBudget: true };
-    expect(preflight(ten, settings, { runId: 'r1', pollSeconds: 10 }).plan.paths).toHaveLength(10);
+    expect(preflight(many, settings, { runId: 'r1', pollSeconds: 1 }).plan.paths).toHaveLength(400);
     let thrown: unknown;
     try {
-      preflight(ten, settings, { runId: 'r1', pollSeconds: 1 });
+      preflight(many, settings, { runId: 'r1', pollSeconds: 10 });
     } catch (e) {
       thrown = e;
     }
     expect(thrown).toBeInstanceOf(PlanInvalidError);
-    expect((thrown as PlanInvalidError).problems.join('\n')).toMatch(/execution history events/);
+    expect((thrown as PlanInvalidError).problems.join('\n')).toMatch(/over the execution timeout of 604,800 s/);
   });
 
   it('applies the cost guard: the plan budget, else the settings; the override is recorded', () => {

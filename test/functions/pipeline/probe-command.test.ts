@@ -49,7 +49,7 @@ it('a SendProbe retried after SendCommand succeeded sends no second command', as
   });
   const deps = { ...s.deps, runner };
   const v = await validatePlanStep(deps, { input: { plan: scenarioPlan(['A']) }, runId: 'r1', startedAt: 'S1' });
-  const ref = { runId: 'r1', pathId: 'A', client: v.paths[0].client };
+  const ref = { runId: 'r1', pathId: 'A', client: v.chunks[0][0].client };
 
   // The "Lambda" dies after SendCommand: its manifest write never happens.
   const put = s.store.put.bind(s.store);

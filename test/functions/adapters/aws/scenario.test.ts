@@ -31,6 +31,7 @@ import { Ec2SsmFleet } from '../../../../functions/adapters/aws/ec2-fleet.js';
 import { Ec2Routes } from '../../../../functions/adapters/aws/ec2-routes.js';
 import { SsmCommandRunner } from '../../../../functions/adapters/aws/ssm-runner.js';
 import { runStateMachine } from '../../../../local/asl-interpreter.js';
+import { allEvents } from '../../../../local/local-execution.js';
 import { ec2Err } from '../../../helpers/aws.js';
 import { FakeRunner, noRetryWaits, noWaits, scenarioDeps, scenarioPlan } from '../../../helpers/fakes.js';
 
@@ -166,7 +167,9 @@ describe('AWS adapters in the state machine', () => {
 
     // Assess: the run finished, C failed at the start, A after it was measured.
     expect(r.status).toBe('SUCCEEDED');
-    const entered = r.events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name);
+    const entered = allEvents(r)
+      .filter((e) => e.type === 'StateEntered')
+      .map((e) => e.state?.name);
     expect(entered).toContain('RecordPathFailure');
     expect(aws.starts()).toBe(6);
     const manifest = (await readManifest(s.store, 'capacity')) as RunManifest;
