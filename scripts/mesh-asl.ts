@@ -9,5 +9,8 @@ import { loadDefinition } from '../statemachine/asl.js';
 import { meshDefinition } from '../statemachine/mesh-definition.js';
 
 const file = fileURLToPath(new URL('../statemachine/mesh.asl.json', import.meta.url));
-writeFileSync(file, `${JSON.stringify(meshDefinition(loadDefinition('measurement'), loadDefinition('path')), null, 2)}\n`);
+writeFileSync(
+  file,
+  `${JSON.stringify(meshDefinition(loadDefinition('measurement'), loadDefinition('path')), null, 2)}\n`,
+);
 process.stdout.write('wrote statemachine/mesh.asl.json\n');

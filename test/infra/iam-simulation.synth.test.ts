@@ -427,7 +427,10 @@ const DELETES: Record<string, string> = {
 // --- the principals -------------------------------------------------------------------------
 
 let lambdas: Record<LambdaName, Principal & { env: FnEnv }>;
-let machines: Record<'measurement' | 'chunk' | 'path' | 'mesh', Principal & { definition: Json; substitutions: Record<string, string> }>;
+let machines: Record<
+  'measurement' | 'chunk' | 'path' | 'mesh',
+  Principal & { definition: Json; substitutions: Record<string, string> }
+>;
 let schedulers: Principal[];
 let client: Principal;
 
