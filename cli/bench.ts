@@ -11,11 +11,18 @@ import type { ResolvedPlan } from '../core/resolved-plan.js';
 import { type RunManifest, readManifest } from '../core/run-manifest.js';
 import { AWS_POLL_SECONDS } from '../functions/adapters/aws/aws-deps.js';
 import { silentLogger } from '../functions/log.js';
-import { HISTORY_EVENT_LIMIT, pathEventBound, runEventOverhead } from '../functions/pipeline/limits.js';
+import {
+  chunkEventBound,
+  HISTORY_EVENT_LIMIT,
+  largestExecutionBound,
+  pathEventBound,
+  runEventBound,
+} from '../functions/pipeline/limits.js';
 import { DirStore } from '../local/dir-store.js';
 import { requireValidPlan, runLocal } from '../local/local-driver.js';
 import { awsEventsOf, type ExecutionEvent, type RunMachineResult } from '../local/local-execution.js';
 import { startLoopbackTargets } from '../local/targets.js';
+import { PATHS_PER_CHUNK } from '../statemachine/asl.js';
 import { ROOT } from './cli-root.js';
 import { exitAfterFlush } from './exit.js';
 import { loadPlanFile } from './plan-file.js';
@@ -80,45 +87,125 @@ export function orchestrationOverhead(events: ExecutionEvent[], manifest: RunMan
 }
 
 /**
- * The execution's history: its events in AWS terms from the local event log (the parent's and
- * the largest child's), beside the worst case computed from the ASL at the AWS poll interval
- * (functions/pipeline/limits.ts) and how many paths like these fit in one execution.
+ * The run's histories: the events of each execution in AWS terms from the local event logs (the
+ * run's own, and the largest chunk's and path's), beside the worst case computed from the ASL at
+ * the AWS poll interval (functions/pipeline/limits.ts) for each kind of execution.
  */
 export function historyLines(plan: ResolvedPlan, execution: RunMachineResult): string[] {
   const fmt = (n: number) => n.toLocaleString('en-US');
-  const perPath = plan.paths.map((p) => pathEventBound(p, AWS_POLL_SECONDS));
-  const overhead = runEventOverhead();
-  const bound = overhead + perPath.reduce((a, b) => a + b, 0);
-  const largest = Math.max(...perPath);
-  const children = execution.children.map((c) => awsEventsOf(c.events));
+  const largest = (state: string) =>
+    Math.max(0, ...execution.children.filter((c) => c.state === state).map((c) => awsEventsOf(c.events)));
+  const count = (state: string) => execution.children.filter((c) => c.state === state).length;
+  const chunks = Math.ceil(plan.paths.length / PATHS_PER_CHUNK);
+  const pathBound = Math.max(0, ...plan.paths.map((p) => pathEventBound(p, AWS_POLL_SECONDS)));
+  const worst = largestExecutionBound(plan.paths, AWS_POLL_SECONDS);
   return [
-    `history: ${fmt(awsEventsOf(execution.events))} events in the execution, ${fmt(children.length)} child executions (largest ${fmt(Math.max(0, ...children))} events) (AWS-equivalent, from the event log)`,
-    `  worst case on AWS (every poll to its bound, every retry; ${AWS_POLL_SECONDS} s polls): ${fmt(bound)} events = ${fmt(overhead)} for the run + ${perPath.map(fmt).join(' + ')} for the paths; limit ${fmt(HISTORY_EVENT_LIMIT)}: ${fmt(Math.floor((HISTORY_EVENT_LIMIT - overhead) / largest))} paths like the costliest fit in one execution`,
+    `history (AWS-equivalent events, from the event logs): run ${fmt(awsEventsOf(execution.events))}; ${fmt(count('MeasureChunk'))} chunk executions (largest ${fmt(largest('MeasureChunk'))}); ${fmt(count('MeasurePath'))} path executions (largest ${fmt(largest('MeasurePath'))})`,
+    `  worst case on AWS (every poll to its bound, every retry; ${AWS_POLL_SECONDS} s polls): run ${fmt(runEventBound(chunks))}, chunk ${fmt(chunkEventBound(Math.min(plan.paths.length, PATHS_PER_CHUNK)))}, path ${fmt(pathBound)}; the largest, ${fmt(worst.events)} (${worst.execution}), against the limit of ${fmt(HISTORY_EVENT_LIMIT)}`,
   ];
 }
 
-async function benchOrchestration(): Promise<string[]> {
+/** The largest execution the local runner counted (AWS-equivalent events): the run or any child. */
+export function largestCounted(execution: RunMachineResult): { events: number; name: string } {
+  let best = { events: awsEventsOf(execution.events), name: 'run' };
+  for (const c of execution.children) {
+    const n = awsEventsOf(c.events);
+    if (n > best.events)
+      best = { events: n, name: c.state === 'MeasurePath' ? 'path' : c.state === 'MeasureChunk' ? 'chunk' : c.state };
+  }
+  return best;
+}
+
+async function benchOrchestration(sizes: number[]): Promise<string[]> {
   const file = join(ROOT, 'plans', 'local-loopback.json');
   const loaded = await loadPlanFile(file);
   if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
   const raw = JSON.parse((await import('node:fs')).readFileSync(file, 'utf8'));
-  const dir = await mkdtemp(join(tmpdir(), 'pathbench-bench-'));
   const targets = await startLoopbackTargets(silentLogger);
+  const lines: string[] = [];
   try {
-    const events: ExecutionEvent[] = [];
-    const t0 = Date.now();
-    const r = await runLocal({ plan: raw, dataDir: dir, log: silentLogger, onEvent: (e) => events.push(e) });
-    const total = Date.now() - t0;
-    const manifest = await readManifest(new DirStore(dir), r.runId);
-    if (!manifest) throw new Error(`run ${r.runId} left no manifest in ${dir}`);
-    return [
-      `orchestration overhead, plans/local-loopback.json (whole run ${total} ms, ${r.execution.status}):`,
-      ...orchestrationOverhead(events, manifest),
-      ...historyLines(requireValidPlan(raw), r.execution),
-    ];
+    {
+      const dir = await mkdtemp(join(tmpdir(), 'pathbench-bench-'));
+      try {
+        const events: ExecutionEvent[] = [];
+        const t0 = Date.now();
+        const r = await runLocal({ plan: raw, dataDir: dir, log: silentLogger, onEvent: (e) => events.push(e) });
+        const total = Date.now() - t0;
+        const manifest = await readManifest(new DirStore(dir), r.runId);
+        if (!manifest) throw new Error(`run ${r.runId} left no manifest in ${dir}`);
+        lines.push(
+          `orchestration overhead, plans/local-loopback.json (whole run ${total} ms, ${r.execution.status}):`,
+          ...orchestrationOverhead(events, manifest),
+          ...historyLines(requireValidPlan(raw), r.execution),
+        );
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+    lines.push(
+      '',
+      'plans of n loopback paths (one short tcp-connect probe each), one run each:',
+      'paths   run s   per-path overhead ms   largest execution counted   worst case from the ASL (AWS)',
+    );
+    const perPath: number[] = [];
+    for (const n of sizes) {
+      const plan = {
+        name: `orchestration-${n}`,
+        defaults: {
+          ...raw.defaults,
+          probes: [{ kind: 'tcp-connect', count: 3, intervalMs: 10, timeoutMs: 400 }],
+        },
+        paths: Array.from({ length: n }, (_, i) => ({
+          id: `p${String(i).padStart(4, '0')}`,
+          target: raw.paths[0].target,
+        })),
+      };
+      const dir = await mkdtemp(join(tmpdir(), 'pathbench-bench-'));
+      const status = liveStatus(`bench: orchestration ${n} paths: `);
+      try {
+        const events: ExecutionEvent[] = [];
+        let done = 0;
+        const t0 = Date.now();
+        const r = await runLocal({
+          plan,
+          dataDir: dir,
+          log: silentLogger,
+          onEvent: (e) => {
+            events.push(e);
+            if (e.type === 'StateEntered' && e.state?.name === 'EndPath') status.update(`${++done}/${n}`);
+          },
+        });
+        const total = Date.now() - t0;
+        status.done();
+        const manifest = await readManifest(new DirStore(dir), r.runId);
+        if (!manifest) throw new Error(`run ${r.runId} left no manifest in ${dir}`);
+        // The paths' part of the run (the chunks' span) less the agent's own probing, per path.
+        const own = r.execution.events.filter((e) => e.state?.name === 'MeasureChunks');
+        const span = (own.at(-1)?.timestamp ?? 0) - (own[0]?.timestamp ?? 0);
+        const probing = manifest.paths.reduce((sum, p) => {
+          const a = p.provenance?.agent as { startedAt?: string; endedAt?: string } | undefined;
+          return sum + (a?.startedAt && a.endedAt ? Date.parse(a.endedAt) - Date.parse(a.startedAt) : 0);
+        }, 0);
+        const overhead = (span - probing) / n;
+        perPath.push(overhead);
+        const failed = manifest.paths.filter((p) => p.status !== 'succeeded').length;
+        const counted = largestCounted(r.execution);
+        const worst = largestExecutionBound(requireValidPlan(plan).paths, AWS_POLL_SECONDS);
+        lines.push(
+          `${String(n).padStart(5)} ${(total / 1000).toFixed(1).padStart(7)} ${overhead.toFixed(0).padStart(22)}   ${`${counted.events.toLocaleString('en-US')} (${counted.name})`.padStart(25)}   ${`${worst.events.toLocaleString('en-US')} (${worst.execution})`.padStart(29)}${r.execution.status === 'SUCCEEDED' && failed === 0 ? '' : `  ${r.execution.status}, ${failed} paths not succeeded`}`,
+        );
+      } finally {
+        status.done();
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+    if (perPath.length > 1)
+      lines.push(
+        `per-path overhead, ${sizes.at(-1)} paths : ${sizes[0]} paths = ${(perPath.at(-1)! / perPath[0]).toFixed(2)} (goal ≤ 1.5); goal ≤ 2,000 events in any execution`,
+      );
+    return lines;
   } finally {
     await targets.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -158,6 +245,7 @@ export function registerBench(program: Command): void {
       'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh,regressions,lab-mesh',
     )
     .option('--mesh-sites <n>', 'sites of the simulated mesh (n·(n−1) pairs)', '46')
+    .option('--orchestration-paths <list>', 'comma-separated path counts of the orchestration bench', '10,100,1000')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
     .option(
@@ -176,6 +264,7 @@ export function registerBench(program: Command): void {
         collectLines: string;
         engineSamples: string;
         meshSites: string;
+        orchestrationPaths: string;
         cleanRuns: string;
         shiftedRuns: string;
       }) => {
@@ -187,7 +276,17 @@ export function registerBench(program: Command): void {
               return (await benchPercentiles({ n: Number(o.samples) })).lines;
             },
           },
-          { name: 'orchestration', run: benchOrchestration },
+          {
+            name: 'orchestration',
+            run: () => {
+              const sizes = o.orchestrationPaths.split(',').map((n) => Number(n.trim()));
+              if (sizes.some((n) => !Number.isInteger(n) || n < 1))
+                throw new Error(
+                  `--orchestration-paths ${o.orchestrationPaths}: comma-separated whole numbers of paths`,
+                );
+              return benchOrchestration(sizes);
+            },
+          },
           {
             name: 'collect',
             run: async () => {
