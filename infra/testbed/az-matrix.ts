@@ -107,7 +107,7 @@ export interface AzMatrixOptions {
   crossRegion?: boolean;
   /**
    * Each pair once (A→B, not B→A; the reference from its AZ's host only): half the paths, for
-   * symmetric networks such as the lab twin, or to stay within one execution's path limit.
+   * symmetric networks such as the lab twin.
    */
   unordered?: boolean;
 }

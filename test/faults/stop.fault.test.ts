@@ -15,7 +15,8 @@ import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import { type CleanupResult, cleanupAfterExecution } from '../../functions/pipeline/abandoned-run.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
-import { allStates, loadDefinition } from '../../statemachine/asl.js';
+import type { RunMachineResult } from '../../local/local-execution.js';
+import { runStates } from '../../statemachine/asl.js';
 import type { AwsWorld, WorldRoute } from './aws-world.js';
 import { type FaultCase, faultCase, lockOfDeadProcess } from './harness.js';
 
@@ -80,6 +81,17 @@ async function cleanUp(c: FaultCase, runId: string): Promise<CleanupResult> {
 }
 
 /**
+ * Stopping the run stops the child executions it is waiting on: a chunk or path execution that
+ * did not end SUCCEEDED was stopped with it (ABORTED), none failed or ran on; a stop inside a
+ * path state (`inPath`) found that path's execution running.
+ */
+function childrenStopped(execution: RunMachineResult, inPath = false): void {
+  const unfinished = execution.children.filter((x) => x.status !== 'SUCCEEDED');
+  for (const x of unfinished) expect(x.status, x.name).toBe('ABORTED');
+  if (inPath) expect(unfinished.map((x) => x.state).sort()).toEqual(['MeasureChunk', 'MeasurePath']);
+}
+
+/**
  * StopExecution while the `nth` call at `site` runs: that call is held until the cleanup has run
  * (a Task that was invoked runs to its end anyway), then the same plan runs again.
  */
@@ -101,6 +113,7 @@ async function stopInside(c: FaultCase, site: string, nth: number): Promise<void
   });
   const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
   expect(r.execution.status).toBe('ABORTED');
+  childrenStopped(r.execution);
   await cleanUp(c, r.runId);
   cleaned();
   await c.settled();
@@ -202,6 +215,8 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
           },
         });
         expect(r.execution.status).toBe('ABORTED');
+        // The run was stopped while the path's execution waited: the path's and the chunk's stopped too.
+        childrenStopped(r.execution, true);
         await cleanUp(c, r.runId);
         await c.settled();
         await rerun(c);
@@ -223,6 +238,9 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
 
 /** States the cases above do not stop in, and why. */
 const NOT_STOPPED: Record<string, string> = {
+  MeasureChunk:
+    "waits on the chunk's execution: every stop above in a path state is a stop of the run while it waits (the stop reaches the chunk and the path through it)",
+  MeasurePath: "waits on the path's execution: every stop above in a path state is a stop of the chunk while it waits",
   ReleaseLockAfterReject: 'runs only after ValidatePlan refused the plan, before anything started',
   PrepareTaskProbe: 'ECS task clients only; this fleet is EC2 instances',
   ProbeTask: 'ECS task clients only; this fleet is EC2 instances',
@@ -230,9 +248,9 @@ const NOT_STOPPED: Record<string, string> = {
 };
 
 describe('stop suite coverage', () => {
-  it('stops in every Task and Wait state of the measurement definition, or says why not', () => {
+  it('stops in every Task and Wait state of the run, chunk and path definitions, or says why not', () => {
     const stopped = [...TASKS, ...WAITS, 'CopyToParquet', 'CopyFailedPath', 'RunSummaryQuery'];
-    const states = allStates(loadDefinition())
+    const states = runStates()
       .filter(([, st]) => st.Type === 'Task' || st.Type === 'Wait')
       .map(([name]) => name);
     expect([...new Set([...stopped, ...Object.keys(NOT_STOPPED)])].sort()).toEqual([...new Set(states)].sort());

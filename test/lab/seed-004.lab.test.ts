@@ -1,7 +1,10 @@
 /**
- * The seed-004 lab twin through the whole pipeline (needs root): `plans/lab-seed-004.json` (every
- * ordered AZ pair of Tokyo az1/az2/az4 and Osaka az1/az2/az3, and the same-AZ references) on the
- * seed-004 profile, each path measured from its own source namespace with sockperf ping-pong.
+ * The seed-004 lab twin through the whole pipeline (needs root): the full 16-path AZ matrix of
+ * seed 004 (every ordered AZ pair of Tokyo az1/az2/az4 and Osaka az1/az2/az3, and the same-AZ
+ * references both ways; `azMatrixPlan` over the lab's hosts, as `pathbench plan az-matrix` writes
+ * it) in one run and one execution of the run's machine, on the seed-004 profile, each path
+ * measured from its own source namespace with sockperf ping-pong. (`plans/lab-seed-004.json`, the
+ * shipped plan, has each pair one way only: the lab's delays are symmetric.)
  * Checks that every AZ pair is in the report's AZ-pair table with one-way and round trip and the
  * p99/p50 ratio, and that the mixed paths show as many modes as they have routes (Osaka az2↔az3:
  * three, Osaka az1↔az2: two with the mean in the valley), single-route pairs one. Short probes
@@ -14,10 +17,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
+import { azMatrixPlan } from '../../infra/testbed/az-matrix.js';
 import { createLabPorts } from '../../lab/index.js';
 import { labAvailable, labDown, labUp } from '../../lab/lab.js';
 import { DEFAULT_PREFIX } from '../../lab/namespace-names.js';
-import { SEED004_ROUTES } from '../../lab/profiles/seed-004-profile.js';
+import { SEED004_HOSTS, SEED004_ROUTES } from '../../lab/profiles/seed-004-profile.js';
 import { listNamespaces, run } from '../../lab/sys.js';
 import { runLocal } from '../../local/local-driver.js';
 import { azPairRows } from '../../report/report-az.js';
@@ -58,12 +62,21 @@ function routesOf(from: string, to: string): [number, number][] | undefined {
 
 describe('the seed-004 lab twin', () => {
   it('reports every AZ pair one-way and round trip, with the modes of the mixed paths', async () => {
-    const plan = JSON.parse(await readFile(join(ROOT, 'plans', 'lab-seed-004.json'), 'utf8'));
-    for (const p of plan.paths) p.client.instanceId = p.client.instanceId.replace(DEFAULT_PREFIX, P);
-    plan.defaults.probes[0].durationSeconds = 3;
+    const shipped = JSON.parse(await readFile(join(ROOT, 'plans', 'lab-seed-004.json'), 'utf8'));
+    const plan = azMatrixPlan(
+      SEED004_HOSTS.map((h) => ({ region: h.region, azId: h.azId, instanceId: `${P}${h.role}`, ip: h.ip })),
+      { name: shipped.name, probe: 'sockperf', durationSeconds: 3, mode: 'tcp' },
+    );
+    expect(plan.paths).toHaveLength(16);
+    // The shipped plan's paths are the matrix's one-way half, with the same clients and targets.
+    for (const p of shipped.paths) {
+      const same = plan.paths.find((q) => q.id === p.id);
+      expect(same?.target, p.id).toEqual(p.target);
+      expect(same?.client.instanceId, p.id).toBe(p.client.instanceId.replace(DEFAULT_PREFIX, P));
+    }
     const ports = await createLabPorts(OPTS);
     const r = await runLocal({
-      plan,
+      plan: { ...plan, defaults: { ...plan.defaults, reboot: false, creditWaitSeconds: 0 } },
       dataDir: dir,
       runId: 'seed004',
       log: silentLogger,
@@ -75,6 +88,9 @@ describe('the seed-004 lab twin', () => {
     const s = r.summary as Summary;
     const failed = (s?.paths ?? []).filter((p) => p.status !== 'succeeded');
     expect(r.execution.status, JSON.stringify({ execution: r.execution, failed })).toBe('SUCCEEDED');
+    // One execution of the run's machine: one chunk, each path its own execution under it.
+    expect(r.execution.children.filter((c) => c.state === 'MeasureChunk')).toHaveLength(1);
+    expect(r.execution.children.filter((c) => c.state === 'MeasurePath')).toHaveLength(16);
     console.log(renderTable(s));
     expectHonestComparisons(s);
     const rows = azPairRows(s);
@@ -82,7 +98,7 @@ describe('the seed-004 lab twin', () => {
     expect(rows.map((x) => x.path).sort()).toEqual(plan.paths.map((p: { id: string }) => p.id).sort());
     for (const row of rows) {
       const planned = plan.paths.find((p: { id: string }) => p.id === row.path);
-      expect(row.az).toEqual(planned.az);
+      expect(row.az).toEqual(planned?.az);
       expect(row.n, row.path).toBeGreaterThan(200);
       expect(row.oneWay.p50).toBeCloseTo(row.rtt.p50! / 2, 9);
       expect(row.oneWay.p999).toBeCloseTo(row.rtt.p999! / 2, 9);
@@ -117,5 +133,5 @@ describe('the seed-004 lab twin', () => {
     // the table reaches every rendering
     expect(renderMarkdown(s)).toContain('## AZ pairs');
     expect(renderCsv(s)).toContain('one_way_p50_us');
-  }, 240_000);
+  }, 480_000);
 });
