@@ -26,21 +26,36 @@ import { fetchSummary, summaryText } from './aws-summary.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { type CommonFlags, resolveStackConfig } from './stack-config.js';
 
-/** One progress line per interesting history event (path starts, step entries, failures, the end). */
-export function progressLines(events: HistoryEvent[]): string[] {
+/**
+ * One progress line per interesting history event (path starts, step entries, failures, the
+ * end). A run's history holds its chunks, a chunk's its paths, a path's its steps
+ * (docs/architecture.md, "Nested executions"); `counter` numbers the paths across chunks, and
+ * `nested` marks the end of a child execution as such.
+ */
+export function progressLines(
+  events: HistoryEvent[],
+  opts: { counter?: { paths: number }; nested?: boolean } = {},
+): string[] {
   const lines: string[] = [];
+  const counter = opts.counter ?? { paths: 0 };
   for (const ev of events) {
     const entered = ev.stateEnteredEventDetails;
     if (ev.type === 'MapIterationStarted') {
-      lines.push(`path #${(ev.mapIterationStartedEventDetails?.index ?? 0) + 1} started`);
+      const d = ev.mapIterationStartedEventDetails;
+      if (d?.name === 'MeasureChunks') lines.push(`chunk #${(d.index ?? 0) + 1} started`);
+      else if (d?.name === 'MeasurePaths') lines.push(`path #${++counter.paths} started`);
+      else if (d?.name === undefined) lines.push(`path #${(d?.index ?? 0) + 1} started`);
     } else if (ev.type === 'TaskStateEntered' && entered?.name) {
+      if (entered.name === 'MeasureChunk' || entered.name === 'MeasurePath') continue;
       const pathId = pathIdOf(entered.input);
       lines.push(`  ${pathId ? `[${pathId}] ` : ''}${entered.name}`);
     } else if (ev.type === 'LambdaFunctionFailed' || ev.type === 'TaskFailed') {
       const d = ev.lambdaFunctionFailedEventDetails ?? ev.taskFailedEventDetails;
       lines.push(`  ! ${d?.error ?? 'error'}: ${(d?.cause ?? '').slice(0, 200)}`);
     } else if (ev.type === 'MapIterationFailed') {
-      lines.push(`path #${(ev.mapIterationFailedEventDetails?.index ?? 0) + 1} failed`);
+      const d = ev.mapIterationFailedEventDetails;
+      lines.push(`${d?.name === 'MeasureChunks' ? 'chunk' : 'path'} #${(d?.index ?? 0) + 1} failed`);
+    } else if (opts.nested) {
     } else if (ev.type === 'ExecutionSucceeded') {
       lines.push('execution succeeded');
     } else if (ev.type === 'ExecutionFailed' || ev.type === 'ExecutionTimedOut' || ev.type === 'ExecutionAborted') {
@@ -51,6 +66,18 @@ export function progressLines(events: HistoryEvent[]): string[] {
     }
   }
   return lines;
+}
+
+/** The execution a `states:startExecution.sync:2` Task started: its TaskSubmitted output's ExecutionArn. */
+export function startedExecutionArn(ev: HistoryEvent): string | undefined {
+  const d = ev.taskSubmittedEventDetails;
+  if (ev.type !== 'TaskSubmitted' || d?.resourceType !== 'states' || !d.output) return undefined;
+  try {
+    const arn = (JSON.parse(d.output) as { ExecutionArn?: unknown }).ExecutionArn;
+    return typeof arn === 'string' ? arn : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The path a state's input is about: `pathId` (path tasks) or `path.id` (the Map's items); either may be absent. */
@@ -74,7 +101,32 @@ function pathIdOf(input: string | undefined): string | undefined {
 
 const TERMINAL: ExecutionStatus[] = ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'];
 
-/** Print progress until the execution ends; resolves with its final status. */
+/** Every event of an execution's history so far. */
+async function historyOf(sfn: SFNClient, arn: string): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  let token: string | undefined;
+  do {
+    const page = await sfn.send(
+      new GetExecutionHistoryCommand({
+        executionArn: arn,
+        nextToken: token,
+        maxResults: 1000,
+        includeExecutionData: true,
+      }),
+    );
+    events.push(...(page.events ?? []));
+    token = page.nextToken;
+  } while (token);
+  return events;
+}
+
+const ENDED = new Set(['ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionAborted']);
+
+/**
+ * Print progress until the execution ends; resolves with its final status. The chunk and path
+ * executions it starts are followed too, in the order they started (one runs at a time), until
+ * each has ended.
+ */
 export async function followExecution(
   sfn: SFNClient,
   arn: string,
@@ -82,24 +134,30 @@ export async function followExecution(
   opts: { sleep?: (ms: number) => Promise<void>; pollMs?: number } = {},
 ): Promise<ExecutionStatus> {
   const sleep = opts.sleep ?? pause;
-  let seen = 0;
+  const counter = { paths: 0 };
+  type Followed = { arn: string; seen: number; ended: boolean; nested: boolean; parent?: Followed };
+  const followed: Followed[] = [{ arn, seen: 0, ended: false, nested: false }];
+  const descends = (x: Followed | undefined, from: Followed): boolean =>
+    x !== undefined && (x.parent === from || descends(x.parent, from));
   for (;;) {
-    const events: HistoryEvent[] = [];
-    let token: string | undefined;
-    do {
-      const page = await sfn.send(
-        new GetExecutionHistoryCommand({
-          executionArn: arn,
-          nextToken: token,
-          maxResults: 1000,
-          includeExecutionData: true,
-        }),
-      );
-      events.push(...(page.events ?? []));
-      token = page.nextToken;
-    } while (token);
-    for (const line of progressLines(events.slice(seen))) write(line);
-    seen = events.length;
+    for (let i = 0; i < followed.length; i++) {
+      const f = followed[i];
+      if (f.ended) continue;
+      const events = await historyOf(sfn, f.arn);
+      const fresh = events.slice(f.seen);
+      // A child's lines as they come, then the children it started (followed in this same pass).
+      for (const line of progressLines(fresh, { counter, nested: f.nested })) write(line);
+      for (const ev of fresh) {
+        const child = startedExecutionArn(ev);
+        if (!child || followed.some((x) => x.arn === child)) continue;
+        // After this execution's earlier children and theirs: the order they ran in.
+        let at = i + 1;
+        while (at < followed.length && descends(followed[at], f)) at++;
+        followed.splice(at, 0, { arn: child, seen: 0, ended: false, nested: true, parent: f });
+      }
+      f.seen = events.length;
+      if (f.nested && fresh.some((ev) => ENDED.has(String(ev.type)))) f.ended = true;
+    }
     const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn }));
     if (d.status && TERMINAL.includes(d.status)) return d.status;
     await sleep(opts.pollMs ?? 5_000);

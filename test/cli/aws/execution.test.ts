@@ -12,7 +12,7 @@ import {
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { progressLines, startRun } from '../../../cli/aws/execution.js';
+import { followExecution, progressLines, startRun } from '../../../cli/aws/execution.js';
 import { executionArn } from '../../../functions/adapters/aws/aws-deps.js';
 
 const SM = 'arn:aws:states:ap-northeast-1:123456789012:stateMachine:Measurement';
@@ -41,6 +41,82 @@ describe('aws cli helpers', () => {
       '  ! InstanceCapacityError: no capacity',
       'execution succeeded',
     ]);
+  });
+
+  it('follows the chunk and path executions the run starts, numbering paths across chunks', async () => {
+    const sfn = mockClient(SFNClient);
+    const run = executionArn(SM, 'run-8');
+    const chunkArn = (n: number) => `arn:aws:states:ap-northeast-1:123456789012:execution:Pathbench-Chunk:c${n}`;
+    const pathArn = (id: string) => `arn:aws:states:ap-northeast-1:123456789012:execution:Pathbench-Path:${id}`;
+    const t = new Date();
+    const submitted = (id: number, arn: string) => ({
+      type: 'TaskSubmitted' as const,
+      id,
+      timestamp: t,
+      taskSubmittedEventDetails: {
+        resourceType: 'states',
+        resource: 'startExecution.sync:2',
+        output: JSON.stringify({ ExecutionArn: arn, StartDate: 1 }),
+      },
+    });
+    const iteration = (id: number, name: string, index: number) => ({
+      type: 'MapIterationStarted' as const,
+      id,
+      timestamp: t,
+      mapIterationStartedEventDetails: { name, index },
+    });
+    const entered = (id: number, name: string, pathId: string) => ({
+      type: 'TaskStateEntered' as const,
+      id,
+      timestamp: t,
+      stateEnteredEventDetails: { name, input: JSON.stringify({ runId: 'run-8', path: { id: pathId } }) },
+    });
+    const ended = (id: number) => ({ type: 'ExecutionSucceeded' as const, id, timestamp: t });
+    const histories: Record<string, object[]> = {
+      [run]: [
+        iteration(1, 'MeasureChunks', 0),
+        submitted(2, chunkArn(0)),
+        iteration(3, 'MeasureChunks', 1),
+        submitted(4, chunkArn(1)),
+        ended(5),
+      ],
+      [chunkArn(0)]: [
+        iteration(1, 'MeasurePaths', 0),
+        submitted(2, pathArn('A')),
+        iteration(3, 'MeasurePaths', 1),
+        submitted(4, pathArn('B')),
+        ended(5),
+      ],
+      [chunkArn(1)]: [iteration(1, 'MeasurePaths', 0), submitted(2, pathArn('C')), ended(3)],
+      [pathArn('A')]: [entered(1, 'BeginPath', 'A'), entered(2, 'SendProbe', 'A'), ended(3)],
+      [pathArn('B')]: [entered(1, 'BeginPath', 'B'), ended(2)],
+      [pathArn('C')]: [entered(1, 'BeginPath', 'C'), ended(2)],
+    };
+    for (const [arn, events] of Object.entries(histories))
+      sfn.on(GetExecutionHistoryCommand, { executionArn: arn }).resolves({ events: events as never });
+    sfn
+      .on(DescribeExecutionCommand)
+      .resolves({ status: 'SUCCEEDED', executionArn: run, stateMachineArn: SM, startDate: t });
+    const lines: string[] = [];
+    const status = await followExecution(new SFNClient({ region: 'ap-northeast-1' }), run, (l) => lines.push(l), {
+      sleep: async () => undefined,
+    });
+    expect(status).toBe('SUCCEEDED');
+    expect(lines).toEqual([
+      'chunk #1 started',
+      'chunk #2 started',
+      'execution succeeded',
+      'path #1 started',
+      'path #2 started',
+      '  [A] BeginPath',
+      '  [A] SendProbe',
+      '  [B] BeginPath',
+      'path #3 started',
+      '  [C] BeginPath',
+    ]);
+    // every execution's history was read
+    const read = new Set(sfn.commandCalls(GetExecutionHistoryCommand).map((c) => c.args[0].input.executionArn));
+    expect([...read].sort()).toEqual(Object.keys(histories).sort());
   });
 
   it('validates the plan locally, starts with name = run id, follows, prints the summary', async () => {
