@@ -573,7 +573,8 @@ function machineCalls(m: (typeof machines)['mesh']): Call[] {
       );
     } else if (r === 'arn:aws:states:::states:startExecution.sync:2') {
       // Start the machine it names, watch and stop that execution, and the managed rule .sync uses.
-      const placeholder = /^\$\{(\w+)\}$/.exec(String((s.Parameters as Record<string, Json>).StateMachineArn))?.[1] ?? '';
+      const placeholder =
+        /^\$\{(\w+)\}$/.exec(String((s.Parameters as Record<string, Json>).StateMachineArn))?.[1] ?? '';
       const target = m.substitutions[placeholder];
       if (!target) throw new Error(`StateMachineArn placeholder ${placeholder} has no substitution`);
       const exec = `${target.replace(':stateMachine:', ':execution:')}:0e6a5b1c-child`;
