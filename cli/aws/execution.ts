@@ -73,12 +73,15 @@ export function startedExecutionArn(ev: HistoryEvent): string | undefined {
   const d = ev.taskSubmittedEventDetails;
   if (ev.type !== 'TaskSubmitted' || d?.resourceType !== 'states' || !d.output) return undefined;
   try {
-    const arn = (JSON.parse(d.output) as { ExecutionArn?: unknown }).ExecutionArn;
-    return typeof arn === 'string' ? arn : undefined;
+    const r = startedSchema.safeParse(JSON.parse(d.output));
+    return r.success ? r.data.ExecutionArn : undefined;
   } catch {
     return undefined;
   }
 }
+
+/** StartExecution's answer, as TaskSubmitted carries it. */
+const startedSchema = z.looseObject({ ExecutionArn: z.string() });
 
 /** The path a state's input is about: `pathId` (path tasks) or `path.id` (the Map's items); either may be absent. */
 const pathInputSchema = z.object({

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { historyLines } from '../../cli/bench.js';
+import { historyLines, largestCounted } from '../../cli/bench.js';
 import { AWS_POLL_SECONDS } from '../../functions/adapters/aws/aws-deps.js';
-import { HISTORY_EVENT_LIMIT, pathEventBound, runEventOverhead } from '../../functions/pipeline/limits.js';
+import { chunkEventBound, pathEventBound, runEventBound } from '../../functions/pipeline/limits.js';
 import { requireValidPlan } from '../../local/local-driver.js';
 import type { ExecutionEvent, RunMachineResult } from '../../local/local-execution.js';
 
@@ -14,7 +14,7 @@ const ev = (type: string, stateType: string): ExecutionEvent =>
   ({ type, timestamp: 0, state: { name: 'S', type: stateType } }) as unknown as ExecutionEvent;
 
 describe('historyLines', () => {
-  it('counts the log in AWS events and states the worst case and how many paths fit', () => {
+  it('counts each execution in AWS events and states the worst case of the run, a chunk and a path', () => {
     const plan = requireValidPlan(JSON.parse(readFileSync('plans/local-loopback.json', 'utf8')));
     const execution = {
       status: 'SUCCEEDED',
@@ -24,16 +24,26 @@ describe('historyLines', () => {
         ev('StateExited', 'Pass'),
       ]),
       children: [
-        { name: 'c', state: 'SummaryQueries', index: 0, status: 'SUCCEEDED', events: [ev('StateEntered', 'Task')] },
+        { name: 'c', state: 'MeasureChunk', index: 0, status: 'SUCCEEDED', events: [ev('StateEntered', 'Task')] },
+        {
+          name: 'p',
+          state: 'MeasurePath',
+          index: 0,
+          status: 'SUCCEEDED',
+          events: [ev('StateEntered', 'Task'), ev('StateExited', 'Task')],
+        },
+        { name: 'q', state: 'SummaryQueries', index: 0, status: 'SUCCEEDED', events: [ev('StateEntered', 'Task')] },
       ],
     } as unknown as RunMachineResult;
     const [log, worst] = historyLines(plan, execution);
-    expect(log).toMatch(/^history: 11 events in the execution, 1 child executions \(largest 4 events\)/);
-    const perPath = plan.paths.map((p) => pathEventBound(p, AWS_POLL_SECONDS));
-    const bound = runEventOverhead() + perPath.reduce((a, b) => a + b, 0);
-    expect(worst).toContain(`${bound.toLocaleString('en-US')} events = ${runEventOverhead()} for the run`);
-    const fit = Math.floor((HISTORY_EVENT_LIMIT - runEventOverhead()) / Math.max(...perPath));
-    expect(worst).toContain(`${fit} paths like the costliest fit`);
-    expect(fit).toBeGreaterThanOrEqual(12);
+    expect(log).toBe(
+      'history (AWS-equivalent events, from the event logs): run 11; 1 chunk executions (largest 4); 1 path executions (largest 5)',
+    );
+    const pathBound = Math.max(...plan.paths.map((p) => pathEventBound(p, AWS_POLL_SECONDS)));
+    expect(worst).toContain(
+      `run ${runEventBound(1).toLocaleString('en-US')}, chunk ${chunkEventBound(3)}, path ${pathBound.toLocaleString('en-US')}`,
+    );
+    expect(worst).toContain(`the largest, ${pathBound.toLocaleString('en-US')} (path), against the limit of 25,000`);
+    expect(largestCounted(execution)).toEqual({ events: 11, name: 'run' });
   });
 });
