@@ -12,7 +12,8 @@
  *   chunks) is carried through the run's execution.
  * - The probe command's `executionTimeout` is at most 99,999 s (the `allowedPattern` of the
  *   probe document's parameter, functions/adapters/aws/probe-document.ts).
- * - The execution times out after the definition's `TimeoutSeconds`.
+ * - Each execution times out after its definition's `TimeoutSeconds`: a path's (a day) holds
+ *   that path's worst-case time, the run's (7 days) the sum over its paths.
  *
  * A mesh plan on the mesh state machine (statemachine/mesh.asl.json) is judged per execution:
  * each pair is a child execution of the round's Distributed Map with one path's events, and the
@@ -199,9 +200,10 @@ function visit(name: string, retries: boolean): number {
 }
 
 /**
- * Worst-case events of one path's execution (statemachine/path.asl.json). Every poll loop runs to its bound; each Task state
- * uses all its retries once per path (repeat visits of a poll task are counted without
- * retries: a Lambda that fails on every poll fails the path long before the bound); the path
+ * Worst-case events of one path's execution (statemachine/path.asl.json). Every poll loop runs
+ * to its bound; each Task state uses all its retries once per path (repeat visits of a poll task
+ * are counted without retries: a Lambda that fails on every poll fails the path long before the
+ * bound); the path
  * ends in its costliest ending (a failure after the last step, recorded). A `reboot: false`
  * path is counted with a start too: BeginPath starts a client an earlier failed start left
  * stopped (already stopped, so one stop poll).
@@ -310,7 +312,7 @@ export function meshParentEventBound(rounds: number): number {
   ] as const)
     if (meshTop[name]?.Type !== type) throw new Error(`state ${name} of the mesh definition is not a ${type}`);
   const perRound = 4 + VISIT_EVENTS.Pass + VISIT_EVENTS.Choice;
-  // Less MeasurePaths' own four: the rounds' Distributed Maps stand in its place.
+  // Less MeasureChunks' own four: the rounds' Distributed Maps stand in its place.
   return runEventOverhead() - 4 + rounds * perRound;
 }
 
