@@ -2,10 +2,10 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { TASK_NAMES } from '../../functions/wiring.js';
 import {
+  type AslState,
   allStates,
   DEFINITION_NAMES,
   loadDefinition,
-  PATHS_PER_CHUNK,
   placeholdersIn,
   runStates,
   substitutePlaceholders,
@@ -62,25 +62,18 @@ describe('the definitions (statemachine/*.asl.json)', () => {
   });
 
   it('walks chunks one at a time, and each chunk its paths one at a time, each path a child execution', () => {
-    const chunks = def.States.MeasureChunks as unknown as AnyState & {
-      ItemProcessor: { States: Record<string, AnyState> };
+    // The Map runs one item at a time; its one Task starts the machine its placeholder names.
+    const startsOneAtATime = (map: AslState | undefined, task: string, machine: string) => {
+      const m = map as AnyState & { ItemProcessor: { States: Record<string, AnyState> } };
+      expect(m.Type).toBe('Map');
+      expect(m.MaxConcurrency).toBe(1);
+      expect(Object.keys(m.ItemProcessor.States)).toEqual([task]);
+      const t = m.ItemProcessor.States[task];
+      expect(t.Resource).toBe('arn:aws:states:::states:startExecution.sync:2');
+      expect(placeholdersIn(JSON.stringify(t.Parameters))).toEqual([machine]);
     };
-    expect(chunks.Type).toBe('Map');
-    expect(chunks.MaxConcurrency).toBe(1);
-    expect(chunks.ItemProcessor.States.MeasureChunk.Resource).toBe('arn:aws:states:::states:startExecution.sync:2');
-    expect(placeholdersIn(JSON.stringify(chunks.ItemProcessor.States.MeasureChunk.Parameters))).toEqual([
-      'ChunkStateMachine',
-    ]);
-    const paths = chunk.States.MeasurePaths as unknown as AnyState & {
-      ItemProcessor: { States: Record<string, AnyState> };
-    };
-    expect(paths.Type).toBe('Map');
-    expect(paths.MaxConcurrency).toBe(1);
-    expect(paths.ItemProcessor.States.MeasurePath.Resource).toBe('arn:aws:states:::states:startExecution.sync:2');
-    expect(placeholdersIn(JSON.stringify(paths.ItemProcessor.States.MeasurePath.Parameters))).toEqual([
-      'PathStateMachine',
-    ]);
-    expect(PATHS_PER_CHUNK).toBeGreaterThan(0);
+    startsOneAtATime(def.States.MeasureChunks, 'MeasureChunk', 'ChunkStateMachine');
+    startsOneAtATime(chunk.States.MeasurePaths, 'MeasurePath', 'PathStateMachine');
   });
 
   it('catches every Task of the path definition so one failing path cannot stop the run', () => {
