@@ -244,7 +244,7 @@ export function registerBench(program: Command): void {
       '--only <parts>',
       'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh,regressions,lab-mesh',
     )
-    .option('--mesh-sites <n>', 'sites of the simulated mesh (n·(n−1) pairs)', '46')
+    .option('--mesh-sites <list>', 'comma-separated site counts of the simulated mesh (n·(n−1) pairs each)', '24,46')
     .option('--orchestration-paths <list>', 'comma-separated path counts of the orchestration bench', '10,100,1000')
     .option('--samples <n>', 'synthetic samples for the percentile bench', '10000000')
     .option('--collect-lines <n>', 'lines of the generated sockperf full log for the collect bench', '1000000')
@@ -321,8 +321,13 @@ export function registerBench(program: Command): void {
           {
             name: 'mesh',
             run: async () => {
-              const { benchMesh } = await import('../scripts/bench/mesh.bench.js');
-              return (await benchMesh({ sites: Number(o.meshSites) })).lines;
+              const { benchMeshSizes, MAX_BENCH_SITES } = await import('../scripts/bench/mesh.bench.js');
+              const sizes = o.meshSites.split(',').map((n) => Number(n.trim()));
+              if (sizes.some((n) => !Number.isInteger(n) || n < 2 || n > MAX_BENCH_SITES))
+                throw new Error(
+                  `--mesh-sites ${o.meshSites}: comma-separated whole numbers of sites, 2 to ${MAX_BENCH_SITES}`,
+                );
+              return (await benchMeshSizes(sizes)).lines;
             },
           },
           {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { errorMessage, QueryFailedError } from '../core/errors.js';
@@ -43,6 +44,28 @@ const DUCKDB_CODECS: Record<string, string> = { SNAPPY: 'snappy', ZSTD: 'zstd', 
 export const LOCAL_WORKGROUP = 'local';
 /** SELECT results `execute` keeps for resultRows (a run's summary reads its ten right after they ran). */
 export const RESULTS_KEPT = 64;
+
+/**
+ * DuckDB connections for the Parquet copies (beside the one the queries use): twice the cores,
+ * 2 to 8. A copy of a few samples is ~13 ms of DuckDB's planning on one thread, so copies beside
+ * each other fill the cores; a 46-site mesh's rounds here (2 cores) took 26.7, 21.2 and 18.1 ms a
+ * pair with 1, 2 and 4 (docs/benchmarks.md, mesh).
+ */
+export const COPY_CONNECTIONS = Math.min(8, Math.max(2, 2 * availableParallelism()));
+
+/** Which copy connection takes an UNLOAD: by its target prefix, so one partition's copies always the same. */
+export function copierOf(statement: string, connections: number): number {
+  let target = statement;
+  try {
+    const u = parseUnload(statement);
+    target = `${u.bucket}/${u.prefix}`;
+  } catch {
+    // Not an UNLOAD: refused in the queue, with the reason.
+  }
+  let h = 0x811c9dc5;
+  for (let i = 0; i < target.length; i++) h = Math.imul(h ^ target.charCodeAt(i), 0x01000193) >>> 0;
+  return h % connections;
+}
 
 /**
  * Columns a Parquet copy must have to be read as it is: the first rank column and the newest data
@@ -190,8 +213,8 @@ function parquetSelect(files: string[]): string {
  * The `samples_jsonl` view over the given JSONL files (the raw contract). With no files it is an
  * empty view with the same typed columns.
  */
-export function samplesViewSql(files: string[], view = 'samples'): string {
-  return `CREATE OR REPLACE VIEW ${view} AS ${jsonlSelect(files)}`;
+export function samplesViewSql(files: string[], view = 'samples', kind: 'TEMP' | '' = ''): string {
+  return `CREATE OR REPLACE ${kind ? `${kind} ` : ''}VIEW ${view} AS ${jsonlSelect(files)}`;
 }
 
 /**
@@ -300,6 +323,12 @@ export class DuckDbQueryEngine implements QueryEngine {
     private readonly connection: DuckDBConnection,
     /** Absolute path of the object-store directory. */
     readonly dataDir: string,
+    /**
+     * The Parquet copies' own connections, each with its own queue: a copy reads its partition
+     * through a TEMP view `samples_jsonl` (a temp view is the connection's own and hides the main
+     * one), so copies run beside each other and beside the queries (COPY_CONNECTIONS).
+     */
+    private readonly copiers: { connection: DuckDBConnection; queue: Promise<unknown> }[],
   ) {}
 
   /** Open an in-memory DuckDB over `dataDir` (the local object store, e.g. `.pathbench/`). */
@@ -309,7 +338,13 @@ export class DuckDbQueryEngine implements QueryEngine {
     if (/[*?[\]{}]/.test(dir)) throw new QueryFailedError(`data directory path has glob characters: ${dir}`);
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
-    const engine = new DuckDbQueryEngine(instance, connection, dir);
+    const copiers = await Promise.all(
+      Array.from({ length: COPY_CONNECTIONS }, async () => ({
+        connection: await instance.connect(),
+        queue: Promise.resolve() as Promise<unknown>,
+      })),
+    );
+    const engine = new DuckDbQueryEngine(instance, connection, dir, copiers);
     await engine.refreshView('open');
     return engine;
   }
@@ -367,24 +402,20 @@ export class DuckDbQueryEngine implements QueryEngine {
 
   /**
    * `samples_jsonl` over one partition's files alone, for its copy (which reads only that
-   * partition): listing every partition and redefining the views over all their files at each
-   * copy made a mesh's cost per pair grow with the pairs already measured. The next query
-   * redefines the whole view (its definition differs from the one recorded here).
+   * partition), as a TEMP view of the copier's connection: listing every partition and
+   * redefining the views over all their files at each copy made a mesh's cost per pair grow
+   * with the pairs already measured.
    */
-  private async partitionView(pathId: string, runId: string, label: string): Promise<void> {
+  private async partitionView(connection: DuckDBConnection, pathId: string, runId: string, label: string) {
     const dir = path.join(this.dataDir, ...keys.samplesPrefix(pathId, runId).split('/'));
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
     const files = entries
       .filter((e) => e.isFile() && e.name.endsWith('.jsonl'))
       .map((e) => path.join(dir, e.name))
       .sort();
-    const sql = samplesViewSql(files, 'samples_jsonl');
-    if (this.views.samples_jsonl === sql) return;
     try {
-      await this.connection.run(sql);
-      this.views.samples_jsonl = sql;
+      await connection.run(samplesViewSql(files, 'samples_jsonl', 'TEMP'));
     } catch (e) {
-      this.views = {};
       throw new QueryFailedError(`${label}: cannot define the samples view: ${errorMessage(e)}`, { cause: e });
     }
   }
@@ -483,11 +514,11 @@ export class DuckDbQueryEngine implements QueryEngine {
       const present = await readdir(dir).catch(() => [] as string[]);
       if (present.some((f) => !f.endsWith('.tmp')))
         throw new QueryFailedError(`HIVE_PATH_ALREADY_EXISTS: s3://${unload.bucket}/${unload.prefix} is not empty`);
-      await this.partitionView(m[1], m[2], label);
+      await this.partitionView(copier.connection, m[1], m[2], label);
       await mkdir(dir, { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
       try {
-        const reader = await this.connection.runAndReadAll(
+        const reader = await copier.connection.runAndReadAll(
           `COPY (${unload.select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ${codec}, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
         );
         const rows = Number(reader.getRowObjectsJS()[0]?.Count ?? 0);
@@ -499,14 +530,17 @@ export class DuckDbQueryEngine implements QueryEngine {
         throw new QueryFailedError(`parquet copy ${m[1]} ${m[2]}: ${errorMessage(e).split('\n')[0]}`, { cause: e });
       }
     };
-    const result = this.queue.then(run, run);
-    this.queue = result.catch(() => undefined);
+    // One partition's copies on one connection, one at a time: the emptiness check and the
+    // rename above are then never raced by a copy of the same partition.
+    const copier = this.copiers[copierOf(call.QueryString, this.copiers.length)];
+    const result = copier.queue.then(run, run);
+    copier.queue = result.catch(() => undefined);
     return result;
   }
 
-  /** Statements here run one at a time (the queue): none of the call is under way once it drains. */
+  /** Statements run one at a time in each queue: none of the call is under way once all drain. */
   async settle(_call: QueryExecutionCall): Promise<number> {
-    await this.queue;
+    await Promise.all([this.queue, ...this.copiers.map((c) => c.queue)]);
     return 0;
   }
 
@@ -515,6 +549,7 @@ export class DuckDbQueryEngine implements QueryEngine {
 
   /** Release the connection and the database. */
   close(): void {
+    for (const c of this.copiers) c.connection.closeSync();
     this.connection.closeSync();
     this.instance.closeSync();
   }

@@ -1,10 +1,11 @@
 /**
- * Bench: a 46-site, 2070-pair mesh on the local runner — the real mesh ASL
+ * Bench: a mesh of n sites, n·(n−1) pairs (24 and 46 by default), on the local runner — the real mesh ASL
  * (statemachine/mesh.asl.json), the local driver with its Distributed Map emulation, the real
  * handlers, store and DuckDB — with a fake instant probe at the command boundary only (the
  * CommandRunner port: what SSM or the local child process would do). Prints rounds used vs the
  * lower bound, the largest execution history vs 25,000 events, orchestration wall time, and
- * whether any instance was in two tests at once, checked from the event log.
+ * whether any instance was in two tests at once, checked from the event log; then the per-pair
+ * cost of the largest mesh against the smallest.
  *
  * The region table (core/regions.ts) has 39 regions across all partitions; 46 sites
  * are those 39 plus a second instance (`<code>-b`) in the first 7, so n = 46 as in the seed mesh.
@@ -20,6 +21,7 @@ import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
 import { HISTORY_EVENT_LIMIT, meshChildEventBound, meshParentEventBound } from '../../functions/pipeline/limits.js';
 import type { CommandInvocation, CommandRunner, ObjectStore, ProbeCommand } from '../../functions/ports.js';
+import { COPY_CONNECTIONS } from '../../local/duckdb-query.js';
 import { requireValidPlan, runLocal } from '../../local/local-driver.js';
 import { awsEventsOf, type ChildExecution } from '../../local/local-execution.js';
 
@@ -102,7 +104,7 @@ export function overlaps(children: readonly ChildExecution[], sitesOf: (c: Child
   return bad;
 }
 
-export async function benchMesh(opts: { sites?: number } = {}): Promise<{ lines: string[] }> {
+export async function benchMesh(opts: { sites?: number } = {}): Promise<{ lines: string[]; perPairMs: number }> {
   const n = opts.sites ?? 46;
   const layout = meshLayout(benchSites(n));
   const plan = meshPlanInput(
@@ -161,11 +163,12 @@ export async function benchMesh(opts: { sites?: number } = {}): Promise<{ lines:
     const perPair = (validated && summarizing ? summarizing - validated : wall) / Math.max(1, children.length);
     const fmt = (x: number) => x.toLocaleString('en-US');
     return {
+      perPairMs: perPair,
       lines: [
         `mesh ${n} sites, ${fmt(layout.pairs.length)} directed pairs: ${ex.status}, ${fmt(succeeded)} child executions succeeded`,
         `  rounds used ${roundsRun} (schedule ${layout.rounds}), lower bound ${meshRoundLowerBound(n)}`,
         `  largest history: parent ${fmt(parent)} events, child ${fmt(maxChild)} events (AWS-equivalent, from the event log); worst-case bounds ${fmt(boundParent)} / ${fmt(boundChild)}; limit ${fmt(HISTORY_EVENT_LIMIT)}`,
-        `  orchestration wall time ${(wall / 1000).toFixed(1)} s: ValidatePlan ${((validated - t0) / 1000).toFixed(1)} s, rounds ${((summarizing - validated) / 1000).toFixed(1)} s (${perPair.toFixed(0)} ms a pair), summary and finish ${((t0 + wall - summarizing) / 1000).toFixed(1)} s`,
+        `  orchestration wall time ${(wall / 1000).toFixed(1)} s: ValidatePlan ${((validated - t0) / 1000).toFixed(1)} s, rounds ${((summarizing - validated) / 1000).toFixed(1)} s (${perPair.toFixed(0)} ms a pair; Parquet copies on ${COPY_CONNECTIONS} DuckDB connections), summary and finish ${((t0 + wall - summarizing) / 1000).toFixed(1)} s`,
         ...(ex.error ? [`  error: ${ex.error.name}: ${ex.error.message.slice(0, 400)}`] : []),
         ...children
           .filter((c) => c.error)
@@ -178,4 +181,30 @@ export async function benchMesh(opts: { sites?: number } = {}): Promise<{ lines:
     // Children still writing after a failure must not hide it.
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** Largest site count benchSites can make: every region of the table, each twice. */
+export const MAX_BENCH_SITES = 2 * REGIONS.length;
+
+/**
+ * The mesh at each site count, one after the other in this process, then the per-pair cost of
+ * the largest against the smallest (the goal: within 1.2×, and at most 25 ms a pair at 46 sites).
+ * Both are measured in one run, as this machine's noise moves them together.
+ */
+export async function benchMeshSizes(sizes: number[]): Promise<{ lines: string[] }> {
+  const lines: string[] = [];
+  const perPair: number[] = [];
+  for (const n of sizes) {
+    const r = await benchMesh({ sites: n });
+    lines.push(...r.lines);
+    perPair.push(r.perPairMs);
+  }
+  if (sizes.length > 1) {
+    const lo = sizes.indexOf(Math.min(...sizes));
+    const hi = sizes.indexOf(Math.max(...sizes));
+    lines.push(
+      `mesh per pair: ${sizes[hi]} sites ${perPair[hi].toFixed(1)} ms, ${sizes[lo]} sites ${perPair[lo].toFixed(1)} ms: ${(perPair[hi] / perPair[lo]).toFixed(2)}× (goal ≤ 1.2× and ≤ 25 ms at 46 sites)`,
+    );
+  }
+  return { lines };
 }

@@ -11,9 +11,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QueryFailedError } from '../../../core/errors.js';
 import { keys } from '../../../core/keys.js';
 import { silentLogger } from '../../../functions/log.js';
-import { writeParquetCopy } from '../../../functions/pipeline/parquet-copy.js';
+import { prepareParquetCopy, writeParquetCopy } from '../../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../../local/dir-store.js';
-import { DuckDbQueryEngine, ROW_GROUP_ROWS } from '../../../local/duckdb-query.js';
+import { COPY_CONNECTIONS, copierOf, DuckDbQueryEngine, ROW_GROUP_ROWS } from '../../../local/duckdb-query.js';
 import { loadQuery, samplesColumns } from '../../../queries/sql.js';
 import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
 
@@ -364,5 +364,51 @@ describe('writeParquetCopy', () => {
     // The old copy was removed first: the partition is read from its JSONL, whose bad line the
     // query names too; nothing half-written is left under the prefix.
     expect(await deps.store.list(keys.parquetPrefix('A', 'r1'))).toEqual([]);
+  });
+  it('copies partitions side by side on its copy connections, each its own rows, while a query reads them all', async () => {
+    const paths = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'];
+    const sizes = paths.map((_, i) => 20 + 7 * i);
+    await writeSamples(
+      dir,
+      paths.flatMap((p, i) => records('r1', p, sizes[i], 20 + i)),
+    );
+    const deps = await copyDeps(dir);
+    engine = deps.query;
+    const calls = await Promise.all(paths.map((p) => prepareParquetCopy(deps, { pathId: p, runId: 'r1' })));
+    // The eight copies are spread over more than one connection (the test would not test the
+    // side-by-side copies otherwise).
+    expect(COPY_CONNECTIONS).toBeGreaterThan(1);
+    expect(new Set(calls.map((c) => copierOf(c.QueryString, COPY_CONNECTIONS))).size).toBeGreaterThan(1);
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const [query, ...copies] = await Promise.all([
+      // The query's `samples_jsonl` is every partition: a copy's view of its partition is its
+      // connection's own.
+      engine.query('SELECT count(*) AS n FROM samples_jsonl', [], 'all'),
+      ...calls.map((c) => engine?.execute(c)),
+    ]);
+    expect(query).toEqual([{ n: total }]);
+    expect(copies.map((c) => c?.rows)).toEqual(sizes);
+    for (const [i, p] of paths.entries()) {
+      const [row] = await engine.query(
+        'SELECT count(*) AS n, min(path_id) AS lo, max(path_id) AS hi FROM read_parquet(?)',
+        [path.join(dir, keys.parquetCopy(p, 'r1'))],
+        p,
+      );
+      expect(row).toEqual({ n: sizes[i], lo: p, hi: p });
+    }
+    expect(await engine.query('SELECT count(*) AS n FROM samples', [], 'n')).toEqual([{ n: total }]);
+    expect(await engine.query('SELECT count(*) AS n FROM samples_jsonl', [], 'n')).toEqual([{ n: total }]);
+  });
+
+  it('runs two copies of one partition one after the other, as Athena refuses the second (its location is not empty)', async () => {
+    await writeSamples(dir, records('r1', 'A', 40, 30));
+    const deps = await copyDeps(dir);
+    engine = deps.query;
+    const call = await prepareParquetCopy(deps, { pathId: 'A', runId: 'r1' });
+    const both = await Promise.allSettled([engine.execute(call), engine.execute(call)]);
+    expect(both.map((b) => b.status)).toEqual(['fulfilled', 'rejected']);
+    expect(both[0].status === 'fulfilled' && both[0].value.rows).toBe(40);
+    expect(both[1].status === 'rejected' && String(both[1].reason)).toMatch(/HIVE_PATH_ALREADY_EXISTS/);
+    expect(await readdir(path.join(dir, keys.parquetPrefix('A', 'r1')))).toEqual(['samples.parquet']);
   });
 });
