@@ -205,6 +205,7 @@ async function prepareTargets(plan: ResolvedPlan): Promise<() => Promise<void>> 
 export function printResult(r: LocalRunResult, json: boolean): void {
   if (r.execution.status === 'FAILED') {
     process.stderr.write(printable(`\nexecution failed: ${r.execution.error?.name}: ${r.execution.error?.message}\n`));
+    for (const line of r.failures ?? []) process.stderr.write(printable(`  ${line}\n`));
   }
   if (!r.summary) {
     if (json) process.stdout.write(`${JSON.stringify({ runId: r.runId, status: 'failed', paths: [] })}\n`);

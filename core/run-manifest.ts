@@ -69,6 +69,12 @@ export const runManifestSchema = z.object({
       notes: z.array(z.string()).optional(),
     })
     .optional(),
+  /**
+   * The summary's failure (a summary state's error, recorded by ReleaseLock): the execution
+   * failed though the measurements stand (`status` is theirs); `pathbench report` writes the
+   * summary again.
+   */
+  summaryFailure: z.object({ at: z.string(), error: z.string() }).optional(),
   /** Run-level remarks, e.g. "execution ABORTED" written by the cleanup after an aborted run. */
   notes: z.array(z.string()).optional(),
   /** The resolved plan's comparisons (path − baseline), for the summary. */
@@ -178,4 +184,16 @@ export async function readRunFields(
 export async function readManifest(store: DocumentStore, runId: string): Promise<RunManifest | undefined> {
   const text = await store.getText(keys.manifest(runId));
   return text === undefined ? undefined : assembleManifest(store, runId, parseStoredManifest(runId, text));
+}
+
+/**
+ * What the run's own fields say went wrong after its paths, one line each: the summary's failure
+ * and routes not restored (the two a run's execution fails for once its paths ran, besides a
+ * path failure that could not be recorded, which only the execution's history holds).
+ */
+export function runFailureLines(m: Pick<RunManifest, 'summaryFailure' | 'restore'>): string[] {
+  const lines: string[] = [];
+  if (m.restore?.status === 'failed') lines.push(`routes not restored: ${m.restore.errors.join('; ')}`);
+  if (m.summaryFailure) lines.push(`the summary failed: ${m.summaryFailure.error}`);
+  return lines;
 }

@@ -10,7 +10,7 @@ import { errorMessage, PlanInvalidError } from '../core/errors.js';
 import { newRunId } from '../core/keys.js';
 import { parsePlan } from '../core/plan.js';
 import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
-import { type RunTrigger, readManifest, readRunFields } from '../core/run-manifest.js';
+import { type RunTrigger, readManifest, readRunFields, runFailureLines } from '../core/run-manifest.js';
 import { readSummary, type Summary } from '../core/run-summary.js';
 import { costSettings, type Settings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
@@ -208,6 +208,8 @@ export interface LocalRunResult {
   dataDir: string;
   execution: RunMachineResult;
   summary?: Summary;
+  /** For a run that ended FAILED: what its manifest says failed (runFailureLines). */
+  failures?: string[];
   /** The run was interrupted (SIGINT/SIGTERM) and wound down early. */
   interrupted: boolean;
 }
@@ -343,11 +345,13 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
         log.warn(`the lab's applied delays could not be added to the summary: ${errorMessage(e)}`);
       }
     }
+    const fields = execution.status === 'FAILED' ? await readRunFields(store, runId).catch(() => undefined) : undefined;
     return {
       runId,
       dataDir,
       execution,
       summary,
+      ...(fields && runFailureLines(fields).length > 0 ? { failures: runFailureLines(fields) } : {}),
       interrupted: interrupts > 0,
     };
   } finally {

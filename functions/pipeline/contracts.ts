@@ -30,9 +30,13 @@ export type DescribeClientInput = z.infer<typeof describeClientInput>;
 export const pollProbeInput = clientInput.extend({ probe: probeCommandStateSchema });
 export type PollProbeInput = z.infer<typeof pollProbeInput>;
 
+/** What a Catch puts at its ResultPath: the error's name and cause. */
+export const stateError = z.object({ Error: z.string().optional(), Cause: z.string().optional() });
+export type StateError = z.infer<typeof stateError>;
+
 export const failureInput = pathRef.extend({
   step: z.string(),
-  error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }),
+  error: stateError,
 });
 export type FailureInput = z.infer<typeof failureInput>;
 
@@ -51,5 +55,9 @@ export const summarizeInput = runRef.extend({
 });
 export type SummarizeInput = z.infer<typeof summarizeInput>;
 
-export const releaseLockInput = runRef.extend({ rejected: z.boolean().optional() });
+/** `summaryError`: a summary state failed (ReleaseLockAfterSummaryFailure), to record in the manifest. */
+export const releaseLockInput = runRef.extend({
+  rejected: z.boolean().optional(),
+  summaryError: stateError.optional(),
+});
 export type ReleaseLockInput = z.infer<typeof releaseLockInput>;

@@ -247,7 +247,8 @@ export function pathEventBound(path: ResolvedPath, pollSeconds: number): number 
  * Events of the run's own execution outside its chunks: execution started/ended, ValidatePlan,
  * the MeasureChunks Map's own events, RestoreRoutes, PrepareSummary, the SummaryQueries
  * Distributed Map (its own four: each query is a child execution with its own history),
- * SummarizeRun, ReleaseLock, RunOutcome and the final state.
+ * SummarizeRun, ReleaseLock (or, after a summary state failed, ReleaseLockAfterSummaryFailure),
+ * RunOutcome and the final state.
  */
 export function runEventOverhead(): number {
   const once = (name: string) => visit(name, true);
@@ -259,7 +260,7 @@ export function runEventOverhead(): number {
     once('PrepareSummary') +
     4 + // SummaryQueries: MapStateEntered, MapRunStarted, MapRunSucceeded, MapStateExited
     once('SummarizeRun') +
-    once('ReleaseLock') +
+    Math.max(once('ReleaseLock'), once('ReleaseLockAfterSummaryFailure')) +
     once('RunOutcome') +
     Math.max(once('RunSucceeded'), once('RunFailed'))
   );

@@ -7,7 +7,9 @@ import { keys, routeKey } from '../../core/keys.js';
 import { type RunManifest, readRunFields } from '../../core/run-manifest.js';
 import { readSummary } from '../../core/run-summary.js';
 import type { Deps } from '../ports.js';
+import type { ReleaseLockInput, StateError } from './contracts.js';
 import { updateManifest, updateRun } from './manifest.js';
+import { causeMessage } from './path-failure.js';
 import { readJournal, restoreJournaled } from './route-journal.js';
 import { restampReports, runStatus } from './run-reports.js';
 
@@ -49,15 +51,19 @@ export async function restoreRoutes(deps: Deps, input: { runId: string }): Promi
  */
 export async function releaseLock(
   deps: Deps,
-  input: { runId: string; rejected?: boolean },
+  input: ReleaseLockInput,
 ): Promise<{ runId: string; status: string; summaryKey?: string }> {
   let status = 'rejected';
   let summaryKey: string | undefined;
   try {
     if (!input.rejected && (await deps.store.getText(keys.manifest(input.runId))) !== undefined) {
+      const now = deps.now().toISOString();
+      const summaryError = input.summaryError && summaryFailureText(input.summaryError);
+      if (summaryError) deps.log.warn('the summary failed', { runId: input.runId, error: summaryError });
       const m = await updateManifest(deps.store, input.runId, (mm) => {
         mm.status = runStatus(mm);
-        mm.endedAt = deps.now().toISOString();
+        mm.endedAt = now;
+        if (summaryError) mm.summaryFailure = { at: now, error: summaryError };
       });
       status = m.status;
       summaryKey = await finishReports(deps, input.runId, m);
@@ -66,6 +72,15 @@ export async function releaseLock(
     await releaseOwnLock(deps, input.runId, { rejected: input.rejected === true });
   }
   return { runId: input.runId, status, ...(summaryKey ? { summaryKey } : {}) };
+}
+
+/** Longest summary error kept in the manifest (a state error's Cause may be up to 32 KiB). */
+export const SUMMARY_ERROR_MAX_CHARS = 2_000;
+
+/** A summary state's Catch output as one line: `<Error>: <message>`, the Lambda's message unwrapped. */
+export function summaryFailureText(e: StateError): string {
+  const text = `${e.Error ?? 'Error'}: ${causeMessage(e.Cause)}`.replace(/\s+/g, ' ').trim();
+  return text.length > SUMMARY_ERROR_MAX_CHARS ? `${text.slice(0, SUMMARY_ERROR_MAX_CHARS - 1)}…` : text;
 }
 
 /**

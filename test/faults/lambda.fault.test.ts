@@ -206,6 +206,33 @@ describe.concurrent('summary queries on the engine', () => {
       expect(await new DirStore(c.dir).getText(`reports/run=${r.runId}/summary.json`)).toBeUndefined();
       const m = await manifest(c, r.runId);
       expect(m.endedAt).toBeDefined();
+      // Why, in the manifest and in what the run prints: the Map's error, as Step Functions gives
+      // it (the failed query's own error is its child execution's). The status is the
+      // measurements' (the path was measured).
+      expect(m.status).toBe('succeeded');
+      expect(m.summaryFailure?.error).toMatch(
+        /^States\.ExceedToleratedFailureThreshold: 1 of \d+ child executions of SummaryQueries failed/,
+      );
+      expect(r.failures).toEqual([`the summary failed: ${m.summaryFailure?.error}`]);
+    },
+  );
+
+  faultCase(
+    'summary queries',
+    "SummarizeRun fails for good: the manifest records the Lambda's message, the measurements stand",
+    async (c) => {
+      c.faults.add({
+        site: 'lambda.SummarizeRun',
+        action: { throw: () => new Error('cannot compose the summary: a query result is missing') },
+      });
+      const r = await c.run(c.plan([{ id: 'a' }]));
+      expect(r.execution.status).toBe('FAILED');
+      expect(r.execution.error?.name).toBe('RunFailedError');
+      await expectMeasured(c, r.runId, ['a']);
+      const m = await manifest(c, r.runId);
+      expect(m.status).toBe('succeeded');
+      expect(m.summaryFailure?.error).toBe('Error: cannot compose the summary: a query result is missing');
+      expect(r.failures).toEqual(['the summary failed: Error: cannot compose the summary: a query result is missing']);
     },
   );
 });

@@ -85,9 +85,10 @@ async function cleanUp(c: FaultCase, runId: string): Promise<CleanupResult> {
  * did not end SUCCEEDED was stopped with it (ABORTED), none failed or ran on; a stop inside a
  * path state (`inPath`) found that path's execution running.
  */
-function childrenStopped(execution: RunMachineResult, inPath = false): void {
+function childrenStopped(execution: RunMachineResult, inPath = false, failedBefore: string[] = []): void {
   const unfinished = execution.children.filter((x) => x.status !== 'SUCCEEDED');
-  for (const x of unfinished) expect(x.status, x.name).toBe('ABORTED');
+  for (const x of unfinished)
+    expect(x.status, x.name).toBe(x.status === 'FAILED' && failedBefore.includes(x.state) ? 'FAILED' : 'ABORTED');
   if (inPath) expect(unfinished.map((x) => x.state).sort()).toEqual(['MeasureChunk', 'MeasurePath']);
 }
 
@@ -95,7 +96,7 @@ function childrenStopped(execution: RunMachineResult, inPath = false): void {
  * StopExecution while the `nth` call at `site` runs: that call is held until the cleanup has run
  * (a Task that was invoked runs to its end anyway), then the same plan runs again.
  */
-async function stopInside(c: FaultCase, site: string, nth: number): Promise<void> {
+async function stopInside(c: FaultCase, site: string, nth: number, failedBefore: string[] = []): Promise<void> {
   const stop = new AbortController();
   let cleaned!: () => void;
   const cleanedUp = new Promise<void>((r) => {
@@ -113,7 +114,7 @@ async function stopInside(c: FaultCase, site: string, nth: number): Promise<void
   });
   const r = await c.run(plan(c), { awsFleet: true, signal: stop.signal });
   expect(r.execution.status).toBe('ABORTED');
-  childrenStopped(r.execution);
+  childrenStopped(r.execution, false, failedBefore);
   await cleanUp(c, r.runId);
   cleaned();
   await c.settled();
@@ -188,6 +189,18 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
     },
     { routes: ROUTES },
   );
+  // ReleaseLockAfterSummaryFailure: ReleaseLock's Lambda after a summary state failed (here the
+  // first summary query, the engine's second call after the path's copy).
+  faultCase(
+    'stop in every state, then rerun',
+    'StopExecution while ReleaseLockAfterSummaryFailure runs (a summary query failed); its Lambda finishes after the cleanup',
+    async (c) => {
+      c.faults.add({ site: 'query.execute', nth: 2, action: { throw: () => new Error('engine refused the query') } });
+      // The failed query's child execution ended FAILED before the stop.
+      await stopInside(c, 'lambda.ReleaseLockAfterSummaryFailure', 1, ['SummaryQueries']);
+    },
+    { routes: ROUTES },
+  );
   // RunSummaryQuery: the SummaryQueries Map's Athena tasks, after the path's copy (the first
   // call). Stopped while one runs, the query ends after the cleanup and its rows are never read;
   // as after a stop in SummarizeRun, `pathbench report` writes the stopped run's summary.
@@ -249,7 +262,14 @@ const NOT_STOPPED: Record<string, string> = {
 
 describe('stop suite coverage', () => {
   it('stops in every Task and Wait state of the run, chunk and path definitions, or says why not', () => {
-    const stopped = [...TASKS, ...WAITS, 'CopyToParquet', 'CopyFailedPath', 'RunSummaryQuery'];
+    const stopped = [
+      ...TASKS,
+      ...WAITS,
+      'CopyToParquet',
+      'CopyFailedPath',
+      'RunSummaryQuery',
+      'ReleaseLockAfterSummaryFailure',
+    ];
     const states = runStates()
       .filter(([, st]) => st.Type === 'Task' || st.Type === 'Wait')
       .map(([name]) => name);

@@ -96,11 +96,21 @@ describe('the definitions (statemachine/*.asl.json)', () => {
     expect(s.RestoreRoutes.Next).toBe('PrepareSummary');
     expect(s.RestoreRoutes.Catch?.[0].Next).toBe('PrepareSummary');
     expect(s.PrepareSummary.Next).toBe('SummaryQueries');
-    expect(s.PrepareSummary.Catch?.[0].Next).toBe('ReleaseLock');
     expect(s.SummaryQueries.Next).toBe('SummarizeRun');
-    expect(s.SummaryQueries.Catch?.[0].Next).toBe('ReleaseLock');
     expect(s.SummarizeRun.Next).toBe('ReleaseLock');
-    expect(s.SummarizeRun.Catch?.[0].Next).toBe('ReleaseLock');
+    // A summary state's failure: ReleaseLock's Lambda with the error, to record in the manifest.
+    for (const name of ['PrepareSummary', 'SummaryQueries', 'SummarizeRun'])
+      expect(s[name].Catch?.[0], name).toMatchObject({
+        ErrorEquals: ['States.ALL'],
+        ResultPath: '$.summaryError',
+        Next: 'ReleaseLockAfterSummaryFailure',
+      });
+    const after = s.ReleaseLockAfterSummaryFailure as AnyState & { Next?: string; Parameters?: unknown };
+    const { Comment: _a, Parameters: withError, ...rest } = after;
+    const { Comment: _b, Parameters: plain, ...lock } = s.ReleaseLock as typeof after;
+    expect(rest).toEqual(lock);
+    expect(withError).toEqual({ ...(plain as object), 'summaryError.$': '$.summaryError' });
+    expect(s.ReleaseLock.Next).toBe('RunOutcome');
   });
 
   it('bounds every wait: waits come from task output or the plan, and retries cap their delay', () => {
