@@ -1,21 +1,36 @@
 /** The summary of an AWS run, downloaded from the data bucket: `pathbench report RUN_ID --aws`. */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { checkRunId, keys } from '../../core/keys.js';
+import { readRunFields, runFailureLines } from '../../core/run-manifest.js';
 import { parseSummary, type Summary } from '../../core/run-summary.js';
 import { AwsCliError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { type CommonFlags, resolveStackConfig } from './stack-config.js';
 
-/** The run summary from S3; undefined while it does not exist yet. */
-export async function fetchSummary(s3: S3Client, bucket: string, runId: string): Promise<Summary | undefined> {
+/** An object's text from S3; undefined when there is none. */
+async function getText(s3: S3Client, bucket: string, key: string): Promise<string | undefined> {
   try {
-    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: keys.report(runId, 'json') }));
-    const text = await out.Body?.transformToString();
-    return text === undefined ? undefined : parseSummary(runId, text);
+    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    return await out.Body?.transformToString();
   } catch (e) {
     if (e instanceof Error && (e.name === 'NoSuchKey' || e.name === 'NotFound')) return undefined;
     throw e;
   }
+}
+
+/** The run summary from S3; undefined while it does not exist yet. */
+export async function fetchSummary(s3: S3Client, bucket: string, runId: string): Promise<Summary | undefined> {
+  const text = await getText(s3, bucket, keys.report(runId, 'json'));
+  return text === undefined ? undefined : parseSummary(runId, text);
+}
+
+/**
+ * What a failed run's manifest in S3 says went wrong after its paths (runFailureLines: the
+ * summary's error, routes not restored); none when it has no manifest.
+ */
+export async function fetchFailureLines(s3: S3Client, bucket: string, runId: string): Promise<string[]> {
+  const fields = await readRunFields({ getText: (key) => getText(s3, bucket, key) }, runId);
+  return fields ? runFailureLines(fields) : [];
 }
 
 /** The summary as text: the run, then each path with its results. */

@@ -22,7 +22,7 @@ import { AWS_POLL_SECONDS, executionArn } from '../../functions/adapters/aws/aws
 import { loadPlanFile } from '../plan-file.js';
 import { preflightAndPrint, type SettingsFlags } from '../run-settings.js';
 import { AwsCliError, explainAwsError } from './aws-errors.js';
-import { fetchSummary, summaryText } from './aws-summary.js';
+import { fetchFailureLines, fetchSummary, summaryText } from './aws-summary.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { type CommonFlags, resolveStackConfig } from './stack-config.js';
 
@@ -230,6 +230,7 @@ export async function startRun(
   out(`started run ${runId}${mesh ? ' on the mesh state machine' : ''}\n  ${arn}\n`);
   if (!flags.follow) return 0;
   const status = await followExecution(sfn, arn, (l) => out(`${l}\n`));
+  if (status === 'FAILED') for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
   const summary = await fetchSummary(s3, cfg.bucket, runId);
   if (summary) out(`\n${summaryText(summary)}`);
   return status === 'SUCCEEDED' ? 0 : 1;
@@ -244,7 +245,7 @@ export async function runStatus(
   clientsFor: ClientsFor = makeClients,
 ): Promise<number> {
   const cfg = await resolveStackConfig(flags, env, clientsFor);
-  const { sfn } = clientsFor(cfg.region);
+  const { sfn, s3 } = clientsFor(cfg.region);
   // The run id is the execution name.
   checkRunId(runId);
   // A run is an execution of the measurement machine or, for a mesh plan, of the mesh machine.
@@ -265,5 +266,6 @@ export async function runStatus(
   out(
     `run ${runId}: ${d.status}\n  started ${d.startDate?.toISOString()}${d.stopDate ? `\n  stopped ${d.stopDate.toISOString()}` : ''}${d.error ? `\n  ${d.error}: ${d.cause ?? ''}` : ''}\n`,
   );
+  if (d.status === 'FAILED') for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
   return 0;
 }

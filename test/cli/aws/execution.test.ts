@@ -12,7 +12,9 @@ import {
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { followExecution, progressLines, startRun } from '../../../cli/aws/execution.js';
+import { followExecution, progressLines, runStatus, startRun } from '../../../cli/aws/execution.js';
+import { keys } from '../../../core/keys.js';
+import { type ManifestIndex, manifestIndexSchema } from '../../../core/run-manifest.js';
 import { executionArn } from '../../../functions/adapters/aws/aws-deps.js';
 
 const SM = 'arn:aws:states:ap-northeast-1:123456789012:stateMachine:Measurement';
@@ -220,5 +222,83 @@ describe('aws cli helpers', () => {
     expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(2);
     sfn.restore();
     s3.restore();
+  });
+});
+
+describe('a failed AWS run says why, from its manifest', () => {
+  const manifestOf = (runId: string): ManifestIndex =>
+    manifestIndexSchema.parse({
+      runId,
+      planName: 'one',
+      driver: 'aws',
+      status: 'succeeded',
+      startedAt: '2026-12-01T00:00:00.000Z',
+      endedAt: '2026-12-01T00:05:00.000Z',
+      routeChanges: [],
+      pathIds: ['A'],
+      summaryFailure: {
+        at: '2026-12-01T00:05:00.000Z',
+        error: 'States.ExceedToleratedFailureThreshold: 1 of 9 child executions of SummaryQueries failed',
+      },
+    });
+
+  function clientsWith(runId: string) {
+    const sfn = mockClient(SFNClient);
+    const s3 = mockClient(S3Client);
+    sfn.on(DescribeExecutionCommand).resolves({
+      status: 'FAILED',
+      executionArn: executionArn(SM, runId),
+      stateMachineArn: SM,
+      startDate: new Date('2026-12-01T00:00:00Z'),
+      stopDate: new Date('2026-12-01T00:05:00Z'),
+      error: 'RunFailedError',
+      cause: 'see the run manifest and the execution history',
+    });
+    s3.on(GetObjectCommand, { Bucket: 'pb-data', Key: keys.manifest(runId) }).resolves({
+      Body: { transformToString: async () => JSON.stringify(manifestOf(runId)) } as never,
+    });
+    s3.on(GetObjectCommand, { Bucket: 'pb-data', Key: keys.report(runId, 'json') }).rejects(
+      Object.assign(new Error('The specified key does not exist.'), { name: 'NoSuchKey' }),
+    );
+    const clients = {
+      sfn: new SFNClient({ region: 'ap-northeast-1' }),
+      s3: new S3Client({ region: 'ap-northeast-1' }),
+      ssm: new SSMClient({ region: 'ap-northeast-1' }),
+    };
+    return { sfn, s3, clients };
+  }
+
+  it('status prints the summary failure the manifest records', async () => {
+    const { s3, clients } = clientsWith('run-9');
+    const out: string[] = [];
+    await runStatus(
+      'run-9',
+      { stateMachine: SM, bucket: 'pb-data' },
+      {},
+      (t) => out.push(t),
+      () => clients,
+    );
+    expect(out.join('')).toContain('run run-9: FAILED');
+    expect(out.join('')).toContain(
+      '  the summary failed: States.ExceedToleratedFailureThreshold: 1 of 9 child executions of SummaryQueries failed\n',
+    );
+    expect(s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key)).toEqual([keys.manifest('run-9')]);
+  });
+
+  it('start --follow prints it when the execution failed, and exits 1', async () => {
+    const { sfn, clients } = clientsWith('run-10');
+    sfn.on(StartExecutionCommand).resolves({ executionArn: executionArn(SM, 'run-10'), startDate: new Date() });
+    sfn.on(GetExecutionHistoryCommand).resolves({
+      events: [{ type: 'ExecutionFailed', id: 1, timestamp: new Date() }],
+    });
+    const out: string[] = [];
+    const code = await startRun(
+      { planName: 'one', runId: 'run-10', follow: true, stateMachine: SM, bucket: 'pb-data' },
+      {},
+      (t) => out.push(t),
+      () => clients,
+    );
+    expect(code).toBe(1);
+    expect(out.join('')).toContain('  the summary failed: States.ExceedToleratedFailureThreshold');
   });
 });
