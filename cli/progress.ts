@@ -35,6 +35,7 @@ const RUN_STEP: Record<string, string> = {
   SummaryQueries: 'summarizing: running the queries',
   SummarizeRun: 'summarizing: writing the reports',
   ReleaseLock: 'releasing the lock',
+  ReleaseLockAfterSummaryFailure: 'the summary failed: releasing the lock',
 };
 
 /** Samples a probe writes one line each for (tcp-connect, http); others report at the end. */

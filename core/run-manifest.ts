@@ -71,8 +71,8 @@ export const runManifestSchema = z.object({
     .optional(),
   /**
    * The summary's failure (a summary state's error, recorded by ReleaseLock): the execution
-   * failed though the measurements stand (`status` is theirs); `pathbench report` writes the
-   * summary again.
+   * failed though the measurements stand (`status` is theirs) and the run has no stored reports
+   * (locally `pathbench report RUN_ID` computes and prints the summary from the data).
    */
   summaryFailure: z.object({ at: z.string(), error: z.string() }).optional(),
   /** Run-level remarks, e.g. "execution ABORTED" written by the cleanup after an aborted run. */

@@ -154,8 +154,8 @@ export interface QueryEngine {
    * Wait until no run of this very call is under way, stopping any; how many were stopped. On
    * AWS a stopped execution's CopyToParquet may leave its UNLOAD running (Step Functions stops it
    * best effort): a copy written in-process (the cleanup's salvage, `pathbench parquet`) settles
-   * first, so the old UNLOAD cannot write into the prefix after it was emptied. DuckDB runs one
-   * statement at a time, so nothing of it is under way here.
+   * first, so the old UNLOAD cannot write into the prefix after it was emptied. Locally each DuckDB
+   * queue runs one statement at a time, so nothing of it is under way once they drain.
    */
   settle(call: QueryExecutionCall): Promise<number>;
 }

@@ -47,11 +47,13 @@ export const RESULTS_KEPT = 64;
 
 /**
  * DuckDB connections for the Parquet copies (beside the one the queries use): twice the cores,
- * 2 to 8. A copy of a few samples is ~13 ms of DuckDB's planning on one thread, so copies beside
+ * 2 to 4. A copy of a few samples is ~13 ms of DuckDB's planning on one thread, so copies beside
  * each other fill the cores; a 46-site mesh's rounds here (2 cores) took 26.7, 21.2 and 18.1 ms a
- * pair with 1, 2 and 4 (docs/benchmarks.md, mesh).
+ * pair with 1, 2 and 4 (docs/benchmarks.md, mesh). No more than 4: DuckDB's statements run on
+ * Node's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which the file
+ * system's calls share.
  */
-export const COPY_CONNECTIONS = Math.min(8, Math.max(2, 2 * availableParallelism()));
+export const COPY_CONNECTIONS = Math.min(4, Math.max(2, 2 * availableParallelism()));
 
 /** Which copy connection takes an UNLOAD: by its target prefix, so one partition's copies always the same. */
 export function copierOf(statement: string, connections: number): number {

@@ -345,7 +345,11 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
         log.warn(`the lab's applied delays could not be added to the summary: ${errorMessage(e)}`);
       }
     }
-    const fields = execution.status === 'FAILED' ? await readRunFields(store, runId).catch(() => undefined) : undefined;
+    // RunFailedError is RunOutcome's: only an execution past ValidatePlan, so the manifest is its own.
+    const fields =
+      execution.status === 'FAILED' && execution.error?.name === 'RunFailedError'
+        ? await readRunFields(store, runId).catch(() => undefined)
+        : undefined;
     return {
       runId,
       dataDir,

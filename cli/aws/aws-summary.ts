@@ -1,5 +1,6 @@
 /** The summary of an AWS run, downloaded from the data bucket: `pathbench report RUN_ID --aws`. */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { errorMessage } from '../../core/errors.js';
 import { checkRunId, keys } from '../../core/keys.js';
 import { readRunFields, runFailureLines } from '../../core/run-manifest.js';
 import { parseSummary, type Summary } from '../../core/run-summary.js';
@@ -26,11 +27,16 @@ export async function fetchSummary(s3: S3Client, bucket: string, runId: string):
 
 /**
  * What a failed run's manifest in S3 says went wrong after its paths (runFailureLines: the
- * summary's error, routes not restored); none when it has no manifest.
+ * summary's error, routes not restored); none when it has no manifest. Best effort: a manifest
+ * that cannot be read (no s3:GetObject, damaged) is one line saying so, never an error.
  */
 export async function fetchFailureLines(s3: S3Client, bucket: string, runId: string): Promise<string[]> {
-  const fields = await readRunFields({ getText: (key) => getText(s3, bucket, key) }, runId);
-  return fields ? runFailureLines(fields) : [];
+  try {
+    const fields = await readRunFields({ getText: (key) => getText(s3, bucket, key) }, runId);
+    return fields ? runFailureLines(fields) : [];
+  } catch (e) {
+    return [`(the run's manifest could not be read: ${errorMessage(e)})`];
+  }
 }
 
 /** The summary as text: the run, then each path with its results. */

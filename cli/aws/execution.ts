@@ -230,7 +230,12 @@ export async function startRun(
   out(`started run ${runId}${mesh ? ' on the mesh state machine' : ''}\n  ${arn}\n`);
   if (!flags.follow) return 0;
   const status = await followExecution(sfn, arn, (l) => out(`${l}\n`));
-  if (status === 'FAILED') for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
+  if (status === 'FAILED') {
+    // RunFailedError is RunOutcome's: only an execution past ValidatePlan, so the manifest is its own.
+    const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn }));
+    if (d.error === 'RunFailedError')
+      for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
+  }
   const summary = await fetchSummary(s3, cfg.bucket, runId);
   if (summary) out(`\n${summaryText(summary)}`);
   return status === 'SUCCEEDED' ? 0 : 1;
@@ -266,6 +271,8 @@ export async function runStatus(
   out(
     `run ${runId}: ${d.status}\n  started ${d.startDate?.toISOString()}${d.stopDate ? `\n  stopped ${d.stopDate.toISOString()}` : ''}${d.error ? `\n  ${d.error}: ${d.cause ?? ''}` : ''}\n`,
   );
-  if (d.status === 'FAILED') for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
+  // RunFailedError is RunOutcome's: only an execution past ValidatePlan, so the manifest is its own.
+  if (d.status === 'FAILED' && d.error === 'RunFailedError')
+    for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
   return 0;
 }

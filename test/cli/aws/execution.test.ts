@@ -285,6 +285,45 @@ describe('a failed AWS run says why, from its manifest', () => {
     expect(s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key)).toEqual([keys.manifest('run-9')]);
   });
 
+  it('status reads no manifest for an execution refused before it began, and an unreadable one is a line, not an error', async () => {
+    const refused = clientsWith('run-11');
+    refused.sfn.on(DescribeExecutionCommand).resolves({
+      status: 'FAILED',
+      executionArn: executionArn(SM, 'run-11'),
+      stateMachineArn: SM,
+      startDate: new Date('2026-12-01T00:00:00Z'),
+      error: 'RunExistsError',
+      cause: 'run run-11 already exists',
+    });
+    const out: string[] = [];
+    await runStatus(
+      'run-11',
+      { stateMachine: SM, bucket: 'pb-data' },
+      {},
+      (t) => out.push(t),
+      () => refused.clients,
+    );
+    // The manifest at that key is the earlier run's: none of its lines are this execution's.
+    expect(refused.s3.commandCalls(GetObjectCommand)).toHaveLength(0);
+    expect(out.join('')).not.toContain('the summary failed');
+
+    const denied = clientsWith('run-12');
+    denied.s3
+      .on(GetObjectCommand)
+      .rejects(Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+    const lines: string[] = [];
+    const code = await runStatus(
+      'run-12',
+      { stateMachine: SM, bucket: 'pb-data' },
+      {},
+      (t) => lines.push(t),
+      () => denied.clients,
+    );
+    expect(code).toBe(0);
+    expect(lines.join('')).toContain('run run-12: FAILED');
+    expect(lines.join('')).toContain("  (the run's manifest could not be read: Access Denied)\n");
+  });
+
   it('start --follow prints it when the execution failed, and exits 1', async () => {
     const { sfn, clients } = clientsWith('run-10');
     sfn.on(StartExecutionCommand).resolves({ executionArn: executionArn(SM, 'run-10'), startDate: new Date() });
