@@ -187,6 +187,13 @@ export async function readManifest(store: DocumentStore, runId: string): Promise
 }
 
 /**
+ * The Error of the run's RunFailed state (RunOutcome, statemachine/measurement.asl.json): an
+ * execution that ends with it got past ValidatePlan, so the manifest at its run id is its own
+ * (one refused there, say for a run id taken, would find an earlier run's).
+ */
+export const RUN_FAILED_ERROR = 'RunFailedError';
+
+/**
  * What the run's own fields say went wrong after its paths, one line each: the summary's failure
  * and routes not restored (the two a run's execution fails for once its paths ran, besides a
  * path failure that could not be recorded, which only the execution's history holds).

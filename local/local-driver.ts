@@ -10,7 +10,13 @@ import { errorMessage, PlanInvalidError } from '../core/errors.js';
 import { newRunId } from '../core/keys.js';
 import { parsePlan } from '../core/plan.js';
 import type { ClientRef, ResolvedPlan } from '../core/resolved-plan.js';
-import { type RunTrigger, readManifest, readRunFields, runFailureLines } from '../core/run-manifest.js';
+import {
+  RUN_FAILED_ERROR,
+  type RunTrigger,
+  readManifest,
+  readRunFields,
+  runFailureLines,
+} from '../core/run-manifest.js';
 import { readSummary, type Summary } from '../core/run-summary.js';
 import { costSettings, type Settings } from '../core/settings.js';
 import { stderrLogger } from '../functions/log.js';
@@ -345,17 +351,15 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
         log.warn(`the lab's applied delays could not be added to the summary: ${errorMessage(e)}`);
       }
     }
-    // RunFailedError is RunOutcome's: only an execution past ValidatePlan, so the manifest is its own.
     const fields =
-      execution.status === 'FAILED' && execution.error?.name === 'RunFailedError'
-        ? await readRunFields(store, runId).catch(() => undefined)
-        : undefined;
+      execution.error?.name === RUN_FAILED_ERROR ? await readRunFields(store, runId).catch(() => undefined) : undefined;
+    const failures = fields ? runFailureLines(fields) : [];
     return {
       runId,
       dataDir,
       execution,
       summary,
-      ...(fields && runFailureLines(fields).length > 0 ? { failures: runFailureLines(fields) } : {}),
+      ...(failures.length > 0 ? { failures } : {}),
       interrupted: interrupts > 0,
     };
   } finally {

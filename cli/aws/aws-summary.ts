@@ -4,25 +4,21 @@ import { errorMessage } from '../../core/errors.js';
 import { checkRunId, keys } from '../../core/keys.js';
 import { readRunFields, runFailureLines } from '../../core/run-manifest.js';
 import { parseSummary, type Summary } from '../../core/run-summary.js';
+import { S3ObjectStore } from '../../functions/adapters/aws/s3-store.js';
 import { AwsCliError } from './aws-errors.js';
 import { type ClientsFor, makeClients } from './clients.js';
 import { type CommonFlags, resolveStackConfig } from './stack-config.js';
 
-/** An object's text from S3; undefined when there is none. */
-async function getText(s3: S3Client, bucket: string, key: string): Promise<string | undefined> {
+/** The run summary from S3; undefined while it does not exist yet. */
+export async function fetchSummary(s3: S3Client, bucket: string, runId: string): Promise<Summary | undefined> {
   try {
-    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    return await out.Body?.transformToString();
+    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: keys.report(runId, 'json') }));
+    const text = await out.Body?.transformToString();
+    return text === undefined ? undefined : parseSummary(runId, text);
   } catch (e) {
     if (e instanceof Error && (e.name === 'NoSuchKey' || e.name === 'NotFound')) return undefined;
     throw e;
   }
-}
-
-/** The run summary from S3; undefined while it does not exist yet. */
-export async function fetchSummary(s3: S3Client, bucket: string, runId: string): Promise<Summary | undefined> {
-  const text = await getText(s3, bucket, keys.report(runId, 'json'));
-  return text === undefined ? undefined : parseSummary(runId, text);
 }
 
 /**
@@ -32,7 +28,7 @@ export async function fetchSummary(s3: S3Client, bucket: string, runId: string):
  */
 export async function fetchFailureLines(s3: S3Client, bucket: string, runId: string): Promise<string[]> {
   try {
-    const fields = await readRunFields({ getText: (key) => getText(s3, bucket, key) }, runId);
+    const fields = await readRunFields(new S3ObjectStore(s3, bucket), runId);
     return fields ? runFailureLines(fields) : [];
   } catch (e) {
     return [`(the run's manifest could not be read: ${errorMessage(e)})`];

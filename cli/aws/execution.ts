@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { PlanInvalidError } from '../../core/errors.js';
 import { checkRunId, newRunId } from '../../core/keys.js';
 import { formatProblems } from '../../core/plan.js';
+import { RUN_FAILED_ERROR } from '../../core/run-manifest.js';
 import { parseSettings } from '../../core/settings.js';
 import { AWS_POLL_SECONDS, executionArn } from '../../functions/adapters/aws/aws-deps.js';
 import { loadPlanFile } from '../plan-file.js';
@@ -135,7 +136,7 @@ export async function followExecution(
   arn: string,
   write: (line: string) => void,
   opts: { sleep?: (ms: number) => Promise<void>; pollMs?: number } = {},
-): Promise<ExecutionStatus> {
+): Promise<{ status: ExecutionStatus; error?: string }> {
   const sleep = opts.sleep ?? pause;
   const counter = { paths: 0 };
   type Followed = { arn: string; seen: number; ended: boolean; nested: boolean; parent?: Followed };
@@ -162,7 +163,7 @@ export async function followExecution(
       if (f.nested && fresh.some((ev) => ENDED.has(String(ev.type)))) f.ended = true;
     }
     const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn }));
-    if (d.status && TERMINAL.includes(d.status)) return d.status;
+    if (d.status && TERMINAL.includes(d.status)) return { status: d.status, ...(d.error ? { error: d.error } : {}) };
     await sleep(opts.pollMs ?? 5_000);
   }
 }
@@ -229,13 +230,8 @@ export async function startRun(
   }
   out(`started run ${runId}${mesh ? ' on the mesh state machine' : ''}\n  ${arn}\n`);
   if (!flags.follow) return 0;
-  const status = await followExecution(sfn, arn, (l) => out(`${l}\n`));
-  if (status === 'FAILED') {
-    // RunFailedError is RunOutcome's: only an execution past ValidatePlan, so the manifest is its own.
-    const d = await sfn.send(new DescribeExecutionCommand({ executionArn: arn }));
-    if (d.error === 'RunFailedError')
-      for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
-  }
+  const { status, error } = await followExecution(sfn, arn, (l) => out(`${l}\n`));
+  if (error === RUN_FAILED_ERROR) for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
   const summary = await fetchSummary(s3, cfg.bucket, runId);
   if (summary) out(`\n${summaryText(summary)}`);
   return status === 'SUCCEEDED' ? 0 : 1;
@@ -271,8 +267,7 @@ export async function runStatus(
   out(
     `run ${runId}: ${d.status}\n  started ${d.startDate?.toISOString()}${d.stopDate ? `\n  stopped ${d.stopDate.toISOString()}` : ''}${d.error ? `\n  ${d.error}: ${d.cause ?? ''}` : ''}\n`,
   );
-  // RunFailedError is RunOutcome's: only an execution past ValidatePlan, so the manifest is its own.
-  if (d.status === 'FAILED' && d.error === 'RunFailedError')
+  if (d.error === RUN_FAILED_ERROR)
     for (const line of await fetchFailureLines(s3, cfg.bucket, runId)) out(`  ${line}\n`);
   return 0;
 }

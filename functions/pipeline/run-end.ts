@@ -77,9 +77,10 @@ export async function releaseLock(
 /** Longest summary error kept in the manifest (a state error's Cause may be up to 32 KiB). */
 export const SUMMARY_ERROR_MAX_CHARS = 2_000;
 
-/** A summary state's Catch output as one line: `<Error>: <message>`, the Lambda's message unwrapped. */
+/** A summary state's Catch output as one line: `<Error>: <message>` (the Lambda's message unwrapped), or the Error alone. */
 export function summaryFailureText(e: StateError): string {
-  const text = `${e.Error ?? 'Error'}: ${causeMessage(e.Cause)}`.replace(/\s+/g, ' ').trim();
+  const cause = causeMessage(e.Cause);
+  const text = (cause ? `${e.Error ?? 'Error'}: ${cause}` : (e.Error ?? 'Error')).replace(/\s+/g, ' ').trim();
   return text.length > SUMMARY_ERROR_MAX_CHARS ? `${text.slice(0, SUMMARY_ERROR_MAX_CHARS - 1)}…` : text;
 }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { RUN_FAILED_ERROR } from '../../core/run-manifest.js';
 import { TASK_NAMES } from '../../functions/wiring.js';
 import {
   type AslState,
@@ -111,6 +112,8 @@ describe('the definitions (statemachine/*.asl.json)', () => {
     expect(rest).toEqual(lock);
     expect(withError).toEqual({ ...(plain as object), 'summaryError.$': '$.summaryError' });
     expect(s.ReleaseLock.Next).toBe('RunOutcome');
+    // The failure lines are read only for this Error (core/run-manifest.ts RUN_FAILED_ERROR).
+    expect((s.RunFailed as unknown as { Error: string }).Error).toBe(RUN_FAILED_ERROR);
   });
 
   it('bounds every wait: waits come from task output or the plan, and retries cap their delay', () => {

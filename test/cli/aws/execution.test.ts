@@ -103,7 +103,7 @@ describe('aws cli helpers', () => {
     const status = await followExecution(new SFNClient({ region: 'ap-northeast-1' }), run, (l) => lines.push(l), {
       sleep: async () => undefined,
     });
-    expect(status).toBe('SUCCEEDED');
+    expect(status).toEqual({ status: 'SUCCEEDED' });
     expect(lines).toEqual([
       'chunk #1 started',
       'chunk #2 started',
@@ -255,7 +255,7 @@ describe('a failed AWS run says why, from its manifest', () => {
       cause: 'see the run manifest and the execution history',
     });
     s3.on(GetObjectCommand, { Bucket: 'pb-data', Key: keys.manifest(runId) }).resolves({
-      Body: { transformToString: async () => JSON.stringify(manifestOf(runId)) } as never,
+      Body: { transformToByteArray: async () => new TextEncoder().encode(JSON.stringify(manifestOf(runId))) } as never,
     });
     s3.on(GetObjectCommand, { Bucket: 'pb-data', Key: keys.report(runId, 'json') }).rejects(
       Object.assign(new Error('The specified key does not exist.'), { name: 'NoSuchKey' }),

@@ -15,7 +15,7 @@ describe('summaryFailureText', () => {
         Cause: JSON.stringify({ errorMessage: 'percentiles:\nout of memory', errorType: 'QueryFailedError' }),
       }),
     ).toBe('QueryFailedError: percentiles: out of memory');
-    expect(summaryFailureText({ Error: 'States.Timeout' })).toBe('States.Timeout:');
+    expect(summaryFailureText({ Error: 'States.Timeout' })).toBe('States.Timeout');
     expect(summaryFailureText({ Cause: 'a Map failed' })).toBe('Error: a Map failed');
   });
 
