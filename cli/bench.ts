@@ -254,7 +254,8 @@ export function registerBench(program: Command): void {
       '1000000,10000000',
     )
     .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
-    .option('--shifted-runs <n>', 'runs per shift size of the regressions bench', '20')
+    .option('--shifted-runs <n>', 'trials per shift size of the regressions bench', '20')
+    .option('--persistence <n>', "the regressions bench plan's regression.persistence (runs in a row, 1-5)", '1')
     .option('--list', 'print the parts, one per line, and run none')
     .action(
       async (o: {
@@ -267,6 +268,7 @@ export function registerBench(program: Command): void {
         orchestrationPaths: string;
         cleanRuns: string;
         shiftedRuns: string;
+        persistence: string;
       }) => {
         const parts: Part[] = [
           {
@@ -334,8 +336,19 @@ export function registerBench(program: Command): void {
             name: 'regressions',
             run: async () => {
               const { benchRegressions } = await import('../scripts/bench/regressions.bench.js');
-              return (await benchRegressions({ cleanRuns: Number(o.cleanRuns), shiftedRuns: Number(o.shiftedRuns) }))
-                .lines;
+              const whole = (flag: string, v: string, min: number, max: number) => {
+                const n = Number(v);
+                if (!Number.isInteger(n) || n < min || n > max)
+                  throw new Error(`${flag} ${v}: a whole number from ${min} to ${max}`);
+                return n;
+              };
+              return (
+                await benchRegressions({
+                  cleanRuns: whole('--clean-runs', o.cleanRuns, 6, 10_000),
+                  shiftedRuns: whole('--shifted-runs', o.shiftedRuns, 1, 10_000),
+                  persistence: whole('--persistence', o.persistence, 1, 5),
+                })
+              ).lines;
             },
           },
           {

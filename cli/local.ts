@@ -266,7 +266,7 @@ export async function reportLocal(runId: string, o: { data: string; json?: boole
     // Against the plan's stored runs, as the pipeline judged it (nothing is written).
     await judgeStored({ store }, summary);
   } finally {
-    query.close();
+    await query.close();
   }
   if (o.json) process.stdout.write(printable(`${JSON.stringify(summary, null, 2)}\n`));
   else process.stdout.write(printable(`run ${runId}: ${summary.status}\n\n${renderTable(summary)}`));

@@ -330,8 +330,11 @@ export class DuckDbQueryEngine implements QueryEngine {
      * through a TEMP view `samples_jsonl` (a temp view is the connection's own and hides the main
      * one), so copies run beside each other and beside the queries (COPY_CONNECTIONS).
      */
-    private readonly copiers: { connection: DuckDBConnection; queue: Promise<unknown> }[],
+    private readonly copiers: { connection?: DuckDBConnection; queue: Promise<unknown> }[],
   ) {}
+
+  /** Set by close(): no statement is started after it. */
+  private closing: Promise<void> | undefined;
 
   /** Open an in-memory DuckDB over `dataDir` (the local object store, e.g. `.pathbench/`). */
   static async open(dataDir: string): Promise<DuckDbQueryEngine> {
@@ -339,15 +342,15 @@ export class DuckDbQueryEngine implements QueryEngine {
     // File names are passed to read_json, which expands glob patterns; refuse rather than misread.
     if (/[*?[\]{}]/.test(dir)) throw new QueryFailedError(`data directory path has glob characters: ${dir}`);
     const instance = await DuckDBInstance.create(':memory:');
-    const connection = await instance.connect();
-    const copiers = await Promise.all(
-      Array.from({ length: COPY_CONNECTIONS }, async () => ({
-        connection: await instance.connect(),
-        queue: Promise.resolve() as Promise<unknown>,
-      })),
-    );
-    const engine = new DuckDbQueryEngine(instance, connection, dir, copiers);
-    await engine.refreshView('open');
+    // The copy connections are made by the first copy each takes (report, trend and sql copy nothing).
+    const copiers = Array.from({ length: COPY_CONNECTIONS }, () => ({ queue: Promise.resolve() as Promise<unknown> }));
+    const engine = new DuckDbQueryEngine(instance, await instance.connect(), dir, copiers);
+    try {
+      await engine.refreshView('open');
+    } catch (e) {
+      await engine.close();
+      throw e;
+    }
     return engine;
   }
 
@@ -425,6 +428,7 @@ export class DuckDbQueryEngine implements QueryEngine {
   /** Run one statement with positional `?` parameters; rows as plain objects (bigints as numbers). */
   query(sql: string, params: QueryParam[], label: string): Promise<Record<string, unknown>[]> {
     const run = async () => {
+      if (this.closing) throw new QueryFailedError(`${label}: the engine is closed`);
       // Re-list the files every time so samples written since the last query are seen.
       await this.refreshView(label);
       try {
@@ -494,6 +498,7 @@ export class DuckDbQueryEngine implements QueryEngine {
   private unload(call: QueryExecutionCall): Promise<{ rows: number }> {
     const label = `UNLOAD ${call.QueryString.slice(-120)}`;
     const run = async () => {
+      if (this.closing) throw new QueryFailedError(`${label}: the engine is closed`);
       let unload: ReturnType<typeof parseUnload>;
       try {
         unload = parseUnload(call.QueryString);
@@ -516,11 +521,13 @@ export class DuckDbQueryEngine implements QueryEngine {
       const present = await readdir(dir).catch(() => [] as string[]);
       if (present.some((f) => !f.endsWith('.tmp')))
         throw new QueryFailedError(`HIVE_PATH_ALREADY_EXISTS: s3://${unload.bucket}/${unload.prefix} is not empty`);
-      await this.partitionView(copier.connection, m[1], m[2], label);
+      copier.connection ??= await this.instance.connect();
+      const connection = copier.connection;
+      await this.partitionView(connection, m[1], m[2], label);
       await mkdir(dir, { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
       try {
-        const reader = await copier.connection.runAndReadAll(
+        const reader = await connection.runAndReadAll(
           `COPY (${unload.select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ${codec}, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
         );
         const rows = Number(reader.getRowObjectsJS()[0]?.Count ?? 0);
@@ -549,10 +556,19 @@ export class DuckDbQueryEngine implements QueryEngine {
   /** Hive partitioning discovers path=/run= directories by itself; nothing to register. */
   async registerPartition(_pathId: string, _runId: string): Promise<void> {}
 
-  /** Release the connection and the database. */
-  close(): void {
-    for (const c of this.copiers) c.connection.closeSync();
-    this.connection.closeSync();
-    this.instance.closeSync();
+  /**
+   * Release the connections and the database once the statements under way have ended: a copy
+   * under way (a stopped run's CopyToParquet) finishes or fails whole, its temporary file renamed
+   * or removed, rather than losing its connection mid-statement. Statements not yet started are
+   * refused.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.all([this.queue, ...this.copiers.map((c) => c.queue)]);
+      for (const c of this.copiers) c.connection?.closeSync();
+      this.connection.closeSync();
+      this.instance.closeSync();
+    })();
+    return this.closing;
   }
 }

@@ -370,6 +370,6 @@ export async function runLocal(opts: LocalRunOptions): Promise<LocalRunResult> {
     opts.interrupt?.removeEventListener('abort', stop);
     runner.kill();
     await ecsWorkers?.stop();
-    query.close();
+    await query.close();
   }
 }

@@ -2,7 +2,7 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { errorMessage } from '../../core/errors.js';
 import { checkRunId, keys } from '../../core/keys.js';
-import { readRunFields, runFailureLines } from '../../core/run-manifest.js';
+import { type RunManifest, readRunFields, runFailureLines } from '../../core/run-manifest.js';
 import { parseSummary, type Summary } from '../../core/run-summary.js';
 import { S3ObjectStore } from '../../functions/adapters/aws/s3-store.js';
 import { AwsCliError } from './aws-errors.js';
@@ -35,6 +35,25 @@ export async function fetchFailureLines(s3: S3Client, bucket: string, runId: str
   }
 }
 
+/** Why an AWS run has no stored summary, from what its manifest says (undefined: none read). */
+export function noSummaryText(
+  runId: string,
+  bucket: string,
+  fields: Pick<RunManifest, 'status' | 'startedAt' | 'endedAt' | 'summaryFailure'> | undefined,
+): string {
+  const where = `s3://${bucket}`;
+  if (!fields)
+    return `no summary for run ${runId} in ${where}: no manifest either (no such run, or refused before it began)`;
+  if (fields.summaryFailure)
+    return (
+      `run ${runId} has no summary: its summary step failed at ${fields.summaryFailure.at}: ${fields.summaryFailure.error}. ` +
+      `Its samples are stored (measurements ${fields.status}); query them with \`pathbench sql --aws\``
+    );
+  if (!fields.endedAt)
+    return `no summary for run ${runId} in ${where} yet: it started at ${fields.startedAt} and has not ended (\`pathbench status ${runId}\`)`;
+  return `run ${runId} ended ${fields.status} at ${fields.endedAt} with no summary in ${where} (\`pathbench status ${runId}\` says how its execution ended)`;
+}
+
 /** The summary as text: the run, then each path with its results. */
 export function summaryText(s: Summary): string {
   const lines = [`run ${s.runId}: ${s.status}`];
@@ -56,8 +75,13 @@ export async function reportAws(
   clientsFor: ClientsFor = makeClients,
 ): Promise<number> {
   const cfg = await resolveStackConfig(flags, env, clientsFor);
-  const summary = await fetchSummary(clientsFor(cfg.region).s3, cfg.bucket, checkRunId(runId));
-  if (!summary) throw new AwsCliError(`no summary for run ${runId} in s3://${cfg.bucket} (still running?)`);
+  const s3 = clientsFor(cfg.region).s3;
+  const summary = await fetchSummary(s3, cfg.bucket, checkRunId(runId));
+  if (!summary) {
+    // Why there is none, from the run's manifest (best effort: unreadable is as good as absent).
+    const fields = await readRunFields(new S3ObjectStore(s3, cfg.bucket), runId).catch(() => undefined);
+    throw new AwsCliError(noSummaryText(runId, cfg.bucket, fields));
+  }
   out(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : summaryText(summary));
   return 0;
 }

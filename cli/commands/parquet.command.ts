@@ -40,7 +40,7 @@ export async function parquetTarget(
   o: ParquetFlags,
   env: Record<string, string | undefined>,
   clientsFor: ClientsFor = makeClients,
-): Promise<{ store: ObjectStore; query: QueryEngine; close: () => void }> {
+): Promise<{ store: ObjectStore; query: QueryEngine; close: () => Promise<void> }> {
   if (o.aws) {
     const cfg = await resolveStackConfig(o, env, clientsFor);
     const query = new AthenaQueryEngine(new AthenaClient({ region: cfg.region }), {
@@ -48,7 +48,7 @@ export async function parquetTarget(
       database: ATHENA_DATABASE,
       bucket: cfg.bucket,
     });
-    return { store: new S3ObjectStore(clientsFor(cfg.region).s3, cfg.bucket), query, close: () => {} };
+    return { store: new S3ObjectStore(clientsFor(cfg.region).s3, cfg.bucket), query, close: async () => {} };
   }
   const dir = resolve(o.data);
   if (!existsSync(dir)) throw new ParquetCliError(`no data directory ${dir}`);
@@ -89,7 +89,7 @@ export function registerParquet(program: Command): void {
       try {
         return await rewriteParquetCopies(runId, target, (t) => process.stdout.write(printable(t)));
       } finally {
-        target.close();
+        await target.close();
       }
     }),
   );

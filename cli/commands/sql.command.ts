@@ -76,7 +76,7 @@ export async function runSql(
   try {
     return await runSqlOn(sql, target.query, o.csv ? 'csv' : o.json ? 'json' : 'table', out);
   } finally {
-    target.close();
+    await target.close();
   }
 }
 
@@ -133,7 +133,7 @@ export function registerTables(program: Command): void {
       try {
         return await backfillTablesOn(target.store, !!o.dryRun, (t) => process.stdout.write(t));
       } finally {
-        target.close();
+        await target.close();
       }
     }),
   );

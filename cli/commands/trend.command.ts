@@ -55,7 +55,7 @@ export async function compareAction(
     const c = await compareRuns({ store: new DirStore(dir), query }, runA, runB);
     out(o.json ? `${JSON.stringify(c, null, 2)}\n` : compareText(c));
   } finally {
-    query.close();
+    await query.close();
   }
 }
 

@@ -47,7 +47,7 @@ clearInterval(timer);
 sample();
 const p = (await loadManifest(store, runId)).paths.find((x) => x.id === pathId);
 const lines = (p?.probes ?? []).flatMap((x) => x.files ?? []).reduce((a, f) => a + f.lines, 0);
-query.close();
+await query.close();
 process.stdout.write(
   `${JSON.stringify({
     seconds,

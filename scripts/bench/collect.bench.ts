@@ -241,7 +241,7 @@ export async function benchEngineCopy(dir: string, n: number): Promise<string[]>
       await rm(plainFile, { force: true });
     }
   } finally {
-    query.close();
+    await query.close();
     await rm(dir, { recursive: true, force: true });
   }
   const all = figures.find((r) => r.subset === 'all');

@@ -516,7 +516,7 @@ export async function benchPercentiles(
             oneGroupSamples,
           };
         } finally {
-          engine.close();
+          await engine.close();
         }
       } finally {
         await rm(dir, { recursive: true, force: true });

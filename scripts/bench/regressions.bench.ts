@@ -16,6 +16,8 @@
  * 2. Known shifts: path B's server then answers later by a share of its clean p50 (5, 10, 20 %),
  *    each shifted run judged against the clean history alone (its trend point removed after it),
  *    and the detection rate printed per shift size.
+ * With `persistence` n (the plan's regression.persistence), a regression is flagged only when n
+ * runs in a row show it: each shift trial is then n shifted runs in a row.
  * Figures only; the goals (≤ 1 false alarm per 100 clean runs, ≥ 95 % detection of +10 %) are
  * printed next to them.
  */
@@ -92,9 +94,10 @@ async function stopHogs(hogs: ChildProcess[]): Promise<void> {
   await Promise.all(hogs.map((h) => (h.exitCode === null ? new Promise((r) => h.once('exit', r)) : undefined)));
 }
 
-function plan(ports: Record<string, number>) {
+function plan(ports: Record<string, number>, persistence: number) {
   return {
     name: 'regressions-bench',
+    ...(persistence > 1 ? { regression: { persistence } } : {}),
     defaults: {
       client: { instanceId: 'local', region: 'local' },
       reboot: false,
@@ -145,9 +148,12 @@ interface RunOutcome {
   hogs: number;
 }
 
-export async function benchRegressions(opts: { cleanRuns?: number; shiftedRuns?: number; seed?: number } = {}) {
+export async function benchRegressions(
+  opts: { cleanRuns?: number; shiftedRuns?: number; persistence?: number; seed?: number } = {},
+) {
   const cleanRuns = opts.cleanRuns ?? 110;
   const shiftedRuns = opts.shiftedRuns ?? 20;
+  const persistence = opts.persistence ?? 1;
   let seed = opts.seed ?? 20261202;
   const rand = () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -159,7 +165,7 @@ export async function benchRegressions(opts: { cleanRuns?: number; shiftedRuns?:
   let n = 0;
   try {
     for (const [id, us] of Object.entries(BASE_DELAY_US)) servers[id] = await startServer(us);
-    const p = plan(Object.fromEntries(Object.entries(servers).map(([id, s]) => [id, s.port])));
+    const p = plan(Object.fromEntries(Object.entries(servers).map(([id, s]) => [id, s.port])), persistence);
     const runOnce = async (): Promise<RunOutcome> => {
       const hogs = Math.floor(rand() * 3);
       const running = startHogs(hogs);
@@ -198,6 +204,9 @@ export async function benchRegressions(opts: { cleanRuns?: number; shiftedRuns?:
       c.summary.paths.find((x) => x.id === id)?.results.find((r) => r.metric === 'http_latency_ms')?.p50 ?? Number.NaN;
     const perHundred = (k: number) => ((100 * k) / Math.max(1, judged.length)).toFixed(1);
     lines.push(
+      `persistence ${persistence}: ${persistence > 1 ? `a regression is flagged when ${persistence} runs in a row show it (the plan's regression.persistence)` : 'a regression is flagged by one run'}`,
+    );
+    lines.push(
       `clean runs ${cleanRuns} (judged ${judged.length}: ${cleanRuns - judged.length} build the first baseline)`,
     );
     lines.push(
@@ -233,18 +242,22 @@ export async function benchRegressions(opts: { cleanRuns?: number; shiftedRuns?:
 
     // Known shifts on path B, each judged against the clean history only.
     const baseB = median(clean.map((c) => p50Of(c, 'B')).filter(Number.isFinite));
-    lines.push(`shifted runs: path B's server answers later by a share of its clean p50 (${baseB.toFixed(3)} ms)`);
+    lines.push(
+      `shifted runs: path B's server answers later by a share of its clean p50 (${baseB.toFixed(3)} ms)${persistence > 1 ? `; each trial is ${persistence} shifted runs in a row, the last one's flags counted` : ''}`,
+    );
     for (const share of SHIFTS) {
       servers.B.setDelay(BASE_DELAY_US.B + share * baseB * 1000);
       let found = 0;
       let others = 0;
       for (let i = 0; i < shiftedRuns; i++) {
-        const o = await runOnce();
-        const flags = o.summary.regressions ?? [];
+        // A shift lasts: with persistence n, the n − 1 runs before the judged one are shifted too.
+        const trial: RunOutcome[] = [];
+        for (let k = 0; k < persistence; k++) trial.push(await runOnce());
+        const flags = trial[trial.length - 1].summary.regressions ?? [];
         if (flags.some((r) => r.path === 'B' && r.percentile === 'p50' && r.direction === 'regression')) found++;
         if (flags.some((r) => r.path !== 'B')) others++;
-        // Out of the history: the next shifted run is judged against the clean runs alone.
-        await rm(path.join(dir, keys.trendPoint(p.name, o.summary.runId)), { force: true });
+        // Out of the history: the next trial is judged against the clean runs alone.
+        for (const o of trial) await rm(path.join(dir, keys.trendPoint(p.name, o.summary.runId)), { force: true });
       }
       lines.push(
         `  +${(share * 100).toFixed(0).padStart(2)} %: detected ${found}/${shiftedRuns} (${((100 * found) / shiftedRuns).toFixed(0)} %)${share === 0.1 ? ' (goal ≥ 95 %)' : ''}; another path flagged in ${others}`,

@@ -203,7 +203,8 @@ describe.concurrent('stop (StopExecution) in every state, then rerun', () => {
   );
   // RunSummaryQuery: the SummaryQueries Map's Athena tasks, after the path's copy (the first
   // call). Stopped while one runs, the query ends after the cleanup and its rows are never read;
-  // as after a stop in SummarizeRun, `pathbench report` writes the stopped run's summary.
+  // as after a stop in SummarizeRun, no summary is stored (`pathbench report` computes and prints
+  // one from the samples, and stores nothing).
   faultCase(
     'stop in every state, then rerun',
     "StopExecution while a summary query runs (SummaryQueries' RunSummaryQuery); it ends after the cleanup",

@@ -12,6 +12,7 @@ import {
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
+import { noSummaryText, reportAws } from '../../../cli/aws/aws-summary.js';
 import { followExecution, progressLines, runStatus, startRun } from '../../../cli/aws/execution.js';
 import { keys } from '../../../core/keys.js';
 import { type ManifestIndex, manifestIndexSchema } from '../../../core/run-manifest.js';
@@ -322,6 +323,48 @@ describe('a failed AWS run says why, from its manifest', () => {
     expect(code).toBe(0);
     expect(lines.join('')).toContain('run run-12: FAILED');
     expect(lines.join('')).toContain("  (the run's manifest could not be read: Access Denied)\n");
+  });
+
+  it('report --aws says why there is no summary: the summary failure, a run under way, no run at all', async () => {
+    const report = (runId: string, clients: ReturnType<typeof clientsWith>['clients']) =>
+      reportAws(
+        runId,
+        { stateMachine: SM, bucket: 'pb-data' },
+        {},
+        () => undefined,
+        () => clients,
+      );
+    const failed = clientsWith('run-13');
+    await expect(report('run-13', failed.clients)).rejects.toThrow(
+      'run run-13 has no summary: its summary step failed at 2026-12-01T00:05:00.000Z: ' +
+        'States.ExceedToleratedFailureThreshold: 1 of 9 child executions of SummaryQueries failed. ' +
+        'Its samples are stored (measurements succeeded); query them with `pathbench sql --aws`',
+    );
+    expect(failed.s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key)).toEqual([
+      keys.report('run-13', 'json'),
+      keys.manifest('run-13'),
+    ]);
+
+    const running = clientsWith('run-14');
+    const { endedAt: _, summaryFailure: __, ...started } = manifestOf('run-14');
+    running.s3.on(GetObjectCommand, { Bucket: 'pb-data', Key: keys.manifest('run-14') }).resolves({
+      Body: { transformToByteArray: async () => new TextEncoder().encode(JSON.stringify(started)) } as never,
+    });
+    await expect(report('run-14', running.clients)).rejects.toThrow(
+      'no summary for run run-14 in s3://pb-data yet: it started at 2026-12-01T00:00:00.000Z and has not ended (`pathbench status run-14`)',
+    );
+
+    const none = clientsWith('run-15');
+    none.s3
+      .on(GetObjectCommand)
+      .rejects(Object.assign(new Error('The specified key does not exist.'), { name: 'NoSuchKey' }));
+    await expect(report('run-15', none.clients)).rejects.toThrow(
+      'no summary for run run-15 in s3://pb-data: no manifest either (no such run, or refused before it began)',
+    );
+    const { summaryFailure: ___, ...ended } = manifestOf('run-16');
+    expect(noSummaryText('run-16', 'pb-data', { ...ended, status: 'failed' })).toBe(
+      'run run-16 ended failed at 2026-12-01T00:05:00.000Z with no summary in s3://pb-data (`pathbench status run-16` says how its execution ended)',
+    );
   });
 
   it('start --follow prints it when the execution failed, and exits 1', async () => {

@@ -64,7 +64,7 @@ describe('writeParquetCopy', () => {
     dir = await tempDataDir('parquet-copy');
   });
   afterEach(async () => {
-    engine?.close();
+    await engine?.close();
     engine = undefined;
     await rm(dir, { recursive: true, force: true });
   });
@@ -409,5 +409,43 @@ describe('writeParquetCopy', () => {
     expect(both[0].status === 'fulfilled' && both[0].value.rows).toBe(40);
     expect(both[1].status === 'rejected' && String(both[1].reason)).toMatch(/HIVE_PATH_ALREADY_EXISTS/);
     expect(await readdir(path.join(dir, keys.parquetPrefix('A', 'r1')))).toEqual(['samples.parquet']);
+  });
+
+  it('closes once the copies under way have ended, each written whole, and refuses the rest', async () => {
+    await writeSamples(dir, [...records('r1', 'A', 40_000, 40), ...records('r1', 'B', 50, 41)]);
+    const deps = await copyDeps(dir);
+    engine = deps.query;
+    const calls = await Promise.all(['A', 'B'].map((p) => prepareParquetCopy(deps, { pathId: p, runId: 'r1' })));
+    const copies = calls.map((c) => deps.query.execute(c));
+    for (const c of copies) c.catch(() => undefined);
+    // What a stopped run's driver does: A's copy is under way (its temporary file is there), the
+    // engine is closed.
+    const dirA = path.join(dir, keys.parquetPrefix('A', 'r1'));
+    for (let i = 0; i < 2000; i++) {
+      if ((await readdir(dirA).catch(() => [] as string[])).some((f) => f.endsWith('.tmp'))) break;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect((await readdir(dirA)).some((f) => f.endsWith('.tmp'))).toBe(true);
+    await deps.query.close();
+    // A's copy ended whole before the connections closed.
+    expect((await copies[0]).rows).toBe(40_000);
+    expect(await readdir(dirA)).toEqual(['samples.parquet']);
+    const check = await DuckDBInstance.create(':memory:');
+    const c = await check.connect();
+    const reader = await c.runAndReadAll(
+      `SELECT count(*) AS n FROM read_parquet('${path.join(dirA, 'samples.parquet')}')`,
+    );
+    expect(Number(reader.getRowObjectsJS()[0].n)).toBe(40_000);
+    c.closeSync();
+    check.closeSync();
+    // B's copy either ran whole beside it or was refused, leaving nothing.
+    const b = await Promise.allSettled([copies[1]]);
+    const filesB = await readdir(path.join(dir, keys.parquetPrefix('B', 'r1'))).catch(() => [] as string[]);
+    if (b[0].status === 'fulfilled') expect([b[0].value.rows, filesB]).toEqual([50, ['samples.parquet']]);
+    else expect([String(b[0].reason), filesB]).toEqual([expect.stringMatching(/the engine is closed/), []]);
+    await expect(deps.query.query('SELECT 1', [], 'after close')).rejects.toThrow(/after close: the engine is closed/);
+    await expect(deps.query.execute(calls[0])).rejects.toThrow(/the engine is closed/);
+    // Closing again is the same close.
+    await deps.query.close();
   });
 });
