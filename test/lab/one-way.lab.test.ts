@@ -4,7 +4,7 @@
  * out, 90 % of REV's on the way back, A symmetric), and the NFQUEUE helper logs the delay it
  * applied to every packet. plans/lab-one-way.json's pingpong runs through the pipeline; every
  * path's one-way figures must carry no clock error (one kernel), match the asymmetry the helper
- * applied within 10 µs, and exceed each direction's applied delay by no more than the bare
+ * applied within 25 µs, and exceed each direction's applied delay by no more than the bare
  * topology's one-way part. Own prefix; nothing left afterwards.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -79,8 +79,11 @@ describe('one-way delay in the lab', () => {
       lines.push(
         `${def.id}: fwd ${fwd.toFixed(1)} µs (applied ${truth.fwd.toFixed(1)}), rev ${rev.toFixed(1)} µs (applied ${truth.rev.toFixed(1)})`,
       );
-      // The asymmetry, which no symmetric split of a round trip can show: within 10 µs.
-      expect(Math.abs(fwd - rev - (truth.fwd - truth.rev)), lines.at(-1)).toBeLessThanOrEqual(10);
+      // The asymmetry, which no symmetric split of a round trip can show (a split would miss it
+      // by all of it, 1150 µs on FWD): within 25 µs. The bare topology's part differs by
+      // direction (the way back also holds the server's send path); 3–4 µs on a quiet host,
+      // 12 µs measured on a busy one.
+      expect(Math.abs(fwd - rev - (truth.fwd - truth.rev)), lines.at(-1)).toBeLessThanOrEqual(25);
       // Each way: the applied delay plus the bare topology's part (veths, forwarding; the way
       // back also the server's send path), never less, and tens of µs at most.
       for (const [got, want] of [
