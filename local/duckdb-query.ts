@@ -15,7 +15,6 @@ import type { QueryEngine, QueryParam } from '../functions/ports.js';
 import {
   loadQuery,
   queryNames,
-  RANK_COLUMNS,
   RUN_TABLES,
   type RunTable,
   runTableColumns,
@@ -70,10 +69,11 @@ export function copierOf(statement: string, connections: number): number {
 }
 
 /**
- * Columns a Parquet copy must have to be read as it is: the first rank column and the newest data
- * column (clock_error_us, added with the one-way delays). An older copy's partition is read from its JSONL.
+ * Columns a Parquet copy must have to be read as it is: the newest data column (clock_error_us,
+ * added with the one-way delays). An older copy's partition is read from its JSONL. Columns a
+ * copy has beyond the table's (the rank columns copies carried before) are not read.
  */
-const CURRENT_COPY_COLUMNS = [RANK_COLUMNS[0], 'clock_error_us'];
+const CURRENT_COPY_COLUMNS = ['clock_error_us'];
 
 /** Glue/Hive type names in samples.ddl.sql mapped to DuckDB types. */
 const DUCKDB_TYPES: Record<string, string> = {
@@ -113,51 +113,6 @@ function emptySelect(all: SqlColumn[]): string {
   return `SELECT ${all.map((c) => `CAST(NULL AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ')} WHERE false`;
 }
 
-const SUCCESS = 'ok = true AND value IS NOT NULL';
-const GROUP = 'run, path, probe, metric, unit';
-
-/** A group with a flagged row: only there are the unflagged columns set. */
-const FLAGGED_GROUP = `count(flag) OVER (PARTITION BY ${GROUP}) > 0`;
-
-// A successful row's ties (its value) take positions first … last of the group's successful
-// values: rank() is first, and the count over the default frame (the peers included) is last.
-const tieWindow = (rows: string) => `OVER (PARTITION BY ${GROUP}, (${rows}) ORDER BY value)`;
-const VALUE_RANK = `CASE WHEN ${SUCCESS} THEN count(*) ${tieWindow(SUCCESS)} END`;
-const VALUE_FIRST = `CASE WHEN ${SUCCESS} THEN rank() ${tieWindow(SUCCESS)} END`;
-const VALUE_COUNT = `count(CASE WHEN ${SUCCESS} THEN 1 END) OVER (PARTITION BY ${GROUP})`;
-const UNFLAGGED = `${SUCCESS} AND flag IS NULL`;
-const UNFLAGGED_RANK = `CASE WHEN ${UNFLAGGED} AND ${FLAGGED_GROUP} THEN count(*) ${tieWindow(UNFLAGGED)} END`;
-const UNFLAGGED_FIRST = `CASE WHEN ${UNFLAGGED} AND ${FLAGGED_GROUP} THEN rank() ${tieWindow(UNFLAGGED)} END`;
-const UNFLAGGED_COUNT = `CASE WHEN ${FLAGGED_GROUP} THEN count(CASE WHEN ${UNFLAGGED} THEN 1 END) OVER (PARTITION BY ${GROUP}) END`;
-// The per-mille interval (lo, hi] of positions first … last (as queries/parquet_copy.sql
-// computes it); DuckDB's // is integer division, NULL where the position is.
-const lo = (first: string, count: string) => `(1000 * ((${first}) - 1)) // (${count})`;
-const hi = (last: string, count: string) => `(1000 * (${last})) // (${count})`;
-/**
- * The rank columns (queries/sql.ts RANK_COLUMNS) for rows that have no Parquet copy yet, by
- * window functions over the same groups: what the Parquet copy stores
- * (queries/parquet_copy.sql), so queries/percentiles.sql reads both alike.
- */
-const RANK_WINDOWS: Record<(typeof RANK_COLUMNS)[number], string> = {
-  value_rank: VALUE_RANK,
-  value_count: VALUE_COUNT,
-  unflagged_rank: UNFLAGGED_RANK,
-  unflagged_count: UNFLAGGED_COUNT,
-  group_rows: `count(*) OVER (PARTITION BY ${GROUP})`,
-  group_unflagged_rows: `count(CASE WHEN flag IS NULL THEN 1 END) OVER (PARTITION BY ${GROUP})`,
-  value_permille_lo: lo(VALUE_FIRST, VALUE_COUNT),
-  value_permille_hi: hi(VALUE_RANK, VALUE_COUNT),
-  unflagged_permille_lo: lo(UNFLAGGED_FIRST, UNFLAGGED_COUNT),
-  unflagged_permille_hi: hi(UNFLAGGED_RANK, UNFLAGGED_COUNT),
-};
-
-/** The rank columns as window-function select items (`CAST(…) AS value_rank`, …), in RANK_COLUMNS order. */
-export function rankColumnsSql(): string[] {
-  return samplesColumns().ranks.map(
-    (c) => `CAST(${RANK_WINDOWS[c.name as keyof typeof RANK_WINDOWS]} AS BIGINT) AS ${sqlIdent(c.name)}`,
-  );
-}
-
 /**
  * The partition columns (path, run), read from the last directories of each file's name, which
  * are the key's (`…/path=A/run=R/file`). Not DuckDB's hive partitioning: it takes the first
@@ -172,38 +127,26 @@ function partitionColumnsSql(partitions: SqlColumn[]): string[] {
   );
 }
 
-/**
- * SELECT over JSONL files with the DDL's column types (nothing depends on DuckDB's sniffing);
- * with `ranks`, the rank columns too (computed, see RANK_WINDOWS), in the Parquet table's order.
- */
-function jsonlSelect(files: string[], ranks = false): string {
-  const { columns, ranks: rankColumns, partitions } = samplesColumns();
+/** SELECT over JSONL files with the DDL's column types (nothing depends on DuckDB's sniffing). */
+function jsonlSelect(files: string[]): string {
+  const { columns, partitions } = samplesColumns();
   const all: SqlColumn[] = [...columns, ...partitions];
-  if (files.length === 0) return emptySelect(ranks ? [...columns, ...rankColumns, ...partitions] : all);
+  if (files.length === 0) return emptySelect(all);
   // Explicit column types: keys a record has beyond these are ignored, missing ones are NULL,
   // and nothing depends on DuckDB's type sniffing of whichever file it samples first.
   const columnTypes = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckDbType(c.type))}`).join(', ');
-  const raw = [
+  return [
     `SELECT ${[...columns.map((c) => sqlIdent(c.name)), ...partitionColumnsSql(partitions)].join(', ')} FROM read_json(`,
     `[${files.map(sqlString).join(', ')}],`,
     `format = 'newline_delimited', columns = {${columnTypes}},`,
     `hive_partitioning = false, filename = true)`,
   ].join(' ');
-  if (!ranks) return raw;
-  const cols = [
-    ...columns.map((c) => sqlIdent(c.name)),
-    ...rankColumnsSql(),
-    ...partitions.map((c) => sqlIdent(c.name)),
-  ];
-  return `SELECT ${cols.join(', ')} FROM (${raw}) raw_samples`;
 }
 
 /** SELECT over Parquet files (Parquet copies), each column cast to the DDL's type. */
 function parquetSelect(files: string[]): string {
-  const { columns, ranks, partitions } = samplesColumns();
-  const stored = [...columns, ...ranks].map(
-    (c) => `CAST(${sqlIdent(c.name)} AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`,
-  );
+  const { columns, partitions } = samplesColumns();
+  const stored = columns.map((c) => `CAST(${sqlIdent(c.name)} AS ${duckDbType(c.type)}) AS ${sqlIdent(c.name)}`);
   return [
     `SELECT ${[...stored, ...partitionColumnsSql(partitions)].join(', ')}`,
     `FROM read_parquet([${files.map(sqlString).join(', ')}],`,
@@ -222,16 +165,16 @@ export function samplesViewSql(files: string[], view = 'samples', kind: 'TEMP' |
 /**
  * The `samples` view the queries read: each partition's Parquet file where it has one, and its
  * JSONL where it has none yet (data written before the Parquet copy existed, or a partition
- * whose copy is still being written) — never both, so no row is counted twice. The JSONL rows
- * get their rank columns from window functions. Pass only Parquet files that have the rank
- * columns (see DuckDbQueryEngine): an older file's partition is read from its JSONL instead.
+ * whose copy is still being written) — never both, so no row is counted twice. Pass only
+ * Parquet files that have the current columns (see DuckDbQueryEngine): an older file's
+ * partition is read from its JSONL instead.
  */
 export function parquetViewSql(parquetFiles: string[], jsonlFiles: string[]): string {
   const covered = new Set(parquetFiles.map((f) => path.dirname(f).split(path.sep).slice(-2).join('/')));
   const rest = jsonlFiles.filter((f) => !covered.has(path.dirname(f).split(path.sep).slice(-2).join('/')));
   const parts: string[] = [];
   if (parquetFiles.length > 0) parts.push(parquetSelect(parquetFiles));
-  if (rest.length > 0 || parts.length === 0) parts.push(jsonlSelect(rest, true));
+  if (rest.length > 0 || parts.length === 0) parts.push(jsonlSelect(rest));
   return `CREATE OR REPLACE VIEW samples AS ${parts.join(' UNION ALL ')}`;
 }
 
@@ -341,7 +284,10 @@ export class DuckDbQueryEngine implements QueryEngine {
     const dir = path.resolve(dataDir);
     // File names are passed to read_json, which expands glob patterns; refuse rather than misread.
     if (/[*?[\]{}]/.test(dir)) throw new QueryFailedError(`data directory path has glob characters: ${dir}`);
-    const instance = await DuckDBInstance.create(':memory:');
+    // Rows in no promised order, as Athena gives them (every query in queries/ orders what it
+    // returns): the Parquet copy is then written by both threads at once, 1.3–1.5× as fast at
+    // 1 M samples (docs/benchmarks.md, collect).
+    const instance = await DuckDBInstance.create(':memory:', { preserve_insertion_order: 'false' });
     // The copy connections are made by the first copy each takes (report, trend and sql copy nothing).
     const copiers = Array.from({ length: COPY_CONNECTIONS }, () => ({ queue: Promise.resolve() as Promise<unknown> }));
     const engine = new DuckDbQueryEngine(instance, await instance.connect(), dir, copiers);
@@ -354,31 +300,32 @@ export class DuckDbQueryEngine implements QueryEngine {
     return engine;
   }
 
-  /** Per Parquet file (by path, size and mtime): whether it has the rank columns. */
-  private readonly ranked = new Map<string, { stamp: string; ranked: boolean }>();
+  /** Per Parquet file (by path, size and mtime): whether it has the current columns. */
+  private readonly current = new Map<string, { stamp: string; current: boolean }>();
 
   /**
-   * The Parquet files that have the rank columns and the latest data columns
-   * (CURRENT_COPY_COLUMNS). A file written before them lacks some (its partition is then read
-   * from its JSONL, with computed ranks, until `pathbench parquet` rewrites it). Footers are read
-   * once per file version, all new ones in one query.
+   * The Parquet files that have the latest data columns (CURRENT_COPY_COLUMNS). A file written
+   * before them lacks some (its partition is then read from its JSONL until `pathbench parquet`
+   * rewrites it). Footers are read once per file version, all new ones in one query.
    */
-  private async rankedFiles(files: string[]): Promise<string[]> {
+  private async currentFiles(files: string[]): Promise<string[]> {
     const stamps = await Promise.all(
       files.map(async (f) => {
         const st = await stat(f);
         return `${st.size}:${st.mtimeMs}`;
       }),
     );
-    const unknown = files.flatMap((f, i) => (this.ranked.get(f)?.stamp === stamps[i] ? [] : [{ f, stamp: stamps[i] }]));
+    const unknown = files.flatMap((f, i) =>
+      this.current.get(f)?.stamp === stamps[i] ? [] : [{ f, stamp: stamps[i] }],
+    );
     if (unknown.length > 0) {
       const reader = await this.connection.runAndReadAll(
         `SELECT file_name FROM parquet_schema([${unknown.map((u) => sqlString(u.f)).join(', ')}]) WHERE name IN (${CURRENT_COPY_COLUMNS.map(sqlString).join(', ')}) GROUP BY file_name HAVING count(DISTINCT name) = ${CURRENT_COPY_COLUMNS.length}`,
       );
       const have = new Set(reader.getRowObjectsJS().map((r) => String(r.file_name)));
-      for (const u of unknown) this.ranked.set(u.f, { stamp: u.stamp, ranked: have.has(u.f) });
+      for (const u of unknown) this.current.set(u.f, { stamp: u.stamp, current: have.has(u.f) });
     }
-    return files.filter((f) => this.ranked.get(f)?.ranked);
+    return files.filter((f) => this.current.get(f)?.current);
   }
 
   /** The views' last definitions: redefined only when the files behind them change. */
@@ -387,7 +334,7 @@ export class DuckDbQueryEngine implements QueryEngine {
   private async refreshView(label: string): Promise<void> {
     try {
       const jsonl = await listSampleFiles(this.dataDir);
-      const parquet = await this.rankedFiles(await listParquetCopies(this.dataDir));
+      const parquet = await this.currentFiles(await listParquetCopies(this.dataDir));
       const next: Record<string, string> = {
         samples_jsonl: samplesViewSql(jsonl, 'samples_jsonl'),
         samples: parquetViewSql(parquet, jsonl),

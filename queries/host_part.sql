@@ -4,9 +4,9 @@
 -- text runs on Athena (Trino) and DuckDB.
 --
 -- n is the successful samples that carry host_us; p50 and p99 are nearest-rank (the value at
--- position ceil(k n / 1000)), picked with the per-mille interval test of percentiles.sql. Only
--- value has rank columns in the copy, so the rows are ranked here by a window over the rows
--- that carry host_us; ts_source is the group's (one per probe: MIN of one value).
+-- position ceil(k n / 1000)): the rows that carry host_us are ranked by a window, and the row at
+-- position r covers the per-mille interval (floor(1000 (r - 1) / n), floor(1000 r / n)], which holds
+-- k for exactly one r. ts_source is the group's (one per probe: MIN of one value).
 WITH host AS (
   SELECT
     path, probe, metric, unit, ts_source, host_us,

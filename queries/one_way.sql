@@ -5,8 +5,8 @@
 -- (Trino) and DuckDB.
 --
 -- n is the successful samples that carry the delays; p50 of each direction is nearest-rank (the
--- value at position ceil(k n / 1000)), picked with the per-mille interval test of percentiles.sql,
--- each direction ranked by its own window (only value has rank columns in the copy).
+-- value at position ceil(k n / 1000)), each direction ranked by its own window, the row at
+-- position r covering the per-mille interval (floor(1000 (r - 1) / n), floor(1000 r / n)].
 -- clock_error_us is the largest bound of the group: every figure is within it.
 WITH one_way AS (
   SELECT

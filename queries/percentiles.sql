@@ -10,38 +10,81 @@
 -- successful samples only and are NULL when n = 0.
 --
 -- Nearest rank: the p-th percentile is the value at 1-based position ceil(p * n) in ascending
--- order. p is an integer per-mille k (500, 950, 990, 999), never a double p.
+-- order. p is an integer per-mille k (500, 950, 990, 999), never a double p, and the rank
+-- ceil(k n / 1000) is computed in integer arithmetic, (k n + 999 - ((k n + 999) % 1000)) / 1000:
+-- the remainder is taken off before dividing, so Trino's truncating and DuckDB's double
+-- division give the same exact integer.
 --
--- How the value at that rank is found, without a sort: the samples table carries rank columns
--- (docs/data.md, "Rank columns"), written with each partition's Parquet copy
--- (queries/parquet_copy.sql) and computed by window functions for rows that have no copy
--- yet (local/duckdb-query.ts). The successful rows holding one value (its ties) take positions
--- first ... last among the group's n successful values in ascending order; value_permille_lo /
--- _hi on each of them is the per-mille interval (lo, hi] those positions cover:
--- lo = floor(1000 (first - 1) / n), hi = floor(1000 last / n). Position r is the nearest rank
--- ceil(k n / 1000) exactly when floor(1000 (r - 1) / n) < k <= floor(1000 r / n) (the intervals
--- of positions 1 ... n tile (0, 1000]), and hi = 1000 only on the max. So the value at a
--- figure's rank is the value of the rows whose interval holds k: integer comparisons with
--- constants, no division (where Trino and DuckDB differ) and no multiplication per row. The
--- unflagged_* columns are the same among the unflagged values (set only in a group with a
--- flagged row); value_count, unflagged_count, group_rows and group_unflagged_rows the group's
--- counts, on every row.
---
--- The WHERE keeps only those rows, a handful per group (more where a value has many ties), so
--- the GROUP BY sees almost nothing: rows at one of the five ranks of either subset, and every
--- row of a group without successful values or without rank columns (value_count 0 or NULL),
--- so that every group appears. Every figure's k is at least 500 (p50 is the lowest), so
--- "hi >= 500" sets half the rows aside first. The counts come from the stored group columns (ok
--- and flag are not read at all); in a Parquet copy written before those columns existed (every
--- row of it passes the WHERE) only total is counted from the rows, and n, loss and the figures
--- read NULL.
---
--- The rank columns are checked before they are used: each figure's rank must be held by rows of
--- one value (the least equal to the greatest), or the subset's percentiles and max are NULL
--- rather than wrong (held by no row or by rows of two values: a copy written before the columns
--- existed, or changed behind the writer's back); `pathbench parquet` rewrites such copies.
--- Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT, and one GROUP
--- BY reads samples once (Athena bills each scan).
+-- How the value at that rank is found, without a sort of the samples: one pass over the run's
+-- columns counts each distinct value of each group (tallies: a hash aggregate; latencies repeat
+-- at their resolution, 28,658 distinct values in 1 M sockperf samples); a window over those
+-- few rows adds up the counts at or below each value (cum, and cum_unflagged among the
+-- unflagged); the value at rank r is the least whose running count reaches r, exactly
+-- sorted[r - 1], ties included. Failed rows are tallied under good_value NULL, after every
+-- value (NULLS LAST), so they count in total but never in a running count. cdf.sql,
+-- trend.sql and trial_spread.sql rank the same way. The Parquet copy holds the
+-- records only (parquet_copy.sql): nothing is precomputed at write time, so the copy costs
+-- what writing the rows costs (docs/benchmarks.md, collect), and this query reads five of its
+-- columns. Counts are CAST to BIGINT because DuckDB's SUM of BIGINT is a 128-bit HUGEINT; one
+-- GROUP BY reads samples once (Athena bills each scan).
+WITH tallies AS (
+  SELECT
+    path, probe, metric, unit,
+    CASE WHEN ok = true AND value IS NOT NULL THEN value END AS good_value,
+    MIN(kind) AS kind,
+    COUNT(*) AS tied,
+    COUNT(CASE WHEN flag IS NULL THEN 1 END) AS tied_unflagged
+  FROM samples
+  WHERE run = ?
+  GROUP BY path, probe, metric, unit, CASE WHEN ok = true AND value IS NOT NULL THEN value END
+),
+cumulative AS (
+  SELECT
+    path, probe, metric, unit, kind, good_value, tied, tied_unflagged,
+    CAST(SUM(CASE WHEN good_value IS NOT NULL THEN tied ELSE 0 END) OVER (
+      PARTITION BY path, probe, metric, unit ORDER BY good_value ASC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    ) AS BIGINT) AS cum,
+    CAST(SUM(CASE WHEN good_value IS NOT NULL THEN tied_unflagged ELSE 0 END) OVER (
+      PARTITION BY path, probe, metric, unit ORDER BY good_value ASC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    ) AS BIGINT) AS cum_unflagged,
+    CAST(SUM(CASE WHEN good_value IS NOT NULL THEN tied ELSE 0 END) OVER (PARTITION BY path, probe, metric, unit) AS BIGINT) AS n_all,
+    CAST(SUM(CASE WHEN good_value IS NOT NULL THEN tied_unflagged ELSE 0 END) OVER (PARTITION BY path, probe, metric, unit) AS BIGINT) AS n_unflagged
+  FROM tallies
+),
+ranked AS (
+  SELECT
+    cumulative.*,
+    CAST((500 * n_all + 999 - ((500 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r50_all,
+    CAST((950 * n_all + 999 - ((950 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r95_all,
+    CAST((990 * n_all + 999 - ((990 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r99_all,
+    CAST((999 * n_all + 999 - ((999 * n_all + 999) % 1000)) / 1000 AS BIGINT) AS r999_all,
+    CAST((500 * n_unflagged + 999 - ((500 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r50_unflagged,
+    CAST((950 * n_unflagged + 999 - ((950 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r95_unflagged,
+    CAST((990 * n_unflagged + 999 - ((990 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r99_unflagged,
+    CAST((999 * n_unflagged + 999 - ((999 * n_unflagged + 999) % 1000)) / 1000 AS BIGINT) AS r999_unflagged
+  FROM cumulative
+),
+grouped AS (
+  SELECT
+    path, probe, metric, unit,
+    MIN(kind) AS kind,
+    CAST(SUM(tied) AS BIGINT) AS total_all,
+    CAST(SUM(tied_unflagged) AS BIGINT) AS total_unflagged,
+    MAX(n_all) AS n_all,
+    MAX(n_unflagged) AS n_unflagged,
+    MIN(CASE WHEN good_value IS NOT NULL AND cum >= r50_all THEN good_value END) AS p50_all,
+    MIN(CASE WHEN good_value IS NOT NULL AND cum >= r95_all THEN good_value END) AS p95_all,
+    MIN(CASE WHEN good_value IS NOT NULL AND cum >= r99_all THEN good_value END) AS p99_all,
+    MIN(CASE WHEN good_value IS NOT NULL AND cum >= r999_all THEN good_value END) AS p999_all,
+    MAX(good_value) AS max_all,
+    MIN(CASE WHEN tied_unflagged > 0 AND good_value IS NOT NULL AND cum_unflagged >= r50_unflagged THEN good_value END) AS p50_unflagged,
+    MIN(CASE WHEN tied_unflagged > 0 AND good_value IS NOT NULL AND cum_unflagged >= r95_unflagged THEN good_value END) AS p95_unflagged,
+    MIN(CASE WHEN tied_unflagged > 0 AND good_value IS NOT NULL AND cum_unflagged >= r99_unflagged THEN good_value END) AS p99_unflagged,
+    MIN(CASE WHEN tied_unflagged > 0 AND good_value IS NOT NULL AND cum_unflagged >= r999_unflagged THEN good_value END) AS p999_unflagged,
+    MAX(CASE WHEN tied_unflagged > 0 THEN good_value END) AS max_unflagged
+  FROM ranked
+  GROUP BY path, probe, metric, unit
+)
 SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,
   CASE WHEN total = 0 THEN NULL ELSE CAST(total - n AS DOUBLE) / CAST(total AS DOUBLE) END AS loss,
   CASE WHEN subset = 'all' THEN p50_all ELSE p50_unflagged END AS p50,
@@ -50,65 +93,11 @@ SELECT path, probe, kind, metric, unit, subset, n, total - n AS failed, total,
   CASE WHEN subset = 'all' THEN p999_all ELSE p999_unflagged END AS p999,
   CASE WHEN subset = 'all' THEN max_all ELSE max_unflagged END AS max
 FROM (
-  SELECT
-    path, probe, kind, metric, unit, flagged,
+  SELECT grouped.*, subset,
     CASE WHEN subset = 'all' THEN n_all ELSE n_unflagged END AS n,
-    CASE WHEN subset = 'all' THEN total_all ELSE total_unflagged END AS total,
-    CASE WHEN ranked_all THEN p50_all END AS p50_all,
-    CASE WHEN ranked_all THEN p95_all END AS p95_all,
-    CASE WHEN ranked_all THEN p99_all END AS p99_all,
-    CASE WHEN ranked_all THEN p999_all END AS p999_all,
-    CASE WHEN ranked_all THEN max_all END AS max_all,
-    CASE WHEN ranked_unflagged THEN p50_unflagged END AS p50_unflagged,
-    CASE WHEN ranked_unflagged THEN p95_unflagged END AS p95_unflagged,
-    CASE WHEN ranked_unflagged THEN p99_unflagged END AS p99_unflagged,
-    CASE WHEN ranked_unflagged THEN p999_unflagged END AS p999_unflagged,
-    CASE WHEN ranked_unflagged THEN max_unflagged END AS max_unflagged,
-    subset
-  FROM (
-    SELECT
-      grouped.*,
-      total_all - total_unflagged AS flagged,
-      (p50_all = least_p50_all AND p95_all = least_p95_all AND p99_all = least_p99_all AND p999_all = least_p999_all AND max_all = least_max_all) AS ranked_all,
-      (p50_unflagged = least_p50_unflagged AND p95_unflagged = least_p95_unflagged AND p99_unflagged = least_p99_unflagged AND p999_unflagged = least_p999_unflagged AND max_unflagged = least_max_unflagged) AS ranked_unflagged
-    FROM (
-      SELECT
-        path, probe, metric, unit,
-        MIN(kind) AS kind,
-        CAST(COALESCE(MAX(group_rows), COUNT(*)) AS BIGINT) AS total_all,
-        CAST(MAX(group_unflagged_rows) AS BIGINT) AS total_unflagged,
-        CAST(MAX(value_count) AS BIGINT) AS n_all,
-        CAST(MAX(unflagged_count) AS BIGINT) AS n_unflagged,
-        MAX(CASE WHEN value_permille_lo < 500 AND value_permille_hi >= 500 THEN value END) AS p50_all,
-        MIN(CASE WHEN value_permille_lo < 500 AND value_permille_hi >= 500 THEN value END) AS least_p50_all,
-        MAX(CASE WHEN value_permille_lo < 950 AND value_permille_hi >= 950 THEN value END) AS p95_all,
-        MIN(CASE WHEN value_permille_lo < 950 AND value_permille_hi >= 950 THEN value END) AS least_p95_all,
-        MAX(CASE WHEN value_permille_lo < 990 AND value_permille_hi >= 990 THEN value END) AS p99_all,
-        MIN(CASE WHEN value_permille_lo < 990 AND value_permille_hi >= 990 THEN value END) AS least_p99_all,
-        MAX(CASE WHEN value_permille_lo < 999 AND value_permille_hi >= 999 THEN value END) AS p999_all,
-        MIN(CASE WHEN value_permille_lo < 999 AND value_permille_hi >= 999 THEN value END) AS least_p999_all,
-        MAX(CASE WHEN value_permille_hi = 1000 THEN value END) AS max_all,
-        MIN(CASE WHEN value_permille_hi = 1000 THEN value END) AS least_max_all,
-        MAX(CASE WHEN unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500 THEN value END) AS p50_unflagged,
-        MIN(CASE WHEN unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500 THEN value END) AS least_p50_unflagged,
-        MAX(CASE WHEN unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950 THEN value END) AS p95_unflagged,
-        MIN(CASE WHEN unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950 THEN value END) AS least_p95_unflagged,
-        MAX(CASE WHEN unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990 THEN value END) AS p99_unflagged,
-        MIN(CASE WHEN unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990 THEN value END) AS least_p99_unflagged,
-        MAX(CASE WHEN unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999 THEN value END) AS p999_unflagged,
-        MIN(CASE WHEN unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999 THEN value END) AS least_p999_unflagged,
-        MAX(CASE WHEN unflagged_permille_hi = 1000 THEN value END) AS max_unflagged,
-        MIN(CASE WHEN unflagged_permille_hi = 1000 THEN value END) AS least_max_unflagged
-      FROM samples
-      WHERE run = ? AND (
-        value_count IS NULL OR value_count = 0
-        OR (value_permille_hi >= 500 AND ((value_permille_lo < 500 AND value_permille_hi >= 500) OR (value_permille_lo < 950 AND value_permille_hi >= 950) OR (value_permille_lo < 990 AND value_permille_hi >= 990) OR (value_permille_lo < 999 AND value_permille_hi >= 999) OR (value_permille_hi = 1000)))
-        OR (unflagged_permille_hi >= 500 AND ((unflagged_permille_lo < 500 AND unflagged_permille_hi >= 500) OR (unflagged_permille_lo < 950 AND unflagged_permille_hi >= 950) OR (unflagged_permille_lo < 990 AND unflagged_permille_hi >= 990) OR (unflagged_permille_lo < 999 AND unflagged_permille_hi >= 999) OR (unflagged_permille_hi = 1000)))
-      )
-      GROUP BY path, probe, metric, unit
-    ) grouped
-  ) checked
+    CASE WHEN subset = 'all' THEN total_all ELSE total_unflagged END AS total
+  FROM grouped
   CROSS JOIN (VALUES ('all'), ('unflagged')) AS subsets (subset)
-  WHERE subset = 'all' OR flagged > 0
+  WHERE subset = 'all' OR total_all > total_unflagged
 ) per_subset
 ORDER BY path, probe, metric, subset, unit

@@ -5,9 +5,7 @@
 -- Single source of truth for the columns: infra builds both Glue tables from this file, the
 -- Parquet copy follows its column order, and the local DuckDB views read their column
 -- types from it (queries/sql.ts samplesColumns()).
--- The last ten columns are not in the records: parquet_copy.sql computes them per (probe,
--- metric, unit) group of the partition, so queries/percentiles.sql finds an exact percentile by
--- a filter instead of a sort (docs/data.md, "Rank columns"). queries/sql.ts RANK_COLUMNS names them.
+-- Both tables have the same columns: the Parquet copy is the records only (parquet_copy.sql).
 -- ${database} and ${location} are filled in by code; keep one column per line.
 CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   run_id string,
@@ -29,17 +27,7 @@ CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples (
   host_us double,
   one_way_fwd_us double,
   one_way_rev_us double,
-  clock_error_us double,
-  value_rank bigint,
-  value_count bigint,
-  unflagged_rank bigint,
-  unflagged_count bigint,
-  group_rows bigint,
-  group_unflagged_rows bigint,
-  value_permille_lo bigint,
-  value_permille_hi bigint,
-  unflagged_permille_lo bigint,
-  unflagged_permille_hi bigint
+  clock_error_us double
 )
 PARTITIONED BY (path string, run string)
 STORED AS PARQUET

@@ -1,7 +1,6 @@
 -- The raw samples as written by CollectOutput: one JSON sample record per line under
 -- samples/path=<p>/run=<id>/ (the contract, docs/data.md). Same columns as samples.ddl.sql
--- less its rank columns, which only the Parquet copy has (test/queries/sql.test.ts holds them
--- equal); the queries read the Parquet table instead.
+-- (test/queries/sql.test.ts holds them equal); the queries read the Parquet table instead.
 -- ${database} and ${jsonlLocation} are filled in by code; keep one column per line.
 CREATE EXTERNAL TABLE IF NOT EXISTS ${database}.samples_jsonl (
   run_id string,

@@ -48,31 +48,9 @@ export interface SqlColumn {
   type: string;
 }
 
-/**
- * The Parquet table's last columns, computed by queries/parquet_copy.sql per (probe, metric, unit)
- * group of a partition rather than read from the records (docs/data.md, "Rank columns"): each
- * successful value's position in the group's ascending order and how many there are, the same
- * among the unflagged values, the group's rows and unflagged rows, and the per-mille interval
- * of the group's values each position covers.
- */
-export const RANK_COLUMNS = [
-  'value_rank',
-  'value_count',
-  'unflagged_rank',
-  'unflagged_count',
-  'group_rows',
-  'group_unflagged_rows',
-  'value_permille_lo',
-  'value_permille_hi',
-  'unflagged_permille_lo',
-  'unflagged_permille_hi',
-] as const;
-
 export interface SamplesColumns {
   /** Data columns, in DDL order: the keys of a sample record (both tables, JSONL and Parquet). */
   columns: SqlColumn[];
-  /** The rank columns (RANK_COLUMNS, in order): the Parquet table only, after the data columns. */
-  ranks: SqlColumn[];
   /** Partition columns (path, run): taken from the object key, not from the record. */
   partitions: SqlColumn[];
 }
@@ -103,17 +81,12 @@ export function samplesColumns(): SamplesColumns {
   const ddl = stripComments(loadQuery('samples.ddl'));
   const table = /\.samples\s*\(([^)]*)\)\s*PARTITIONED\s+BY\s*\(([^)]*)\)/i.exec(ddl);
   if (!table) throw new QueryFileError('samples.ddl.sql: expected "<db>.samples (…) PARTITIONED BY (…)"');
-  const all = parseColumnList(table[1], 'the column list');
+  const columns = parseColumnList(table[1], 'the column list');
   const partitions = parseColumnList(table[2], 'PARTITIONED BY');
-  const names = [...all, ...partitions].map((c) => c.name);
+  const names = [...columns, ...partitions].map((c) => c.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new QueryFileError(`samples.ddl.sql: column ${dup} is declared twice`);
-  const columns = all.slice(0, all.length - RANK_COLUMNS.length);
-  const ranks = all.slice(columns.length);
-  if (ranks.map((c) => c.name).join() !== RANK_COLUMNS.join() || ranks.some((c) => c.type !== 'bigint')) {
-    throw new QueryFileError(`samples.ddl.sql: the last columns must be ${RANK_COLUMNS.join(', ')}, all bigint`);
-  }
-  cachedColumns = { columns, ranks, partitions };
+  cachedColumns = { columns, partitions };
   return cachedColumns;
 }
 

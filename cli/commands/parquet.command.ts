@@ -1,9 +1,10 @@
 /**
  * `pathbench parquet RUN_ID`: rewrite the Parquet copy of every path of a run from its JSONL
  * (functions/pipeline/parquet-copy.ts rewriteRunParquetCopies), by the query engine: DuckDB over
- * the data directory, or with `--aws` Athena (workgroup and database `pathbench`). For runs collected before the copies
- * carried the rank columns, whose percentiles read NULL on Athena until then; locally such a
- * copy is read from its JSONL meanwhile, so the command only makes those queries faster.
+ * the data directory, or with `--aws` Athena (workgroup and database `pathbench`). For runs whose copies lack the newest
+ * columns (the one-way delays), which read NULL on Athena until then, or copies that were lost;
+ * locally such a copy is read from its JSONL meanwhile, so the command only makes those queries
+ * faster.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -79,7 +80,7 @@ export function registerParquet(program: Command): void {
   commonOptions(
     program
       .command('parquet')
-      .description("rewrite a run's Parquet copies (with their rank columns) from its JSONL samples")
+      .description("rewrite a run's Parquet copies from its JSONL samples")
       .argument('<runId>')
       .option('--data <dir>', 'data directory', DEFAULT_DATA_DIR)
       .option('--aws', "rewrite them in the deployed pipeline's data bucket"),

@@ -1,7 +1,7 @@
 /**
  * The Parquet copy of a path's samples: after collect, the query engine itself rewrites the
  * (path, run) partition's Parquet copy from all its JSONL files (queries/parquet_copy.sql: the
- * records with the rank columns queries/percentiles.sql reads), with one UNLOAD statement
+ * records as they are; queries/percentiles.sql ranks them at query time), with one UNLOAD statement
  * (queries/unload.ts): Athena on AWS, DuckDB locally (local/duckdb-query.ts). In a run the state
  * machine's CopyToParquet state starts it and waits (statemachine/measurement.asl.json): no
  * JavaScript holds the rows and no Lambda waits on the engine, so no path has a size ceiling
@@ -57,7 +57,7 @@ export async function writeParquetCopy(
 
 /**
  * Rewrite the Parquet copy of every path of a run from its JSONL (`pathbench parquet`): for a
- * run collected before the copies carried the rank columns, or a copy that was lost. The paths
+ * run whose copies lack the newest columns (the one-way delays), or a copy that was lost. The paths
  * are the run manifest's; each copy is replaced whole, as after a collect, so it is safe to
  * repeat. `onPath` hears each path's result as it is written.
  */

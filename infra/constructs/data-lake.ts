@@ -128,8 +128,8 @@ export class DataLake extends Construct {
       catalogId: Aws.ACCOUNT_ID,
       databaseInput: { name: this.databaseName, description: 'pathbench measurements' },
     });
-    const { columns, ranks, partitions } = samplesColumns();
-    // Both tables: the DDL's columns (the Parquet table also its rank columns), partitioned by path and run; partitions are registered by
+    const { columns, partitions } = samplesColumns();
+    // Both tables: the DDL's columns, partitioned by path and run; partitions are registered by
     // CollectOutput (ALTER TABLE … ADD IF NOT EXISTS PARTITION in both), as run ids and path ids
     // are free-form (projection would need an enum or an equality filter on every query).
     const tableInput = (name: string, description: string) => ({
@@ -145,7 +145,7 @@ export class DataLake extends Construct {
         ...tableInput(this.tableName, 'samples as Parquet, one file per path and run (queries/samples.ddl.sql)'),
         parameters: { classification: 'parquet', EXTERNAL: 'TRUE' },
         storageDescriptor: {
-          columns: [...columns, ...ranks].map((c) => ({ name: c.name, type: c.type })),
+          columns: columns.map((c) => ({ name: c.name, type: c.type })),
           location: parquet,
           inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
           outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',

@@ -2,7 +2,7 @@
  * One CollectOutput task of the collect bench, in its own process so the heap limit is Lambda's:
  * run as `node --max-old-space-size=512 --import tsx scripts/bench/collect-child.bench.ts <dataDir>
  * <runId> <pathId>` by scripts/bench/collect.bench.ts. Like the task handler (functions/handlers),
- * collect, then the partition's Parquet copy with its rank columns (written by DuckDB). Prints one JSON line: seconds
+ * collect, then the partition's Parquet copy (written by DuckDB). Prints one JSON line: seconds
  * of each, lines read, samples kept, Parquet rows, peak V8 heap used and RSS (sampled every
  * 5 ms, over both steps), and the heap limit.
  */

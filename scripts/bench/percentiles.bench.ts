@@ -7,7 +7,7 @@
  * Run directly: `npx tsx scripts/bench/percentiles.bench.ts [--n N]`.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -21,8 +21,8 @@ import { parseDocument } from '../../core/stored-document.js';
 import { silentLogger } from '../../functions/log.js';
 import { writeParquetCopy } from '../../functions/pipeline/parquet-copy.js';
 import { DirStore } from '../../local/dir-store.js';
-import { DuckDbQueryEngine, rankColumnsSql, sqlString } from '../../local/duckdb-query.js';
-import { loadQuery, RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
+import { DuckDbQueryEngine, sqlString } from '../../local/duckdb-query.js';
+import { loadQuery } from '../../queries/sql.js';
 
 /** A typed array that grows by doubling. */
 class Growable<T extends Float64Array | Uint8Array> {
@@ -97,18 +97,6 @@ export interface ParquetFigures {
   oneGroupPeakBytes?: number;
   oneGroupMs?: number;
   oneGroupSamples: number;
-}
-
-/** SELECT of `source`'s columns with the rank columns computed, in the samples table's order. */
-function withRanksSelect(source: string): string {
-  const { columns, partitions } = samplesColumns();
-  const cols = [...columns.map((c) => c.name), ...rankColumnsSql(), ...partitions.map((c) => c.name)];
-  return `SELECT ${cols.join(', ')} FROM ${source}`;
-}
-
-/** Replace `table` with itself plus the rank columns. */
-function withRanksSql(table: string): string {
-  return `CREATE OR REPLACE TABLE ${table} AS ${withRanksSelect(table)}`;
 }
 
 /**
@@ -291,7 +279,7 @@ async function writeJsonl(conn: DuckDBConnection, dir: string): Promise<string[]
     const file = path.join(dir, keys.samples(p.path, p.run, p.probe, p.trial));
     await mkdir(path.dirname(file), { recursive: true });
     await conn.run(
-      `COPY (SELECT * EXCLUDE (path, run, ${RANK_COLUMNS.join(', ')}) FROM samples WHERE path = ${sqlString(p.path)} AND run = ${sqlString(p.run)} AND probe = ${sqlString(p.probe)} AND trial = ${p.trial}) TO ${sqlString(file)} (FORMAT JSON)`,
+      `COPY (SELECT * EXCLUDE (path, run) FROM samples WHERE path = ${sqlString(p.path)} AND run = ${sqlString(p.run)} AND probe = ${sqlString(p.probe)} AND trial = ${p.trial}) TO ${sqlString(file)} (FORMAT JSON)`,
     );
   }
   const partitions = new Map(parts.map((p) => [JSON.stringify([p.path, p.run]), [p.path, p.run]]));
@@ -362,14 +350,8 @@ async function oneGroupMemory(
         ELSE 20 + CAST(hash(i) % 100000 AS DOUBLE) / 1000 + CASE WHEN hash(i + ${n}) % 100 < 3 THEN 500 ELSE 0 END
       END AS value,
       'us' AS unit, hash(i + ${n}) % 100 <> 0 AS ok, CAST(NULL AS VARCHAR) AS error, 'tool' AS clock,
-      CAST(NULL AS VARCHAR) AS flag, 'one' AS path, 'bench' AS run
+      CAST(NULL AS VARCHAR) AS flag
     FROM range(${n}) t(i)) TO ${sqlString(file)} (FORMAT PARQUET)`);
-  // With the rank columns (as the pipeline's writer stores them), computed by DuckDB here.
-  const ranked = `${file}.ranked`;
-  await conn.run(
-    `COPY (SELECT * EXCLUDE (path, run) FROM (${withRanksSelect(`read_parquet(${sqlString(file)})`)})) TO ${sqlString(ranked)} (FORMAT PARQUET)`,
-  );
-  await rename(ranked, file);
   return oneGroupChild(n, dir);
 }
 
@@ -421,12 +403,6 @@ export async function benchPercentiles(
     await conn.run(generateSql(samples));
     const generateMs = performance.now() - t;
     const [{ c: selected }] = await rowsOf(conn, 'SELECT count(*) AS c FROM samples WHERE run = ?', [RUN]);
-    // The rank columns the Parquet copy stores, here by DuckDB's window functions (the local
-    // engine's definition for rows without a Parquet copy).
-    t = performance.now();
-    await conn.run(withRanksSql('samples'));
-    const rankMs = performance.now() - t;
-
     t = performance.now();
     const sqlRows = await rowsOf(conn, loadQuery('percentiles'), [RUN]);
     const sqlMs = performance.now() - t;
@@ -529,7 +505,6 @@ export async function benchPercentiles(
       ['samples in run', fmt(Number(selected))],
       ['result rows', fmt(jsRows.length)],
       ['generate in DuckDB (ms)', fmt(generateMs)],
-      ['rank columns by DuckDB window functions (ms)', fmt(rankMs)],
       ['percentiles.sql, DuckDB (ms)', fmt(sqlMs)],
       ['pull into typed arrays (ms)', fmt(pullMs)],
       ['sort in JS, stats.ts (ms)', fmt(jsMs)],
@@ -540,11 +515,11 @@ export async function benchPercentiles(
       const mb = (b: number) => (b / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 });
       rows.push(
         ['samples as JSONL (MB)', mb(c.jsonlBytes)],
-        ['same as Parquet, pipeline writer (MB)', mb(c.parquetBytes)],
+        ["same as Parquet, the pipeline's copy (MB)", mb(c.parquetBytes)],
         ['Parquet / JSONL bytes', `${(c.parquetBytes / c.jsonlBytes).toFixed(3)}x`],
         ['same as Parquet, DuckDB COPY (MB)', mb(c.duckdbParquetBytes)],
-        ['write Parquet, pipeline writer (ms)', fmt(c.writeMs)],
-        ['write Parquet, pipeline writer (lines/s)', fmt((samples / c.writeMs) * 1000)],
+        ["write the pipeline's Parquet copy (ms)", fmt(c.writeMs)],
+        ["write the pipeline's Parquet copy (lines/s)", fmt((samples / c.writeMs) * 1000)],
         ['percentiles.sql on JSONL (ms)', fmt(c.sqlJsonlMs)],
         [`percentiles.sql on Parquet (ms, median of ${c.sqlParquetRuns.length})`, fmt(c.sqlParquetMs)],
       );

@@ -16,14 +16,7 @@ import { CLEANUP_STATUSES, clientQueueGrant } from '../../infra/constructs/orche
 import { MANAGED_TAG } from '../../infra/grants.js';
 import { QUERIES_DIR } from '../../infra/infra-paths.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
-import {
-  RANK_COLUMNS,
-  RUN_TABLES,
-  runTableColumns,
-  samplesColumns,
-  trinoType,
-  viewDefinitions,
-} from '../../queries/sql.js';
+import { RUN_TABLES, runTableColumns, samplesColumns, trinoType, viewDefinitions } from '../../queries/sql.js';
 import { definitionFile, definitionText, MACHINE_PLACEHOLDERS, placeholdersIn } from '../../statemachine/asl.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -353,7 +346,7 @@ describe('pipeline stack', () => {
       expect(stored.originalSql).toMatch(/^SELECT[\s\S]+FROM samples\b/);
       expect(t.StorageDescriptor.Columns).toEqual(v.columns.map((c) => ({ Name: c.name, Type: c.type })));
     }
-    const { columns, ranks } = samplesColumns();
+    const { columns } = samplesColumns();
     const glue = (list: typeof columns) => list.map((c) => ({ Name: c.name, Type: c.type }));
     for (const name of ['samples', 'samples_jsonl'])
       expect(tables[name].PartitionKeys.map((k) => k.Name)).toEqual(['path', 'run']);
@@ -364,12 +357,9 @@ describe('pipeline stack', () => {
       expect(tables[name].StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.openx.data.jsonserde.JsonSerDe');
       expect(JSON.stringify(tables[name].StorageDescriptor.Location)).toContain(`/tables/${name}/`);
     }
-    // The raw table has the records' columns; the Parquet table also the writer's rank columns.
+    // Both tables have the records' columns: the Parquet copy is the records only.
     expect(tables.samples_jsonl.StorageDescriptor.Columns).toEqual(glue(columns));
-    expect(tables.samples.StorageDescriptor.Columns).toEqual(glue([...columns, ...ranks]));
-    expect(tables.samples.StorageDescriptor.Columns.slice(-RANK_COLUMNS.length).map((c) => c.Name)).toEqual([
-      ...RANK_COLUMNS,
-    ]);
+    expect(tables.samples.StorageDescriptor.Columns).toEqual(glue(columns));
     // The named queries read the Parquet table under parquet/; the raw JSONL stays under samples/.
     expect(tables.samples.Parameters.classification).toBe('parquet');
     expect(tables.samples.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe(

@@ -45,8 +45,8 @@ describe('DuckDbQueryEngine', () => {
     const engine = await open(dir);
     expect(await engine.query('SELECT count(*) AS c FROM samples', [], 'count')).toEqual([{ c: 0 }]);
     const described = await engine.query('DESCRIBE samples', [], 'describe');
-    const { columns, ranks, partitions } = samplesColumns();
-    expect(described.map((r) => r.column_name)).toEqual([...columns, ...ranks, ...partitions].map((c) => c.name));
+    const { columns, partitions } = samplesColumns();
+    expect(described.map((r) => r.column_name)).toEqual([...columns, ...partitions].map((c) => c.name));
     const raw = await engine.query('DESCRIBE samples_jsonl', [], 'describe');
     expect(raw.map((r) => r.column_name)).toEqual([...columns, ...partitions].map((c) => c.name));
     expect(described.find((r) => r.column_name === 'value')?.column_type).toBe('DOUBLE');

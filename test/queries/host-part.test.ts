@@ -107,7 +107,7 @@ describe('host_part.sql', () => {
     dirs.push(dir);
     const a = records('r1', 'A', 50, 4);
     await writeSamples(dir, a);
-    // A copy as an older version wrote it: the rank columns, but no ts_source or host_us.
+    // A copy as an older version wrote it: no ts_source or host_us.
     const engine = await DuckDbQueryEngine.open(dir);
     try {
       const file = path.join(dir, 'parquet', 'path=A', 'run=r1', 'samples.parquet');

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { HiveSQL, TrinoSQL } from 'dt-sql-parser';
 import { describe, expect, it } from 'vitest';
 import { PERCENTILES } from '../../core/stats.js';
-import { loadQuery, QueryFileError, queryNames, RANK_COLUMNS, samplesColumns } from '../../queries/sql.js';
+import { loadQuery, QueryFileError, queryNames, samplesColumns } from '../../queries/sql.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const QUERIES_DIR = path.join(ROOT, 'queries');
@@ -21,8 +21,7 @@ const code = (sql: string) => sql.replace(/--[^\n]*/g, '');
 
 describe('samplesColumns', () => {
   it('reads the data and partition columns out of samples.ddl.sql', () => {
-    const { columns, ranks, partitions } = samplesColumns();
-    expect(ranks).toEqual(RANK_COLUMNS.map((name) => ({ name, type: 'bigint' })));
+    const { columns, partitions } = samplesColumns();
     expect(columns).toEqual([
       { name: 'run_id', type: 'string' },
       { name: 'path_id', type: 'string' },
@@ -60,11 +59,11 @@ describe('samplesColumns', () => {
       .map((l) => l.trim())
       .filter((l) => l !== '')
       .map((l) => l.split(/\s+/)[0]);
-    const { columns, ranks } = samplesColumns();
-    expect([...columns, ...ranks].map((c) => c.name)).toEqual(names);
+    const { columns } = samplesColumns();
+    expect(columns.map((c) => c.name)).toEqual(names);
   });
 
-  it('the raw JSONL table has the same columns and types less the rank columns', () => {
+  it('the raw JSONL table has the same columns and types', () => {
     const raw = readFileSync(path.join(ROOT, 'queries', 'samples_jsonl.ddl.sql'), 'utf8');
     const body = raw.slice(raw.indexOf('samples_jsonl (') + 'samples_jsonl ('.length, raw.indexOf('\n)'));
     const cols = body
@@ -137,32 +136,29 @@ describe('portability rules for queries/', () => {
     expect(code(sql).toLowerCase()).not.toMatch(/percentile_(cont|disc)|quantile|median/);
     // no fractional literal such as 0.95 or .99 anywhere, comments included
     expect(sql).not.toMatch(/(^|[^0-9a-z_])\d*\.\d+/i);
-    // one pass, no sort and no array: every figure is the value of the rows at its rank
-    expect(code(sql)).not.toMatch(/ORDER BY value|array_agg|array_sort|rank\(\)|row_number|OVER \(/i);
-    expect(code(sql)).toContain('GROUP BY path, probe, metric, unit\n');
+    // no sort of the samples and no array: one GROUP BY tallies each distinct value, and the
+    // only ordering is the running count over those tallies
+    expect(code(sql)).not.toMatch(/ORDER BY value|array_agg|array_sort|rank\(\)|row_number/i);
     expect(code(sql).match(/FROM samples/g)).toHaveLength(1);
-    // one exact rank test per percentile the JS reference computes and subset, with its
-    // per-mille constant: integer comparisons with constants only; each checked to hit rows of
-    // one value (the least equal to the greatest)
-    for (const [lo, hi, subset] of [
-      ['value_permille_lo', 'value_permille_hi', 'all'],
-      ['unflagged_permille_lo', 'unflagged_permille_hi', 'unflagged'],
-    ]) {
-      for (const { column, perMille } of PERCENTILES) {
-        const at = `${lo} < ${perMille} AND ${hi} >= ${perMille}`;
-        expect(code(sql)).toContain(`MAX(CASE WHEN ${at} THEN value END) AS ${column}_${subset}`);
-        expect(code(sql)).toContain(`MIN(CASE WHEN ${at} THEN value END) AS least_${column}_${subset}`);
-        expect(code(sql)).toContain(`(${at})`);
-        expect(code(sql)).toContain(`CASE WHEN ranked_${subset} THEN ${column}_${subset} END AS ${column}_${subset}`);
-        expect(code(sql)).toContain(`${column}_${subset} = least_${column}_${subset}`);
+    expect(code(sql).match(/ORDER BY good_value ASC NULLS LAST/g)).toHaveLength(2);
+    // one integer rank per percentile the JS reference computes and subset: ceil(k n / 1000)
+    // with the remainder taken off before dividing, and the least value whose running count reaches it
+    for (const subset of ['all', 'unflagged']) {
+      for (const { column, perMille: k } of PERCENTILES) {
+        const r = `r${column.slice(1)}_${subset}`;
+        expect(code(sql)).toContain(
+          `CAST((${k} * n_${subset} + 999 - ((${k} * n_${subset} + 999) % 1000)) / 1000 AS BIGINT) AS ${r}`,
+        );
+        const cum = subset === 'all' ? 'cum' : 'cum_unflagged';
+        expect(code(sql)).toMatch(
+          new RegExp(
+            `MIN\\(CASE WHEN [^)]*good_value IS NOT NULL AND ${cum} >= ${r} THEN good_value END\\) AS ${column}_${subset}`,
+          ),
+        );
       }
-      expect(code(sql)).toContain(`MAX(CASE WHEN ${hi} = 1000 THEN value END) AS max_${subset}`);
-      // the WHERE's first gate holds for every figure: the lowest is p50
-      expect(code(sql)).toContain(`(${hi} >= 500 AND (`);
     }
-    expect(code(sql)).not.toMatch(/value_rank|unflagged_rank| \* /);
-    expect(Math.min(...PERCENTILES.map((p) => p.perMille))).toBe(500);
-    expect(code(sql)).not.toMatch(/ \/ (?!CAST)/);
+    expect(code(sql)).not.toMatch(/value_rank|permille|SELECT \*/);
+    expect(code(sql)).not.toMatch(/ \/ (?!CAST|1000)/);
     for (const { column } of PERCENTILES)
       expect(code(sql)).toContain(
         `CASE WHEN subset = 'all' THEN ${column}_all ELSE ${column}_unflagged END AS ${column}`,

@@ -1,6 +1,6 @@
 /**
  * `pathbench parquet RUN_ID` (cli/commands/parquet.command.ts): a run whose Parquet copies predate the
- * rank columns gets them rewritten from its JSONL by the engine: DuckDB in a data directory (the
+ * newest columns (the one-way delays) gets them rewritten from its JSONL by the engine: DuckDB in a data directory (the
  * percentiles read the same as from the JSONL), and in S3 (s3rver on loopback, the real SDK) the
  * old objects removed and Athena (mocked at the SDK) sent the UNLOAD.
  */
@@ -22,7 +22,7 @@ import { AthenaQueryEngine } from '../../../functions/adapters/aws/athena-query.
 import { S3ObjectStore } from '../../../functions/adapters/aws/s3-store.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
-import { loadQuery, RANK_COLUMNS, samplesColumns } from '../../../queries/sql.js';
+import { loadQuery, samplesColumns } from '../../../queries/sql.js';
 import { unloadParquetCopy } from '../../../queries/unload.js';
 import { type S3, startS3rver } from '../../helpers/emulators.js';
 import { prng, tempDataDir, writeSamples } from '../../helpers/samples.js';
@@ -66,7 +66,7 @@ async function parquetColumns(engine: DuckDbQueryEngine, dir: string, bytes: Uin
   await writeFile(file, bytes);
   const rows = await engine.query('SELECT name FROM parquet_schema(?)', [file], 'schema');
   await rm(file);
-  return rows.map((r) => String(r.name)).filter((n) => n !== 'schema');
+  return rows.map((r) => String(r.name)).filter((n) => n !== 'schema' && n !== 'duckdb_schema');
 }
 
 describe('pathbench parquet', () => {
@@ -81,7 +81,7 @@ describe('pathbench parquet', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('rewrites a data directory run whose copies lack the rank columns; the figures stay those of the JSONL', async () => {
+  it('rewrites a data directory run whose copies lack the newest columns; the figures stay those of the JSONL', async () => {
     const recs = [...records('A', 500, 1), ...records('B', 30, 2)];
     await writeSamples(dir, recs);
     const store = new DirStore(dir);
@@ -89,13 +89,14 @@ describe('pathbench parquet', () => {
     const engine = await DuckDbQueryEngine.open(dir);
     try {
       const expected = await engine.query(loadQuery('percentiles'), ['r1'], 'percentiles');
-      // Copies as an older writer made them: the records' columns only.
+      // Copies as an older writer made them: without the one-way delays' columns.
       const { columns } = samplesColumns();
+      const older = columns.filter((c) => !['one_way_fwd_us', 'one_way_rev_us', 'clock_error_us'].includes(c.name));
       for (const p of ['A', 'B']) {
         const file = path.join(dir, keys.parquetCopy(p, 'r1'));
         await mkdir(path.dirname(file), { recursive: true });
         await engine.query(
-          `COPY (SELECT ${columns.map((c) => c.name).join(', ')} FROM samples_jsonl WHERE path = '${p}') TO '${file}' (FORMAT PARQUET)`,
+          `COPY (SELECT ${older.map((c) => c.name).join(', ')} FROM samples_jsonl WHERE path = '${p}') TO '${file}' (FORMAT PARQUET)`,
           [],
           'old copy',
         );
@@ -114,7 +115,7 @@ describe('pathbench parquet', () => {
       );
       for (const p of ['A', 'B']) {
         const names = await parquetColumns(engine, dir, await readFile(path.join(dir, keys.parquetCopy(p, 'r1'))));
-        expect(names.slice(-RANK_COLUMNS.length)).toEqual([...RANK_COLUMNS]);
+        expect(names).toEqual(columns.map((c) => c.name));
       }
       expect(await engine.query(loadQuery('percentiles'), ['r1'], 'percentiles')).toStrictEqual(expected);
     } finally {
@@ -172,7 +173,7 @@ describe('pathbench parquet', () => {
       const [start] = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input);
       expect(start.QueryString).toBe(unloadParquetCopy('pathbench-data', 'A', 'r2'));
       expect(start.QueryString).toMatch(
-        /^UNLOAD \(WITH tallies AS \(\s+SELECT[\s\S]*FROM samples_jsonl\s+WHERE path = 'A' AND run = 'r2'[\s\S]*FROM samples_jsonl s\s+JOIN figures f[\s\S]*WHERE s.path = 'A' AND s.run = 'r2'[\s\S]*\) TO 's3:\/\/pathbench-data\/parquet\/path=A\/run=r2\/' WITH \(format = 'PARQUET', compression = 'SNAPPY'\)$/,
+        /^UNLOAD \(SELECT\s+run_id, [\s\S]*FROM samples_jsonl\s+WHERE path = 'A' AND run = 'r2'\) TO 's3:\/\/pathbench-data\/parquet\/path=A\/run=r2\/' WITH \(format = 'PARQUET', compression = 'SNAPPY'\)$/,
       );
       expect(start).toMatchObject({ WorkGroup: 'pathbench', QueryExecutionContext: { Database: 'pathbench' } });
     } finally {

@@ -1,10 +1,10 @@
 /**
  * the Parquet copy of a partition's samples (functions/pipeline/parquet-copy.ts), written by the
- * real DuckDB engine (queries/parquet_copy.sql): the Parquet rows equal the JSONL rows, the rank
- * columns equal those the JSONL view computes, a rerun replaces instead of appending, the
+ * real DuckDB engine (queries/parquet_copy.sql): the Parquet rows equal the JSONL rows, the
+ * percentiles read from it equal a sort in JavaScript, a rerun replaces instead of appending, the
  * `samples` view never counts a partition twice, and a bad record stops the copy.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -177,7 +177,7 @@ describe('writeParquetCopy', () => {
     expect(groups[0].g as number).toBeGreaterThanOrEqual(2);
   });
 
-  it('stores the ranks the JSONL view computes: ties, flags, failures and missing group keys included', async () => {
+  it("gives each group's exact nearest-rank figures from the copy as from the JSONL, and as a sort in JavaScript: ties, flags, failures and missing group keys included", async () => {
     const rand = prng(21);
     const recs: Rec[] = [];
     for (let i = 0; i < 3000; i++) {
@@ -198,137 +198,116 @@ describe('writeParquetCopy', () => {
         ...(rand() < 0.2 ? { flag: 'credit-exhausted' } : {}),
       });
     }
-    // A flagged group with no unflagged value and a group with no successful value at all.
+    // A flagged group with no unflagged value, a group with no successful value at all, and a
+    // failed row that carries a value (it counts as failed: ok is false).
     recs.push({ run_id: 'r1', path_id: 'A', probe: 'd', trial: 1, seq: 0, value: 1, ok: true, flag: 'x' });
     recs.push({ run_id: 'r1', path_id: 'A', probe: 'e', trial: 1, seq: 0, value: null, ok: false });
+    recs.push({
+      run_id: 'r1',
+      path_id: 'A',
+      probe: 'a',
+      metric: 'rtt',
+      unit: 'ms',
+      trial: 1,
+      seq: 9,
+      value: -99,
+      ok: false,
+    });
     await writeSamples(dir, recs);
     engine = await DuckDbQueryEngine.open(dir);
-    // The rank columns as the query reads them: the group columns per row, and which value sits
-    // at each rank (ties may take their ranks in another order: their values are equal).
-    const { columns, partitions } = samplesColumns();
-    const list = [...columns, ...partitions].map((c) => c.name).join(', ');
-    const perRow = `SELECT ${list}, value_count, unflagged_count, group_rows, group_unflagged_rows, value_rank IS NULL AS no_rank, unflagged_rank IS NULL AS no_unflagged_rank FROM samples ${ORDER}, value`;
-    const atRank = (rank: string) =>
-      `SELECT path, probe, metric, unit, ${rank} AS r, value, ${rank.replace('rank', 'permille_lo')} AS lo, ${rank.replace('rank', 'permille_hi')} AS hi FROM samples WHERE ${rank} IS NOT NULL ORDER BY path, probe, metric, unit, r`;
-    const read = async () => ({
-      perRow: await engine?.query(perRow, [], 'rows'),
-      all: await engine?.query(atRank('value_rank'), [], 'all'),
-      unflagged: await engine?.query(atRank('unflagged_rank'), [], 'unflagged'),
-    });
-    // No Parquet copy yet: the samples view computes the columns with window functions.
-    const computed = await read();
+    const pct = loadQuery('percentiles');
+    // No Parquet copy yet: the samples view reads the JSONL.
+    const fromJsonl = await engine.query(pct, ['r1'], 'percentiles');
     for (const pathId of ['A', 'B'])
       await writeParquetCopy({ store: new DirStore(dir), log: silentLogger, query: engine }, { pathId, runId: 'r1' });
-    const stored = await read();
-    expect(stored.perRow?.length).toBe(3002);
-    expect(stored).toStrictEqual(computed);
-    // The definition, on the tie-heavy group and on the distinct one: each successful row's rank
-    // is the count of the group's values at or below its value, and its per-mille interval the
-    // one its ties' positions cover (counted here in JavaScript).
-    for (const probe of ['a', 'b']) {
-      const good = recs.filter((r) => r.path_id === 'A' && r.probe === probe && r.metric === 'rtt' && r.ok === true);
-      const sorted = good.map((r) => r.value as number).sort((x, y) => x - y);
-      const n = sorted.length;
-      const expected = sorted.map((v) => {
-        const last = sorted.filter((x) => x <= v).length;
-        const first = sorted.filter((x) => x < v).length + 1;
-        return { r: last, value: v, lo: Math.floor((1000 * (first - 1)) / n), hi: Math.floor((1000 * last) / n) };
-      });
-      const got = stored.all?.filter((r) => r.path === 'A' && r.probe === probe && r.metric === 'rtt');
-      expect(got?.map((r) => ({ r: r.r, value: r.value, lo: r.lo, hi: r.hi }))).toEqual(expected);
-      if (probe === 'a') expect(new Set(sorted).size).toBeLessThan(n / 50);
+    const fromCopy = await engine.query(pct, ['r1'], 'percentiles');
+    expect(fromCopy).toStrictEqual(fromJsonl);
+    // The definition, computed here: per group and subset, sort the successful values and read
+    // position ceil(k n / 1000); the unflagged subset only where the group has a flagged row.
+    const key = (r: Rec) => [r.path_id, r.probe ?? null, r.metric ?? null, r.unit ?? null];
+    const groups = new Map<string, Rec[]>();
+    for (const r of recs) {
+      const k = JSON.stringify(key(r));
+      groups.set(k, [...(groups.get(k) ?? []), r]);
     }
-    // Unflagged ranks only in groups with a flagged row; none on failed or flagged rows.
-    const [stray] = await engine.query(
-      `SELECT count(*) AS n FROM samples WHERE (NOT coalesce(ok, false) AND (value_rank IS NOT NULL OR unflagged_rank IS NOT NULL))
-         OR (flag IS NOT NULL AND unflagged_rank IS NOT NULL) OR (group_unflagged_rows = group_rows AND (unflagged_rank IS NOT NULL OR unflagged_count IS NOT NULL))`,
-      [],
-      'stray',
-    );
-    expect(stray).toEqual({ n: 0 });
-    const [flaggedGroups] = await engine.query(
-      'SELECT count(DISTINCT (path, probe, metric, unit)) AS g FROM samples WHERE unflagged_rank IS NOT NULL',
-      [],
-      'flagged groups',
-    );
-    expect(flaggedGroups.g as number).toBeGreaterThan(3);
+    const figures = (rows: Rec[]) => {
+      const sorted = rows
+        .filter((r) => r.ok === true && r.value !== null)
+        .map((r) => r.value as number)
+        .sort((x, y) => x - y);
+      const n = sorted.length;
+      const at = (k: number) => (n === 0 ? null : sorted[Math.ceil((k * n) / 1000) - 1]);
+      return { n, total: rows.length, p50: at(500), p95: at(950), p99: at(990), p999: at(999), max: at(1000) };
+    };
+    const expected: Rec[] = [];
+    for (const [k, rows] of groups) {
+      const [path, probe, metric, unit] = JSON.parse(k);
+      expected.push({ path, probe, metric, unit, subset: 'all', ...figures(rows) });
+      if (rows.some((r) => r.flag !== undefined))
+        expected.push({
+          path,
+          probe,
+          metric,
+          unit,
+          subset: 'unflagged',
+          ...figures(rows.filter((r) => r.flag === undefined)),
+        });
+    }
+    const got = fromCopy.map((r) => ({
+      path: r.path,
+      probe: r.probe,
+      metric: r.metric,
+      unit: r.unit,
+      subset: r.subset,
+      n: r.n,
+      total: r.total,
+      p50: r.p50,
+      p95: r.p95,
+      p99: r.p99,
+      p999: r.p999,
+      max: r.max,
+    }));
+    const byKey = (x: Rec) => JSON.stringify([x.path, x.probe, x.metric, x.unit, x.subset]);
+    const sort = (rows: Rec[]) => [...rows].sort((x, y) => (byKey(x) < byKey(y) ? -1 : 1));
+    expect(sort(got)).toEqual(sort(expected));
+    // The tie-heavy group really is tie-heavy, and the flagged-only and failed-only groups are there.
+    expect(new Set(recs.filter((r) => r.probe === 'a' && r.ok === true).map((r) => r.value)).size).toBe(6);
+    expect(got.find((r) => r.probe === 'd' && r.subset === 'unflagged')).toMatchObject({ n: 0, total: 0, p50: null });
+    expect(got.find((r) => r.probe === 'e')).toMatchObject({ n: 0, total: 1, p50: null, max: null });
   });
 
-  it('reads an older Parquet copy without rank columns from its JSONL, and no figure is NULL', async () => {
+  it('reads a copy an earlier writer made with its rank columns as it is: the extra columns are not read', async () => {
     await writeSamples(dir, records('r1', 'A', 400, 8));
     engine = await DuckDbQueryEngine.open(dir);
     const pct = loadQuery('percentiles');
     const expected = await engine.query(pct, ['r1'], 'percentiles');
     expect(expected.every((r) => r.n === 0 || r.p50 !== null)).toBe(true);
-    // An older writer's file: the records' columns only (written here with DuckDB itself).
+    // That writer's file: the records' columns, then ten rank columns (two of them here, with
+    // figures no query may use), written with DuckDB itself; its rows are all but one.
     const file = path.join(dir, keys.parquetCopy('A', 'r1'));
     await mkdir(path.dirname(file), { recursive: true });
     const { columns } = samplesColumns();
     await engine.query(
-      `COPY (SELECT ${columns.map((c) => c.name).join(', ')} FROM samples_jsonl) TO '${file}' (FORMAT PARQUET)`,
+      `COPY (SELECT ${columns.map((c) => c.name).join(', ')}, CAST(-1 AS BIGINT) AS value_rank, CAST(0 AS BIGINT) AS value_permille_hi FROM samples_jsonl WHERE seq <> 1) TO '${file}' (FORMAT PARQUET)`,
       [],
       'copy',
     );
-    expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
-    // Read as Athena reads it (the Glue table's columns over the old file: the rank columns
-    // NULL), every group still appears with its total, and n and the figures are NULL, not wrong.
-    const { ranks } = samplesColumns();
-    const athena = await DuckDBInstance.create(':memory:');
-    const conn = await athena.connect();
-    try {
-      await conn.run(
-        `CREATE VIEW samples AS SELECT *, ${ranks.map((c) => `CAST(NULL AS BIGINT) AS ${c.name}`).join(', ')}, 'A' AS path, 'r1' AS run FROM read_parquet('${file}')`,
-      );
-      const rows = (await conn.runAndReadAll(pct, ['r1'])).getRowObjectsJS();
-      expect(rows.map((r) => [r.probe, r.metric, r.subset, Number(r.total), r.n, r.p50, r.max])).toEqual(
-        expected.filter((r) => r.subset === 'all').map((r) => [r.probe, r.metric, 'all', r.total, null, null, null]),
-      );
-    } finally {
-      conn.closeSync();
-      athena.closeSync();
-    }
-    // Rewritten by today's writer, the file is read again, with the same figures.
+    const read = await engine.query(pct, ['r1'], 'percentiles');
+    expect(read.reduce((t, r) => t + (r.subset === 'all' ? (r.total as number) : 0), 0)).toBe(399);
+    const described = await engine.query('DESCRIBE samples', [], 'describe');
+    expect(described.map((r) => r.column_name)).not.toContain('value_rank');
+    // Rewritten by today's writer, the copy has the records' columns only, and the figures are the JSONL's.
     await writeParquetCopy(
       { store: new DirStore(dir), log: silentLogger, query: engine },
       { pathId: 'A', runId: 'r1' },
     );
-    const sources = await engine.query(
-      'SELECT count(*) AS n FROM read_parquet(?) WHERE value_rank IS NOT NULL',
-      [file],
-      'n',
+    const names = await engine.query(
+      'SELECT name FROM parquet_schema(?) WHERE name <> ?',
+      [file, 'duckdb_schema'],
+      'schema',
     );
-    expect((sources[0].n as number) > 0).toBe(true);
+    expect(names.map((r) => r.name)).toEqual(columns.map((c) => c.name));
     expect(await engine.query(pct, ['r1'], 'percentiles')).toStrictEqual(expected);
-  });
-
-  it('gives NULL figures, not wrong ones, where a rank is missing or held by rows of two values', async () => {
-    await writeSamples(dir, records('r1', 'A', 400, 9));
-    const deps = await copyDeps(dir);
-    engine = deps.query;
-    await writeParquetCopy(deps, { pathId: 'A', runId: 'r1' });
-    const pct = loadQuery('percentiles');
-    const good = await engine.query(pct, ['r1'], 'percentiles');
-    const file = path.join(dir, keys.parquetCopy('A', 'r1'));
-    const { columns, ranks } = samplesColumns();
-    // In the tcp group the largest value's row claims the interval below its own (a file edited
-    // behind the writer): no row holds the max, and per-mille 999 is held twice.
-    const cols = [...columns, ...ranks].map((c) =>
-      c.name === 'value_permille_hi'
-        ? "CASE WHEN probe = 'tcp' AND value_permille_hi = 1000 THEN 999 ELSE value_permille_hi END AS value_permille_hi"
-        : c.name,
-    );
-    await engine.query(
-      `COPY (SELECT ${cols.join(', ')} FROM read_parquet('${file}')) TO '${file}.tmp' (FORMAT PARQUET)`,
-      [],
-      'copy',
-    );
-    await rename(`${file}.tmp`, file);
-    const bad = await engine.query(pct, ['r1'], 'percentiles');
-    const tcp = (rows: Rec[]) => rows.find((r) => r.probe === 'tcp' && r.subset === 'all') as Rec;
-    expect(tcp(good).p50).not.toBeNull();
-    expect(tcp(bad)).toEqual({ ...tcp(good), p50: null, p95: null, p99: null, p999: null, max: null });
-    // The other group keeps its figures.
-    expect(bad.filter((r) => r.probe !== 'tcp')).toStrictEqual(good.filter((r) => r.probe !== 'tcp'));
   });
 
   it("reads only its own partition's JSONL: another run's unreadable line does not stop it", async () => {
