@@ -47,10 +47,13 @@ export function cidrProblem(cidr: string): string | undefined {
   return undefined;
 }
 
-/** An EC2 instance reached through SSM (the default client kind). */
+/**
+ * An EC2 instance reached through SSM (the default client kind). Its id names objects
+ * (`client=<id>`, core/keys.ts), so it is a safe id, as EC2's `i-…` ids are.
+ */
 const instanceClientSchema = z.strictObject({
   kind: z.literal('ec2-instance').optional(),
-  instanceId: cloudId,
+  instanceId: safeId,
   region: cloudId,
 });
 
@@ -66,7 +69,8 @@ const QUEUE_URL =
 const taskClientSchema = z.strictObject({
   kind: z.literal('ecs-task'),
   cluster: cloudId,
-  service: cloudId,
+  // The service name stands for the client in object keys (core/ecs-client.ts): a safe id.
+  service: safeId,
   queueUrl: matching(
     QUEUE_URL,
     'an SQS queue URL such as "https://sqs.ap-northeast-1.amazonaws.com/123456789012/pathbench-client-svc"',

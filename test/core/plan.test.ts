@@ -316,6 +316,23 @@ describe('parsePlan: bad input', () => {
     ]);
   });
 
+  it.each([
+    ['__proto__', '"__proto__"'],
+    ['i.0123', '"i.0123"'],
+    ['x'.repeat(64), `"${'x'.repeat(57)}..."`],
+  ])('reports the client instance id %j, which would name objects, as unsafe', (instanceId, shown) => {
+    // An EC2 instance id and a task client's service name stand for the client in object keys
+    // (core/keys.ts): refused here, before ValidatePlan writes anything.
+    const problems = expectProblems(parsePlan(withPath({ client: { instanceId, region: 'ap-northeast-1' } })));
+    expect(problems).toEqual([
+      `paths[0].client.instanceId: expected a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters), got ${shown}`,
+    ]);
+    const task = { kind: 'ecs-task', cluster: 'c', service: instanceId, region: 'ap-northeast-1' };
+    expect(expectProblems(parsePlan(withPath({ client: task })))).toEqual([
+      `paths[0].client.service: expected a safe id (letters, digits, "-", "_", starting with a letter or digit, at most 63 characters), got ${shown}`,
+    ]);
+  });
+
   it('reports a path id of the wrong type', () => {
     const problems = expectProblems(parsePlan(withPath({ id: 7 })));
     expect(problems).toEqual(['paths[0].id: expected string, got number']);
