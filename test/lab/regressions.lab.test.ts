@@ -3,8 +3,10 @@
  * run several times through the real ASL, agent and adapters, one data directory for all of
  * them, so each run's summary step judges it against the earlier ones. Path B fails in one
  * clean run (the agent runs, then its command exits non-zero: samples arrive, status failed).
- * Then 1 ms is added to path C's emulated round trip, without telling the pipeline: the next run
- * must flag C's p50 and no other path; over the clean runs before it nothing is flagged; the
+ * Then 2 ms are added to path C's emulated round trip (its p50 is ~9 ms: +22 %, well beyond the
+ * ±5 % band a busy machine gives it), without telling the pipeline: the next run must flag C's
+ * p50 as a regression and no other path as one (an improvement reported elsewhere is printed,
+ * not an alarm: a busy CI run once read B 6.5 % faster); over the clean runs before it nothing is flagged; the
  * failed run of B is not in B's baseline; C's p99 (300 samples: a thin tail) is not judged, for
  * that reason alone. The plan's regression floor (0.1 ms, every lab plan's: sub-ms lab
  * paths share two CPUs with everything else, their medians move by up to ~0.05 ms between runs)
@@ -131,19 +133,22 @@ describe('regression detection over repeated lab runs', () => {
     expect(cleanB).toHaveLength(CLEAN_RUNS - 2);
   });
 
-  it('after +1 ms on path C, the next run flags C at p50 and no other path', { timeout: 90_000 }, async () => {
+  it('after +2 ms on path C, the next run flags C at p50 and no other path', { timeout: 90_000 }, async () => {
     expect(clean).toHaveLength(CLEAN_RUNS);
-    await labShiftDelay(OPTS, 'C', 1000);
+    await labShiftDelay(OPTS, 'C', 2000);
     const s = await run('shifted');
-    const flags = s.regressions ?? [];
-    console.log(`shifted run: ${flags.map(describeRegression).join('; ')}`);
+    const all = s.regressions ?? [];
+    console.log(`shifted run: ${all.map(describeRegression).join('; ')}`);
+    const flags = all.filter((g) => g.direction === 'regression');
     expect(flags.map((g) => [g.path, g.probe, g.percentile, g.direction])).toEqual([
       ['C', 'tcp-connect', 'p50', 'regression'],
     ]);
+    // C's own report is the regression, not an improvement beside it
+    expect(all.filter((g) => g.path === 'C').map((g) => g.direction)).toEqual(['regression']);
     const [p50] = flags;
     expect(p50.runsInBaseline).toBe(CLEAN_RUNS);
     // C's p50 moved as the lab moved it: by the change of its helper's achieved round trip (this
-    // run against the clean runs' median), not by the 1 ms asked for (a loaded machine moves the
+    // run against the clean runs' median), not by the 2 ms asked for (a loaded machine moves the
     // helper's release; CI once read +0.55 ms against the 1 ms asked). The judgement may also take
     // out a whole-run shift of 5 % or more (runShift_pct), so the raw move of C's p50 is compared.
     const medianOf = (v: number[]) => {
