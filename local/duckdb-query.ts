@@ -285,8 +285,8 @@ export class DuckDbQueryEngine implements QueryEngine {
     // File names are passed to read_json, which expands glob patterns; refuse rather than misread.
     if (/[*?[\]{}]/.test(dir)) throw new QueryFailedError(`data directory path has glob characters: ${dir}`);
     // Rows in no promised order, as Athena gives them (every query in queries/ orders what it
-    // returns): the Parquet copy is then written by both threads at once, 1.3–1.5× as fast at
-    // 1 M samples (docs/benchmarks.md, collect).
+    // returns): the Parquet copy is then written by every thread at once (docs/benchmarks.md,
+    // collect).
     const instance = await DuckDBInstance.create(':memory:', { preserve_insertion_order: 'false' });
     // The copy connections are made by the first copy each takes (report, trend and sql copy nothing).
     const copiers = Array.from({ length: COPY_CONNECTIONS }, () => ({ queue: Promise.resolve() as Promise<unknown> }));
