@@ -238,11 +238,11 @@ export function registerBench(program: Command): void {
   program
     .command('bench')
     .description(
-      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost, simulated mesh, regression detection under load, lab mesh)',
+      'print benchmark figures (percentile query, orchestration overhead, collect at scale, probe precision, pingpong vs sockperf, http probe cost, simulated mesh, regression detection under load, interleaved schedules under load, lab mesh)',
     )
     .option(
       '--only <parts>',
-      'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh,regressions,lab-mesh',
+      'comma-separated: percentiles,orchestration,collect,precision,pingpong,http,mesh,regressions,schedules,lab-mesh',
     )
     .option('--mesh-sites <list>', 'comma-separated site counts of the simulated mesh (n·(n−1) pairs each)', '24,46')
     .option('--orchestration-paths <list>', 'comma-separated path counts of the orchestration bench', '10,100,1000')
@@ -256,6 +256,7 @@ export function registerBench(program: Command): void {
     .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
     .option('--shifted-runs <n>', 'trials per shift size of the regressions bench', '20')
     .option('--persistence <n>', "the regressions bench plan's regression.persistence (runs in a row, 1-5)", '1')
+    .option('--schedule-trials <n>', 'trials of the schedules bench (each: blocks, rounds, alternate)', '60')
     .option('--list', 'print the parts, one per line, and run none')
     .action(
       async (o: {
@@ -269,6 +270,7 @@ export function registerBench(program: Command): void {
         cleanRuns: string;
         shiftedRuns: string;
         persistence: string;
+        scheduleTrials: string;
       }) => {
         const parts: Part[] = [
           {
@@ -349,6 +351,16 @@ export function registerBench(program: Command): void {
                   persistence: whole('--persistence', o.persistence, 1, 5),
                 })
               ).lines;
+            },
+          },
+          {
+            name: 'schedules',
+            run: async () => {
+              const { benchSchedules } = await import('../scripts/bench/schedules.bench.js');
+              const trials = Number(o.scheduleTrials);
+              if (!Number.isInteger(trials) || trials < 5 || trials > 10_000)
+                throw new Error(`--schedule-trials ${o.scheduleTrials}: a whole number from 5 to 10000`);
+              return (await benchSchedules({ trials })).lines;
             },
           },
           {

@@ -35,11 +35,11 @@ import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { runLocal } from '../../local/local-driver.js';
 
 /** Each path's server delay (µs) before it answers: what makes the three paths differ. */
-const BASE_DELAY_US: Record<string, number> = { A: 200, B: 1000, C: 3000 };
+export const BASE_DELAY_US: Record<string, number> = { A: 200, B: 1000, C: 3000 };
 const SHIFTS = [0.05, 0.1, 0.2];
 
 /** A loopback HTTP server in its own process whose answer delay can be changed while it runs. */
-interface DelayServer {
+export interface DelayServer {
   port: number;
   setDelay(us: number): void;
   stop(): Promise<void>;
@@ -62,7 +62,7 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
 
-async function startServer(delayUs: number): Promise<DelayServer> {
+export async function startServer(delayUs: number): Promise<DelayServer> {
   // The servers stand for the far ends of the paths, which the client host's load does not reach:
   // as root they run at real-time priority (chrt), so the hogs load the client side only.
   const argv = [process.execPath, '-e', SERVER, String(delayUs)];
@@ -85,11 +85,11 @@ async function startServer(delayUs: number): Promise<DelayServer> {
 }
 
 /** Busy processes loading the machine's CPUs during a run (stopped by PID afterwards). */
-function startHogs(n: number): ChildProcess[] {
+export function startHogs(n: number): ChildProcess[] {
   return Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 }
 
-async function stopHogs(hogs: ChildProcess[]): Promise<void> {
+export async function stopHogs(hogs: ChildProcess[]): Promise<void> {
   for (const h of hogs) h.kill('SIGKILL');
   await Promise.all(hogs.map((h) => (h.exitCode === null ? new Promise((r) => h.once('exit', r)) : undefined)));
 }

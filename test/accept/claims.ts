@@ -49,6 +49,7 @@ export const NOT_RUN_HERE: Record<string, string> = {
   'npm run bench -- --only pingpong': BENCH,
   'npm run bench -- --only mesh': BENCH,
   'npm run bench -- --only regressions': BENCH,
+  'npm run bench -- --only schedules': BENCH,
   'npm run bench -- --only lab-mesh': BENCH,
 };
 
