@@ -35,6 +35,7 @@ const ROUNDS = 10;
 /** What the pipeline spends between two paths' probes is seconds; a second here. */
 const PAUSE_MS = 1000;
 const WARMUP = 20;
+const REQUEST_TIMEOUT_MS = 5000;
 const SCHEDULES = ['blocks', 'rounds', 'alternate'] as const;
 type Schedule = (typeof SCHEDULES)[number];
 
@@ -73,12 +74,20 @@ class Conn {
     w?.(err);
   }
 
-  /** One request's latency in ms: request written → whole answer read. */
+  /** One request's latency in ms: request written → whole answer read; a server silent for REQUEST_TIMEOUT_MS fails the bench part. */
   get(): Promise<number> {
     return new Promise((resolve, reject) => {
       this.reader = new ResponseReader();
       const t0 = process.hrtime.bigint();
-      this.waiting = (err) => (err ? reject(err) : resolve(Number(process.hrtime.bigint() - t0) / 1e6));
+      const timer = setTimeout(
+        () => this.settle(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)),
+        REQUEST_TIMEOUT_MS,
+      );
+      this.waiting = (err) => {
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve(Number(process.hrtime.bigint() - t0) / 1e6);
+      };
       this.sock.write(this.request);
     });
   }
