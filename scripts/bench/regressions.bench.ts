@@ -148,17 +148,22 @@ interface RunOutcome {
   hogs: number;
 }
 
+/** A seeded draw in [0, 1) (a linear congruential generator): the benches' hog counts and orders repeat run to run. */
+export function seededRandom(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+}
+
 export async function benchRegressions(
   opts: { cleanRuns?: number; shiftedRuns?: number; persistence?: number; seed?: number } = {},
 ) {
   const cleanRuns = opts.cleanRuns ?? 110;
   const shiftedRuns = opts.shiftedRuns ?? 20;
   const persistence = opts.persistence ?? 1;
-  let seed = opts.seed ?? 20261202;
-  const rand = () => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return seed / 2 ** 31;
-  };
+  const rand = seededRandom(opts.seed ?? 20261202);
   const dir = await mkdtemp(path.join(tmpdir(), 'pb-regressions-'));
   const servers: Record<string, DelayServer> = {};
   const lines: string[] = [];

@@ -25,9 +25,17 @@
  */
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { percentileOf } from '../../core/stats.js';
 import { mad, median } from '../../functions/pipeline/regressions.js';
 import { getRequest, ResponseReader } from '../../probes/http/http-wire.js';
-import { BASE_DELAY_US, type DelayServer, startHogs, startServer, stopHogs } from './regressions.bench.js';
+import {
+  BASE_DELAY_US,
+  type DelayServer,
+  seededRandom,
+  startHogs,
+  startServer,
+  stopHogs,
+} from './regressions.bench.js';
 
 const IDS = Object.keys(BASE_DELAY_US);
 const REQUESTS = 300;
@@ -97,12 +105,6 @@ class Conn {
   }
 }
 
-/** The lower median (nearest rank), as the pipeline's p50 is. */
-function p50(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.ceil(0.5 * s.length) - 1];
-}
-
 async function runSchedule(schedule: Schedule, servers: Record<string, DelayServer>): Promise<Record<string, number>> {
   const conns: Record<string, Conn> = {};
   const samples: Record<string, number[]> = Object.fromEntries(IDS.map((id) => [id, []]));
@@ -129,7 +131,8 @@ async function runSchedule(schedule: Schedule, servers: Record<string, DelayServ
   } finally {
     for (const c of Object.values(conns)) c.close();
   }
-  return Object.fromEntries(IDS.map((id) => [id, p50(samples[id])]));
+  // The nearest-rank p50, as the pipeline's.
+  return Object.fromEntries(IDS.map((id) => [id, percentileOf(samples[id], 500) ?? Number.NaN]));
 }
 
 /** Bands (shares) at which the judge's outcome is worked out from the clean trials' deviations. */
@@ -163,11 +166,7 @@ function spread(ds: number[]) {
 
 export async function benchSchedules(opts: { trials?: number; seed?: number } = {}) {
   const trials = opts.trials ?? 60;
-  let seed = opts.seed ?? 20261206;
-  const rand = () => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return seed / 2 ** 31;
-  };
+  const rand = seededRandom(opts.seed ?? 20261206);
   const servers: Record<string, DelayServer> = {};
   const results: Record<Schedule, Record<string, number>[]> = { blocks: [], rounds: [], alternate: [] };
   const hogsSeen = [0, 0, 0];
