@@ -256,6 +256,10 @@ export function registerBench(program: Command): void {
     .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
     .option('--shifted-runs <n>', 'trials per shift size of the regressions bench', '20')
     .option('--persistence <n>', "the regressions bench plan's regression.persistence (runs in a row, 1-5)", '1')
+    .option(
+      '--unpaired',
+      "the regressions bench without the plan's regression.paired (each path judged after its run's shift, as before pairing)",
+    )
     .option('--schedule-trials <n>', 'trials of the schedules bench (each: blocks, rounds, alternate)', '60')
     .option('--list', 'print the parts, one per line, and run none')
     .action(
@@ -270,6 +274,7 @@ export function registerBench(program: Command): void {
         cleanRuns: string;
         shiftedRuns: string;
         persistence: string;
+        unpaired?: boolean;
         scheduleTrials: string;
       }) => {
         const parts: Part[] = [
@@ -349,6 +354,7 @@ export function registerBench(program: Command): void {
                   cleanRuns: whole('--clean-runs', o.cleanRuns, 6, 10_000),
                   shiftedRuns: whole('--shifted-runs', o.shiftedRuns, 1, 10_000),
                   persistence: whole('--persistence', o.persistence, 1, 5),
+                  paired: !o.unpaired,
                 })
               ).lines;
             },

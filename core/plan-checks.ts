@@ -97,6 +97,12 @@ export function crossProblems(raw: unknown): Problem[] {
       });
   }
 
+  if (isRecord(raw.regression) && raw.regression.paired === true && typeof reference !== 'string')
+    out.push({
+      path: ['regression', 'paired'],
+      message: 'needs regression.reference: the path whose target every other path measures beside its own',
+    });
+
   paths.forEach((p, i) => {
     if (!isRecord(p)) return;
     const at = (...rest: Key[]): Key[] => ['paths', i, ...rest];

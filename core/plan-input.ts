@@ -260,6 +260,13 @@ export const planInputSchema = z.strictObject({
         .optional(),
       /** A path of the plan whose shift is taken for the whole run's (a same-AZ path, as seed 004 has). */
       reference: safeId.optional(),
+      /**
+       * Measure the reference inside every other path's http probe: the probe alternates one
+       * request to its own target with one to the reference path's, on the same client, and each
+       * path is judged by its difference from the reference measured in the same moments.
+       * Needs `reference`.
+       */
+      paired: z.boolean().optional(),
       /** Runs in a row a change must persist before it is called a regression (1: at once). */
       persistence: intIn(1, 5).optional(),
     })

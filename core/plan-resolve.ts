@@ -146,5 +146,27 @@ export function resolvePlan(input: PlanInput): ResolvedPlan {
     plan.order = { mode: input.order, ...(input.orderSeed !== undefined ? { seed: input.orderSeed } : {}) };
   if (input.budgetUsd !== undefined) plan.budgetUsd = input.budgetUsd;
   if (input.regression && Object.keys(input.regression).length > 0) plan.regression = { ...input.regression };
+  if (input.regression?.paired && input.regression.reference) pairWithReference(plan.paths, input.regression.reference);
   return plan;
+}
+
+/**
+ * `regression.paired`: every http probe of every other path measured from the reference path's
+ * client also measures the reference path's target (`pair`), at the port the reference's
+ * same-named http probe uses, else its target's. A path from another client is left unpaired:
+ * the reference's target is then measured from another host, and its moments are not the path's.
+ */
+function pairWithReference(paths: ResolvedPath[], reference: string): void {
+  const ref = paths.find((p) => p.id === reference);
+  if (!ref) return;
+  const sameClient = (p: ResolvedPath) => JSON.stringify(p.client) === JSON.stringify(ref.client);
+  for (const p of paths) {
+    if (p === ref || !sameClient(p)) continue;
+    for (const probe of p.probes) {
+      if (probe.kind !== 'http') continue;
+      const twin = ref.probes.find((x) => x.kind === 'http' && x.name === probe.name);
+      const port = (twin?.kind === 'http' ? twin.port : undefined) ?? ref.target.port;
+      probe.pair = { path: ref.id, host: ref.target.host, port };
+    }
+  }
 }

@@ -151,6 +151,8 @@ export const regressionSettingsSchema = z.object({
   minAbsoluteMs: z.number().optional(),
   /** The path every other path is judged against: a shift of it is the whole run's. */
   reference: z.string().optional(),
+  /** Every other path's http probes also measure the reference's target, alternating (the probe's `pair`). */
+  paired: z.boolean().optional(),
   /** Runs in a row a change must persist before it is called a regression (1: at once). */
   persistence: z.number().int().optional(),
 });

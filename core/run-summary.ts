@@ -199,6 +199,12 @@ export const regressionSchema = z.object({
   direction: z.enum(['regression', 'improvement']),
   /** The whole run's shift this figure was judged after (every path moved by it), in %; absent: none taken out. */
   runShift_pct: jsonNumber.optional(),
+  /**
+   * The reference path this figure was judged against, measured in the same probe (the plan's
+   * `regression.paired`): the band is then where the figure would lie had it moved only as the
+   * reference did this run, and change_pct is the change of the difference from the reference.
+   */
+  pairedWith: z.string().optional(),
 });
 export type Regression = z.output<typeof regressionSchema>;
 

@@ -197,7 +197,7 @@ export function renderCsv(s: Summary): string {
         g.ci95[0],
         g.ci95[1],
       ];
-      cells.push(g.baseline, g.band[0], g.band[1], g.runsInBaseline, g.change_pct, g.direction);
+      cells.push(g.baseline, g.band[0], g.band[1], g.runsInBaseline, g.change_pct, g.direction, g.pairedWith ?? '');
       lines.push(cells.map(csvCell).join(','));
     }
   }
@@ -235,4 +235,5 @@ export const CSV_REGRESSION_HEAD = [
   'runs_in_baseline',
   'change_pct',
   'direction',
+  'paired_with',
 ];

@@ -237,7 +237,7 @@ export const REGRESSION_HEAD = [
   'change',
 ];
 export const REGRESSION_NOTE =
-  "flagged when this run's 95 % interval lies wholly outside the band of the plan's last clean runs (median ± max(3 · 1.4826 · MAD, their typical interval, 5 %)); failed, credit-flagged and thin-tail figures are left out";
+  "flagged when this run's 95 % interval lies wholly outside the band of the plan's last clean runs, after the run's common shift (median ± max(4 · 1.4826 · MAD, their typical interval, the plan's floor: 5 % unless regression.minRelative sets it)); with regression.paired, a path is judged by its difference from the reference measured in its own probe (\"paired with\"); failed, credit-flagged and thin-tail figures are left out";
 
 /** Rows of the regression table: one per flagged percentile. */
 export function regressionRows(s: Summary): string[][] {
@@ -250,7 +250,7 @@ export function regressionRows(s: Summary): string[][] {
     fmt(g.baseline, g.metric),
     `${fmt(g.band[0], g.metric)}–${fmt(g.band[1], g.metric)}`,
     String(g.runsInBaseline),
-    `${g.change_pct > 0 ? '+' : ''}${g.change_pct.toFixed(1)}% ${g.direction}`,
+    `${g.change_pct > 0 ? '+' : ''}${g.change_pct.toFixed(1)}% ${g.direction}${g.pairedWith ? ` (paired with ${g.pairedWith})` : ''}`,
   ]);
 }
 
@@ -258,7 +258,7 @@ export function regressionRows(s: Summary): string[][] {
 export function trendLine(s: Summary): string | undefined {
   const judged = (s.trend ?? []).filter((t) => t.band);
   if (!s.trend?.length) return undefined;
-  if (judged.length === 0) return 'trend: not judged yet (fewer than 3 clean earlier runs of this plan)';
+  if (judged.length === 0) return 'trend: not judged yet (fewer than 5 clean earlier runs of this plan)';
   const flagged = s.regressions?.length ?? 0;
   return `trend: ${judged.length} figures judged against the plan's earlier runs; ${flagged === 0 ? 'no regression' : `${flagged} flagged`}`;
 }

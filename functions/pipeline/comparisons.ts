@@ -27,6 +27,7 @@ import {
 import type { PathPair } from '../../core/resolved-plan.js';
 import type { RunManifest } from '../../core/run-manifest.js';
 import type { Comparison, DiffCell, Ratio, RatioCell, ResultRow, SummaryPath } from '../../core/run-summary.js';
+import { HTTP_PAIR_METRIC } from '../../probes/http/http.schema.js';
 import { isProbeKind } from '../../probes/index.js';
 import { loadQuery } from '../../queries/sql.js';
 import type { Deps } from '../ports.js';
@@ -196,7 +197,8 @@ function betweenPaths(paths: SummaryPath[], estimates: Map<string, Spreads>, man
     // A path minus itself is 0 by construction (plans refuse it; a stored manifest may still name one).
     if (!path || !base || path === base) continue;
     for (const result of path.results) {
-      if (!comparable(result.unit)) continue;
+      // A paired probe's reference series is the reference path's target from both sides: no path difference.
+      if (!comparable(result.unit) || result.metric === HTTP_PAIR_METRIC) continue;
       const baseN = base.results.find(
         (r) => r.probe === result.probe && r.metric === result.metric && r.unit === result.unit,
       )?.n;
@@ -245,7 +247,7 @@ export function withinPaths(paths: SummaryPath[], estimates: Map<string, Spreads
     const path = paths.find((p) => p.id === pair.path);
     if (!path) continue;
     for (const result of path.results) {
-      if (result.probe !== pair.probe || !comparable(result.unit)) continue;
+      if (result.probe !== pair.probe || !comparable(result.unit) || result.metric === HTTP_PAIR_METRIC) continue;
       const base = path.results.find(
         (r) => r.probe === pair.baseline && r.metric === result.metric && r.unit === result.unit,
       );

@@ -16,6 +16,9 @@
  *   neither one noisy run nor one noisy baseline raises an alarm; with `persistence` n, a
  *   regression stands only when the n − 1 runs before were flagged the same way. Improvements
  *   are reported, never alarmed (the publisher counts regressions only).
+ * - With `regression.paired`, a path whose http probe also measured the reference's target
+ *   (HTTP_PAIR_METRIC, the same moments on the same client) is judged by its difference from it
+ *   instead (judgePaired): no run shift is looked for, the common part is out already.
  * - Only runs that measured a path the same way are its history (the trend point's fingerprint
  *   of the path's client, target, routes and probes): an inline plan that shares a scheduled
  *   plan's name does not poison its baseline. A path that failed, a credit-flagged result and a
@@ -36,6 +39,7 @@ import {
 } from '../../core/resolved-plan.js';
 import type { Regression, Summary, TrendSeries } from '../../core/run-summary.js';
 import { readTrendPoints, type TrendPoint, type TrendResult } from '../../core/trend-point.js';
+import { HTTP_PAIR_METRIC } from '../../probes/http/http.schema.js';
 import type { Deps } from '../ports.js';
 
 export const REGRESSION_RULE = {
@@ -256,13 +260,15 @@ function judgeGroup(
   rule: RegressionRule,
   unit: string,
   reference: string | undefined,
+  opts: { scale?: Scale; floorAt?: Map<string, number> } = {},
 ): GroupJudgement {
   const all = [
     ...[...current.values()].flatMap((f) => [f.value, ...(f.ci95 ?? [])]),
     ...histories.flatMap((h) => h.figures.flatMap((x) => [x.f.value, ...(x.f.ci95 ?? [])])),
   ];
   const usable = histories.filter((h) => h.figures.length >= rule.minRuns);
-  const separable = (ids: string[]) => (reference ? ids.includes(reference) : ids.length >= 3);
+  // A forced scale (paired differences): the common shift is already out, none is looked for.
+  const separable = (ids: string[]) => !opts.scale && (reference ? ids.includes(reference) : ids.length >= 3);
   const positive = all.every((v) => v > 0);
   // A shift smaller than the smallest change ever judged is the paths' own noise, not the run
   // moving: taken out, it would move every other path's judgement by a quiet path's jitter (the
@@ -300,9 +306,10 @@ function judgeGroup(
   };
   // Additive only when it explains the past clearly better: with little history both fit alike.
   const additiveFits =
+    opts.scale === LINEAR ||
     !positive ||
     (separable(usable.map((h) => h.id)) && fitModel(LINEAR, false).spread < 0.8 * fitModel(LOG, false).spread);
-  const scale = additiveFits ? LINEAR : LOG;
+  const scale = opts.scale ?? (additiveFits ? LINEAR : LOG);
   const { center, pastShift } = fitModel(scale);
   const nowDev = new Map<string, number>();
   for (const [id, f] of current) if (center.has(id)) nowDev.set(id, scale.to(f.value) - (center.get(id) as number));
@@ -335,7 +342,7 @@ function judgeGroup(
     const half = Math.max(
       rule.k * 1.4826 * mad(res),
       halfWidths.length ? median(halfWidths) : 0,
-      floorOf(rule, unit, baseValue, scale),
+      floorOf(rule, unit, opts.floorAt?.get(h.id) ?? baseValue, scale),
     );
     const c = m + shift + rc;
     const ci = f.ci95 ?? [f.value, f.value];
@@ -396,7 +403,10 @@ export function judge(
   const trend: TrendSeries[] = [];
   const runShifts: RunShift[] = [];
   const reference = current.settings?.reference;
+  const pairedWith = current.settings?.paired ? reference : undefined;
   for (const group of groupsOf(current)) {
+    // A paired probe's reference series is judged only as the other side of its path's difference.
+    if (group.metric === HTTP_PAIR_METRIC) continue;
     for (const percentile of judgedPercentiles(group.metric, group.unit)) {
       const figures = new Map<string, Figure>();
       const histories: PathHistory[] = [];
@@ -420,6 +430,9 @@ export function judge(
         trend.push(seriesOf(path, group, percentile, past.slice(0, rule.runs), current));
       }
       const g = judgeGroup(figures, histories, past.length, rule, group.unit, reference);
+      const paired = pairedWith
+        ? judgePaired(current, past, rule, group, percentile, histories, sameMeasurement)
+        : undefined;
       const { from } = g.scale;
       if (g.separated && g.usual && g.usualPct && (g.shift < g.usual[0] || g.shift > g.usual[1]))
         runShifts.push({
@@ -432,6 +445,7 @@ export function judge(
           ...(reference ? { reference } : {}),
         });
       for (const [id, j] of g.paths) {
+        if (paired?.paths.has(id)) continue;
         const series = trend.find(
           (t) => t.path === id && t.probe === group.probe && t.metric === group.metric && t.percentile === percentile,
         );
@@ -455,9 +469,92 @@ export function judge(
           ...(g.separated && g.shift !== 0 ? { runShift_pct: j.shiftPct } : {}),
         });
       }
+      // Paired paths: judged by their difference from the reference measured in the same probe.
+      for (const [id, j] of paired?.paths ?? []) {
+        const own = figures.get(id);
+        const at = paired?.ownCenter.get(id);
+        if (!own || at === undefined) continue;
+        // Where the figure would lie had it moved only as the reference did this run.
+        const baseline = own.value - (j.value - j.center);
+        const band: [number, number] = [baseline - j.half, baseline + j.half];
+        const series = trend.find(
+          (t) => t.path === id && t.probe === group.probe && t.metric === group.metric && t.percentile === percentile,
+        );
+        if (series) series.band = band;
+        if (!j.flagged) continue;
+        regressions.push({
+          path: id,
+          probe: group.probe,
+          metric: group.metric,
+          unit: group.unit,
+          percentile,
+          value: own.value,
+          ci95: own.ci95 ?? [own.value, own.value],
+          baseline,
+          band,
+          runsInBaseline: j.runs,
+          change_pct: at === 0 ? 0 : (100 * (j.value - j.center)) / Math.abs(at),
+          direction: (j.flagged === 'above') === higherIsBetter(group.metric) ? 'improvement' : 'regression',
+          pairedWith: pairedWith as string,
+        });
+      }
     }
   }
   return { regressions: persistent(regressions, current, past, rule, baseRule), trend, runShifts };
+}
+
+/**
+ * The paired judgement of one percentile (the plan's `regression.paired`): for each path whose
+ * probe also measured the reference (HTTP_PAIR_METRIC in the same probe), the figure judged is
+ * its own minus the reference's, in milliseconds, this run's and each past run's, each with a
+ * 95 % interval of the two half-widths in quadrature. Both were measured in the same moments on
+ * the same client, so what the host did to both is out already: no run shift is looked for.
+ * The floors apply at the path's own figure (its median over the past), not at the difference.
+ */
+function judgePaired(
+  current: TrendPoint,
+  past: readonly TrendPoint[],
+  rule: RegressionRule,
+  group: { probe: string; metric: string; unit: string },
+  percentile: Percentile,
+  ownHistories: PathHistory[],
+  sameMeasurement: (path: TrendPoint['paths'][number], h: TrendPoint) => TrendPoint['paths'][number] | undefined,
+): (GroupJudgement & { ownCenter: Map<string, number> }) | undefined {
+  const diff = (p: TrendPoint['paths'][number] | undefined): Figure | undefined => {
+    const r = findResult(p, group.probe, group.metric, group.unit);
+    const ref = findResult(p, group.probe, HTTP_PAIR_METRIC, group.unit);
+    if (!p || !r || !ref || exclusion(p, r, percentile) || exclusion(p, ref, percentile)) return undefined;
+    const value = (r[percentile] as number) - (ref[percentile] as number);
+    const a = r.ci95?.[percentile];
+    const b = ref.ci95?.[percentile];
+    if (!a || !b) return { value };
+    const half = Math.hypot((a[1] - a[0]) / 2, (b[1] - b[0]) / 2);
+    return { value, ci95: [value - half, value + half] };
+  };
+  const figures = new Map<string, Figure>();
+  const histories: PathHistory[] = [];
+  const ownCenter = new Map<string, number>();
+  for (const path of current.paths) {
+    const now = diff(path);
+    if (now) figures.set(path.id, now);
+    const h: PathHistory = { id: path.id, figures: [] };
+    past.forEach((point, run) => {
+      if (h.figures.length >= rule.runs) return;
+      const hp = sameMeasurement(path, point);
+      const f = hp && diff(hp);
+      if (f) h.figures.push({ run, f });
+    });
+    if (!h.figures.length) continue;
+    histories.push(h);
+    const own = ownHistories.find((x) => x.id === path.id)?.figures.map((x) => x.f.value) ?? [];
+    if (own.length) ownCenter.set(path.id, median(own));
+  }
+  if (!figures.size) return undefined;
+  const g = judgeGroup(figures, histories, past.length, rule, group.unit, undefined, {
+    scale: LINEAR,
+    floorAt: ownCenter,
+  });
+  return { ...g, ownCenter };
 }
 
 /** The most past runs read for a judgement (the baseline takes the last `rule.runs` clean ones of each path). */
@@ -564,7 +661,7 @@ export async function addRegressions(
 export function describeRegression(r: Regression): string {
   const f = (v: number) => (r.metric === 'throughput_bps' ? `${(v / 1e9).toFixed(3)}G` : v.toFixed(3));
   const unit = r.metric === 'throughput_bps' ? 'bit/s' : r.unit;
-  return `${r.path} ${r.probe} ${r.metric} ${r.percentile} ${f(r.value)} ${unit} vs ${f(r.baseline)} [${f(r.band[0])}, ${f(r.band[1])}] over ${r.runsInBaseline} runs (${r.change_pct > 0 ? '+' : ''}${r.change_pct.toFixed(1)} %, ${r.direction})`;
+  return `${r.path} ${r.probe} ${r.metric} ${r.percentile} ${f(r.value)} ${unit} vs ${f(r.baseline)} [${f(r.band[0])}, ${f(r.band[1])}] over ${r.runsInBaseline} runs (${r.change_pct > 0 ? '+' : ''}${r.change_pct.toFixed(1)} %, ${r.direction}${r.pairedWith ? `, paired with ${r.pairedWith}` : ''})`;
 }
 
 /**

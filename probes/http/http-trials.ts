@@ -18,6 +18,7 @@
 import { z } from 'zod';
 import type { ClientNetwork } from '../../core/client-network.js';
 import type { SampleRecord } from '../../core/sample-record.js';
+import { HTTP_PAIR_METRIC } from './http.schema.js';
 
 /** One http trial's figures, kept per trial so trials can be compared (manifest, summary). */
 export const httpTrialSchema = z.object({
@@ -89,6 +90,8 @@ export class HttpTrialTally {
   private errors: Record<string, number> = {};
 
   add(r: SampleRecord): void {
+    // A paired probe's reference requests (another path's target) are not this trial's figures.
+    if (r.metric === HTTP_PAIR_METRIC) return;
     this.requests++;
     if (r.t_start < this.first) this.first = r.t_start;
     if (r.t_end > this.last) this.last = r.t_end;

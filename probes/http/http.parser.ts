@@ -5,6 +5,7 @@
  * clock the sample came from. The C client's `net_ms` (the network's part by the kernel's
  * software timestamps, probes/native/http-client.c) gives `ts_source: "kernel-sw"` and
  * `host_us` = (latency − net) in µs, this host's own part; without it `ts_source` is `user`.
+ * A paired probe's reference requests (`"pair": "ref"`) become `http_pair_ref_ms` records.
  */
 import { ParseError } from '../../core/errors.js';
 import type { SampleRecord } from '../../core/sample-record.js';
@@ -20,6 +21,7 @@ import {
 } from '../parsing/jsonl.js';
 import type { ParseMeta } from '../parsing/parser-types.js';
 import { strictParser } from '../parsing/strict.js';
+import { HTTP_PAIR_METRIC } from './http.schema.js';
 
 /** Clocks an http sample may come from: the Node client's hrtime, the C client's monotonic clock. */
 export const HTTP_CLOCKS = ['app-hrtime', 'httping-monotonic'];
@@ -41,6 +43,8 @@ export const httpLines = jsonLinesParser('http', ({ at, obj }: Line, meta: Parse
   if (!HTTP_CLOCKS.includes(clock)) throw new ParseError(`${at}: unknown clock ${JSON.stringify(clock)}`);
   const bytes = reqCount(obj, 'bytes', at);
   const net = finiteOrNull(obj, 'net_ms', at);
+  const pair = optString(obj, 'pair', at);
+  if (pair !== undefined && pair !== 'ref') throw new ParseError(`${at}: unknown pair ${JSON.stringify(pair)}`);
   if (net !== null && !ok) throw new ParseError(`${at}: net_ms on a failed request`);
   // A plain literal, optional keys added after: object spread here costs ~40× (1 M lines a file).
   const r: SampleRecord = {
@@ -52,7 +56,7 @@ export const httpLines = jsonLinesParser('http', ({ at, obj }: Line, meta: Parse
     seq,
     t_start: tStart,
     t_end: tEnd,
-    metric: 'http_latency_ms',
+    metric: pair === 'ref' ? HTTP_PAIR_METRIC : 'http_latency_ms',
     value: ok ? latency : null,
     unit: 'ms',
     ok,

@@ -16,6 +16,10 @@
  * (ephemeral ports used up by TIME_WAIT when keep-alive is off) gets its own reason
  * "ephemeral-ports-exhausted" so it is never mistaken for latency.
  *
+ * With `pair` (the plan's `regression.paired`), each request to the target is followed or
+ * preceded by one to the reference path's target on the same client, through the Node client
+ * (the C helper takes one target): those lines carry `"pair": "ref"` and seq count + k.
+ *
  * Beside each trial, `<probe>/<trial>.meta.json`: the client's TIME_WAIT count before and after
  * (in all, and towards the target's address and port),
  * tcp_tw_reuse and the ephemeral port range (tcp-state.ts), and the matrix cell. With
@@ -68,8 +72,21 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
     const warmup = Math.min(probe.count, WARMUP_REQUESTS);
     const tools: Record<string, string> = {};
 
+    const endpoints = [endpoint(probe, address, port, hostHeader)];
+    if (probe.pair) {
+      // The reference path's target, alternating with this one (the plan's regression.paired).
+      const ref = await resolveTarget(probe.pair.host);
+      if (!ref.ok) return { status: 'failed', files: [], trials: 0, reason: `pair ${probe.pair.path}: ${ref.reason}` };
+      const h = probe.pair.host.includes(':')
+        ? `[${probe.pair.host}]:${probe.pair.port}`
+        : `${probe.pair.host}:${probe.pair.port}`;
+      endpoints.push(endpoint(probe, ref.address, probe.pair.port, h, true));
+      tools.pair = `${probe.pair.path} (${probe.pair.host}:${probe.pair.port}): one request to each in turn, Node client`;
+    }
+
     let native: string | undefined;
-    if (choice === 'native' || (choice === 'auto' && probe.concurrency <= HTTPING_MAX_CONCURRENCY)) {
+    // The C helper takes one target per process: a paired probe alternates two, so the Node client.
+    if (!probe.pair && (choice === 'native' || (choice === 'auto' && probe.concurrency <= HTTPING_MAX_CONCURRENCY))) {
       const built = await ensureTcping();
       if (built.ok) native = built.path;
       else tools.httping = `unavailable: ${built.reason}`;
@@ -83,7 +100,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
       // requests run 3-20x slower). Each trial still starts with an empty pool, like oha.
       if (warmup > 0) {
         // Stops at the first failure: warming against a dead or refusing target only wastes time.
-        const w = await runTrial({ ...probe, count: warmup }, address, port, hostHeader, true);
+        const w = await runTrial({ ...probe, count: warmup }, endpoints, true);
         ctx.log('http warm-up done', { probe: probe.name, requests: warmup, ok: w.ok });
       }
     }
@@ -141,7 +158,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
             native = undefined;
             ctx.log('http helper failed, Node client from here', { probe: probe.name, trial, reason: r.reason });
           }
-          const result = await runTrial(probe, address, port, hostHeader);
+          const result = await runTrial(probe, endpoints);
           await writeFile(file, result.lines.length ? `${result.lines.join('\n')}\n` : '');
           ok = result.ok;
         }
@@ -167,7 +184,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
           probe: probe.name,
           trial,
           ok,
-          failed: probe.count - ok,
+          failed: probe.count * endpoints.length - ok,
           timeWaitAfter: after?.all,
           timeWaitToTargetAfter: after?.toTarget,
         });
@@ -222,27 +239,44 @@ function openConn(address: string, port: number): Conn {
   return conn;
 }
 
-async function runTrial(
-  probe: HttpProbe,
-  address: string,
-  port: number,
-  hostHeader: string,
-  stopOnFailure = false,
-): Promise<TrialResult> {
-  const request = getRequest(requestPath(probe), hostHeader, !probe.keepAlive);
+/** Where a trial's requests go: the path's target, and with `pair` the reference path's after it. */
+interface Endpoint {
+  address: string;
+  port: number;
+  request: Buffer;
+  /** Set on the reference's requests: written as `"pair": "ref"` (parsed as HTTP_PAIR_METRIC). */
+  ref?: boolean;
+}
+
+function endpoint(probe: HttpProbe, address: string, port: number, hostHeader: string, ref = false): Endpoint {
+  return {
+    address,
+    port,
+    request: getRequest(requestPath(probe), hostHeader, !probe.keepAlive),
+    ...(ref ? { ref } : {}),
+  };
+}
+
+/**
+ * One trial of `probe.count` requests per endpoint over `probe.concurrency` workers. With two
+ * endpoints (a pair) each worker sends request k to both, one after the other, the order swapped
+ * from one k to the next so neither side always goes first; each side keeps its own connection.
+ * The reference's line for request k has seq count + k.
+ */
+async function runTrial(probe: HttpProbe, endpoints: Endpoint[], stopOnFailure = false): Promise<TrialResult> {
   const hrBase = process.hrtime.bigint();
   const epochBase = performance.timeOrigin + performance.now();
   const epoch = (hr: bigint): number => Math.round((epochBase + Number(hr - hrBase) / 1e6) * 1000) / 1000;
 
-  const lines: string[] = new Array(probe.count);
+  const lines: string[] = new Array(probe.count * endpoints.length);
   let ok = 0;
   let next = 0;
 
   /** One request; resolves with the connection when it may carry the next one. */
-  const one = (i: number, reuse: Conn | undefined): Promise<Conn | undefined> =>
+  const one = (i: number, e: Endpoint, side: number, reuse: Conn | undefined): Promise<Conn | undefined> =>
     new Promise((resolve) => {
       const start = process.hrtime.bigint();
-      const conn = reuse && !reuse.closed ? reuse : openConn(address, port);
+      const conn = reuse && !reuse.closed ? reuse : openConn(e.address, e.port);
       const reader = new ResponseReader();
       let done = false;
       const finish = (err: string | undefined, status?: number, bytes = 0, keep = false): void => {
@@ -256,8 +290,8 @@ async function runTrial(
         const good = err === undefined;
         if (good) ok++;
         else if (stopOnFailure) next = probe.count;
-        lines[i] = JSON.stringify({
-          seq: i + 1,
+        lines[side * probe.count + i] = JSON.stringify({
+          seq: side * probe.count + i + 1,
           t_start: epoch(start),
           t_end: epoch(end),
           ok: good,
@@ -266,6 +300,7 @@ async function runTrial(
           ...(good ? {} : { error: err }),
           bytes,
           ...(conn.lport === undefined ? {} : { lport: conn.lport }),
+          ...(e.ref ? { pair: 'ref' } : {}),
         });
         if (keep && !conn.closed) resolve(conn);
         else {
@@ -294,15 +329,20 @@ async function runTrial(
           finish('reset');
         }
       };
-      conn.onError = (e) => finish(connectErrorReason(e.code));
+      conn.onError = (err) => finish(connectErrorReason(err.code));
       const timer = setTimeout(() => finish('timeout'), probe.timeoutMs);
-      conn.sock.write(request);
+      conn.sock.write(e.request);
     });
 
   const worker = async (): Promise<void> => {
-    let conn: Conn | undefined;
-    for (let i = next++; i < probe.count; i = next++) conn = await one(i, conn);
-    conn?.sock.destroy();
+    const conns: (Conn | undefined)[] = endpoints.map(() => undefined);
+    for (let i = next++; i < probe.count; i = next++) {
+      for (let k = 0; k < endpoints.length; k++) {
+        const side = (i + k) % endpoints.length;
+        conns[side] = await one(i, endpoints[side], side, conns[side]);
+      }
+    }
+    for (const c of conns) c?.sock.destroy();
   };
   await Promise.all(Array.from({ length: Math.max(1, probe.concurrency) }, worker));
   return { lines: lines.filter((l) => l !== undefined), ok };

@@ -4,7 +4,7 @@
  * one per combination of keep-alive, concurrency and body size (its cells).
  */
 import { z } from 'zod';
-import { intIn } from '../../core/fields.js';
+import { intIn, safeId } from '../../core/fields.js';
 import { type PrimaryMetric, port, probeName } from '../probe-fields.js';
 
 export const httpProbeSchema = z.strictObject({
@@ -23,6 +23,12 @@ export const httpProbeSchema = z.strictObject({
    * on error. Absent: left as the client has it (recorded per trial either way).
    */
   tcpTwReuse: z.union([z.literal(0), z.literal(1), z.literal(2)]).optional(),
+  /**
+   * The plan's reference path measured inside this probe (`regression.paired`): requests
+   * alternate between this path's target and the reference path's, one each in turn, on the
+   * same client, so both series see the same moments of the host. Set by plan resolution.
+   */
+  pair: z.strictObject({ path: safeId, host: z.string().min(1), port }).optional(),
   /** The plan probe this one is a cell of, when the plan gave a `matrix`. */
   matrix: probeName.optional(),
   /** The cell's name within its matrix, e.g. "noka-c16-1m" (keep-alive off, concurrency 16, 1 MiB). */
@@ -52,9 +58,12 @@ export const httpInputSchema = httpProbeSchema.extend({
     })
     .optional(),
   cell: z.never().optional(),
+  pair: z.never({ error: "set from the plan's regression.paired and reference, not written in a probe" }).optional(),
 });
 
 export const HTTP_METRIC: PrimaryMetric = { metric: 'http_latency_ms', unit: 'ms' };
+/** The paired reference's requests of an http probe with `pair`: the reference path's target, timed in the same probe. */
+export const HTTP_PAIR_METRIC = 'http_pair_ref_ms';
 
 /** A body size as a cell name part: 1024 → "1k", 1048576 → "1m", 500 → "500b". */
 export function sizeLabel(bytes: number): string {

@@ -8,6 +8,7 @@ import type { SampleRecord } from '../../core/sample-record.js';
 export const NON_NEGATIVE_METRICS = new Set([
   'connect_rtt_ms',
   'http_latency_ms',
+  'http_pair_ref_ms',
   'rtt_us',
   'throughput_bps',
   'retransmits',

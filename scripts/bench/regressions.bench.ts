@@ -33,6 +33,7 @@ import { silentLogger } from '../../functions/log.js';
 import { mad, median } from '../../functions/pipeline/regressions.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { runLocal } from '../../local/local-driver.js';
+import { HTTP_PAIR_METRIC } from '../../probes/http/http.schema.js';
 
 /** Each path's server delay (µs) before it answers: what makes the three paths differ. */
 export const BASE_DELAY_US: Record<string, number> = { A: 200, B: 1000, C: 3000 };
@@ -94,10 +95,14 @@ export async function stopHogs(hogs: ChildProcess[]): Promise<void> {
   await Promise.all(hogs.map((h) => (h.exitCode === null ? new Promise((r) => h.once('exit', r)) : undefined)));
 }
 
-function plan(ports: Record<string, number>, persistence: number) {
+function plan(ports: Record<string, number>, persistence: number, paired: boolean) {
+  const regression = {
+    ...(persistence > 1 ? { persistence } : {}),
+    ...(paired ? { reference: 'A', paired: true } : {}),
+  };
   return {
     name: 'regressions-bench',
-    ...(persistence > 1 ? { regression: { persistence } } : {}),
+    ...(Object.keys(regression).length ? { regression } : {}),
     defaults: {
       client: { instanceId: 'local', region: 'local' },
       reboot: false,
@@ -133,7 +138,7 @@ async function kernelTimedP50s(dir: string, runs: Set<string>): Promise<Map<stri
   try {
     const rows = await engine.query(
       `SELECT run, path, quantile_disc(value - host_us / 1000, 0.5) AS p50 FROM samples_jsonl
-       WHERE ok AND value IS NOT NULL AND host_us IS NOT NULL GROUP BY run, path`,
+       WHERE ok AND value IS NOT NULL AND host_us IS NOT NULL AND metric = 'http_latency_ms' GROUP BY run, path`,
       [],
       'kernel-timed p50',
     );
@@ -158,11 +163,12 @@ export function seededRandom(seed: number): () => number {
 }
 
 export async function benchRegressions(
-  opts: { cleanRuns?: number; shiftedRuns?: number; persistence?: number; seed?: number } = {},
+  opts: { cleanRuns?: number; shiftedRuns?: number; persistence?: number; paired?: boolean; seed?: number } = {},
 ) {
   const cleanRuns = opts.cleanRuns ?? 110;
   const shiftedRuns = opts.shiftedRuns ?? 20;
   const persistence = opts.persistence ?? 1;
+  const paired = opts.paired ?? true;
   const rand = seededRandom(opts.seed ?? 20261202);
   const dir = await mkdtemp(path.join(tmpdir(), 'pb-regressions-'));
   const servers: Record<string, DelayServer> = {};
@@ -170,7 +176,7 @@ export async function benchRegressions(
   let n = 0;
   try {
     for (const [id, us] of Object.entries(BASE_DELAY_US)) servers[id] = await startServer(us);
-    const p = plan(Object.fromEntries(Object.entries(servers).map(([id, s]) => [id, s.port])), persistence);
+    const p = plan(Object.fromEntries(Object.entries(servers).map(([id, s]) => [id, s.port])), persistence, paired);
     const runOnce = async (): Promise<RunOutcome> => {
       const hogs = Math.floor(rand() * 3);
       const running = startHogs(hogs);
@@ -209,6 +215,11 @@ export async function benchRegressions(
       c.summary.paths.find((x) => x.id === id)?.results.find((r) => r.metric === 'http_latency_ms')?.p50 ?? Number.NaN;
     const perHundred = (k: number) => ((100 * k) / Math.max(1, judged.length)).toFixed(1);
     lines.push(
+      paired
+        ? "paired: B's and C's probes measure reference path A's server too, one request to each in turn; each judged by its difference from A (the plan's regression.paired)"
+        : 'unpaired: each path judged after the run shift (--unpaired)',
+    );
+    lines.push(
       `persistence ${persistence}: ${persistence > 1 ? `a regression is flagged when ${persistence} runs in a row show it (the plan's regression.persistence)` : 'a regression is flagged by one run'}`,
     );
     lines.push(
@@ -226,9 +237,23 @@ export async function benchRegressions(
       const net = spreadOf(
         clean.map((c) => netP50.get(`${c.summary.runId}/${id}`) ?? Number.NaN).filter(Number.isFinite),
       );
+      // The paired difference (the path's p50 less the reference's measured in its probe), as a share of the path's p50.
+      const diffs = clean
+        .map((c) => {
+          const r = c.summary.paths.find((x) => x.id === id)?.results;
+          const own = r?.find((x) => x.metric === 'http_latency_ms')?.p50;
+          const ref = r?.find((x) => x.metric === HTTP_PAIR_METRIC)?.p50;
+          return own != null && ref != null ? own - ref : Number.NaN;
+        })
+        .filter(Number.isFinite);
+      const d = diffs.length ? spreadOf(diffs) : undefined;
       lines.push(
         `  path ${id}: p50 median ${app.median.toFixed(3)} ms, between-run robust sd ${app.sdPct.toFixed(1)} %, sd ${app.plainSdPct.toFixed(1)} %, largest ${app.largestPct.toFixed(1)} %; ` +
-          `kernel-timed part: median ${net.median.toFixed(3)} ms, robust sd ${net.sdPct.toFixed(1)} %, sd ${net.plainSdPct.toFixed(1)} %, largest ${net.largestPct.toFixed(1)} % (${net.runs} runs)`,
+          (d
+            ? `less A in its probe: median ${d.median.toFixed(3)} ms, robust sd ${((d.sdPct * d.median) / app.median).toFixed(1)} %, largest ${((d.largestPct * d.median) / app.median).toFixed(1)} % of the path's p50 (${d.runs} runs)`
+            : net.runs
+              ? `kernel-timed part: median ${net.median.toFixed(3)} ms, robust sd ${net.sdPct.toFixed(1)} %, sd ${net.plainSdPct.toFixed(1)} %, largest ${net.largestPct.toFixed(1)} % (${net.runs} runs)`
+              : 'no kernel-timed part (Node client)'),
       );
     }
     lines.push(

@@ -1005,6 +1005,51 @@ describe('parsePlan: regression settings', () => {
   });
 });
 
+describe('parsePlan: regression.paired', () => {
+  const client = { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' };
+  const three = (over: Json = {}): Json => ({
+    name: 'paired',
+    defaults: { client, probes: [{ kind: 'http' }, { kind: 'tcp-connect' }] },
+    paths: [
+      { id: 'A', target: { host: '10.1.0.10', port: 8080 } },
+      { id: 'B', target: { host: 'b.example.internal', port: 80 } },
+      { id: 'C', target: { host: '10.3.0.10', port: 80 }, client: { ...client, instanceId: 'i-0fedcba9876543210' } },
+    ],
+    regression: { reference: 'A', paired: true },
+    ...over,
+  });
+
+  it("gives every http probe of a path on the reference's client the reference's target; others stay unpaired", () => {
+    const plan = expectOk(parsePlan(three()));
+    expect(plan.regression).toEqual({ reference: 'A', paired: true });
+    const pairs = plan.paths.map((p) => p.probes.map((x) => (x.kind === 'http' ? (x.pair ?? null) : 'n/a')));
+    expect(pairs).toEqual([
+      // the reference itself, and tcp-connect (one target per connect): not paired
+      [null, 'n/a'],
+      [{ path: 'A', host: '10.1.0.10', port: 8080 }, 'n/a'],
+      // another client: the reference's target from another host is not the path's moments
+      [null, 'n/a'],
+    ]);
+  });
+
+  it("takes the port of the reference's same-named http probe when it sets one", () => {
+    const plan = three();
+    (plan.paths as Json[])[0].probes = [{ kind: 'http', port: 9090 }];
+    expect(expectOk(parsePlan(plan)).paths[1].probes[0]).toMatchObject({ pair: { path: 'A', port: 9090 } });
+  });
+
+  it('refuses paired without a reference, and a pair written into a probe by hand', () => {
+    expect(expectProblems(parsePlan(three({ regression: { paired: true } })))).toEqual([
+      'regression.paired: needs regression.reference: the path whose target every other path measures beside its own',
+    ]);
+    const byHand = three({ regression: undefined });
+    (byHand.defaults as Json).probes = [{ kind: 'http', pair: { path: 'A', host: 'x', port: 1 } }];
+    expect(expectProblems(parsePlan(byHand))).toEqual([
+      "defaults.probes[0].pair: set from the plan's regression.paired and reference, not written in a probe",
+    ]);
+  });
+});
+
 describe('parsePlan: the pingpong probe', () => {
   it('defaults wait to "busy" and passes "block" through to the agent spec unchanged', () => {
     // Prepare

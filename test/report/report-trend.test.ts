@@ -90,6 +90,6 @@ describe('regressions in the reports', () => {
 
   it('says when a run was not judged yet', () => {
     const t = renderTable({ ...summary, regressions: [], trend: [trend('C', [8.9, 8.8])] });
-    expect(t).toContain('trend: not judged yet (fewer than 3 clean earlier runs of this plan)');
+    expect(t).toContain('trend: not judged yet (fewer than 5 clean earlier runs of this plan)');
   });
 });

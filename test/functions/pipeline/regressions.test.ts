@@ -23,6 +23,7 @@ import {
   ruleFor,
 } from '../../../functions/pipeline/regressions.js';
 import { DirStore } from '../../../local/dir-store.js';
+import { HTTP_PAIR_METRIC } from '../../../probes/http/http.schema.js';
 import { prng, tempDataDir } from '../../helpers/samples.js';
 
 const rtt = (p50: number, over: Partial<TrendResult> = {}): TrendResult => ({
@@ -491,5 +492,88 @@ describe('addRegressions over a directory store', () => {
   it('keys plan names with spaces and rejects names that could escape the prefix', () => {
     expect(keys.trendPoint('lab seed 000', 'r1')).toBe('trends/plan=lab%20seed%20000/run=r1.json');
     expect(() => keys.trendPrefix('../x')).toThrow(/unsafe plan name/);
+  });
+});
+
+describe('paired judgement (regression.paired)', () => {
+  /** An http result of `probe` with p50 `v`, p99 1.5 v, 95 % intervals ±1 % (as a 300-request run has). */
+  const http = (metric: string, v: number): TrendResult => ({
+    probe: 'http',
+    metric,
+    unit: 'ms',
+    n: 300,
+    p50: v,
+    p99: v * 1.5,
+    ci95: { p50: [v * 0.99, v * 1.01], p99: [v * 1.45, v * 1.55] },
+    flags: [],
+  });
+  const base: Record<string, number> = { A: 0.4, B: 1.2, C: 3.2 };
+  /**
+   * A run on a noisy host: while each path is measured, the host adds its own milliseconds to
+   * every request (0–0.5 ms, drawn per path: the paths run one after another, so no two see the
+   * same moments; far more than +10 % of B). The reference measured inside a path's probe sees
+   * that path's moments; each figure has ±1 % noise of its own. `bump` shifts one path's own
+   * target (its server answering later) by that many ms.
+   */
+  const noisyRun = (i: number, rand: () => number, bump: Record<string, number> = {}): TrendPoint => {
+    const hosts = new Map(Object.keys(base).map((id) => [id, rand() * 0.5]));
+    const own = (id: string, ms: number) => (ms + (hosts.get(id) as number)) * (1 + (rand() - 0.5) * 0.02);
+    return {
+      runId: `p-${String(i).padStart(2, '0')}`,
+      planName: 'paired',
+      startedAt: new Date(Date.UTC(2026, 0, 1, i)).toISOString(),
+      settings: { reference: 'A', paired: true },
+      paths: Object.entries(base).map(([id, ms]) => ({
+        id,
+        status: 'succeeded',
+        results: [
+          http('http_latency_ms', own(id, ms + (bump[id] ?? 0))),
+          ...(id === 'A' ? [] : [http(HTTP_PAIR_METRIC, own(id, base.A))]),
+        ],
+      })),
+    };
+  };
+
+  it('takes the host out by the reference measured in the same probe: no false alarm, +10 % of B caught', () => {
+    const rand = prng(11);
+    const history = Array.from({ length: 20 }, (_, i) => noisyRun(i, rand));
+    const clean = Array.from({ length: 30 }, (_, i) => judge(noisyRun(30 + i, rand), history));
+    expect(clean.flatMap((j) => j.regressions)).toEqual([]);
+    // the same runs judged without the pair (the reference's own path as the run's shift): the
+    // host's moments differ from path to path, so B's band must hold them, and +10 % hides in it
+    const unpaired = (p: TrendPoint): TrendPoint => ({
+      ...p,
+      settings: { reference: 'A' },
+      paths: p.paths.map((x) => ({ ...x, results: x.results.filter((r) => r.metric !== HTTP_PAIR_METRIC) })),
+    });
+    const rand2 = prng(11);
+    const history2 = Array.from({ length: 20 }, (_, i) => unpaired(noisyRun(i, rand2)));
+    const caught = Array.from({ length: 10 }, (_, i) =>
+      judge(unpaired(noisyRun(70 + i, rand2, { B: 0.145 })), history2),
+    ).filter((j) => j.regressions.some((g) => g.path === 'B' && g.direction === 'regression')).length;
+    expect(caught).toBeLessThan(5);
+    for (let i = 0; i < 10; i++) {
+      const j = judge(noisyRun(70 + i, rand, { B: 0.145 }), history);
+      const b = j.regressions.filter((g) => g.percentile === 'p50');
+      expect(b.map((g) => [g.path, g.direction, g.pairedWith])).toEqual([['B', 'regression', 'A']]);
+      // the change is the difference's, as a share of B's own figure (1.45 ms with the host): about +10 %
+      expect(b[0].change_pct).toBeGreaterThan(6);
+      expect(b[0].change_pct).toBeLessThan(14);
+      expect(b[0].value).toBeGreaterThan(b[0].band[1]);
+    }
+  });
+
+  it('judges the reference series only as the other side of a difference, and an unpaired path as before', () => {
+    const rand = prng(12);
+    const history = Array.from({ length: 10 }, (_, i) => noisyRun(i, rand));
+    const j = judge(noisyRun(20, rand), history);
+    expect(j.trend.some((t) => t.metric === HTTP_PAIR_METRIC)).toBe(false);
+    // B and C carry bands from the paired judgement; A (the reference) is the run's yardstick
+    const bands = j.trend.filter((t) => t.percentile === 'p50' && t.band).map((t) => t.path);
+    expect(bands).toEqual(['B', 'C']);
+    // too little paired history (the plan just turned pairing on): judged as without it
+    const fresh = judge(noisyRun(21, rand), history.slice(0, 3));
+    expect(fresh.regressions).toEqual([]);
+    expect(fresh.trend.every((t) => t.band === undefined)).toBe(true);
   });
 });

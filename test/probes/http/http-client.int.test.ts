@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHttp } from '../../../probes/http/http.parser.js';
 import { HTTPING_TOOL, type HttpClientChoice, httpRunner } from '../../../probes/http/http.runner.js';
-import type { HttpProbe } from '../../../probes/http/http.schema.js';
+import { HTTP_PAIR_METRIC, type HttpProbe } from '../../../probes/http/http.schema.js';
 import { ensureTcping } from '../../../probes/native/tcping-build.js';
 import { freePort } from '../../helpers/ports.js';
 
@@ -285,5 +285,67 @@ describe('http probe without a C compiler', () => {
       }
       await closeAll();
     }
+  });
+});
+
+describe('http probe with a pair (regression.paired)', () => {
+  it('alternates its target and the reference target on one client, one each in turn, each on its own connection', async () => {
+    const { listen, closeAll } = servers();
+    // Two real servers; each answers after its own delay and says which it is, and remembers
+    // when each request came, so the alternation is seen from the servers' side too.
+    const arrivals: string[] = [];
+    const server = (name: string, delayMs: number) =>
+      http.createServer((_req, res) => {
+        arrivals.push(name);
+        setTimeout(() => res.writeHead(200, { 'content-length': '100' }).end(Buffer.alloc(100)), delayMs);
+      });
+    const own = await listen(server('own', 3));
+    const ref = await listen(server('ref', 0));
+    try {
+      for (const c of [1, 2]) {
+        arrivals.length = 0;
+        const { outcome, recs } = await probeAt(
+          'auto',
+          own,
+          { count: 40, pair: { path: 'A', host: '127.0.0.1', port: ref }, name: `pair-c${c}` },
+          c,
+        );
+        expect(outcome.status).toBe('ok');
+        // the C helper takes one target: a pair goes through the Node client, and says so
+        expect(outcome.tools?.pair).toMatch(/^A \(127\.0\.0\.1:\d+\): one request to each in turn/);
+        expect(outcome.tools?.httping).toBeUndefined();
+        const mine = recs.filter((r) => r.metric === 'http_latency_ms');
+        const theirs = recs.filter((r) => r.metric === HTTP_PAIR_METRIC);
+        expect([mine.length, theirs.length]).toEqual([40, 40]);
+        expect(recs.every((r) => r.ok)).toBe(true);
+        expect(theirs.map((r) => r.seq)).toEqual(Array.from({ length: 40 }, (_, i) => 41 + i));
+        // the server's delay is in its own series only
+        const p50 = (xs: typeof recs) => [...xs.map((r) => r.value as number)].sort((a, b) => a - b)[xs.length >> 1];
+        expect(p50(mine) - p50(theirs)).toBeGreaterThan(2);
+        // keep-alive: one connection per side per worker
+        expect(new Set(mine.map((r) => r.local_port)).size).toBe(c);
+        expect(new Set(theirs.map((r) => r.local_port)).size).toBe(c);
+        // one at a time (concurrency 1): the servers saw own, ref, ref, own, own, ref, ... —
+        // after the warm-up, the recorded trial alternates in pairs whose order swaps each time
+        if (c === 1) {
+          const trial = arrivals.slice(-80);
+          for (let k = 0; k < 40; k++) expect(new Set(trial.slice(2 * k, 2 * k + 2))).toEqual(new Set(['own', 'ref']));
+        }
+      }
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('fails before measuring when the reference target does not resolve', async () => {
+    const { outcome } = await probeAt('auto', 9, {
+      count: 3,
+      pair: { path: 'A', host: 'no-such-host.invalid', port: 80 },
+      name: 'pair-bad',
+    });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/^pair A: cannot resolve no-such-host\.invalid/),
+    });
   });
 });

@@ -56,6 +56,16 @@ describe('parseHttp on hand-written input', () => {
     expect(n.host_us).toBeUndefined();
   });
 
+  it("a paired probe's reference requests are http_pair_ref_ms records; any other pair is refused", () => {
+    const own = '{"seq":1,"t_start":1,"t_end":2,"ok":true,"latency_ms":1.2,"bytes":1}';
+    const ref = '{"seq":2,"t_start":2,"t_end":3,"ok":true,"latency_ms":0.4,"bytes":1,"pair":"ref"}';
+    expect(parseHttp(`${own}\n${ref}`, META).map((r) => [r.metric, r.value])).toEqual([
+      ['http_latency_ms', 1.2],
+      ['http_pair_ref_ms', 0.4],
+    ]);
+    expect(() => parseHttp(ref.replace('"ref"', '"own"'), META)).toThrow(/line 1: unknown pair "own"/);
+  });
+
   it('parseRaw dispatches http', () => {
     const line = '{"seq":1,"t_start":1,"t_end":2,"ok":false,"latency_ms":null,"error":"timeout","bytes":0}';
     expect(parseRaw('http', line, META)[0]).toMatchObject({ metric: 'http_latency_ms', ok: false, error: 'timeout' });
