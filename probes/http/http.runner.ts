@@ -17,8 +17,8 @@
  * "ephemeral-ports-exhausted" so it is never mistaken for latency.
  *
  * With `pair` (the plan's `regression.paired`), each request to the target is followed or
- * preceded by one to the reference path's target on the same client, through the Node client
- * (the C helper takes one target): those lines carry `"pair": "ref"` and seq count + k.
+ * preceded by one to the reference path's target on the same client (either client, a
+ * connection per target): those lines carry `"pair": "ref"` and seq count + k.
  *
  * Beside each trial, `<probe>/<trial>.meta.json`: the client's TIME_WAIT count before and after
  * (in all, and towards the target's address and port),
@@ -81,12 +81,14 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
         ? `[${probe.pair.host}]:${probe.pair.port}`
         : `${probe.pair.host}:${probe.pair.port}`;
       endpoints.push(endpoint(probe, ref.address, probe.pair.port, h, true));
-      tools.pair = `${probe.pair.path} (${probe.pair.host}:${probe.pair.port}): one request to each in turn, Node client`;
+      tools.pair = `${probe.pair.path} (${probe.pair.host}:${probe.pair.port}): one request to each in turn`;
     }
+    const pairArgs = probe.pair
+      ? { address: endpoints[1].address, port: endpoints[1].port, hostHeader: endpoints[1].hostHeader }
+      : undefined;
 
     let native: string | undefined;
-    // The C helper takes one target per process: a paired probe alternates two, so the Node client.
-    if (!probe.pair && (choice === 'native' || (choice === 'auto' && probe.concurrency <= HTTPING_MAX_CONCURRENCY))) {
+    if (choice === 'native' || (choice === 'auto' && probe.concurrency <= HTTPING_MAX_CONCURRENCY)) {
       const built = await ensureTcping();
       if (built.ok) native = built.path;
       else tools.httping = `unavailable: ${built.reason}`;
@@ -144,6 +146,7 @@ export function httpRunner(choice: HttpClientChoice = 'auto'): ProbeRunner<HttpP
               keepAlive: probe.keepAlive,
               warmup: trial === 1 ? warmup : 0,
               concurrency: probe.concurrency,
+              ...(pairArgs ? { pair: pairArgs } : {}),
               out: file,
               binary: native,
             })
@@ -243,6 +246,7 @@ function openConn(address: string, port: number): Conn {
 interface Endpoint {
   address: string;
   port: number;
+  hostHeader: string;
   request: Buffer;
   /** Set on the reference's requests: written as `"pair": "ref"` (parsed as HTTP_PAIR_METRIC). */
   ref?: boolean;
@@ -252,6 +256,7 @@ function endpoint(probe: HttpProbe, address: string, port: number, hostHeader: s
   return {
     address,
     port,
+    hostHeader,
     request: getRequest(requestPath(probe), hostHeader, !probe.keepAlive),
     ...(ref ? { ref } : {}),
   };

@@ -19,7 +19,11 @@
  * software timestamps (SO_TIMESTAMPING): the response's last segment received − the request's
  * last byte sent, plus, for a request that opened its connection, the handshake's RTT
  * (tcpi_rtt just after it; SO_TIMESTAMPING cannot stamp a SYN). latency_ms − net_ms is this
- * host's own part: connect() and send paths, the receive path, the loop. */
+ * host's own part: connect() and send paths, the receive path, the loop.
+ * A pair (ADDRESS2 PORT2 HOST2, the plan's regression.paired): each worker alternates its
+ * requests between the target and the reference target, one each in turn, the order swapped
+ * from one pair to the next, on a connection per target; the reference's lines carry
+ * "pair":"ref". Both series then see the same moments of this host. */
 #define _GNU_SOURCE
 #include "common.h"
 
@@ -320,6 +324,7 @@ enum sstate { S_IDLE, S_CONNECTING, S_SENDING, S_READING };
 
 struct slot {
   enum sstate st;
+  int side; /* 0: the target; 1: the pair's reference target (its lines say "pair":"ref") */
   int fd;
   long seq; /* the request in flight (0 while warming up) */
   size_t sent;
@@ -336,9 +341,11 @@ struct slot {
 };
 
 struct hrun {
-  const struct addrinfo *ai;
-  const char *req;
-  size_t req_len;
+  /* [0] the target, [1] the pair's reference target (used only when paired) */
+  const struct addrinfo *ai[2];
+  const char *req[2];
+  size_t req_len[2];
+  int paired;
   long long timeout_ns;
   int keepalive;
   int record;       /* print a line per request (0: warm-up) */
@@ -346,10 +353,13 @@ struct hrun {
   long total, issued, done;
   int failed;
   int pending; /* lines printed but not yet flushed */
+  /* paired: per worker, the pair in hand and whether its first request is done */
+  long pair_k[HTTP_MAX_CONCURRENCY];
+  int step[HTTP_MAX_CONCURRENCY];
 };
 
 static void http_print(long seq, int ok, int status, long long bytes, int lport, const char *error, int err,
-                       long long t0_rt, long long t0, long long t1, long long net_ns) {
+                       long long t0_rt, long long t0, long long t1, long long net_ns, int ref) {
   double t_start = (double)t0_rt / 1e6;
   double lat_ms = (double)(t1 - t0) / 1e6;
   printf("{\"seq\":%ld,\"t_start\":%.4f,\"t_end\":%.4f,\"ok\":%s,", seq, t_start, t_start + lat_ms,
@@ -374,6 +384,7 @@ static void http_print(long seq, int ok, int status, long long bytes, int lport,
   printf(",\"bytes\":%lld", bytes);
   if (lport >= 0) printf(",\"lport\":%d", lport);
   if (ok && net_ns >= 0) printf(",\"net_ms\":%.6f", (double)net_ns / 1e6);
+  if (ref) fputs(",\"pair\":\"ref\"", stdout);
   fputs(",\"clock\":\"httping-monotonic\"}\n", stdout);
   /* Flushed by the loop (http_loop), not per line: at high request rates a write per line
    * costs the client more than the requests themselves. */
@@ -425,7 +436,7 @@ static void slot_fail(struct hrun *h, struct slot *s, const char *error, int err
   /* a port only for a connection that was made (as the Node probe) */
   if (s->st == S_SENDING || s->st == S_READING) slot_lport(s);
   if (h->record) {
-    http_print(s->seq, 0, 0, 0, s->lport, error, err, s->t0_rt, s->t0, t1, -1);
+    http_print(s->seq, 0, 0, 0, s->lport, error, err, s->t0_rt, s->t0, t1, -1, s->side);
     h->pending++;
   }
   h->done++;
@@ -441,7 +452,7 @@ static void slot_done(struct hrun *h, struct slot *s) {
   int ok = s->r.status >= 200 && s->r.status < 300;
   long long net = slot_net_ns(s);
   if (h->record) {
-    http_print(s->seq, ok, s->r.status, s->r.body, s->lport, NULL, 0, s->t0_rt, s->t0, t1, net);
+    http_print(s->seq, ok, s->r.status, s->r.body, s->lport, NULL, 0, s->t0_rt, s->t0, t1, net, s->side);
     h->pending++;
   }
   h->done++;
@@ -451,8 +462,10 @@ static void slot_done(struct hrun *h, struct slot *s) {
 }
 
 static void slot_send(struct hrun *h, struct slot *s) {
-  while (s->sent < h->req_len) {
-    ssize_t k = send(s->fd, h->req + s->sent, h->req_len - s->sent, MSG_NOSIGNAL);
+  const char *req = h->req[s->side];
+  size_t req_len = h->req_len[s->side];
+  while (s->sent < req_len) {
+    ssize_t k = send(s->fd, req + s->sent, req_len - s->sent, MSG_NOSIGNAL);
     if (k > 0)
       s->sent += (size_t)k;
     else if (k < 0 && (errno == EAGAIN || errno == EINTR))
@@ -463,15 +476,16 @@ static void slot_send(struct hrun *h, struct slot *s) {
     }
   }
   /* the kernel stamps a send's last byte: this request's is at tx_bytes + len − 1 */
-  s->tx_id = (uint32_t)(s->tx_bytes + h->req_len - 1);
-  s->tx_bytes += h->req_len;
+  s->tx_id = (uint32_t)(s->tx_bytes + req_len - 1);
+  s->tx_bytes += req_len;
   s->rx_ts = -1;
   s->st = S_READING;
 }
 
-/* Start the next request on an idle slot (opening a connection when it has none). */
-static void slot_start(struct hrun *h, struct slot *s) {
-  s->seq = ++h->issued;
+/* Start request `seq` on an idle slot (opening a connection when it has none). */
+static void slot_start(struct hrun *h, struct slot *s, long seq) {
+  const struct addrinfo *ai = h->ai[s->side];
+  s->seq = seq;
   s->sent = 0;
   hresp_init(&s->r);
   if (s->fd >= 0) {
@@ -489,14 +503,14 @@ static void slot_start(struct hrun *h, struct slot *s) {
     slot_send(h, s);
     return;
   }
-  s->fd = socket(h->ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  s->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
   if (s->fd < 0) {
     slot_fail(h, s, NULL, errno);
     return;
   }
   int one = 1;
   setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (connect(s->fd, h->ai->ai_addr, h->ai->ai_addrlen) == 0) {
+  if (connect(s->fd, ai->ai_addr, ai->ai_addrlen) == 0) {
     slot_established(s, 1);
     s->st = S_SENDING;
     slot_send(h, s);
@@ -550,8 +564,8 @@ static void slot_ready(struct hrun *h, struct slot *s) {
  * is ready) so no wake-up latency lands in a sample. Kept connections stay in the slots.
  */
 static void http_loop(struct hrun *h, struct slot *slots, int n) {
-  struct pollfd pf[HTTP_MAX_CONCURRENCY];
-  int idx[HTTP_MAX_CONCURRENCY];
+  struct pollfd pf[2 * HTTP_MAX_CONCURRENCY];
+  int idx[2 * HTTP_MAX_CONCURRENCY];
   for (;;) {
     /* Lines go out while no request is in flight (between requests at concurrency 1, so the
      * write never lands inside a timed window) or every 64 lines, so a killed run keeps them. */
@@ -561,9 +575,32 @@ static void http_loop(struct hrun *h, struct slot *slots, int n) {
       fflush(stdout);
       h->pending = 0;
     }
-    for (int i = 0; i < n; i++) {
-      while (slots[i].st == S_IDLE && h->issued < h->total && !(h->stop_on_fail && h->failed))
-        slot_start(h, &slots[i]);
+    if (!h->paired) {
+      for (int i = 0; i < n; i++) {
+        while (slots[i].st == S_IDLE && h->issued < h->total && !(h->stop_on_fail && h->failed))
+          slot_start(h, &slots[i], ++h->issued);
+      }
+    } else {
+      /* Paired: worker w owns slots 2w (the target) and 2w + 1 (the reference), one request in
+       * flight between them. Its pair k goes target then reference for even k, reference then
+       * target for odd k, so neither side always goes first; the reference's seq is total + k. */
+      for (int w = 0; w < n / 2; w++) {
+        struct slot *a = &slots[2 * w], *b = &slots[2 * w + 1];
+        while (a->st == S_IDLE && b->st == S_IDLE && !(h->stop_on_fail && h->failed)) {
+          long k;
+          int side;
+          if (h->step[w] == 0) {
+            if (h->issued >= h->total) break;
+            k = h->pair_k[w] = h->issued++;
+            side = (int)(k % 2);
+          } else {
+            k = h->pair_k[w];
+            side = (int)(1 - k % 2);
+          }
+          h->step[w] = !h->step[w];
+          slot_start(h, side ? b : a, side ? h->total + k + 1 : k + 1);
+        }
+      }
     }
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -603,50 +640,76 @@ static int valid_http_token(const char *s, int path) {
   return 1;
 }
 
-/* Run the warm-up, then the series; argv is tcping's own (argv[1] is "--http"). */
-int run_http(int argc, char **argv) {
-  long port, count, warmup, conc;
-  long long timeout_ns;
-  if (argc != 11 || !valid_host(argv[2]) || parse_long(argv[3], 1, 65535, &port) || !valid_http_token(argv[4], 0) ||
-      !valid_http_token(argv[5], 1) || parse_long(argv[6], 1, 10000000, &count) ||
-      parse_ms(argv[7], 0.001, 600000, &timeout_ns) ||
-      (strcmp(argv[8], "keepalive") != 0 && strcmp(argv[8], "close") != 0) ||
-      parse_long(argv[9], 0, 10000000, &warmup) || parse_long(argv[10], 1, HTTP_MAX_CONCURRENCY, &conc)) {
-    fprintf(stderr,
-            "usage: tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP CONCURRENCY\n"
-            "  ADDRESS numeric, HOST letters/digits/.-:_[] only, PATH from / without spaces, CONCURRENCY 1-%d\n",
-            HTTP_MAX_CONCURRENCY);
-    return 2;
-  }
-  int keepalive = strcmp(argv[8], "keepalive") == 0;
+/* A numeric address and port as the loop connects to it (freed by the caller), or NULL after a message. */
+static struct addrinfo *numeric_target(const char *address, const char *port) {
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_protocol = IPPROTO_TCP;
   hints.ai_flags = AI_NUMERICHOST;
-  int gai = getaddrinfo(argv[2], argv[3], &hints, &res);
+  int gai = getaddrinfo(address, port, &hints, &res);
   if (gai != 0 || res == NULL) {
     fprintf(stderr, "tcping: --http needs a numeric address: %s\n", gai_strerror(gai));
-    return 3;
+    return NULL;
   }
-  char req[4096];
-  int rl = snprintf(req, sizeof req,
+  return res;
+}
+
+/* The request for one target, into buf; its length, or -1 when it does not fit. */
+static int http_request(char *buf, size_t size, const char *path, const char *host, int keepalive) {
+  int rl = snprintf(buf, size,
                     "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: pathbench\r\nAccept: */*\r\nConnection: %s\r\n\r\n",
-                    argv[5], argv[4], keepalive ? "keep-alive" : "close");
-  if (rl <= 0 || (size_t)rl >= sizeof req) {
-    fprintf(stderr, "tcping: request too long\n");
-    freeaddrinfo(res);
+                    path, host, keepalive ? "keep-alive" : "close");
+  return rl <= 0 || (size_t)rl >= size ? -1 : rl;
+}
+
+/*
+ * Run the warm-up, then the series; argv is tcping's own (argv[1] is "--http"). With a pair
+ * (ADDRESS2 PORT2 HOST2 after CONCURRENCY), each connection's worker sends each request to both
+ * targets in turn on a connection per target, COUNT of each; the reference's lines say
+ * "pair":"ref" and have seq COUNT + k.
+ */
+int run_http(int argc, char **argv) {
+  long port, count, warmup, conc, port2 = 0;
+  long long timeout_ns;
+  int paired = argc == 14;
+  if ((argc != 11 && argc != 14) || !valid_host(argv[2]) || parse_long(argv[3], 1, 65535, &port) ||
+      !valid_http_token(argv[4], 0) || !valid_http_token(argv[5], 1) || parse_long(argv[6], 1, 10000000, &count) ||
+      parse_ms(argv[7], 0.001, 600000, &timeout_ns) ||
+      (strcmp(argv[8], "keepalive") != 0 && strcmp(argv[8], "close") != 0) ||
+      parse_long(argv[9], 0, 10000000, &warmup) || parse_long(argv[10], 1, HTTP_MAX_CONCURRENCY, &conc) ||
+      (paired &&
+       (!valid_host(argv[11]) || parse_long(argv[12], 1, 65535, &port2) || !valid_http_token(argv[13], 0)))) {
+    fprintf(stderr,
+            "usage: tcping --http ADDRESS PORT HOST PATH COUNT TIMEOUT_MS keepalive|close WARMUP CONCURRENCY "
+            "[ADDRESS2 PORT2 HOST2]\n"
+            "  ADDRESS numeric, HOST letters/digits/.-:_[] only, PATH from / without spaces, CONCURRENCY 1-%d\n",
+            HTTP_MAX_CONCURRENCY);
     return 2;
   }
-  struct slot *slots = calloc((size_t)conc, sizeof *slots);
-  if (!slots) {
-    fprintf(stderr, "tcping: out of memory\n");
+  int keepalive = strcmp(argv[8], "keepalive") == 0;
+  struct addrinfo *res = numeric_target(argv[2], argv[3]);
+  if (!res) return 3;
+  struct addrinfo *res2 = paired ? numeric_target(argv[11], argv[12]) : NULL;
+  if (paired && !res2) {
     freeaddrinfo(res);
     return 3;
   }
-  for (long i = 0; i < conc; i++) {
+  char req[4096], req2[4096];
+  int rl = http_request(req, sizeof req, argv[5], argv[4], keepalive);
+  int rl2 = paired ? http_request(req2, sizeof req2, argv[5], argv[13], keepalive) : 0;
+  long nslots = paired ? 2 * conc : conc;
+  struct slot *slots = rl < 0 || rl2 < 0 ? NULL : calloc((size_t)nslots, sizeof *slots);
+  if (!slots) {
+    fprintf(stderr, rl < 0 || rl2 < 0 ? "tcping: request too long\n" : "tcping: out of memory\n");
+    freeaddrinfo(res);
+    if (res2) freeaddrinfo(res2);
+    return rl < 0 || rl2 < 0 ? 2 : 3;
+  }
+  for (long i = 0; i < nslots; i++) {
     slots[i].fd = -1;
     slots[i].lport = -1;
+    slots[i].side = paired ? (int)(i % 2) : 0;
   }
   /* The kernel stamps received packets only while some socket asks for it, and switches that
    * on and off lazily as such sockets come and go: with a connection per request, replies raced
@@ -657,24 +720,36 @@ int run_http(int argc, char **argv) {
     int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
     setsockopt(keep_stamps, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
   }
-  struct hrun h = {.ai = res, .req = req, .req_len = (size_t)rl, .timeout_ns = timeout_ns, .keepalive = keepalive};
+  struct hrun h;
+  memset(&h, 0, sizeof h);
+  h.ai[0] = res;
+  h.ai[1] = res2 ? res2 : res;
+  h.req[0] = req;
+  h.req[1] = paired ? req2 : req;
+  h.req_len[0] = (size_t)rl;
+  h.req_len[1] = (size_t)(paired ? rl2 : rl);
+  h.timeout_ns = timeout_ns;
+  h.keepalive = keepalive;
+  h.paired = paired;
   if (warmup > 0) {
     h.record = 0;
     h.stop_on_fail = 1;
     h.total = warmup;
-    http_loop(&h, slots, (int)conc);
+    http_loop(&h, slots, (int)nslots);
     /* Each series starts with no connection, like a fresh client pool. */
-    for (long i = 0; i < conc; i++) slot_close(&slots[i]);
+    for (long i = 0; i < nslots; i++) slot_close(&slots[i]);
   }
   h.record = 1;
   h.stop_on_fail = 0;
   h.total = count;
   h.issued = h.done = 0;
   h.failed = 0;
-  http_loop(&h, slots, (int)conc);
-  for (long i = 0; i < conc; i++) slot_close(&slots[i]);
+  memset(h.step, 0, sizeof h.step);
+  http_loop(&h, slots, (int)nslots);
+  for (long i = 0; i < nslots; i++) slot_close(&slots[i]);
   free(slots);
   freeaddrinfo(res);
+  if (res2) freeaddrinfo(res2);
   if (keep_stamps >= 0) close(keep_stamps);
   return 0;
 }

@@ -125,6 +125,8 @@ export interface HttpingRunOptions {
   warmup: number;
   /** Connections, each one request at a time (closed loop); 1..HTTPING_MAX_CONCURRENCY. */
   concurrency: number;
+  /** The reference target of a paired probe: each worker alternates its requests between both. */
+  pair?: { address: string; port: number; hostHeader: string };
   out: string;
   binary?: string;
   prefix?: string[];
@@ -151,6 +153,13 @@ export function httpingArgs(o: Omit<HttpingRunOptions, 'out' | 'binary' | 'prefi
   numIn('timeoutMs', o.timeoutMs, 0.001, 600_000, false);
   numIn('warmup', o.warmup, 0, 10_000_000, true);
   numIn('concurrency', o.concurrency, 1, HTTPING_MAX_CONCURRENCY, true);
+  if (o.pair) {
+    if (!ADDRESS_RE.test(o.pair.address))
+      throw new TcpingArgumentError(`tcping: pair address must be a numeric IP, got ${JSON.stringify(o.pair.address)}`);
+    if (!HOST_HEADER_RE.test(o.pair.hostHeader))
+      throw new TcpingArgumentError(`tcping: bad pair Host header ${JSON.stringify(o.pair.hostHeader)}`);
+    numIn('pair port', o.pair.port, 1, 65535, true);
+  }
   return [
     '--http',
     o.address,
@@ -162,6 +171,7 @@ export function httpingArgs(o: Omit<HttpingRunOptions, 'out' | 'binary' | 'prefi
     o.keepAlive ? 'keepalive' : 'close',
     String(o.warmup),
     String(o.concurrency),
+    ...(o.pair ? [o.pair.address, String(o.pair.port), o.pair.hostHeader] : []),
   ];
 }
 
@@ -171,7 +181,7 @@ export function httpingArgs(o: Omit<HttpingRunOptions, 'out' | 'binary' | 'prefi
  */
 export async function runHttping(opts: HttpingRunOptions): Promise<TcpingRunResult> {
   const args = httpingArgs(opts);
-  const budgetMs = (opts.count + opts.warmup) * opts.timeoutMs + 10_000;
+  const budgetMs = (opts.count + opts.warmup) * opts.timeoutMs * (opts.pair ? 2 : 1) + 10_000;
   return runHelper(args, opts, budgetMs);
 }
 

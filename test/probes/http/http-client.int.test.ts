@@ -288,8 +288,8 @@ describe('http probe without a C compiler', () => {
   });
 });
 
-describe('http probe with a pair (regression.paired)', () => {
-  it('alternates its target and the reference target on one client, one each in turn, each on its own connection', async () => {
+describe.each(['native', 'node'] as const)('http probe with a pair (regression.paired), %s client', (client) => {
+  it('alternates its target and the reference target, one each in turn, each on its own connection', async () => {
     const { listen, closeAll } = servers();
     // Two real servers; each answers after its own delay and says which it is, and remembers
     // when each request came, so the alternation is seen from the servers' side too.
@@ -305,20 +305,24 @@ describe('http probe with a pair (regression.paired)', () => {
       for (const c of [1, 2]) {
         arrivals.length = 0;
         const { outcome, recs } = await probeAt(
-          'auto',
+          client,
           own,
           { count: 40, pair: { path: 'A', host: '127.0.0.1', port: ref }, name: `pair-c${c}` },
           c,
         );
         expect(outcome.status).toBe('ok');
-        // the C helper takes one target: a pair goes through the Node client, and says so
         expect(outcome.tools?.pair).toMatch(/^A \(127\.0\.0\.1:\d+\): one request to each in turn/);
-        expect(outcome.tools?.httping).toBeUndefined();
+        if (client === 'native') expect(outcome.tools?.httping).toBe(HTTPING_TOOL);
+        else expect(outcome.tools?.client).toMatch(/net\.Socket/);
         const mine = recs.filter((r) => r.metric === 'http_latency_ms');
         const theirs = recs.filter((r) => r.metric === HTTP_PAIR_METRIC);
         expect([mine.length, theirs.length]).toEqual([40, 40]);
         expect(recs.every((r) => r.ok)).toBe(true);
-        expect(theirs.map((r) => r.seq)).toEqual(Array.from({ length: 40 }, (_, i) => 41 + i));
+        expect(new Set(recs.map((r) => r.clock))).toEqual(
+          new Set([client === 'native' ? 'httping-monotonic' : 'app-hrtime']),
+        );
+        // lines come in completion order: with two workers, the seqs are all there, not in order
+        expect(theirs.map((r) => r.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => 41 + i));
         // the server's delay is in its own series only
         const p50 = (xs: typeof recs) => [...xs.map((r) => r.value as number)].sort((a, b) => a - b)[xs.length >> 1];
         expect(p50(mine) - p50(theirs)).toBeGreaterThan(2);
@@ -338,7 +342,7 @@ describe('http probe with a pair (regression.paired)', () => {
   });
 
   it('fails before measuring when the reference target does not resolve', async () => {
-    const { outcome } = await probeAt('auto', 9, {
+    const { outcome } = await probeAt(client, 9, {
       count: 3,
       pair: { path: 'A', host: 'no-such-host.invalid', port: 80 },
       name: 'pair-bad',

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate } from '../../../agent/calibrate.js';
 import {
+  httpingArgs,
   parseTcpingLines,
   runTcping,
   startQuietListener,
@@ -143,6 +144,53 @@ describe('tcpingArgs', () => {
     );
     expect((r as { code: number }).code).toBe(2);
     expect((r as { stderr: string }).stderr).toMatch(/PORT 1-65535/);
+  });
+});
+
+describe('httpingArgs with a pair', () => {
+  const base = {
+    address: '127.0.0.1',
+    port: 8080,
+    hostHeader: 'b.internal:8080',
+    path: '/bytes/1024',
+    count: 300,
+    timeoutMs: 2000,
+    keepAlive: true,
+    warmup: 200,
+    concurrency: 1,
+  };
+  it("appends the reference's address, port and Host header; refuses a bad one", () => {
+    expect(httpingArgs({ ...base, pair: { address: '10.0.0.1', port: 80, hostHeader: 'a.internal:80' } })).toEqual([
+      '--http',
+      '127.0.0.1',
+      '8080',
+      'b.internal:8080',
+      '/bytes/1024',
+      '300',
+      '2000',
+      'keepalive',
+      '200',
+      '1',
+      '10.0.0.1',
+      '80',
+      'a.internal:80',
+    ]);
+    expect(() => httpingArgs({ ...base, pair: { address: 'a.internal', port: 80, hostHeader: 'a' } })).toThrow(
+      /pair address must be a numeric IP/,
+    );
+    expect(() => httpingArgs({ ...base, pair: { address: '10.0.0.1', port: 80, hostHeader: 'a b' } })).toThrow(
+      /bad pair Host header/,
+    );
+    expect(() => httpingArgs({ ...base, pair: { address: '10.0.0.1', port: 0, hostHeader: 'a' } })).toThrow(
+      /pair port/,
+    );
+  });
+
+  it('the helper refuses a pair cut short (exit 2, the usage names the pair)', async () => {
+    const argv = httpingArgs({ ...base, pair: { address: '10.0.0.1', port: 80, hostHeader: 'a' } }).slice(0, -1);
+    const r = await execFileP(bin, argv).catch((e: { code: number; stderr: string }) => e);
+    expect((r as { code: number }).code).toBe(2);
+    expect((r as { stderr: string }).stderr).toMatch(/\[ADDRESS2 PORT2 HOST2\]/);
   });
 });
 
