@@ -256,6 +256,7 @@ export function registerBench(program: Command): void {
     .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
     .option('--shifted-runs <n>', 'trials per shift size of the regressions bench', '20')
     .option('--persistence <n>', "the regressions bench plan's regression.persistence (runs in a row, 1-5)", '1')
+    .option('--keep-data', "keep the regressions bench's data directory (printed) for `pathbench sql` or DuckDB")
     .option(
       '--unpaired',
       "the regressions bench without the plan's regression.paired (each path judged after its run's shift, as before pairing)",
@@ -275,6 +276,7 @@ export function registerBench(program: Command): void {
         shiftedRuns: string;
         persistence: string;
         unpaired?: boolean;
+        keepData?: boolean;
         scheduleTrials: string;
       }) => {
         const parts: Part[] = [
@@ -355,6 +357,7 @@ export function registerBench(program: Command): void {
                   shiftedRuns: whole('--shifted-runs', o.shiftedRuns, 1, 10_000),
                   persistence: whole('--persistence', o.persistence, 1, 5),
                   paired: !o.unpaired,
+                  keepData: o.keepData === true,
                 })
               ).lines;
             },

@@ -163,7 +163,15 @@ export function seededRandom(seed: number): () => number {
 }
 
 export async function benchRegressions(
-  opts: { cleanRuns?: number; shiftedRuns?: number; persistence?: number; paired?: boolean; seed?: number } = {},
+  opts: {
+    cleanRuns?: number;
+    shiftedRuns?: number;
+    persistence?: number;
+    paired?: boolean;
+    seed?: number;
+    /** Keep the runs' data directory (its path is printed) instead of removing it. */
+    keepData?: boolean;
+  } = {},
 ) {
   const cleanRuns = opts.cleanRuns ?? 110;
   const shiftedRuns = opts.shiftedRuns ?? 20;
@@ -298,6 +306,7 @@ export async function benchRegressions(
     return { lines };
   } finally {
     for (const s of Object.values(servers)) await s.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (opts.keepData) process.stderr.write(`bench regressions: the runs' data kept in ${dir}\n`);
+    else await rm(dir, { recursive: true, force: true });
   }
 }
