@@ -563,6 +563,30 @@ describe('paired judgement (regression.paired)', () => {
     }
   });
 
+  it('with persistence 2: a narrower band (k / 2 robust sds) and the shift caught the second run in a row', () => {
+    const rand = prng(13);
+    const two = (p: TrendPoint): TrendPoint => ({ ...p, settings: { reference: 'A', paired: true, persistence: 2 } });
+    const history = Array.from({ length: 20 }, (_, i) => two(noisyRun(i, rand)));
+    const first = two(noisyRun(40, rand, { B: 0.145 }));
+    const j1 = judge(first, history);
+    expect(j1.regressions.filter((g) => g.direction === 'regression')).toEqual([]);
+    const j2 = judge(two(noisyRun(41, rand, { B: 0.145 })), [...history, first]);
+    expect(j2.regressions.filter((g) => g.percentile === 'p50').map((g) => [g.path, g.direction])).toEqual([
+      ['B', 'regression'],
+    ]);
+    // with the floor out of the way, the band is half as wide as with persistence 1 (k / 2 robust sds)
+    const widthC = (persistence: number) => {
+      const set = (p: TrendPoint): TrendPoint => ({
+        ...p,
+        settings: { reference: 'A', paired: true, persistence, minRelative: 0.001 },
+      });
+      const band = judge(set(first), history.map(set)).trend.find((t) => t.path === 'C' && t.percentile === 'p50')
+        ?.band as [number, number];
+      return band[1] - band[0];
+    };
+    expect(widthC(2) / widthC(1)).toBeCloseTo(0.5, 6);
+  });
+
   it('judges the reference series only as the other side of a difference, and an unpaired path as before', () => {
     const rand = prng(12);
     const history = Array.from({ length: 10 }, (_, i) => noisyRun(i, rand));
