@@ -520,8 +520,8 @@ export function judge(
 /**
  * The paired judgement of one percentile (the plan's `regression.paired`): for each path whose
  * probe also measured the reference (HTTP_PAIR_METRIC in the same probe), the figure judged is
- * its own minus the reference's, in milliseconds, this run's and each past run's, each with a
- * 95 % interval of the two half-widths in quadrature. Both were measured in the same moments on
+ * its own minus the reference's, in milliseconds, this run's and each past run's (with a 95 %
+ * interval of the two half-widths in quadrature, not used to flag). Both were measured in the same moments on
  * the same client, so what the host did to both is out already: no run shift is looked for.
  * The floors apply at the path's own figure (its median over the past), not at the difference.
  * The band is the past differences' spread: max((k / persistence) · 1.4826 · MAD, the floors),

@@ -595,7 +595,7 @@ describe('paired judgement (regression.paired)', () => {
     // B and C carry bands from the paired judgement; A (the reference) is the run's yardstick
     const bands = j.trend.filter((t) => t.percentile === 'p50' && t.band).map((t) => t.path);
     expect(bands).toEqual(['B', 'C']);
-    // too little paired history (the plan just turned pairing on): judged as without it
+    // fewer than 5 paired runs (the plan just turned pairing on): not judged yet
     const fresh = judge(noisyRun(21, rand), history.slice(0, 3));
     expect(fresh.regressions).toEqual([]);
     expect(fresh.trend.every((t) => t.band === undefined)).toBe(true);
