@@ -67,9 +67,16 @@ describe('regressions in the reports', () => {
     const lines = renderCsv(summary).trim().split('\n');
     const at = lines.indexOf(CSV_REGRESSION_HEAD.join(','));
     expect(at).toBeGreaterThan(0);
+    // the last column, paired_with, is empty: this regression was not judged against a paired reference
     expect(lines[at + 1]).toBe(
-      'now,C,tcp-connect,connect_rtt_ms,ms,p50,9.858,9.83,9.88,8.857,8.414,9.3,5,11.3,regression',
+      'now,C,tcp-connect,connect_rtt_ms,ms,p50,9.858,9.83,9.88,8.857,8.414,9.3,5,11.3,regression,',
     );
+    const paired: Summary = {
+      ...summary,
+      regressions: summary.regressions?.map((g) => ({ ...g, pairedWith: 'A' })),
+    };
+    expect(renderCsv(paired).trim().split('\n')[at + 1]).toMatch(/,11\.3,regression,A$/);
+    expect(renderTable(paired)).toMatch(/\+11\.3% regression \(paired with A\)/);
   });
 
   it('the HTML page has the regression table and a trend chart with the band and the flagged point', async () => {
