@@ -16,6 +16,9 @@
  * 2. Known shifts: path B's server then answers later by a share of its clean p50 (5, 10, 20 %),
  *    each shifted run judged against the clean history alone (its trend point removed after it),
  *    and the detection rate printed per shift size.
+ * 3. Replayed shifts: every clean run's stored trend point judged once more with B's p50 raised by
+ *    the same shares, against the clean runs before it: one trial per clean run, each with that
+ *    run's real noise, many more trials than live shifted runs give (replayShifts below).
  * With `persistence` n (the plan's regression.persistence), a regression is flagged only when n
  * runs in a row show it: each shift trial is then n shifted runs in a row.
  * Figures only; the goals (≤ 1 false alarm per 100 clean runs, ≥ 95 % detection of +10 %) are
@@ -29,8 +32,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keys } from '../../core/keys.js';
 import type { Summary } from '../../core/run-summary.js';
+import { readTrendPoints, type TrendPoint } from '../../core/trend-point.js';
 import { silentLogger } from '../../functions/log.js';
-import { mad, median } from '../../functions/pipeline/regressions.js';
+import { judge, mad, median } from '../../functions/pipeline/regressions.js';
+import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { runLocal } from '../../local/local-driver.js';
 import { HTTP_PAIR_METRIC } from '../../probes/http/http.schema.js';
@@ -162,6 +167,66 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** A copy of a trend point with path `id`'s http p50 (and its interval) raised by `byMs`. */
+export function raised(point: TrendPoint, id: string, byMs: number): TrendPoint {
+  return {
+    ...point,
+    paths: point.paths.map((p) =>
+      p.id !== id
+        ? p
+        : {
+            ...p,
+            results: p.results.map((r) =>
+              r.metric !== 'http_latency_ms' || r.p50 === null
+                ? r
+                : {
+                    ...r,
+                    p50: r.p50 + byMs,
+                    ...(r.ci95?.p50
+                      ? { ci95: { ...r.ci95, p50: [r.ci95.p50[0] + byMs, r.ci95.p50[1] + byMs] as [number, number] } }
+                      : {}),
+                  },
+            ),
+          },
+    ),
+  };
+}
+
+/**
+ * Replayed shifts: for each clean run (oldest first), that run and the `persistence` − 1 before
+ * it raised by `byMs`, judged by the same judge against the clean runs before them; a trial only
+ * where each raised run had a band for path `id`'s p50 (enough clean runs before it). Returns the trials and how many flagged `id`'s p50 a
+ * regression, and how many flagged another path.
+ */
+export function replayShifts(
+  clean: readonly TrendPoint[],
+  id: string,
+  byMs: number,
+  persistence: number,
+): { trials: number; found: number; others: number } {
+  const ordered = [...clean].sort(
+    (a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || a.runId.localeCompare(b.runId),
+  );
+  let trials = 0;
+  let found = 0;
+  let others = 0;
+  for (let i = persistence - 1; i < ordered.length; i++) {
+    const first = i - persistence + 1;
+    const shifted = ordered.slice(first, i + 1).map((pt) => raised(pt, id, byMs));
+    const banded = (j: ReturnType<typeof judge>) =>
+      j.trend.some((t) => t.path === id && t.percentile === 'p50' && t.metric === 'http_latency_ms' && t.band);
+    // A trial only where every raised run has a baseline to be judged against (the earliest runs have none).
+    const historyOf = (k: number) => [...ordered.slice(0, first), ...shifted.slice(0, k)];
+    if (!shifted.slice(0, -1).every((pt, k) => banded(judge(pt, historyOf(k), undefined, true)))) continue;
+    const j = judge(shifted[shifted.length - 1], historyOf(shifted.length - 1));
+    if (!banded(j)) continue;
+    trials++;
+    if (j.regressions.some((r) => r.path === id && r.percentile === 'p50' && r.direction === 'regression')) found++;
+    if (j.regressions.some((r) => r.path !== id)) others++;
+  }
+  return { trials, found, others };
+}
+
 export async function benchRegressions(
   opts: {
     cleanRuns?: number;
@@ -280,6 +345,18 @@ export async function benchRegressions(
 
     // Known shifts on path B, each judged against the clean history only.
     const baseB = median(clean.map((c) => p50Of(c, 'B')).filter(Number.isFinite));
+    // Replayed first (no runs, judged at once): the clean runs' own trend points, B raised.
+    const cleanIds = new Set(clean.map((c) => c.summary.runId));
+    const points = (await readTrendPoints(new DirStore(dir), p.name)).filter((t) => cleanIds.has(t.runId));
+    lines.push(
+      `replayed shifts: each clean run's trend point judged again with B's p50 raised by a share of its clean p50, against the clean runs before it${persistence > 1 ? ` (it and the ${persistence - 1} before it raised)` : ''}`,
+    );
+    for (const share of SHIFTS) {
+      const r = replayShifts(points, 'B', share * baseB, persistence);
+      lines.push(
+        `  +${(share * 100).toFixed(0).padStart(2)} %: detected ${r.found}/${r.trials} (${((100 * r.found) / Math.max(1, r.trials)).toFixed(0)} %)${share === 0.1 ? ' (goal ≥ 95 %)' : ''}; another path flagged in ${r.others}`,
+      );
+    }
     lines.push(
       `shifted runs: path B's server answers later by a share of its clean p50 (${baseB.toFixed(3)} ms)${persistence > 1 ? `; each trial is ${persistence} shifted runs in a row, the last one's flags counted` : ''}`,
     );

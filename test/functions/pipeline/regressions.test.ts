@@ -24,6 +24,7 @@ import {
 } from '../../../functions/pipeline/regressions.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { HTTP_PAIR_METRIC } from '../../../probes/http/http.schema.js';
+import { raised, replayShifts } from '../../../scripts/bench/regressions.bench.js';
 import { prng, tempDataDir } from '../../helpers/samples.js';
 
 const rtt = (p50: number, over: Partial<TrendResult> = {}): TrendResult => ({
@@ -585,6 +586,29 @@ describe('paired judgement (regression.paired)', () => {
       return band[1] - band[0];
     };
     expect(widthC(2) / widthC(1)).toBeCloseTo(0.5, 6);
+  });
+
+  it("the regressions bench's replayed shifts: each clean run raised in turn, judged against the clean runs before it", () => {
+    const rand = prng(14);
+    const two = (p: TrendPoint): TrendPoint => ({ ...p, settings: { reference: 'A', paired: true, persistence: 2 } });
+    const clean = Array.from({ length: 30 }, (_, i) => two(noisyRun(i, rand)));
+    const before = JSON.stringify(clean);
+    // given newest first, replayed oldest first all the same
+    const big = replayShifts([...clean].reverse(), 'B', 0.145, 2);
+    // a trial from the seventh run on: its first raised run needs 5 paired runs before it for a band
+    expect(big.trials).toBe(24);
+    expect(big.found).toBe(24);
+    expect(big.others).toBe(0);
+    // no shift, no find; and the clean points are left as they were
+    expect(replayShifts(clean, 'B', 0, 2)).toEqual({ trials: 24, found: 0, others: 0 });
+    expect(JSON.stringify(clean)).toBe(before);
+    // with persistence 2, the judged run raised alone is not enough: a flag needs the run before it raised too
+    const alone = clean.map((p, i) => (i === 29 ? raised(p, 'B', 0.145) : p));
+    expect(judge(alone[29], alone.slice(0, 29)).regressions.filter((g) => g.direction === 'regression')).toEqual([]);
+    expect(raised(clean[0], 'B', 0.145).paths.find((p) => p.id === 'B')?.results[0].p50).toBeCloseTo(
+      (clean[0].paths.find((p) => p.id === 'B')?.results[0].p50 as number) + 0.145,
+      9,
+    );
   });
 
   it('judges the reference series only as the other side of a difference, and an unpaired path as before', () => {
