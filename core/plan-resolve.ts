@@ -151,6 +151,24 @@ export function resolvePlan(input: PlanInput): ResolvedPlan {
 }
 
 /**
+ * With `regression.paired`, the paths judged without the pair and why: a path from another client
+ * than the reference's (its http probes are left unpaired), or one with no http probe (only http
+ * probes pair). Said once in the run's summary, so a path judged alone is not taken for paired.
+ */
+export function unpairedPaths(plan: ResolvedPlan | undefined): { id: string; why: string }[] {
+  const reference = plan?.regression?.paired ? plan.regression.reference : undefined;
+  if (!plan || !reference || !plan.paths.some((p) => p.id === reference)) return [];
+  return plan.paths.flatMap((p) => {
+    if (p.id === reference) return [];
+    const http = p.probes.filter((x) => x.kind === 'http');
+    if (http.length === 0) return [{ id: p.id, why: 'no http probe (only http probes pair)' }];
+    if (http.some((x) => x.kind === 'http' && !x.pair))
+      return [{ id: p.id, why: `another client than ${quoted(reference)}'s` }];
+    return [];
+  });
+}
+
+/**
  * `regression.paired`: every http probe of every other path measured from the reference path's
  * client also measures the reference path's target (`pair`), at the port the reference's
  * same-named http probe uses, else its target's. A path from another client is left unpaired:

@@ -7,6 +7,7 @@ import { AT_BASELINE_FLAG, formatCreditFlag } from '../../core/credit.js';
 import { keys } from '../../core/keys.js';
 import { NIC_ALLOWANCES, type NicAllowance, THROTTLED_PREFIX, throttledFlag } from '../../core/nic-allowance.js';
 import type { ProbeProvenance } from '../../core/path-manifest.js';
+import { unpairedPaths } from '../../core/plan-resolve.js';
 import { readResolvedPlan } from '../../core/resolved-plan.js';
 import { type RunManifest, readManifest } from '../../core/run-manifest.js';
 import type { ResultRow, Summary, SummaryPath } from '../../core/run-summary.js';
@@ -152,9 +153,15 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
   if (comparisons.length > 0) summary.comparisons = comparisons;
   if (ratios.length > 0) summary.ratios = ratios;
   if (manifest?.order) summary.order = { mode: manifest.order.mode, index: manifest.order.index, paths: ids };
+  const resolved = await readResolvedPlan(deps.store, runId);
   // The selection table prices each path's method from the resolved plan's routes and targets.
   if (paths.some((p) => p.results.some((r) => r.n > 0)))
-    summary.selection = selectionTable(paths, manifest ? await readResolvedPlan(deps.store, runId) : undefined);
+    summary.selection = selectionTable(paths, manifest ? resolved : undefined);
+  const unpaired = unpairedPaths(resolved);
+  if (unpaired.length)
+    summary.notes = [
+      `regression.paired: judged without the pair (after the run's shift): ${unpaired.map((u) => `${u.id} (${u.why})`).join(', ')}`,
+    ];
   const meshFacts = new Map((manifest?.paths ?? []).flatMap((p) => (p.mesh ? [[p.id, p.mesh] as const] : [])));
   const mesh = meshSummary(paths, meshFacts);
   if (mesh) summary.mesh = mesh;
@@ -164,7 +171,7 @@ export async function buildSummary(deps: Pick<Deps, 'store' | 'query'>, runId: s
     // Nothing was measured: say so, with the likely cause, instead of a table of 100 % loss.
     const attempted = paths.some((p) => p.results.length > 0);
     const errors = attempted ? await deps.query.query(loadQuery('errors'), [runId], `errors-${runId}`) : [];
-    summary.notes = [nothingMeasuredNote(paths, errors)];
+    summary.notes = [nothingMeasuredNote(paths, errors), ...(summary.notes ?? [])];
   }
   return summary;
 }

@@ -12,6 +12,7 @@ import { isValidHost } from '../../core/fields.js';
 import { formatProblems, parsePlan, requirePlan } from '../../core/plan.js';
 import { probeNames } from '../../core/plan-checks.js';
 import { cidrProblem } from '../../core/plan-input.js';
+import { unpairedPaths } from '../../core/plan-resolve.js';
 import { formatPath } from '../../core/zod-problems.js';
 import { PROBE_KINDS } from '../../probes/index.js';
 import { expectOk, expectProblems } from '../helpers/plans.js';
@@ -1030,6 +1031,22 @@ describe('parsePlan: regression.paired', () => {
       // another client: the reference's target from another host is not the path's moments
       [null, 'n/a'],
     ]);
+  });
+
+  it('names the paths judged without the pair and why, for the run summary to say', () => {
+    const plan = three();
+    (plan.paths as Json[]).push({
+      id: 'D',
+      target: { host: '10.4.0.10', port: 80 },
+      probes: [{ kind: 'tcp-connect' }],
+    });
+    expect(unpairedPaths(expectOk(parsePlan(plan)))).toEqual([
+      { id: 'C', why: 'another client than "A"\'s' },
+      { id: 'D', why: 'no http probe (only http probes pair)' },
+    ]);
+    // not paired at all, or no plan: nothing to say
+    expect(unpairedPaths(expectOk(parsePlan(three({ regression: { reference: 'A' } }))))).toEqual([]);
+    expect(unpairedPaths(undefined)).toEqual([]);
   });
 
   it("takes the port of the reference's same-named http probe when it sets one", () => {

@@ -1,12 +1,15 @@
 /** The summary step over real DuckDB: a run that measured nothing says so, with the likely cause. */
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { keys } from '../../../core/keys.js';
+import { parsePlan } from '../../../core/plan.js';
 import { buildSummary, nothingMeasuredNote } from '../../../functions/pipeline/summary.js';
 import { DirStore } from '../../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../../local/duckdb-query.js';
 import { renderHtml } from '../../../report/report-html.js';
 import { renderMarkdown } from '../../../report/report-markdown.js';
 import { renderTable } from '../../../report/report-text.js';
+import { expectOk } from '../../helpers/plans.js';
 import { tempDataDir, writeSamples } from '../../helpers/samples.js';
 
 const dirs: string[] = [];
@@ -64,6 +67,42 @@ describe('a run that measured nothing', () => {
     const s = await summarize([sample('A', 0, false, 'refused'), sample('B', 0, true)]);
     expect(s.notes).toBeUndefined();
     expect(renderTable(s)).not.toContain('nothing was measured');
+  });
+});
+
+describe('a paired plan with a path judged without the pair', () => {
+  it('says which and why once, in every rendering', async () => {
+    const dir = await tempDataDir('summary');
+    dirs.push(dir);
+    const client = { instanceId: 'i-0123456789abcdef0', region: 'ap-northeast-1' };
+    const plan = expectOk(
+      parsePlan({
+        name: 'paired',
+        regression: { reference: 'A', paired: true },
+        defaults: { client, probes: [{ kind: 'http' }] },
+        paths: [
+          { id: 'A', target: { host: '10.1.0.10', port: 80 } },
+          {
+            id: 'B',
+            target: { host: '10.2.0.10', port: 80 },
+            client: { ...client, instanceId: 'i-0fedcba9876543210' },
+          },
+        ],
+      }),
+    );
+    await new DirStore(dir).put(keys.plan('r1'), JSON.stringify({ source: {}, resolved: plan }));
+    await writeSamples(dir, [sample('A', 0, true), sample('B', 0, true)]);
+    const query = await DuckDbQueryEngine.open(dir);
+    try {
+      const s = await buildSummary({ store: new DirStore(dir), query }, 'r1');
+      const note =
+        'regression.paired: judged without the pair (after the run\'s shift): B (another client than "A"\'s)';
+      expect(s.notes).toEqual([note]);
+      for (const text of [renderTable(s), renderMarkdown(s), await renderHtml(s)])
+        expect(text).toContain('judged without the pair');
+    } finally {
+      query.close();
+    }
   });
 });
 
