@@ -16,6 +16,7 @@ import {
   runsNeeded,
 } from '../functions/pipeline/regressions.js';
 import type { ObjectStore } from '../functions/ports.js';
+import { HTTP_PAIR_METRIC } from '../probes/http/http.schema.js';
 import { fmt } from '../report/report-rows.js';
 
 export interface TrendFilters {
@@ -41,6 +42,11 @@ export interface TrendRow {
   excluded?: string;
   /** Where the path ran in its run (0: first), when the plan set an order (`order`). */
   position?: number;
+  /**
+   * A paired http figure (the plan's regression.paired): the same percentile of the reference's
+   * target measured in the same probe, whose difference from `value` is what is judged.
+   */
+  pairRef?: number | null;
   /** The figure's judgement against the runs before it, when it was flagged. */
   flagged?: Pick<Regression, 'baseline' | 'band' | 'runsInBaseline' | 'change_pct' | 'direction'>;
 }
@@ -74,6 +80,11 @@ export async function trendRows(store: ObjectStore, f: TrendFilters = {}): Promi
           if ((f.probe && r.probe !== f.probe) || (f.metric && r.metric !== f.metric)) continue;
           for (const percentile of judgedPercentiles(r.metric, r.unit)) {
             const why = exclusion(p, r, percentile);
+            const ref = p.results.find(
+              (x) => x.probe === r.probe && x.metric === HTTP_PAIR_METRIC && x.unit === r.unit,
+            );
+            const pairRef =
+              ref && r.metric !== HTTP_PAIR_METRIC && !exclusion(p, ref, percentile) ? ref[percentile] : undefined;
             const g = flags.find(
               (x) => x.path === p.id && x.probe === r.probe && x.metric === r.metric && x.percentile === percentile,
             );
@@ -89,6 +100,7 @@ export async function trendRows(store: ObjectStore, f: TrendFilters = {}): Promi
               value: r[percentile],
               ...(p.position !== undefined ? { position: p.position } : {}),
               ...(why ? { excluded: why } : {}),
+              ...(pairRef !== undefined ? { pairRef } : {}),
               ...(g
                 ? {
                     flagged: {
@@ -120,6 +132,24 @@ export function betweenRunsLine(g: readonly TrendRow[]): string {
   if (!b) return `between runs: ${clean.length} clean run(s), fewer than ${REGRESSION_RULE.minRuns}: no spread yet`;
   const f = (v: number) => fmt(v, first.metric);
   return `between runs: median ${f(b.median)}, robust sd ${b.sd_pct.toFixed(1)} % over ${b.runs} clean runs; one run within [${f(b.ci95[0])}, ${f(b.ci95[1])}] (95 %); runs needed for ±5 %: ${runsNeeded(b, 5)}, for ±1 %: ${runsNeeded(b, 1)}`;
+}
+
+/**
+ * For a paired series (regression.paired): the between-run spread of what is judged, the figure
+ * less the reference's measured in the same probe, as a share of the figure's own median, and the
+ * runs needed for the difference within ±5 % (±1 %) of it; undefined for an unpaired series.
+ */
+export function pairedLine(g: readonly TrendRow[]): string | undefined {
+  const both = g.filter((r) => !r.excluded && r.value !== null && r.pairRef != null);
+  if (!g.some((r) => r.pairRef !== undefined)) return undefined;
+  const b = betweenRuns(both.map((r) => (r.value as number) - (r.pairRef as number)));
+  if (!b)
+    return `paired (less the reference in the same probe): ${both.length} clean run(s), fewer than ${REGRESSION_RULE.minRuns}: no spread yet`;
+  const own = betweenRuns(both.map((r) => r.value as number));
+  // The difference's sd as a share of the path's own figure: the share the judgement's floors and change_pct use.
+  const sdPct = own && own.median !== 0 ? (b.sd_pct * Math.abs(b.median)) / Math.abs(own.median) : b.sd_pct;
+  const scaled = { ...b, sd_pct: sdPct };
+  return `paired (less the reference in the same probe): median ${fmt(b.median, g[0].metric)}, robust sd ${sdPct.toFixed(1)} % of the path's median over ${b.runs} clean runs; runs needed for ±5 %: ${runsNeeded(scaled, 5)}, for ±1 %: ${runsNeeded(scaled, 1)}`;
 }
 
 /**
@@ -172,6 +202,8 @@ export function trendText(rows: TrendRow[]): string {
       );
     }
     lines.push(`  ${betweenRunsLine(g)}`);
+    const paired = pairedLine(g);
+    if (paired) lines.push(`  ${paired}`);
     const positions = positionLine(g);
     if (positions) lines.push(`  ${positions}`);
   }

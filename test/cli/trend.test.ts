@@ -1,7 +1,15 @@
 /** The trend's between-run line: the spread of a series' clean runs and the runs a trustworthy figure needs. */
-import { describe, expect, it } from 'vitest';
-import { betweenRunsLine, positionLine, type TrendRow, trendText } from '../../cli/trend.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { betweenRunsLine, pairedLine, positionLine, type TrendRow, trendRows, trendText } from '../../cli/trend.js';
+import { keys } from '../../core/keys.js';
+import type { TrendPoint, TrendResult } from '../../core/trend-point.js';
 import { betweenRuns, runsNeeded, trendPoint } from '../../functions/pipeline/regressions.js';
+import { DirStore } from '../../local/dir-store.js';
+import { HTTP_PAIR_METRIC } from '../../probes/http/http.schema.js';
+import { prng } from '../helpers/samples.js';
 
 const row = (i: number, value: number | null, excluded?: string): TrendRow => ({
   plan: 'p',
@@ -65,5 +73,67 @@ describe('position effects', () => {
     expect(positionLine([row(1, 1)])).toBeUndefined();
     expect(trendText(rows)).toMatch(/ #2$/m);
     expect(trendText(rows)).toContain('by position run');
+  });
+});
+
+describe('a paired series (regression.paired)', () => {
+  const dirs: string[] = [];
+  afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  it('shows the spread of what is judged, the path less the reference in the same probe, beside its own', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'pb-trend-paired-'));
+    dirs.push(dir);
+    const store = new DirStore(dir);
+    const http = (metric: string, v: number): TrendResult => ({
+      probe: 'http',
+      metric,
+      unit: 'ms',
+      n: 300,
+      p50: v,
+      p99: v * 2,
+      flags: [],
+    });
+    // the host adds 0–0.3 ms to both sides of B's probe; B's own part moves ±0.5 %
+    const rand = prng(5);
+    for (let i = 0; i < 12; i++) {
+      const host = rand() * 0.3;
+      const point: TrendPoint = {
+        runId: `run-${String(i).padStart(2, '0')}`,
+        planName: 'paired',
+        startedAt: new Date(Date.UTC(2026, 0, 1, i)).toISOString(),
+        settings: { reference: 'A', paired: true },
+        paths: [
+          { id: 'A', status: 'succeeded', results: [http('http_latency_ms', 0.4 + host)] },
+          {
+            id: 'B',
+            status: 'succeeded',
+            results: [
+              http('http_latency_ms', 0.4 + host + 0.8 * (1 + (rand() - 0.5) * 0.01)),
+              http(HTTP_PAIR_METRIC, 0.4 + host),
+            ],
+          },
+        ],
+      };
+      await store.put(keys.trendPoint('paired', point.runId), JSON.stringify(point));
+    }
+    const rows = await trendRows(store, { plan: 'paired', path: 'B', metric: 'http_latency_ms' });
+    const p50 = rows.filter((r) => r.percentile === 'p50');
+    expect(p50).toHaveLength(12);
+    expect(p50.every((r) => typeof r.pairRef === 'number')).toBe(true);
+    const line = pairedLine(p50) as string;
+    const sd = Number(/robust sd ([\d.]+) %/.exec(line)?.[1]);
+    const ownSd = Number(/robust sd ([\d.]+) %/.exec(betweenRunsLine(p50))?.[1]);
+    // the host's moments are in both sides and cancel: the difference moves far less than the path
+    expect(sd).toBeLessThan(0.5);
+    expect(ownSd).toBeGreaterThan(3);
+    expect(line).toMatch(
+      /^paired \(less the reference in the same probe\): median 0\.[78]\d+, .* over 12 clean runs; runs needed for ±5 %: 1, for ±1 %: \d+$/,
+    );
+    expect(trendText(rows)).toContain('paired (less the reference');
+    // an unpaired series has no such line; a paired one with too few runs says so
+    expect(pairedLine([row(1, 1)])).toBeUndefined();
+    expect(pairedLine(p50.slice(0, 3))).toBe(
+      'paired (less the reference in the same probe): 3 clean run(s), fewer than 5: no spread yet',
+    );
   });
 });
