@@ -527,7 +527,7 @@ export function judge(
  * The band is the past differences' spread: max((k / persistence) · 1.4826 · MAD, the floors),
  * and the figure itself must lie beyond it (not its interval: the between-run spread of the
  * differences is each run's sampling noise and more). Measured on the regressions bench
- * (docs/benchmarks.md): the paired difference's robust sd was 1–2.6 % of the path's p50, with
+ * (docs/benchmarks.md): the paired difference's robust sd was 0.6–2.6 % of the path's p50, with
  * heavy-tailed single runs of 8–20 % that did not come two in a row.
  */
 function judgePaired(

@@ -49,7 +49,7 @@ export const NOT_RUN_HERE: Record<string, string> = {
   'npm run bench -- --only pingpong': BENCH,
   'npm run bench -- --only mesh': BENCH,
   'npm run bench -- --only regressions': BENCH,
-  'npm run bench -- --only regressions --clean-runs 100 --shifted-runs 15 --persistence 2': BENCH,
+  'npm run bench -- --only regressions --clean-runs 300 --shifted-runs 10 --persistence 2': BENCH,
   'npm run bench -- --only regressions --unpaired': BENCH,
   'npm run bench -- --only schedules': BENCH,
   'npm run bench -- --only lab-mesh': BENCH,
