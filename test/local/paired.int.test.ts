@@ -102,8 +102,9 @@ describe('a paired plan on loopback', () => {
       );
       const p50 = (path: string, metric: string) =>
         Number(rows.find((r) => r.path === path && r.metric === metric)?.p50);
-      // C's own server answers 6 ms later than A's; the A measured inside C's probe does not
-      expect(p50('C', 'http_latency_ms') - p50('C', HTTP_PAIR_METRIC)).toBeGreaterThan(4);
+      // C's own server answers 6 ms later than A's; the A measured inside C's probe does not (half
+      // of it at least: a busy host delays the servers' timers, the 0 ms one's too)
+      expect(p50('C', 'http_latency_ms') - p50('C', HTTP_PAIR_METRIC)).toBeGreaterThan(3);
       expect(rows.map((r) => [r.path, r.metric, Number(r.n)])).toEqual([
         ['A', 'http_latency_ms', 60],
         ['B', 'http_latency_ms', 60],
