@@ -23,6 +23,7 @@ import { overheadNoise, ranksFor, valueInRuns, valuesAroundPercentiles } from '.
 import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
 import { betweenRuns, cleanFigures, judgedPercentiles } from '../functions/pipeline/regressions.js';
 import type { Deps } from '../functions/ports.js';
+import { HTTP_PAIR_METRIC } from '../probes/http/http.schema.js';
 import { loadQuery } from '../queries/sql.js';
 import { InputError } from './exit.js';
 
@@ -42,6 +43,14 @@ export interface RunDiff {
    * runs of that plan by itself, 95 % (± 1.96 · √2 · the between-run sd), per judged percentile.
    */
   betweenRuns?: { runs: number; p50?: [number, number]; p99?: [number, number] };
+  /**
+   * For a paired probe (regression.paired: both runs measured the reference in the same probe,
+   * HTTP_PAIR_METRIC): run B − run A of the figure less the reference's, per percentile — what
+   * `trend` judges, with the host's moments that both series saw taken out. `pct` is a share of
+   * run A's own figure. The interval takes the four estimates as independent; the two series of
+   * one probe move together, so it is wider than the truth, never narrower.
+   */
+  paired?: Record<IntervalColumn, DiffCell>;
 }
 
 export interface RunComparison {
@@ -103,6 +112,58 @@ async function figures(deps: Pick<Deps, 'query' | 'store'>, runId: string): Prom
   return { rows, estimates, paths, ...(manifest ? { plan: manifest.planName } : {}) };
 }
 
+/**
+ * Run B − run A of a paired figure less the reference measured in the same probe (RunDiff.paired),
+ * or undefined when the figure is the reference's own series or either run lacks it.
+ */
+function pairedCells(
+  a: RunFigures,
+  b: RunFigures,
+  path: string,
+  probe: string,
+  metric: string,
+  unit: string,
+  ra: Row,
+  rb: Row,
+  ea: Record<IntervalColumn, Estimate>,
+  eb: Record<IntervalColumn, Estimate>,
+  noiseOf: (column: IntervalColumn) => number,
+): Record<IntervalColumn, DiffCell> | undefined {
+  if (metric === HTTP_PAIR_METRIC) return undefined;
+  const refKey = groupKey(path, probe, HTTP_PAIR_METRIC, unit);
+  const [refA, refB] = [a.estimates.get(refKey), b.estimates.get(refKey)];
+  const [nRefA, nRefB] = [Number(a.rows.get(refKey)?.n ?? 0), Number(b.rows.get(refKey)?.n ?? 0)];
+  if (!refA || !refB) return undefined;
+  // one run's figure less its reference, as an estimate with its interval
+  const less = (e: Estimate, ref: Estimate): Estimate => {
+    const [lo, hi] = differenceInterval(e, ref);
+    return { value: e.value - ref.value, lo, hi };
+  };
+  const cells = {} as Record<IntervalColumn, DiffCell>;
+  for (const { column } of INTERVAL_PERCENTILES) {
+    const da = less(ea[column], refA[column]);
+    const db = less(eb[column], refB[column]);
+    const diff = db.value - da.value;
+    const ci95 = differenceInterval(db, da);
+    const own = ea[column].value;
+    cells[column] = {
+      diff,
+      pct: own === 0 ? 0 : (100 * diff) / own,
+      ci95,
+      ...judgeDifference(
+        column,
+        Math.min(Number(ra.n), nRefA),
+        Math.min(Number(rb.n), nRefB),
+        diff,
+        ci95,
+        noiseOf(column),
+        higherIsBetter(metric),
+      ),
+    };
+  }
+  return cells;
+}
+
 const label = (r: Row) => `${r.path} ${r.probe} ${r.metric}`;
 
 /** Compare two runs path by path (same path id, probe, metric and unit). */
@@ -124,17 +185,19 @@ export async function compareRuns(
     const unit = String(rb.unit);
     if (!ra || !ea || !eb || !comparable(unit)) continue;
     const path = String(rb.path);
-    const cells = {} as Record<IntervalColumn, DiffCell>;
-    for (const { column } of INTERVAL_PERCENTILES) {
-      const diff = eb[column].value - ea[column].value;
-      // The same difference as between two paths of one run: B's estimate minus A's.
-      const ci95 = differenceInterval(eb[column], ea[column]);
-      const noise = overheadNoise(
+    const noiseOf = (column: IntervalColumn) =>
+      overheadNoise(
         [...a.paths, ...b.paths].filter((p) => p.id === path),
         (rb.kind as string | null) ?? null,
         column,
         unit,
       );
+    const cells = {} as Record<IntervalColumn, DiffCell>;
+    for (const { column } of INTERVAL_PERCENTILES) {
+      const diff = eb[column].value - ea[column].value;
+      // The same difference as between two paths of one run: B's estimate minus A's.
+      const ci95 = differenceInterval(eb[column], ea[column]);
+      const noise = noiseOf(column);
       cells[column] = {
         diff,
         pct: ea[column].value === 0 ? 0 : (100 * diff) / ea[column].value,
@@ -143,6 +206,7 @@ export async function compareRuns(
       };
     }
     const fig = (r: Row) => ({ n: Number(r.n), p50: Number(r.p50), p95: Number(r.p95), p99: Number(r.p99) });
+    const paired = pairedCells(a, b, path, String(rb.probe), String(rb.metric), unit, ra, rb, ea, eb, noiseOf);
     diffs.push({
       path,
       probe: String(rb.probe),
@@ -151,6 +215,7 @@ export async function compareRuns(
       a: fig(ra),
       b: fig(rb),
       ...cells,
+      ...(paired ? { paired } : {}),
     });
   }
   if (a.plan && a.plan === b.plan) {

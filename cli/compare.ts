@@ -38,6 +38,16 @@ export function compareText(c: RunComparison): string {
   out.push(
     'B − A per percentile (% of A) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost; "no verdict" (and why) when too few samples lie around the percentile to judge',
   );
+  const paired = c.diffs.filter((d) => d.paired);
+  if (paired.length) {
+    out.push(
+      '',
+      "B − A of each paired figure less the reference measured in the same probe (regression.paired: what trend judges; % of A's figure):",
+    );
+    for (const d of paired)
+      for (const pct of ['p50', 'p99'] as const)
+        out.push(`  ${d.path} ${d.probe} ${d.metric} ${pct}: ${diffText(d.paired![pct], d.metric)}`);
+  }
   const spread = c.diffs.filter((d) => d.betweenRuns);
   if (spread.length) {
     out.push('', "B − A against the plan's run-to-run spread (its other clean runs; 95 %):");

@@ -3,7 +3,7 @@
  * processes, the real ASL in-process, DuckDB. B's and C's http probes also measure reference A's
  * server; the reference's series lands as http_pair_ref_ms beside each path's own, is never
  * compared between paths, and after five runs a change of B's server is judged by B's difference
- * from A in the same probe.
+ * from A in the same probe; `compare` of the runs before and after shows that difference's change.
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,8 +12,10 @@ import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareRuns } from '../../cli/compare-runs.js';
 import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
+import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { runLocal } from '../../local/local-driver.js';
 import { HTTP_PAIR_METRIC } from '../../probes/http/http.schema.js';
@@ -134,5 +136,23 @@ describe('a paired plan on loopback', () => {
     // the reference's own series is no figure of its own in the judgement
     expect(last.trend?.some((t) => t.metric === HTTP_PAIR_METRIC)).toBe(false);
     expect(renderTable(last)).toMatch(/B\s+http\s+http_latency_ms.*regression \(paired with A\)/);
+  });
+
+  it("compare: run p05 − p04 of B less A in the same probe, about B's 5 ms", async () => {
+    const engine = await DuckDbQueryEngine.open(dir);
+    try {
+      const c = await compareRuns({ query: engine, store: new DirStore(dir) }, 'p04', 'p05');
+      const own = (path: string) => c.diffs.find((d) => d.path === path && d.metric === 'http_latency_ms');
+      expect(own('A')?.paired).toBeUndefined();
+      expect(own('C')?.paired).toBeDefined();
+      expect(c.diffs.filter((d) => d.metric === HTTP_PAIR_METRIC).every((d) => d.paired === undefined)).toBe(true);
+      const b = own('B')?.paired?.p50;
+      // half of the 5 ms at least: a busy host delays the servers' timers
+      expect(b?.diff).toBeGreaterThan(2.5);
+      expect(b?.verdict).toBe('slower');
+      expect(b!.ci95[0]).toBeGreaterThan(0);
+    } finally {
+      engine.close();
+    }
   });
 });
