@@ -255,7 +255,10 @@ export function registerBench(program: Command): void {
     )
     .option('--clean-runs <n>', 'clean runs of the regressions bench', '110')
     .option('--shifted-runs <n>', 'trials per shift size of the regressions bench', '20')
-    .option('--persistence <n>', "the regressions bench plan's regression.persistence (runs in a row, 1-5)", '1')
+    .option(
+      '--persistence <n>',
+      "the regressions bench plan's regression.persistence (runs in a row, 1-5; default 2, with --unpaired 1)",
+    )
     .option('--keep-data', "keep the regressions bench's data directory (printed) for `pathbench sql` or DuckDB")
     .option(
       '--unpaired',
@@ -274,7 +277,7 @@ export function registerBench(program: Command): void {
         orchestrationPaths: string;
         cleanRuns: string;
         shiftedRuns: string;
-        persistence: string;
+        persistence?: string;
         unpaired?: boolean;
         keepData?: boolean;
         scheduleTrials: string;
@@ -355,7 +358,7 @@ export function registerBench(program: Command): void {
                 await benchRegressions({
                   cleanRuns: whole('--clean-runs', o.cleanRuns, 6, 10_000),
                   shiftedRuns: whole('--shifted-runs', o.shiftedRuns, 1, 10_000),
-                  persistence: whole('--persistence', o.persistence, 1, 5),
+                  ...(o.persistence !== undefined ? { persistence: whole('--persistence', o.persistence, 1, 5) } : {}),
                   paired: !o.unpaired,
                   keepData: o.keepData === true,
                 })

@@ -34,7 +34,7 @@ import { keys } from '../../core/keys.js';
 import type { Summary } from '../../core/run-summary.js';
 import { readTrendPoints, type TrendPoint } from '../../core/trend-point.js';
 import { silentLogger } from '../../functions/log.js';
-import { judge, mad, median } from '../../functions/pipeline/regressions.js';
+import { judge, mad, median, REGRESSION_RULE } from '../../functions/pipeline/regressions.js';
 import { DirStore } from '../../local/dir-store.js';
 import { DuckDbQueryEngine } from '../../local/duckdb-query.js';
 import { runLocal } from '../../local/local-driver.js';
@@ -240,8 +240,9 @@ export async function benchRegressions(
 ) {
   const cleanRuns = opts.cleanRuns ?? 110;
   const shiftedRuns = opts.shiftedRuns ?? 20;
-  const persistence = opts.persistence ?? 1;
   const paired = opts.paired ?? true;
+  // The setting the docs recommend with pairing (docs/local.md); unpaired as measured before pairing.
+  const persistence = opts.persistence ?? (paired ? 2 : 1);
   const rand = seededRandom(opts.seed ?? 20261202);
   const dir = await mkdtemp(path.join(tmpdir(), 'pb-regressions-'));
   const servers: Record<string, DelayServer> = {};
@@ -354,7 +355,9 @@ export async function benchRegressions(
     for (const share of SHIFTS) {
       const r = replayShifts(points, 'B', share * baseB, persistence);
       lines.push(
-        `  +${(share * 100).toFixed(0).padStart(2)} %: detected ${r.found}/${r.trials} (${((100 * r.found) / Math.max(1, r.trials)).toFixed(0)} %)${share === 0.1 ? ' (goal ≥ 95 %)' : ''}; another path flagged in ${r.others}`,
+        r.trials === 0
+          ? `  +${(share * 100).toFixed(0).padStart(2)} %: no trial: too few clean runs (each raised run needs ${REGRESSION_RULE.minRuns} clean runs before it)`
+          : `  +${(share * 100).toFixed(0).padStart(2)} %: detected ${r.found}/${r.trials} (${((100 * r.found) / r.trials).toFixed(0)} %)${share === 0.1 ? ' (goal ≥ 95 %)' : ''}; another path flagged in ${r.others}`,
       );
     }
     lines.push(
