@@ -42,7 +42,7 @@ export function compareText(c: RunComparison): string {
   if (paired.length) {
     out.push(
       '',
-      "B − A of each paired figure less the reference measured in the same probe (regression.paired: what trend judges; % of A's figure):",
+      `${c.runB} − ${c.runA} of each paired figure less the reference measured in the same probe (regression.paired: what trend judges; % of ${c.runA}'s figure):`,
     );
     for (const d of paired)
       for (const pct of ['p50', 'p99'] as const)
