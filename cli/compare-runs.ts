@@ -21,7 +21,7 @@ import type { DiffCell, SummaryPath } from '../core/run-summary.js';
 import { readTrendPoints } from '../core/trend-point.js';
 import { overheadNoise, ranksFor, valueInRuns, valuesAroundPercentiles } from '../functions/pipeline/comparisons.js';
 import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
-import { betweenRuns, cleanFigures, judgedPercentiles } from '../functions/pipeline/regressions.js';
+import { betweenRuns, cleanFigures, judgedPercentiles, pairedCleanFigures } from '../functions/pipeline/regressions.js';
 import type { Deps } from '../functions/ports.js';
 import { HTTP_PAIR_METRIC } from '../probes/http/http.schema.js';
 import { loadQuery } from '../queries/sql.js';
@@ -51,6 +51,8 @@ export interface RunDiff {
    * one probe move together, so it is wider than the truth, never narrower.
    */
   paired?: Record<IntervalColumn, DiffCell>;
+  /** As betweenRuns, for the paired figure (`paired`): how far it moves between runs of the plan by itself. */
+  pairedBetweenRuns?: { runs: number; p50?: [number, number]; p99?: [number, number] };
 }
 
 export interface RunComparison {
@@ -220,16 +222,29 @@ export async function compareRuns(
   }
   if (a.plan && a.plan === b.plan) {
     const others = (await readTrendPoints(deps.store, a.plan)).filter((t) => t.runId !== runA && t.runId !== runB);
-    for (const d of diffs) {
+    // ± 1.96 · √2 · the between-run sd around the difference of two runs, per judged percentile
+    const spreadOf = (
+      d: RunDiff,
+      values: typeof cleanFigures,
+      cell: (pct: 'p50' | 'p99') => DiffCell,
+    ): RunDiff['betweenRuns'] => {
       const spread: NonNullable<RunDiff['betweenRuns']> = { runs: 0 };
       for (const percentile of judgedPercentiles(d.metric, d.unit)) {
-        const b = betweenRuns(cleanFigures(others, d.path, d.probe, d.metric, d.unit, percentile));
+        const b = betweenRuns(values(others, d.path, d.probe, d.metric, d.unit, percentile));
         if (!b) continue;
         const half = 1.96 * Math.SQRT2 * ((b.sd_pct / 100) * Math.abs(b.median));
-        spread[percentile] = [d[percentile].diff - half, d[percentile].diff + half];
+        const diff = cell(percentile).diff;
+        spread[percentile] = [diff - half, diff + half];
         spread.runs = b.runs;
       }
-      if (spread.runs > 0) d.betweenRuns = spread;
+      return spread.runs > 0 ? spread : undefined;
+    };
+    for (const d of diffs) {
+      const own = spreadOf(d, cleanFigures, (pct) => d[pct]);
+      if (own) d.betweenRuns = own;
+      const paired = d.paired;
+      const pairedSpread = paired && spreadOf(d, pairedCleanFigures, (pct) => paired[pct]);
+      if (pairedSpread) d.pairedBetweenRuns = pairedSpread;
     }
   }
   return {

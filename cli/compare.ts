@@ -36,7 +36,7 @@ export function compareText(c: RunComparison): string {
       .trimEnd();
   const out = [head, '', line(COMPARE_HEAD), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
   out.push(
-    'B − A per percentile (% of A) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes\' own cost; "no verdict" (and why) when too few samples lie around the percentile to judge',
+    `${c.runB} − ${c.runA} per percentile (% of ${c.runA}) [95 % interval]; "no clear difference" when the interval contains 0 or the difference is within the probes' own cost; "no verdict" (and why) when too few samples lie around the percentile to judge`,
   );
   const paired = c.diffs.filter((d) => d.paired);
   if (paired.length) {
@@ -48,20 +48,24 @@ export function compareText(c: RunComparison): string {
       for (const pct of ['p50', 'p99'] as const)
         out.push(`  ${d.path} ${d.probe} ${d.metric} ${pct}: ${diffText(d.paired![pct], d.metric)}`);
   }
-  const spread = c.diffs.filter((d) => d.betweenRuns);
+  const spread = c.diffs.filter((d) => d.betweenRuns || d.pairedBetweenRuns);
   if (spread.length) {
-    out.push('', "B − A against the plan's run-to-run spread (its other clean runs; 95 %):");
-    for (const d of spread) {
-      const b = d.betweenRuns!;
-      for (const pct of ['p50', 'p99'] as const) {
-        const iv = b[pct];
-        if (!iv) continue;
-        const within = iv[0] <= 0 && iv[1] >= 0;
-        out.push(
-          `  ${d.path} ${d.probe} ${d.metric} ${pct}: ${fmt(d[pct].diff, d.metric)} [${fmt(iv[0], d.metric)}, ${fmt(iv[1], d.metric)}] over ${b.runs} runs: ${within ? 'within what runs of this plan differ by' : 'beyond it'}`,
-        );
+    out.push('', `${c.runB} − ${c.runA} against the plan's run-to-run spread (its other clean runs; 95 %):`);
+    for (const d of spread)
+      for (const [b, cell, what] of [
+        [d.betweenRuns, (pct: 'p50' | 'p99') => d[pct], ''],
+        [d.pairedBetweenRuns, (pct: 'p50' | 'p99') => d.paired![pct], ' (paired)'],
+      ] as const) {
+        if (!b) continue;
+        for (const pct of ['p50', 'p99'] as const) {
+          const iv = b[pct];
+          if (!iv) continue;
+          const within = iv[0] <= 0 && iv[1] >= 0;
+          out.push(
+            `  ${d.path} ${d.probe} ${d.metric} ${pct}${what}: ${fmt(cell(pct).diff, d.metric)} [${fmt(iv[0], d.metric)}, ${fmt(iv[1], d.metric)}] over ${b.runs} runs: ${within ? 'within what runs of this plan differ by' : 'beyond it'}`,
+          );
+        }
       }
-    }
   }
   if (c.onlyInA.length) out.push(`only in ${c.runA}: ${c.onlyInA.join(', ')}`);
   if (c.onlyInB.length) out.push(`only in ${c.runB}: ${c.onlyInB.join(', ')}`);

@@ -753,3 +753,27 @@ export function cleanFigures(
   }
   return out;
 }
+
+/**
+ * A paired figure's clean past values (regression.paired): the figure less the reference's
+ * measured in the same probe (HTTP_PAIR_METRIC), per run where both are clean — what
+ * judgePaired judges, for its between-run spread.
+ */
+export function pairedCleanFigures(
+  points: readonly TrendPoint[],
+  path: string,
+  probe: string,
+  metric: string,
+  unit: string,
+  percentile: Percentile,
+): number[] {
+  const out: number[] = [];
+  for (const t of points) {
+    const p = t.paths.find((x) => x.id === path);
+    const r = findResult(p, probe, metric, unit);
+    const ref = findResult(p, probe, HTTP_PAIR_METRIC, unit);
+    if (p && r && ref && !exclusion(p, r, percentile) && !exclusion(p, ref, percentile))
+      out.push((r[percentile] as number) - (ref[percentile] as number));
+  }
+  return out;
+}

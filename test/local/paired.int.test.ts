@@ -12,6 +12,7 @@ import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareText } from '../../cli/compare.js';
 import { compareRuns } from '../../cli/compare-runs.js';
 import type { Summary } from '../../core/run-summary.js';
 import { silentLogger } from '../../functions/log.js';
@@ -64,10 +65,12 @@ beforeAll(async () => {
     ports[id] = (s.address() as net.AddressInfo).port;
     servers.push(s);
   }
-  // Five runs build the paired baseline; the sixth is judged with B's server 5 ms later.
+  // Five runs build the paired baseline; the sixth is judged with B's server 5 ms later, a
+  // seventh (the same) gives `compare` of the last two five other clean runs, p00–p04, for a spread.
   for (let i = 0; i < 5; i++) summaries.push(await run(i));
   delays.B += 5;
   summaries.push(await run(5));
+  summaries.push(await run(6));
 }, 600_000);
 
 afterAll(async () => {
@@ -151,6 +154,17 @@ describe('a paired plan on loopback', () => {
       expect(b?.diff).toBeGreaterThan(2.5);
       expect(b?.verdict).toBe('slower');
       expect(b!.ci95[0]).toBeGreaterThan(0);
+      // p06 − p05, against p00–p04: the paired figure's spread beside the path's own
+      const later = await compareRuns({ query: engine, store: new DirStore(dir) }, 'p05', 'p06');
+      const d = later.diffs.find((x) => x.path === 'B' && x.metric === 'http_latency_ms');
+      expect(d?.betweenRuns?.runs).toBe(5);
+      expect(d?.pairedBetweenRuns?.runs).toBe(5);
+      const [lo, hi] = d!.pairedBetweenRuns!.p50!;
+      expect((lo + hi) / 2).toBeCloseTo(d!.paired!.p50.diff, 9);
+      expect(hi).toBeGreaterThan(lo);
+      expect(compareText(later)).toMatch(
+        /^ {2}B http http_latency_ms p50 \(paired\): .* over 5 runs: (within|beyond)/m,
+      );
     } finally {
       engine.close();
     }
