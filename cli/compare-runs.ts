@@ -21,7 +21,7 @@ import type { DiffCell, SummaryPath } from '../core/run-summary.js';
 import { readTrendPoints } from '../core/trend-point.js';
 import { overheadNoise, ranksFor, valueInRuns, valuesAroundPercentiles } from '../functions/pipeline/comparisons.js';
 import { groupKey, type Row } from '../functions/pipeline/query-rows.js';
-import { betweenRuns, cleanFigures, judgedPercentiles, pairedCleanFigures } from '../functions/pipeline/regressions.js';
+import { betweenRuns, cleanFigures, judgedPercentiles } from '../functions/pipeline/regressions.js';
 import type { Deps } from '../functions/ports.js';
 import { HTTP_PAIR_METRIC } from '../probes/http/http.schema.js';
 import { loadQuery } from '../queries/sql.js';
@@ -121,21 +121,22 @@ async function figures(deps: Pick<Deps, 'query' | 'store'>, runId: string): Prom
 function pairedCells(
   a: RunFigures,
   b: RunFigures,
-  path: string,
-  probe: string,
-  metric: string,
-  unit: string,
-  ra: Row,
-  rb: Row,
-  ea: Record<IntervalColumn, Estimate>,
-  eb: Record<IntervalColumn, Estimate>,
+  key: string,
   noiseOf: (column: IntervalColumn) => number,
 ): Record<IntervalColumn, DiffCell> | undefined {
+  const rb = b.rows.get(key) as Row;
+  const [path, probe, metric, unit] = [String(rb.path), String(rb.probe), String(rb.metric), String(rb.unit)];
   if (metric === HTTP_PAIR_METRIC) return undefined;
   const refKey = groupKey(path, probe, HTTP_PAIR_METRIC, unit);
-  const [refA, refB] = [a.estimates.get(refKey), b.estimates.get(refKey)];
-  const [nRefA, nRefB] = [Number(a.rows.get(refKey)?.n ?? 0), Number(b.rows.get(refKey)?.n ?? 0)];
-  if (!refA || !refB) return undefined;
+  const [ea, eb, refA, refB] = [
+    a.estimates.get(key),
+    b.estimates.get(key),
+    a.estimates.get(refKey),
+    b.estimates.get(refKey),
+  ];
+  if (!ea || !eb || !refA || !refB) return undefined;
+  // the fewer samples of each run's two series: the count its verdict's rules go by
+  const n = (f: RunFigures) => Math.min(Number(f.rows.get(key)?.n ?? 0), Number(f.rows.get(refKey)?.n ?? 0));
   // one run's figure less its reference, as an estimate with its interval
   const less = (e: Estimate, ref: Estimate): Estimate => {
     const [lo, hi] = differenceInterval(e, ref);
@@ -152,15 +153,7 @@ function pairedCells(
       diff,
       pct: own === 0 ? 0 : (100 * diff) / own,
       ci95,
-      ...judgeDifference(
-        column,
-        Math.min(Number(ra.n), nRefA),
-        Math.min(Number(rb.n), nRefB),
-        diff,
-        ci95,
-        noiseOf(column),
-        higherIsBetter(metric),
-      ),
+      ...judgeDifference(column, n(a), n(b), diff, ci95, noiseOf(column), higherIsBetter(metric)),
     };
   }
   return cells;
@@ -208,7 +201,7 @@ export async function compareRuns(
       };
     }
     const fig = (r: Row) => ({ n: Number(r.n), p50: Number(r.p50), p95: Number(r.p95), p99: Number(r.p99) });
-    const paired = pairedCells(a, b, path, String(rb.probe), String(rb.metric), unit, ra, rb, ea, eb, noiseOf);
+    const paired = pairedCells(a, b, key, noiseOf);
     diffs.push({
       path,
       probe: String(rb.probe),
@@ -223,14 +216,10 @@ export async function compareRuns(
   if (a.plan && a.plan === b.plan) {
     const others = (await readTrendPoints(deps.store, a.plan)).filter((t) => t.runId !== runA && t.runId !== runB);
     // ± 1.96 · √2 · the between-run sd around the difference of two runs, per judged percentile
-    const spreadOf = (
-      d: RunDiff,
-      values: typeof cleanFigures,
-      cell: (pct: 'p50' | 'p99') => DiffCell,
-    ): RunDiff['betweenRuns'] => {
+    const spreadOf = (d: RunDiff, paired: boolean, cell: (pct: 'p50' | 'p99') => DiffCell): RunDiff['betweenRuns'] => {
       const spread: NonNullable<RunDiff['betweenRuns']> = { runs: 0 };
       for (const percentile of judgedPercentiles(d.metric, d.unit)) {
-        const b = betweenRuns(values(others, d.path, d.probe, d.metric, d.unit, percentile));
+        const b = betweenRuns(cleanFigures(others, d.path, d.probe, d.metric, d.unit, percentile, paired));
         if (!b) continue;
         const half = 1.96 * Math.SQRT2 * ((b.sd_pct / 100) * Math.abs(b.median));
         const diff = cell(percentile).diff;
@@ -240,10 +229,10 @@ export async function compareRuns(
       return spread.runs > 0 ? spread : undefined;
     };
     for (const d of diffs) {
-      const own = spreadOf(d, cleanFigures, (pct) => d[pct]);
+      const own = spreadOf(d, false, (pct) => d[pct]);
       if (own) d.betweenRuns = own;
       const paired = d.paired;
-      const pairedSpread = paired && spreadOf(d, pairedCleanFigures, (pct) => paired[pct]);
+      const pairedSpread = paired && spreadOf(d, true, (pct) => paired[pct]);
       if (pairedSpread) d.pairedBetweenRuns = pairedSpread;
     }
   }

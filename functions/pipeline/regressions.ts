@@ -540,12 +540,11 @@ function judgePaired(
   sameMeasurement: (path: TrendPoint['paths'][number], h: TrendPoint) => TrendPoint['paths'][number] | undefined,
 ): (GroupJudgement & { ownCenter: Map<string, number> }) | undefined {
   const diff = (p: TrendPoint['paths'][number] | undefined): Figure | undefined => {
-    const r = findResult(p, group.probe, group.metric, group.unit);
-    const ref = findResult(p, group.probe, HTTP_PAIR_METRIC, group.unit);
-    if (!p || !r || !ref || exclusion(p, r, percentile) || exclusion(p, ref, percentile)) return undefined;
-    const value = (r[percentile] as number) - (ref[percentile] as number);
-    const a = r.ci95?.[percentile];
-    const b = ref.ci95?.[percentile];
+    const both = pairedResults(p, group.probe, group.metric, group.unit, percentile);
+    if (!both) return undefined;
+    const { value } = both;
+    const a = both.r.ci95?.[percentile];
+    const b = both.ref.ci95?.[percentile];
     if (!a || !b) return { value };
     const half = Math.hypot((a[1] - a[0]) / 2, (b[1] - b[0]) / 2);
     return { value, ci95: [value - half, value + half] };
@@ -736,7 +735,28 @@ export function runsNeeded(b: BetweenRuns, pct: number): number {
   return Math.max(1, Math.ceil(((1.96 * b.sd_pct) / pct) ** 2));
 }
 
-/** The clean figures of one path's percentile across trend points (the same rules as a baseline's). */
+/**
+ * A path's result and the reference's measured in the same probe (HTTP_PAIR_METRIC), when both
+ * are clean at `percentile`: the two sides of the paired figure (regression.paired).
+ */
+function pairedResults(
+  p: TrendPoint['paths'][number] | undefined,
+  probe: string,
+  metric: string,
+  unit: string,
+  percentile: Percentile,
+) {
+  const r = findResult(p, probe, metric, unit);
+  const ref = findResult(p, probe, HTTP_PAIR_METRIC, unit);
+  if (!p || !r || !ref || exclusion(p, r, percentile) || exclusion(p, ref, percentile)) return undefined;
+  return { r, ref, value: (r[percentile] as number) - (ref[percentile] as number) };
+}
+
+/**
+ * The clean figures of one path's percentile across trend points (the same rules as a
+ * baseline's); with `paired`, the figure less the reference's in the same probe, where both are
+ * clean: what judgePaired judges.
+ */
 export function cleanFigures(
   points: readonly TrendPoint[],
   path: string,
@@ -744,36 +764,18 @@ export function cleanFigures(
   metric: string,
   unit: string,
   percentile: Percentile,
+  paired = false,
 ): number[] {
   const out: number[] = [];
   for (const t of points) {
     const p = t.paths.find((x) => x.id === path);
+    if (paired) {
+      const both = pairedResults(p, probe, metric, unit, percentile);
+      if (both) out.push(both.value);
+      continue;
+    }
     const r = findResult(p, probe, metric, unit);
     if (p && r && !exclusion(p, r, percentile)) out.push(r[percentile] as number);
-  }
-  return out;
-}
-
-/**
- * A paired figure's clean past values (regression.paired): the figure less the reference's
- * measured in the same probe (HTTP_PAIR_METRIC), per run where both are clean — what
- * judgePaired judges, for its between-run spread.
- */
-export function pairedCleanFigures(
-  points: readonly TrendPoint[],
-  path: string,
-  probe: string,
-  metric: string,
-  unit: string,
-  percentile: Percentile,
-): number[] {
-  const out: number[] = [];
-  for (const t of points) {
-    const p = t.paths.find((x) => x.id === path);
-    const r = findResult(p, probe, metric, unit);
-    const ref = findResult(p, probe, HTTP_PAIR_METRIC, unit);
-    if (p && r && ref && !exclusion(p, r, percentile) && !exclusion(p, ref, percentile))
-      out.push((r[percentile] as number) - (ref[percentile] as number));
   }
   return out;
 }
